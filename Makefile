@@ -1,0 +1,83 @@
+# clientbench: `make run` and `make test` install what is missing, build, and run.
+# Everything a fresh Debian 12 machine lacks (Boost headers, the venv, pip and cargo deps) is installed here.
+
+SHELL       := /bin/bash
+PYTHON      ?= python3
+VENV        := .venv
+VPY         := $(VENV)/bin/python
+CPP_BUILD   := build/cpp-beast
+CARGO       ?= cargo
+CMAKE       ?= cmake
+SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+ARGS        ?=
+
+# stamps: rebuild/reinstall only when the sources changed
+STAMPS      := build/.stamps
+BEAST_SRC   := $(shell find cpp-beast bindings/beast -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \
+                 -o -name 'CMakeLists.txt' -o -name '*.toml' -o -name '*.py' -o -name '*.pyi' \) \
+                 -not -path '*/build/*' -not -path '*/tests/*' 2>/dev/null)
+REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '*.rs' -o -name '*.toml' \
+                 -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) rust-reqwest/Cargo.toml
+
+.PHONY: help run test build system-deps venv rust cpp bindings wheels clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+run: build bindings  ## set up everything, run the benchmark, print the table (ARGS="..." passes flags)
+	$(VPY) -m clientbench run $(ARGS)
+
+test: build bindings  ## set up everything and run every test (cargo, ctest, pytest)
+	$(CARGO) test --release -p clientbench-server -p reqwest-bench
+	$(CMAKE) --build $(CPP_BUILD) --target beast_client_tests
+	ctest --test-dir $(CPP_BUILD) --output-on-failure
+	$(VPY) -m pytest -q python/tests bindings/beast/tests bindings/reqwest/tests
+
+build: system-deps venv rust cpp  ## release builds of the server and the native drivers
+
+system-deps:  ## Boost headers, CMake, ninja, GoogleTest from apt when missing (sudo when not root)
+	@missing=""; \
+	echo '#include <boost/beast/version.hpp>' | $(CXX) -x c++ -std=c++17 -fsyntax-only - 2>/dev/null \
+	  || missing="$$missing libboost1.81-dev"; \
+	command -v ninja >/dev/null || missing="$$missing ninja-build"; \
+	command -v $(CMAKE) >/dev/null || missing="$$missing cmake"; \
+	[ -e /usr/include/gtest/gtest.h ] || missing="$$missing libgtest-dev"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+venv: $(VENV)/.installed  ## .venv with the pinned Python deps and the clientbench runner
+
+$(VENV)/.installed: python/requirements.txt python/pyproject.toml
+	@[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -r python/requirements.txt
+	$(VPY) -m pip install -q -e python
+	@touch $@
+
+rust:  ## cargo release build: axum server and reqwest driver
+	$(CARGO) build --release -p clientbench-server -p reqwest-bench
+
+cpp: system-deps  ## CMake release build of the Beast client, driver and tests
+	@[ -f $(CPP_BUILD)/CMakeCache.txt ] || \
+	  $(CMAKE) -S cpp-beast -B $(CPP_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	$(CMAKE) --build $(CPP_BUILD)
+
+bindings: $(STAMPS)/beast-client $(STAMPS)/reqwest-client  ## pip install both bindings into .venv (PEP 517)
+
+$(STAMPS)/beast-client: $(VENV)/.installed $(BEAST_SRC) | system-deps
+	$(VPY) -m pip install -q ./bindings/beast
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/reqwest-client: $(VENV)/.installed $(REQWEST_SRC)
+	$(VPY) -m pip install -q ./bindings/reqwest
+	@mkdir -p $(STAMPS) && touch $@
+
+wheels: venv system-deps  ## build both bindings' wheels into dist/
+	$(VPY) -m pip wheel -q --no-deps -w dist ./bindings/beast ./bindings/reqwest
+	@ls -1 dist/*.whl
+
+clean:  ## remove build outputs (keeps results/)
+	rm -rf build target dist $(VENV) bindings/beast/build

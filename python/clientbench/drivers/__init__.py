@@ -1,0 +1,1 @@
+"""Python drivers: one module per client library, all built on `_common` (the workload contract)."""

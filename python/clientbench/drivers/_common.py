@@ -1,0 +1,237 @@
+"""The workload contract, once, for every Python driver.
+
+A driver module supplies only how to make a client and how to do one request; this module runs W workers
+(threads for sync libraries, tasks on one event loop for async ones), times them and prints the raw
+document described in docs/raw-format.md. Statistics are not computed here: the runner does that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Generic, TypeVar
+
+SCHEMA_ID = "clientbench.raw/1"
+
+C = TypeVar("C")
+
+#: do one request: returns (status, body bytes read); raises on any transport error
+SyncRequest = Callable[[C, str], "tuple[int, int]"]
+AsyncRequest = Callable[[C, str], Awaitable["tuple[int, int]"]]
+
+
+def parser(description: str, *, gil: bool = False) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--url", required=True, help="URL every request goes to")
+    p.add_argument("--workers", type=_positive, default=10, help="workers, each with its own client (default 10)")
+    p.add_argument("--requests", type=_positive, default=100, help="timed requests per worker (default 100)")
+    p.add_argument("--warmup", type=_non_negative, default=0, help="untimed requests per worker (default 0)")
+    p.add_argument("--timeout", type=_positive_float, default=30.0, help="per-request timeout, s (default 30)")
+    if gil:
+        p.add_argument("--gil", choices=["held", "released"], default="released",
+                       help="hold or release the GIL during I/O (default released)")
+    return p
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+    return value
+
+
+def describe(exc: BaseException) -> str:
+    text = str(exc).strip().replace("\n", " ")
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+@dataclass
+class Worker:
+    """What one worker measured; absolute monotonic timestamps until `to_json`."""
+
+    starts: list[int] = field(default_factory=list)
+    latencies: list[int] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    nbytes: int = 0
+    loop_start: int = 0
+    loop_end: int = 0
+
+    def record(self, index: int, start: int, end: int, status: int | None, nbytes: int,
+               error: BaseException | None) -> None:
+        self.starts.append(start)
+        self.latencies.append(end - start)
+        self.nbytes += nbytes
+        if error is not None:
+            self.failures.append({"index": index, "reason": describe(error), "status": None})
+        elif status != 200:
+            self.failures.append({"index": index, "reason": f"status {status}", "status": status})
+
+    def to_json(self, t0: int) -> dict[str, Any]:
+        return {
+            "elapsed_ns": self.loop_end - self.loop_start,
+            "start_ns": [max(0, s - t0) for s in self.starts],
+            "latencies_ns": self.latencies,
+            "bytes": self.nbytes,
+            "failures": self.failures,
+        }
+
+
+def document(args: argparse.Namespace, client: dict[str, Any], wall_ns: int, t0: int,
+             workers: list[Worker]) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA_ID,
+        "client": client,
+        "workload": {"url": args.url, "workers": args.workers, "requests": args.requests,
+                     "warmup": args.warmup, "timeout_s": args.timeout},
+        "wall_ns": wall_ns,
+        "workers": [w.to_json(t0) for w in workers],
+    }
+
+
+def emit(doc: dict[str, Any]) -> None:
+    json.dump(doc, sys.stdout, separators=(",", ":"))
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+
+
+@dataclass
+class SyncDriver(Generic[C]):
+    """W threads, each with its own client, N sequential requests each."""
+
+    make_client: Callable[[argparse.Namespace], C]
+    request: SyncRequest
+    close: Callable[[C], None] = lambda client: None
+
+    def run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
+        workers = [Worker() for _ in range(args.workers)]
+        ready = threading.Barrier(args.workers + 1)
+        setup_errors: list[BaseException] = []
+
+        def work(w: Worker) -> None:
+            client = None
+            try:
+                client = self.make_client(args)
+                for _ in range(args.warmup):
+                    try:
+                        self.request(client, args.url)
+                    except Exception:  # warmup failures are not measured
+                        pass
+            except BaseException as exc:  # still join the barrier so nobody waits forever
+                setup_errors.append(exc)
+            ready.wait()
+            w.loop_start = time.perf_counter_ns()
+            for i in range(args.requests):
+                start = time.perf_counter_ns()
+                status, nbytes, error = None, 0, None
+                if client is None:
+                    error = setup_errors[0] if setup_errors else RuntimeError("no client")
+                else:
+                    try:
+                        status, nbytes = self.request(client, args.url)
+                    except Exception as exc:
+                        error = exc
+                w.record(i, start, time.perf_counter_ns(), status, nbytes, error)
+            w.loop_end = time.perf_counter_ns()
+            if client is not None:
+                try:
+                    self.close(client)
+                except Exception:
+                    pass
+
+        threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in workers]
+        for t in threads:
+            t.start()
+        ready.wait()
+        t0 = time.perf_counter_ns()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter_ns() - t0
+        return document(args, client_info, wall, t0, workers)
+
+
+@dataclass
+class AsyncDriver(Generic[C]):
+    """W tasks on one event loop, each with its own client, N sequential requests each."""
+
+    make_client: Callable[[argparse.Namespace], Awaitable[C]]
+    request: AsyncRequest
+    close: Callable[[C], Awaitable[None]]
+
+    async def _run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
+        workers = [Worker() for _ in range(args.workers)]
+        clients: list[C | None] = []
+        setup_error: BaseException | None = None
+        for _ in range(args.workers):
+            try:
+                clients.append(await self.make_client(args))
+            except Exception as exc:
+                setup_error = exc
+                clients.append(None)
+
+        async def warm(client: C | None) -> None:
+            if client is None:
+                return
+            for _ in range(args.warmup):
+                try:
+                    await self.request(client, args.url)
+                except Exception:
+                    pass
+
+        async def work(w: Worker, client: C | None) -> None:
+            w.loop_start = time.perf_counter_ns()
+            for i in range(args.requests):
+                start = time.perf_counter_ns()
+                status, nbytes, error = None, 0, None
+                if client is None:
+                    error = setup_error or RuntimeError("no client")
+                else:
+                    try:
+                        status, nbytes = await self.request(client, args.url)
+                    except Exception as exc:
+                        error = exc
+                w.record(i, start, time.perf_counter_ns(), status, nbytes, error)
+            w.loop_end = time.perf_counter_ns()
+
+        try:
+            await asyncio.gather(*(warm(c) for c in clients))
+            t0 = time.perf_counter_ns()
+            await asyncio.gather(*(work(w, c) for w, c in zip(workers, clients)))
+            wall = time.perf_counter_ns() - t0
+        finally:
+            for c in clients:
+                if c is not None:
+                    try:
+                        await self.close(c)
+                    except Exception:
+                        pass
+        return document(args, client_info, wall, t0, workers)
+
+    def run(self, args: argparse.Namespace, client_info: dict[str, Any],
+            loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None) -> dict[str, Any]:
+        if loop_factory is None:
+            return asyncio.run(self._run(args, client_info))
+        loop = loop_factory()
+        try:
+            return loop.run_until_complete(self._run(args, client_info))
+        finally:
+            loop.close()

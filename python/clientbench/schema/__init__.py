@@ -1,0 +1,56 @@
+"""The raw result format every driver prints (docs/raw-format.md), and its validation."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+RAW_SCHEMA_ID = "clientbench.raw/1"
+
+
+class InvalidResult(ValueError):
+    """A driver printed something that is not a valid raw document."""
+
+
+@lru_cache(maxsize=None)
+def raw_schema() -> dict[str, Any]:
+    text = resources.files(__package__).joinpath("raw-result.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def parse_raw(text: str) -> dict[str, Any]:
+    """Parse and validate a driver's stdout; raises InvalidResult with a one-line reason."""
+    text = text.strip()
+    if not text:
+        raise InvalidResult("driver printed nothing on stdout")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidResult(f"driver output is not JSON: {exc}") from None
+    validate_raw(doc)
+    return doc
+
+
+def validate_raw(doc: Any) -> None:
+    validator = jsonschema.Draft202012Validator(raw_schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        raise InvalidResult(f"driver output does not match {RAW_SCHEMA_ID} at {where}: {error.message}")
+    wl = doc["workload"]
+    if len(doc["workers"]) != wl["workers"]:
+        raise InvalidResult(f"{len(doc['workers'])} workers reported, workload says {wl['workers']}")
+    for i, w in enumerate(doc["workers"]):
+        n = wl["requests"]
+        if len(w["latencies_ns"]) != n or len(w["start_ns"]) != n:
+            raise InvalidResult(f"worker {i} reported {len(w['latencies_ns'])} latencies and "
+                                f"{len(w['start_ns'])} starts, workload says {n} requests")
+        bad = [f["index"] for f in w["failures"] if f["index"] >= n]
+        if bad:
+            raise InvalidResult(f"worker {i} has failures with out-of-range indexes {bad[:5]}")
+        if len({f["index"] for f in w["failures"]}) != len(w["failures"]):
+            raise InvalidResult(f"worker {i} reports the same request as failed twice")

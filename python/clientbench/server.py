@@ -1,0 +1,143 @@
+"""Start and stop the axum server (server-axum/) for a run or a test.
+
+The server prints one JSON line on stdout once it is bound, e.g.
+`{"event":"listening","url":"http://127.0.0.1:41234"}`; everything else it writes goes to stderr.
+The process is always stopped when the `Server` context exits (also on Ctrl-C, SIGTERM or an exception),
+and asks the kernel to kill it if the Python process dies without cleaning up (PR_SET_PDEATHSIG).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import IO, Sequence
+
+from .paths import SetupError, require, server_binary
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        except Exception:
+            pass
+
+
+def child_preexec() -> None:
+    """Used for every child the runner starts: dies with us, ignores nothing special."""
+    _die_with_parent()
+
+
+class Server:
+    def __init__(self, binary: Path | None = None, *, threads: int | None = None,
+                 log: Path | None = None, extra_args: Sequence[str] = (), start_timeout: float = 20.0):
+        self.binary = require(binary or server_binary(), "server binary")
+        self.threads = threads
+        self.log_path = log
+        self.extra_args = list(extra_args)
+        self.start_timeout = start_timeout
+        self.url: str = ""
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._drain: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def __enter__(self) -> "Server":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> str:
+        cmd = [str(self.binary), "--host", "127.0.0.1", "--port", "0", *self.extra_args]
+        if self.threads:
+            cmd += ["--threads", str(self.threads)]
+        self._log = open(self.log_path, "wb") if self.log_path else open("/dev/null", "wb")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log, stdin=subprocess.DEVNULL,
+                                     preexec_fn=child_preexec)
+        try:
+            self.url = self._read_url()
+            self._drain = threading.Thread(target=self._drain_stdout, daemon=True)
+            self._drain.start()
+            self._wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        return self.url
+
+    def _read_url(self) -> str:
+        assert self.proc and self.proc.stdout
+        result: list[bytes] = []
+        reader = threading.Thread(target=lambda: result.append(self.proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(self.start_timeout)
+        line = result[0] if result else b""
+        if not line:
+            code = self.proc.poll()
+            why = f"exited with status {code}" if code is not None else "printed nothing"
+            raise SetupError(f"server {why} within {self.start_timeout:.0f}s; see its log")
+        try:
+            msg = json.loads(line)
+            return str(msg["url"]).rstrip("/")
+        except (ValueError, KeyError, TypeError):
+            raise SetupError(f"server printed an unexpected first line: {line[:200]!r}") from None
+
+    def _drain_stdout(self) -> None:
+        assert self.proc and self.proc.stdout and self._log
+        for chunk in iter(lambda: self.proc.stdout.read(4096), b""):
+            try:
+                self._log.write(chunk)
+            except ValueError:  # log closed
+                return
+
+    def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        while True:
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            if self.proc and self.proc.poll() is not None:
+                raise SetupError(f"server exited with status {self.proc.returncode} before /health answered")
+            if time.monotonic() > deadline:
+                raise SetupError(f"server did not answer {self.url}/health within {self.start_timeout:.0f}s")
+            time.sleep(0.05)
+
+    def stop(self) -> int | None:
+        proc, self.proc = self.proc, None
+        code = None
+        if proc is not None:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            code = proc.returncode
+            if proc.stdout:
+                proc.stdout.close()
+        if self._drain is not None:
+            self._drain.join(timeout=2)
+            self._drain = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        return code
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None

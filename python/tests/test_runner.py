@@ -1,0 +1,144 @@
+"""The runner: failed rows for misbehaving drivers, selection, and the server always stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import clientbench.cli as cli
+from clientbench.clients import CLIENTS, ClientSpec, select
+from clientbench.paths import SetupError
+from clientbench.runner import Workload, run_driver
+from clientbench.server import Server
+
+
+def fake(name: str, code: str) -> ClientSpec:
+    return ClientSpec(name, "Python", "fake", "sync", None, lambda: [sys.executable, "-c", code])
+
+
+def test_crashing_driver_gives_a_failed_row():
+    row = run_driver(fake("crash", "import sys; sys.stderr.write('boom\\n'); sys.exit(3)"),
+                     "http://127.0.0.1:1/", Workload(), row_timeout_s=30)
+    assert not row.ok and row.failed
+    assert "status 3" in row.reason and "boom" in row.reason
+
+
+def test_driver_killed_by_a_signal():
+    row = run_driver(fake("segv", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"),
+                     "http://127.0.0.1:1/", Workload(), row_timeout_s=30)
+    assert not row.ok and "signal 11" in row.reason
+
+
+def test_invalid_json_gives_a_failed_row():
+    row = run_driver(fake("garbage", "print('{not json')"), "http://127.0.0.1:1/", Workload(), row_timeout_s=30)
+    assert not row.ok and "not JSON" in row.reason
+
+
+def test_hung_driver_is_killed_at_the_row_timeout():
+    t0 = time.monotonic()
+    row = run_driver(fake("hang", "import time; time.sleep(60)"), "http://127.0.0.1:1/", Workload(),
+                     row_timeout_s=1)
+    assert not row.ok and "timed out" in row.reason
+    assert time.monotonic() - t0 < 15
+
+
+def test_select_by_name_and_glob():
+    assert [c.name for c in select(["cpp-beast"])] == ["cpp-beast"]
+    assert {c.name for c in select(["py-reqwest-*"])} == {"py-reqwest-async", "py-reqwest-held",
+                                                          "py-reqwest-released"}
+    assert [c.name for c in select(["rust-reqwest,cpp-beast"])] == ["cpp-beast", "rust-reqwest"]  # table order
+    assert len(select(None)) == len(CLIENTS)
+    with pytest.raises(SetupError, match="no client matches 'nope'"):
+        select(["nope"])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead for our purposes
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def test_server_is_stopped_when_a_driver_crashes(tmp_path, monkeypatch):
+    started: list[Server] = []
+
+    class Recording(Server):
+        def start(self) -> str:
+            started.append(self)
+            url = super().start()
+            self.recorded_pid = self.pid
+            return url
+
+    crash = fake("crash", "import sys; sys.exit(1)")
+    good = fake("good", "import sys; sys.exit(0)")  # prints nothing: invalid output
+    monkeypatch.setattr(cli, "Server", Recording)
+    monkeypatch.setattr(cli, "select", lambda patterns: [crash, good])
+    code = cli.main(["run", "-w", "1", "-n", "1", "--out", str(tmp_path)])
+    assert code == 1
+    assert started and not _alive(started[0].recorded_pid)
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir() and not p.is_symlink()]
+    results = json.loads((run_dir / "results.json").read_text())
+    assert [r["status"] for r in results["rows"]] == ["failed", "failed"]
+    assert results["complete"] is True
+    assert "Errors" in (run_dir / "table.md").read_text()
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_stops_server_and_driver_and_writes_partial_results(tmp_path, sig, code):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clientbench", "run", "--clients", "py-requests", "-w", "1", "-n", "50",
+         "--path", "/delay/200", "--out", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(_children(proc.pid)) < 2:  # server + driver
+            time.sleep(0.1)
+        kids = _children(proc.pid)
+        assert len(kids) >= 2, "server and driver did not start"
+        time.sleep(0.5)
+        proc.send_signal(sig)
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, proc.stderr.read()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(k) for k in kids):
+        time.sleep(0.1)
+    assert not any(_alive(k) for k in kids)
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir() and not p.is_symlink()]
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["complete"] is False and results["interrupted"]
+
+
+def test_bad_cli_input_is_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", "--workers", "0"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "must be >= 1" in err and "Traceback" not in err
+    assert cli.main(["run", "--clients", "nope", "--out", "/nonexistent/x"]) == 2
+    assert "no client matches" in capsys.readouterr().err
