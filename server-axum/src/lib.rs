@@ -1,0 +1,190 @@
+//! clientbench-server: the local HTTP/1.1 target for the clientbench client benchmarks.
+//!
+//! Endpoints (all bodies are exact; every response carries `Content-Length`):
+//!
+//! | Route               | Response                                                                 |
+//! |---------------------|--------------------------------------------------------------------------|
+//! | `GET /`             | 200 `Hello, World!` (13 bytes), `text/plain; charset=utf-8`              |
+//! | `GET /bytes/{n}`    | 200, exactly `n` bytes, byte `i` = `b'a' + (i % 26)`, `application/octet-stream`; `0 <= n <= 64 MiB` (67108864), else 400 |
+//! | `GET /delay/{ms}`   | 200 `Hello, World!` after sleeping `ms` milliseconds; `0 <= ms <= 10000`, else 400 |
+//! | `GET /status/{code}`| `code` with body `status {code}` (empty for 204/205/304); `200 <= code <= 599`, else 400 |
+//! | `POST /echo`        | 200, the request body echoed back (`application/octet-stream`); > 64 MiB → 413 |
+//! | `GET /health`       | 200 `ok`                                                                  |
+//! | `GET /close`        | 200 `Hello, World!` with `Connection: close`; the server closes the connection after the response |
+//!
+//! Unknown paths → 404 (empty body), wrong method → 405 (axum defaults). `GET` routes also
+//! answer `HEAD` (axum default).
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+
+/// Body of `/`, `/delay/{ms}` and `/close`.
+pub const HELLO: &str = "Hello, World!";
+/// Largest `n` accepted by `/bytes/{n}` (64 MiB, inclusive).
+pub const MAX_BYTES: usize = 64 * 1024 * 1024;
+/// Largest `ms` accepted by `/delay/{ms}` (inclusive).
+pub const MAX_DELAY_MS: u64 = 10_000;
+/// Largest request body accepted by `POST /echo` (64 MiB, inclusive); larger → 413.
+pub const MAX_ECHO_BYTES: usize = 64 * 1024 * 1024;
+
+/// Requests for at most this many bytes are served from a small pattern buffer, so the
+/// 64 MiB buffer is only allocated once a larger body is actually requested.
+const SMALL_PATTERN_LEN: usize = 1024 * 1024;
+
+const TEXT_PLAIN: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+const OCTET_STREAM: HeaderValue = HeaderValue::from_static("application/octet-stream");
+
+/// The `/bytes` pattern: byte `i` is `b'a' + (i % 26)`, i.e. `abc…xyzabc…`.
+pub fn pattern_byte(i: usize) -> u8 {
+    b'a' + (i % 26) as u8
+}
+
+fn build_pattern(len: usize) -> Bytes {
+    const ALPHABET: &[u8; 26] = b"abcdefghijklmnopqrstuvwxyz";
+    let mut v = Vec::with_capacity(len + 26);
+    while v.len() < len {
+        v.extend_from_slice(ALPHABET);
+    }
+    v.truncate(len);
+    Bytes::from(v)
+}
+
+/// Returns the first `n` bytes of the pattern (`n <= MAX_BYTES`). Zero-copy: the result is
+/// a slice of a lazily built, process-wide buffer.
+pub fn pattern(n: usize) -> Bytes {
+    static SMALL: OnceLock<Bytes> = OnceLock::new();
+    static LARGE: OnceLock<Bytes> = OnceLock::new();
+    assert!(n <= MAX_BYTES, "pattern length out of range");
+    let buf = if n <= SMALL_PATTERN_LEN {
+        SMALL.get_or_init(|| build_pattern(SMALL_PATTERN_LEN))
+    } else {
+        LARGE.get_or_init(|| build_pattern(MAX_BYTES))
+    };
+    buf.slice(..n)
+}
+
+/// Builds the small pattern buffer ahead of time so the first small `/bytes` request
+/// doesn't pay for it (called by the binary at startup; optional).
+pub fn warm_up() {
+    let _ = pattern(0);
+}
+
+fn text(status: StatusCode, body: impl Into<Bytes>) -> Response {
+    (status, [(header::CONTENT_TYPE, TEXT_PLAIN)], body.into()).into_response()
+}
+
+fn bad_request(msg: String) -> Response {
+    text(StatusCode::BAD_REQUEST, msg)
+}
+
+/// Parses a decimal, non-negative integer path segment with an inclusive upper bound.
+fn parse_bounded(raw: &str, max: u64) -> Option<u64> {
+    if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    match raw.parse::<u64>() {
+        Ok(v) if v <= max => Some(v),
+        _ => None,
+    }
+}
+
+async fn hello() -> Response {
+    text(StatusCode::OK, HELLO)
+}
+
+async fn bytes(Path(raw): Path<String>) -> Response {
+    match parse_bounded(&raw, MAX_BYTES as u64) {
+        Some(n) => ([(header::CONTENT_TYPE, OCTET_STREAM)], pattern(n as usize)).into_response(),
+        None => bad_request(format!("n must be an integer in 0..={MAX_BYTES}\n")),
+    }
+}
+
+async fn delay(Path(raw): Path<String>) -> Response {
+    match parse_bounded(&raw, MAX_DELAY_MS) {
+        Some(ms) => {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            text(StatusCode::OK, HELLO)
+        }
+        None => bad_request(format!("ms must be an integer in 0..={MAX_DELAY_MS}\n")),
+    }
+}
+
+async fn status(Path(raw): Path<String>) -> Response {
+    let code = parse_bounded(&raw, 599)
+        .filter(|c| *c >= 200)
+        .and_then(|c| StatusCode::from_u16(c as u16).ok());
+    match code {
+        // 204, 205 and 304 must not carry content (RFC 9110 §15.3.5, §15.3.6, §15.4.5);
+        // answer them with an empty body so no misleading Content-Length is sent.
+        Some(code) if matches!(code.as_u16(), 204 | 205 | 304) => code.into_response(),
+        Some(code) => text(code, format!("status {}", code.as_u16())),
+        None => bad_request("code must be an integer in 200..=599\n".to_owned()),
+    }
+}
+
+async fn echo(body: Bytes) -> Response {
+    ([(header::CONTENT_TYPE, OCTET_STREAM)], body).into_response()
+}
+
+async fn health() -> Response {
+    text(StatusCode::OK, "ok")
+}
+
+async fn close() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, TEXT_PLAIN),
+            (header::CONNECTION, HeaderValue::from_static("close")),
+        ],
+        HELLO,
+    )
+        .into_response()
+}
+
+/// The benchmark server's router.
+pub fn app() -> Router {
+    Router::new()
+        .route("/", get(hello))
+        .route("/bytes/{n}", get(bytes))
+        .route("/delay/{ms}", get(delay))
+        .route("/status/{code}", get(status))
+        .route(
+            "/echo",
+            post(echo).layer(DefaultBodyLimit::max(MAX_ECHO_BYTES)),
+        )
+        .route("/health", get(health))
+        .route("/close", get(close))
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn parse_bounded_rejects_garbage() {
+        assert_eq!(parse_bounded("0", 5), Some(0));
+        assert_eq!(parse_bounded("5", 5), Some(5));
+        assert_eq!(parse_bounded("6", 5), None);
+        assert_eq!(parse_bounded("", 5), None);
+        assert_eq!(parse_bounded("+1", 5), None);
+        assert_eq!(parse_bounded("-1", 5), None);
+        assert_eq!(parse_bounded("1.0", 5), None);
+        assert_eq!(parse_bounded("99999999999999999999999", 5), None);
+    }
+
+    #[test]
+    fn pattern_matches_definition() {
+        for n in [0, 1, 25, 26, 27, SMALL_PATTERN_LEN, SMALL_PATTERN_LEN + 1] {
+            let p = pattern(n);
+            assert_eq!(p.len(), n);
+            assert!(p.iter().enumerate().all(|(i, b)| *b == pattern_byte(i)));
+        }
+    }
+}
