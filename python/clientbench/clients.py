@@ -27,6 +27,8 @@ class ClientSpec:
     command: Callable[[], list[str]] = field(compare=False, repr=False)
     needs_module: str | None = None  # Python module the driver imports (bindings)
     install_hint: str = "make build"
+    default: bool = True  # in the default selection (`make run`); others need --clients or `--all`
+    floor: bool = False  # a raw-socket floor row: the `xfloor` column divides by its Mean
 
     @property
     def label(self) -> str:
@@ -73,10 +75,12 @@ CLIENTS: tuple[ClientSpec, ...] = (
 )
 
 
-def select(patterns: Sequence[str] | None, clients: Sequence[ClientSpec] = CLIENTS) -> list[ClientSpec]:
-    """Rows whose name matches any of the comma-separated glob patterns, in table order."""
+def select(patterns: Sequence[str] | None, clients: Sequence[ClientSpec] = CLIENTS,
+           everything: bool = False) -> list[ClientSpec]:
+    """Rows whose name matches any of the comma-separated glob patterns, in table order; without
+    patterns the default rows (or every row with `everything`)."""
     if not patterns:
-        return list(clients)
+        return [c for c in clients if everything or c.default]
     wanted = [p.strip() for item in patterns for p in item.split(",") if p.strip()]
     unknown = [p for p in wanted if not any(fnmatch.fnmatchcase(c.name, p) for c in clients)]
     if unknown:

@@ -7,7 +7,7 @@ samples, which is numpy's ``method="inverted_cdf"``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -40,16 +40,28 @@ class RowStats:
     body_bytes: int
     throughput_rps: float
     bench_over_lmean: float | None
+    cpu_us_per_req: float | None = None
+    peak_rss_mib: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def row_stats(doc: Mapping[str, Any]) -> RowStats:
+@dataclass(frozen=True)
+class ProcessUsage:
+    """What the kernel accounted to a driver process (wait4's rusage): whole-process figures."""
+
+    cpu_s: float
+    max_rss_kib: int
+
+
+def row_stats(doc: Mapping[str, Any], usage: ProcessUsage | None = None) -> RowStats:
     """Statistics of one validated raw document (see docs/raw-format.md).
 
     Latency figures cover the successful requests of all workers; failed requests are counted in
     `errors`. LMean is the mean of the workers' timed-loop durations, Bench the group's wall time.
+    CPU per request uses the driver's own `cpu_ns` (process CPU during the timed group) when it reports
+    one, else the whole process's CPU from `usage` (which then includes start-up).
     """
     workers = doc["workers"]
     latencies: list[np.ndarray] = []
@@ -84,4 +96,55 @@ def row_stats(doc: Mapping[str, Any]) -> RowStats:
         body_bytes=body_bytes,
         throughput_rps=(requests - errors) / (bench / 1e3) if bench > 0 else 0.0,
         bench_over_lmean=bench / lmean if lmean > 0 else None,
+        cpu_us_per_req=_cpu_per_request(doc, usage, requests),
+        peak_rss_mib=usage.max_rss_kib / 1024 if usage else None,
     )
+
+
+def _cpu_per_request(doc: Mapping[str, Any], usage: ProcessUsage | None, requests: int) -> float | None:
+    if not requests:
+        return None
+    if isinstance(doc.get("cpu_ns"), int):
+        return doc["cpu_ns"] / 1e3 / requests
+    if usage is not None:
+        return usage.cpu_s * 1e6 / requests
+    return None
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """A row over R repeats: the median of every figure, and the spread of Bench."""
+
+    repeats: int
+    median: RowStats
+    bench_min_ms: float
+    bench_max_ms: float
+    bench_iqr_ms: float
+
+    @property
+    def bench_spread_pct(self) -> float:
+        """(max - min) / median of Bench, in percent."""
+        return 100.0 * (self.bench_max_ms - self.bench_min_ms) / self.median.bench_ms if self.median.bench_ms else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"repeats": self.repeats, "median": self.median.to_json(), "bench_min_ms": self.bench_min_ms,
+                "bench_max_ms": self.bench_max_ms, "bench_iqr_ms": self.bench_iqr_ms,
+                "bench_spread_pct": self.bench_spread_pct}
+
+
+def aggregate(runs: Sequence[RowStats]) -> Aggregate:
+    """Median of each field over the repeats (None where any repeat has None); errors are summed."""
+    if not runs:
+        raise ValueError("aggregate of no runs")
+    fields: dict[str, Any] = {}
+    for name in RowStats.__dataclass_fields__:
+        values = [getattr(r, name) for r in runs]
+        if name in ("requests", "errors", "body_bytes"):
+            fields[name] = int(sum(values))
+        elif any(v is None for v in values):
+            fields[name] = None
+        else:
+            fields[name] = float(np.median(values))
+    bench = np.asarray([r.bench_ms for r in runs])
+    q1, q3 = np.percentile(bench, [25, 75])
+    return Aggregate(len(runs), RowStats(**fields), float(bench.min()), float(bench.max()), float(q3 - q1))

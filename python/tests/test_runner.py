@@ -82,16 +82,20 @@ def test_server_is_stopped_when_a_driver_crashes(tmp_path, monkeypatch):
 
     crash = fake("crash", "import sys; sys.exit(1)")
     good = fake("good", "import sys; sys.exit(0)")  # prints nothing: invalid output
-    monkeypatch.setattr(cli, "Server", Recording)
-    monkeypatch.setattr(cli, "select", lambda patterns: [crash, good])
-    code = cli.main(["run", "-w", "1", "-n", "1", "--out", str(tmp_path)])
+    import clientbench.session as session
+
+    monkeypatch.setattr(session, "Server", Recording)
+    monkeypatch.setattr(cli, "select", lambda patterns, everything=False: [crash, good])
+    code = cli.main(["run", "-w", "1", "-n", "1", "-r", "2", "--out", str(tmp_path)])
     assert code == 1
     assert started and not _alive(started[0].recorded_pid)
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir() and not p.is_symlink()]
     results = json.loads((run_dir / "results.json").read_text())
     assert [r["status"] for r in results["rows"]] == ["failed", "failed"]
+    assert [len(r["runs"]) for r in results["rows"]] == [2, 2]  # every repeat ran, none was skipped
     assert results["complete"] is True
     assert "Errors" in (run_dir / "table.md").read_text()
+    assert (run_dir / "table.csv").read_text().startswith("Language,Library,")
 
 
 def _children(pid: int) -> list[int]:
@@ -134,11 +138,23 @@ def test_interrupt_stops_server_and_driver_and_writes_partial_results(tmp_path, 
     assert results["complete"] is False and results["interrupted"]
 
 
-def test_bad_cli_input_is_one_line(capsys):
+@pytest.mark.parametrize("argv, message", [
+    (["run", "--workers", "0"], "must be >= 1"),
+    (["run", "--requests", "ten"], "expected a whole number"),
+    (["run", "--timeout", "0"], "must be > 0"),
+    (["run", "--path", "nope"], "starts with '/'"),
+    (["run", "--bogus"], "unrecognized arguments"),
+    (["sweep", "colour"], "invalid choice"),
+])
+def test_bad_cli_input_is_one_line(capsys, argv, message):
     with pytest.raises(SystemExit) as exc:
-        cli.main(["run", "--workers", "0"])
+        cli.main(argv)
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "must be >= 1" in err and "Traceback" not in err
+    assert message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 2  # the error, and where to find help
+
+
+def test_setup_errors_are_one_line(capsys, tmp_path):
     assert cli.main(["run", "--clients", "nope", "--out", "/nonexistent/x"]) == 2
     assert "no client matches" in capsys.readouterr().err

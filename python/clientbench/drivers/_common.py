@@ -32,6 +32,9 @@ def parser(description: str, *, gil: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--requests", type=_positive, default=100, help="timed requests per worker (default 100)")
     p.add_argument("--warmup", type=_non_negative, default=0, help="untimed requests per worker (default 0)")
     p.add_argument("--timeout", type=_positive_float, default=30.0, help="per-request timeout, s (default 30)")
+    p.add_argument("--connection", choices=["keep-alive", "new"], default="keep-alive",
+                   help="keep-alive: one connection per worker (default); new: a new client and connection "
+                        "for every request")
     if gil:
         p.add_argument("--gil", choices=["held", "released"], default="released",
                        help="hold or release the GIL during I/O (default released)")
@@ -97,13 +100,14 @@ class Worker:
 
 
 def document(args: argparse.Namespace, client: dict[str, Any], wall_ns: int, t0: int,
-             workers: list[Worker]) -> dict[str, Any]:
+             workers: list[Worker], cpu_ns: int) -> dict[str, Any]:
     return {
         "schema": SCHEMA_ID,
         "client": client,
         "workload": {"url": args.url, "workers": args.workers, "requests": args.requests,
-                     "warmup": args.warmup, "timeout_s": args.timeout},
+                     "warmup": args.warmup, "timeout_s": args.timeout, "connection": args.connection},
         "wall_ns": wall_ns,
+        "cpu_ns": cpu_ns,
         "workers": [w.to_json(t0) for w in workers],
     }
 
@@ -124,7 +128,9 @@ class SyncDriver(Generic[C]):
 
     def run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
         workers = [Worker() for _ in range(args.workers)]
+        # all workers ready (client built, warmed up) -> main takes t0 -> go: no loop starts before t0
         ready = threading.Barrier(args.workers + 1)
+        go = threading.Event()
         setup_errors: list[BaseException] = []
 
         def work(w: Worker) -> None:
@@ -139,6 +145,7 @@ class SyncDriver(Generic[C]):
             except BaseException as exc:  # still join the barrier so nobody waits forever
                 setup_errors.append(exc)
             ready.wait()
+            go.wait()
             w.loop_start = time.perf_counter_ns()
             for i in range(args.requests):
                 start = time.perf_counter_ns()
@@ -147,6 +154,9 @@ class SyncDriver(Generic[C]):
                     error = setup_errors[0] if setup_errors else RuntimeError("no client")
                 else:
                     try:
+                        if args.connection == "new":  # a fresh client (and connection) per request
+                            self.close(client)
+                            client = self.make_client(args)
                         status, nbytes = self.request(client, args.url)
                     except Exception as exc:
                         error = exc
@@ -162,11 +172,12 @@ class SyncDriver(Generic[C]):
         for t in threads:
             t.start()
         ready.wait()
-        t0 = time.perf_counter_ns()
+        t0, cpu0 = time.perf_counter_ns(), time.process_time_ns()
+        go.set()
         for t in threads:
             t.join()
-        wall = time.perf_counter_ns() - t0
-        return document(args, client_info, wall, t0, workers)
+        wall, cpu = time.perf_counter_ns() - t0, time.process_time_ns() - cpu0
+        return document(args, client_info, wall, t0, workers, cpu)
 
 
 @dataclass
@@ -197,15 +208,20 @@ class AsyncDriver(Generic[C]):
                 except Exception:
                     pass
 
-        async def work(w: Worker, client: C | None) -> None:
+        async def work(w: Worker, index: int) -> None:
             w.loop_start = time.perf_counter_ns()
             for i in range(args.requests):
                 start = time.perf_counter_ns()
                 status, nbytes, error = None, 0, None
+                client = clients[index]
                 if client is None:
                     error = setup_error or RuntimeError("no client")
                 else:
                     try:
+                        if args.connection == "new":  # a fresh client (and connection) per request
+                            clients[index] = None
+                            await self.close(client)
+                            client = clients[index] = await self.make_client(args)
                         status, nbytes = await self.request(client, args.url)
                     except Exception as exc:
                         error = exc
@@ -214,9 +230,9 @@ class AsyncDriver(Generic[C]):
 
         try:
             await asyncio.gather(*(warm(c) for c in clients))
-            t0 = time.perf_counter_ns()
-            await asyncio.gather(*(work(w, c) for w, c in zip(workers, clients)))
-            wall = time.perf_counter_ns() - t0
+            t0, cpu0 = time.perf_counter_ns(), time.process_time_ns()
+            await asyncio.gather(*(work(w, i) for i, w in enumerate(workers)))
+            wall, cpu = time.perf_counter_ns() - t0, time.process_time_ns() - cpu0
         finally:
             for c in clients:
                 if c is not None:
@@ -224,7 +240,7 @@ class AsyncDriver(Generic[C]):
                         await self.close(c)
                     except Exception:
                         pass
-        return document(args, client_info, wall, t0, workers)
+        return document(args, client_info, wall, t0, workers, cpu)
 
     def run(self, args: argparse.Namespace, client_info: dict[str, Any],
             loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None) -> dict[str, Any]:

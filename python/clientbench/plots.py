@@ -1,0 +1,166 @@
+"""PNG plots of a run (matplotlib, headless): latency percentiles, Bench with spread, request timelines,
+and sweep curves. Every plot states what it shows in its title, axes (with units) and legend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter  # noqa: E402
+
+from .runner import Row  # noqa: E402
+
+PERCENTILE_TICKS = (0.0, 0.5, 0.9, 0.99, 0.999, 0.9999)
+
+
+def _ok_latencies_ms(row: Row) -> np.ndarray:
+    parts = []
+    for run in row.runs:
+        if run.raw is None:
+            continue
+        for w in run.raw["workers"]:
+            lat = np.asarray(w["latencies_ns"], dtype=np.float64)
+            ok = np.ones(lat.size, dtype=bool)
+            ok[[f["index"] for f in w["failures"]]] = False
+            parts.append(lat[ok] / 1e6)
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
+def latency_percentiles(rows: Sequence[Row], path: Path, title: str) -> Path | None:
+    """Latency vs percentile, log-log, one line per client (all repeats pooled)."""
+    fig, ax = plt.subplots(figsize=(10, 6), layout="constrained")
+    plotted = 0
+    for row in rows:
+        lat = np.sort(_ok_latencies_ms(row))
+        if lat.size < 2:
+            continue
+        p = np.arange(1, lat.size + 1) / lat.size  # nearest-rank: sample i is the (i/n)-quantile
+        x = 1.0 / np.maximum(1.0 - p, 0.5 / lat.size)  # 1/(1-p): 10 = p90, 100 = p99, ...
+        ax.plot(x, lat, label=row.spec.label, linewidth=1.4)
+        plotted += 1
+    if not plotted:
+        plt.close(fig)
+        return None
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ticks = [1 / (1 - q) for q in PERCENTILE_TICKS]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"p{100 * (1 - 1 / v):g}" if v > 1 else "p0"))
+    ax.xaxis.set_minor_locator(FixedLocator([]))
+    ax.set_xlabel("percentile")
+    ax.set_ylabel("request latency (ms, log scale)")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def bench_bars(rows: Sequence[Row], path: Path, title: str) -> Path | None:
+    """Median Bench and LMean per client, with Bench's min-max over the repeats as error bars."""
+    data = [(r.spec.label, r.aggregate) for r in rows if r.aggregate is not None]
+    if not data:
+        return None
+    labels = [d[0] for d in data]
+    bench = np.array([a.median.bench_ms for _, a in data])
+    lmean = np.array([a.median.lmean_ms for _, a in data])
+    lo = bench - np.array([a.bench_min_ms for _, a in data])
+    hi = np.array([a.bench_max_ms for _, a in data]) - bench
+    y = np.arange(len(data))
+    fig, ax = plt.subplots(figsize=(10, 0.55 * len(data) + 1.6), layout="constrained")
+    ax.barh(y - 0.2, bench, height=0.4, xerr=[lo, hi], capsize=3, label="Bench (wall time of the group)",
+            color="tab:blue")
+    ax.barh(y + 0.2, lmean, height=0.4, label="LMean (mean worker loop time)", color="tab:orange", alpha=0.8)
+    for yi, b, top in zip(y, bench, bench + hi):
+        ax.text(top, yi - 0.2, f"  {b:.1f}", va="center", fontsize=8)
+    ax.set_xlim(0, float((bench + hi).max()) * 1.12)
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("time (ms); error bars: min-max of Bench over repeats")
+    ax.set_title(title)
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def timeline(rows: Sequence[Row], path: Path, title: str) -> Path | None:
+    """Every request of every worker as a bar on the worker's lane (last repeat of each row).
+
+    Overlapping lanes = workers in parallel; a staircase = workers serialized (e.g. by the GIL)."""
+    data = [(r.spec.label, r.raw) for r in rows if r.raw is not None]
+    if not data:
+        return None
+    fig, axes = plt.subplots(len(data), 1, figsize=(11, 2.2 * len(data) + 1), sharex=True, squeeze=False,
+                             layout="constrained")
+    for ax, (label, raw) in zip(axes[:, 0], data):
+        wall = raw["wall_ns"] / 1e6
+        for lane, w in enumerate(raw["workers"]):
+            starts = np.asarray(w["start_ns"]) / 1e6
+            lats = np.asarray(w["latencies_ns"]) / 1e6
+            failed = {f["index"] for f in w["failures"]}
+            colors = ["tab:red" if i in failed else "tab:blue" for i in range(len(starts))]
+            ax.broken_barh(list(zip(starts, np.maximum(lats, wall / 2000))), (lane - 0.4, 0.8),
+                           facecolors=colors, linewidth=0)
+        ax.set_title(f"{label}: Bench {wall:.1f} ms", fontsize=9, loc="left")
+        ax.set_ylabel("worker")
+        ax.set_ylim(-0.6, len(raw["workers"]) - 0.4)
+        ax.grid(True, axis="x", alpha=0.3)
+    axes[-1, 0].set_xlabel("time since the group started (ms); each bar is one request (red = failed)")
+    fig.suptitle(title)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def sweep_curves(points: Sequence[tuple[Any, Sequence[Row]]], dimension: str, path: Path,
+                 title: str, log_x: bool = False) -> Path | None:
+    """Bench and throughput per client against the swept dimension."""
+    series: dict[str, list[tuple[Any, float, float]]] = {}
+    for value, rows in points:
+        for r in rows:
+            agg = r.aggregate
+            if agg is None or r.failed:
+                continue
+            series.setdefault(r.spec.label, []).append((value, agg.median.bench_ms, agg.median.throughput_rps))
+    if not series:
+        return None
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5.5), layout="constrained")
+    for label, pts in series.items():
+        xs = [p[0] for p in pts]
+        ax1.plot(xs, [p[1] for p in pts], marker="o", label=label)
+        ax2.plot(xs, [p[2] for p in pts], marker="o", label=label)
+    for ax, ylabel in ((ax1, "Bench: wall time of the group (ms)"), (ax2, "throughput (requests/s)")):
+        ax.set_xlabel(dimension)
+        ax.set_ylabel(ylabel)
+        if log_x:
+            ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+    ax2.legend(fontsize=7, loc="best")
+    fig.suptitle(title)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def run_plots(rows: Sequence[Row], out: Path, subtitle: str, timeline_rows: Sequence[Row] | None = None,
+              meta: Mapping[str, Any] | None = None) -> list[Path]:
+    plots = out / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    made = [
+        latency_percentiles(rows, plots / "latency.png", f"Request latency by percentile ({subtitle})"),
+        bench_bars(rows, plots / "bench.png", f"Bench and LMean per client ({subtitle})"),
+    ]
+    gil_rows = list(timeline_rows) if timeline_rows is not None else [r for r in rows if r.spec.gil]
+    if gil_rows:
+        made.append(timeline(gil_rows, plots / "timeline.png",
+                             f"Requests per worker over time: GIL held vs released ({subtitle})"))
+    return [p for p in made if p is not None]
