@@ -19,7 +19,7 @@ BEAST_SRC   := $(shell find cpp-beast bindings/beast -type f \( -name '*.cpp' -o
 REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '*.rs' -o -name '*.toml' \
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) rust-reqwest/Cargo.toml
 
-.PHONY: help run test build system-deps venv rust cpp bindings wheels clean
+.PHONY: help run run-all gil sweep test build system-deps venv peers rust cpp bindings wheels clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -27,7 +27,16 @@ help:  ## list the targets
 run: build bindings  ## set up everything, run the benchmark, print the table (ARGS="..." passes flags)
 	$(VPY) -m clientbench run $(ARGS)
 
-test: build bindings  ## set up everything and run every test (cargo, ctest, pytest)
+run-all: build bindings peers  ## every row: the default set, peers from PyPI, more native rows, the floor
+	$(VPY) -m clientbench run --all $(ARGS)
+
+gil: build bindings  ## the GIL report: serial baseline, GIL held vs released, timeline, generated reading
+	$(VPY) -m clientbench gil $(ARGS)
+
+sweep: build bindings  ## concurrency sweep (DIM=workers|payload|delay|connection)
+	$(VPY) -m clientbench sweep $(or $(DIM),workers) $(ARGS)
+
+test: build bindings peers  ## set up everything and run every test (cargo, ctest, pytest)
 	$(CARGO) test --release -p clientbench-server -p reqwest-bench
 	$(CMAKE) --build $(CPP_BUILD) --target beast_client_tests
 	ctest --test-dir $(CPP_BUILD) --output-on-failure
@@ -55,6 +64,16 @@ $(VENV)/.installed: python/requirements.txt python/pyproject.toml
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q -r python/requirements.txt
 	$(VPY) -m pip install -q -e python
+	@touch $@
+
+peers: $(VENV)/.peers  ## install the peer clients from PyPI (one by one: one that fails is reported, not fatal)
+
+$(VENV)/.peers: python/requirements-peers.txt $(VENV)/.installed
+	@failed=""; while read -r req; do \
+	  case "$$req" in ""|\#*) continue;; esac; \
+	  $(VPY) -m pip install -q "$$req" || failed="$$failed $$req"; \
+	done < python/requirements-peers.txt; \
+	if [ -n "$$failed" ]; then echo "could not install:$$failed (their rows will be skipped)"; fi
 	@touch $@
 
 rust:  ## cargo release build: axum server and reqwest driver

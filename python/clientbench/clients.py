@@ -29,11 +29,14 @@ class ClientSpec:
     install_hint: str = "make build"
     default: bool = True  # in the default selection (`make run`); others need --clients or `--all`
     floor: bool = False  # a raw-socket floor row: the `xfloor` column divides by its Mean
+    optional: bool = False  # a peer from PyPI: when not installed the row is skipped, not failed
+    fixed_workers: int | None = None  # e.g. 1 for a serial row, whatever --workers says
 
     @property
     def label(self) -> str:
         gil = f", GIL {self.gil}" if self.gil else ""
-        return f"{self.language} {self.library} ({self.mode}{gil})"
+        serial = ", W=1" if self.fixed_workers == 1 else ""
+        return f"{self.language} {self.library} ({self.mode}{gil}{serial})"
 
     def argv(self) -> list[str]:
         """The driver command without workload flags; SetupError if it cannot run here."""
@@ -72,6 +75,31 @@ CLIENTS: tuple[ClientSpec, ...] = (
     ClientSpec("py-reqwest-released", "Python", "reqwest", "sync", "released",
                _python("reqwest_binding", "--gil", "released"),
                needs_module="reqwest_client", install_hint="make bindings"),
+    # -- more native rows and the floor (make run-all) ---------------------------------------------
+    ClientSpec("cpp-beast-serial", "C++", "beast", "sync", None, _native(paths.beast_driver, "C++ beast driver"),
+               default=False, fixed_workers=1),
+    ClientSpec("rust-reqwest-sync", "Rust", "reqwest", "sync", None,
+               lambda: [*_native(paths.reqwest_driver, "Rust reqwest driver")(), "--mode", "sync"], default=False),
+    ClientSpec("cpp-floor", "C++", "raw socket", "sync", None, _native(paths.floor_driver, "C++ floor driver"),
+               default=False, floor=True),
+    # -- peers from PyPI (make peers; make run-all) -------------------------------------------------
+    *(
+        ClientSpec(name, "Python", library, mode, None, _python(module, *extra), needs_module=needs,
+                   install_hint="make peers", default=False, optional=True)
+        for name, library, mode, module, extra, needs in (
+            ("py-httpx-sync", "httpx", "sync", "httpx_driver", ("--mode", "sync"), "httpx"),
+            ("py-httpx-async", "httpx", "async", "httpx_driver", ("--mode", "async"), "httpx"),
+            ("py-urllib3", "urllib3", "sync", "urllib3_driver", (), "urllib3"),
+            ("py-pycurl", "pycurl", "sync", "pycurl_driver", (), "pycurl"),
+            ("py-aiohttp-uvloop", "aiohttp+uvloop", "async", "aiohttp_driver", ("--loop", "uvloop"), "uvloop"),
+            ("py-pyreqwest-sync", "pyreqwest", "sync", "pyreqwest_driver", ("--mode", "sync"), "pyreqwest"),
+            ("py-pyreqwest-async", "pyreqwest", "async", "pyreqwest_driver", ("--mode", "async"), "pyreqwest"),
+            ("py-rnet-sync", "rnet", "sync", "rnet_driver", ("--mode", "sync"), "rnet"),
+            ("py-rnet-async", "rnet", "async", "rnet_driver", ("--mode", "async"), "rnet"),
+            ("py-curl_cffi-sync", "curl_cffi", "sync", "curl_cffi_driver", ("--mode", "sync"), "curl_cffi"),
+            ("py-curl_cffi-async", "curl_cffi", "async", "curl_cffi_driver", ("--mode", "async"), "curl_cffi"),
+        )
+    ),
 )
 
 

@@ -35,6 +35,10 @@ def beast_driver() -> Path:
     return repo_root() / "build" / "cpp-beast" / "beast-driver"
 
 
+def floor_driver() -> Path:
+    return repo_root() / "build" / "cpp-beast" / "floor-driver"
+
+
 def require(path: Path, what: str) -> Path:
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise SetupError(f"{what} not found at {path}; build it with `make build`")

@@ -65,6 +65,8 @@ def _xfloor(row: Row, ctx: Context) -> str:
 
 
 def _status(row: Row, ctx: Context) -> str:
+    if row.skipped:
+        return row.reason or "skipped"
     if not row.failed:
         return "ok"
     return f"FAILED: {row.reason}" if row.reason else "FAILED"

@@ -6,6 +6,7 @@ The runner never trusts a driver: a non-zero exit, a timeout, or output that is 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -54,15 +55,18 @@ class RowResult:
     command: list[str] = field(default_factory=list)
     usage: ProcessUsage | None = None
     integrity_error: str | None = None
+    skipped: bool = False  # an optional client (a peer) that is not installed here
 
     @property
     def failed(self) -> bool:
         """A run that counts against the run: the driver failed, a request failed, or bytes are missing."""
+        if self.skipped:
+            return False
         return not self.ok or self.integrity_error is not None or (self.stats is not None and self.stats.errors > 0)
 
     def to_json(self, raw_file: str | None) -> dict[str, Any]:
         return {
-            "status": "failed" if self.failed else "ok",
+            "status": "skipped" if self.skipped else "failed" if self.failed else "ok",
             "reason": self.reason,
             "returncode": self.returncode,
             "duration_s": round(self.duration_s, 3),
@@ -82,7 +86,11 @@ class Row:
 
     @property
     def failed(self) -> bool:
-        return not self.runs or any(r.failed for r in self.runs)
+        return not self.skipped and (not self.runs or any(r.failed for r in self.runs))
+
+    @property
+    def skipped(self) -> bool:
+        return bool(self.runs) and all(r.skipped for r in self.runs)
 
     @property
     def reason(self) -> str | None:
@@ -108,7 +116,7 @@ class Row:
         agg = self.aggregate
         return {
             "client": self.client_json(),
-            "status": "failed" if self.failed else "ok",
+            "status": "skipped" if self.skipped else "failed" if self.failed else "ok",
             "reason": self.reason,
             "aggregate": agg.to_json() if agg else None,
             "runs": [r.to_json(f"raw/{self.spec.name}.{i}.json" if r.raw is not None else None)
@@ -183,10 +191,13 @@ def run_driver(spec: ClientSpec, url: str, workload: Workload, *, row_timeout_s:
                tag: str = "") -> RowResult:
     """Run one driver once. `expected_body_bytes` (per request) enables the body-integrity check."""
     started = time.monotonic()
+    if spec.fixed_workers is not None:
+        workload = dataclasses.replace(workload, workers=spec.fixed_workers)
     try:
         argv = spec.argv() + workload.flags(url)
     except SetupError as exc:
-        return RowResult(spec, ok=False, reason=str(exc))
+        skipped = spec.optional and spec.needs_module is not None
+        return RowResult(spec, ok=False, reason=f"skipped: {exc}" if skipped else str(exc), skipped=skipped)
     result = RowResult(spec, ok=False, command=argv)
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             preexec_fn=_driver_preexec)
@@ -247,6 +258,8 @@ def run_plan(specs: Sequence[ClientSpec], url: str, workload: Workload, *, repea
     rows = rows[-len(specs):] if specs else []
     for rep in range(repeat):
         for row in rows:
+            if rep and row.skipped:  # not installed here: once is enough
+                continue
             on_start(row.spec, rep)
             tag = f".{rep}"
             result = run_driver(row.spec, url, workload, row_timeout_s=row_timeout_s,

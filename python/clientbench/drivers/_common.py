@@ -25,8 +25,11 @@ SyncRequest = Callable[[C, str], "tuple[int, int]"]
 AsyncRequest = Callable[[C, str], Awaitable["tuple[int, int]"]]
 
 
-def parser(description: str, *, gil: bool = False) -> argparse.ArgumentParser:
+def parser(description: str, *, gil: bool = False, modes: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
+    if modes:
+        p.add_argument("--mode", choices=modes, default=modes[0],
+                       help=f"the library's native mode to use (default {modes[0]})")
     p.add_argument("--url", required=True, help="URL every request goes to")
     p.add_argument("--workers", type=_positive, default=10, help="workers, each with its own client (default 10)")
     p.add_argument("--requests", type=_positive, default=100, help="timed requests per worker (default 100)")
@@ -251,3 +254,17 @@ class AsyncDriver(Generic[C]):
             return loop.run_until_complete(self._run(args, client_info))
         finally:
             loop.close()
+
+
+def run(args: argparse.Namespace, info: dict[str, Any], sync: "SyncDriver[Any] | None" = None,
+        async_: "AsyncDriver[Any] | None" = None,
+        loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None) -> None:
+    """Run the driver of `args.mode` (or the only one given) and print the document."""
+    mode = getattr(args, "mode", "sync" if sync else "async")
+    info = {**info, "mode": mode}
+    if mode == "sync":
+        assert sync is not None
+        emit(sync.run(args, info))
+    else:
+        assert async_ is not None
+        emit(async_.run(args, info, loop_factory))

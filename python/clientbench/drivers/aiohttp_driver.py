@@ -28,10 +28,20 @@ async def close(session: aiohttp.ClientSession) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _common.parser(__doc__ or "").parse_args(argv)
+    p = _common.parser(__doc__ or "")
+    p.add_argument("--loop", choices=["asyncio", "uvloop"], default="asyncio",
+                   help="event loop implementation (default asyncio)")
+    args = p.parse_args(argv)
     info = {"language": "Python", "library": "aiohttp", "library_version": aiohttp.__version__,
             "mode": "async", "gil": None}
-    _common.emit(_common.AsyncDriver(make_client, request, close).run(args, info))
+    loop_factory = None
+    if args.loop == "uvloop":
+        import uvloop
+
+        loop_factory = uvloop.new_event_loop
+        info["library"] = "aiohttp+uvloop"
+        info["library_version"] += f" (uvloop {uvloop.__version__})"
+    _common.run(args, info, async_=_common.AsyncDriver(make_client, request, close), loop_factory=loop_factory)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,45 @@
+"""Python `curl_cffi` (libcurl-impersonate via cffi): sync (`Session` per thread) or async (`AsyncSession`
+per task)."""
+
+from __future__ import annotations
+
+import argparse
+
+import curl_cffi
+from curl_cffi import requests as cr
+
+from . import _common
+
+
+def make_client(args: argparse.Namespace) -> cr.Session:
+    s = cr.Session(timeout=args.timeout, trust_env=False)
+    return s
+
+
+def request(session: cr.Session, url: str) -> tuple[int, int]:
+    r = session.get(url)
+    return r.status_code, len(r.content)
+
+
+async def make_async_client(args: argparse.Namespace) -> cr.AsyncSession:
+    return cr.AsyncSession(timeout=args.timeout, trust_env=False, max_clients=1)
+
+
+async def request_async(session: cr.AsyncSession, url: str) -> tuple[int, int]:
+    r = await session.get(url)
+    return r.status_code, len(r.content)
+
+
+async def close_async(session: cr.AsyncSession) -> None:
+    await session.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _common.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
+    info = {"language": "Python", "library": "curl_cffi", "library_version": curl_cffi.__version__, "gil": None}
+    _common.run(args, info, _common.SyncDriver(make_client, request, lambda s: s.close()),
+                _common.AsyncDriver(make_async_client, request_async, close_async))
+
+
+if __name__ == "__main__":
+    main()

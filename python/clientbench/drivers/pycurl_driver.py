@@ -1,0 +1,42 @@
+"""Python `pycurl` (libcurl), sync: W threads, one reused `Curl` handle (own connection) per thread."""
+
+from __future__ import annotations
+
+import argparse
+
+import pycurl
+
+from . import _common
+
+
+class Handle:
+    def __init__(self, timeout: float):
+        self.curl = pycurl.Curl()
+        self.nbytes = 0
+        self.curl.setopt(pycurl.TIMEOUT_MS, int(timeout * 1000))
+        self.curl.setopt(pycurl.NOSIGNAL, 1)
+        self.curl.setopt(pycurl.TCP_NODELAY, 1)
+        self.curl.setopt(pycurl.PROXY, "")  # no proxy from the environment
+        self.curl.setopt(pycurl.WRITEFUNCTION, self._write)
+
+    def _write(self, chunk: bytes) -> None:
+        self.nbytes += len(chunk)
+
+    def get(self, url: str) -> tuple[int, int]:
+        self.nbytes = 0
+        self.curl.setopt(pycurl.URL, url)
+        self.curl.perform()  # releases the GIL during the transfer
+        return int(self.curl.getinfo(pycurl.RESPONSE_CODE)), self.nbytes
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _common.parser(__doc__ or "").parse_args(argv)
+    info = {"language": "Python", "library": "pycurl",
+            "library_version": f"{pycurl.version_info()[1]} (pycurl {getattr(pycurl, '__version__', '?')})",
+            "gil": None}
+    _common.run(args, info, _common.SyncDriver(lambda a: Handle(a.timeout), lambda h, url: h.get(url),
+                                               lambda h: h.curl.close()))
+
+
+if __name__ == "__main__":
+    main()

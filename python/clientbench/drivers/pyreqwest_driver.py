@@ -1,0 +1,48 @@
+"""Python `pyreqwest` (reqwest via PyO3, from PyPI): sync (`SyncClient` per thread) or async (`Client` per task)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+from importlib.metadata import version
+
+from pyreqwest.client import Client, ClientBuilder, SyncClient, SyncClientBuilder
+
+from . import _common
+
+
+def _timeout(args: argparse.Namespace) -> datetime.timedelta:
+    return datetime.timedelta(seconds=args.timeout)
+
+
+def make_client(args: argparse.Namespace) -> SyncClient:
+    return SyncClientBuilder().timeout(_timeout(args)).max_connections(1).build()
+
+
+def request(client: SyncClient, url: str) -> tuple[int, int]:
+    r = client.get(url).build().send()
+    return r.status, len(r.bytes())
+
+
+async def make_async_client(args: argparse.Namespace) -> Client:
+    return ClientBuilder().timeout(_timeout(args)).max_connections(1).build()
+
+
+async def request_async(client: Client, url: str) -> tuple[int, int]:
+    r = await client.get(url).build().send()
+    return r.status, len(await r.bytes())
+
+
+async def close_async(client: Client) -> None:
+    await client.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _common.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
+    info = {"language": "Python", "library": "pyreqwest", "library_version": version("pyreqwest"), "gil": None}
+    _common.run(args, info, _common.SyncDriver(make_client, request, lambda c: c.close()),
+                _common.AsyncDriver(make_async_client, request_async, close_async))
+
+
+if __name__ == "__main__":
+    main()
