@@ -125,6 +125,20 @@ def build_parser() -> Parser:
     cmp_.add_argument("a", type=Path, help="baseline run folder or results.json")
     cmp_.add_argument("b", type=Path, help="new run folder or results.json")
 
+    soak = sub.add_parser("soak", help="a million requests through each binding and native client: failures, RSS",
+                          description="Send --requests through each binding and each native client (bounded by "
+                                      "--max-seconds) and report failures (must be 0) and the client process's "
+                                      "RSS growth after warm-up (must stay under --max-rss-growth MiB).")
+    soak.add_argument("-n", "--requests", type=positive, default=1_000_000, help="requests per target (default 1e6)")
+    soak.add_argument("-w", "--workers", type=positive, default=10, help="workers (default 10)")
+    soak.add_argument("--warmup", type=non_negative, default=50_000,
+                      help="requests before the warm RSS sample (default 50000)")
+    soak.add_argument("--max-seconds", type=seconds, default=600, help="time bound per target (default 600)")
+    soak.add_argument("--max-rss-growth", type=seconds, default=20.0, help="MiB (default 20)")
+    soak.add_argument("-c", "--clients", action="append", metavar="NAMES",
+                      help="targets: py-beast, py-reqwest, py-reqwest-async, cpp-beast, rust-reqwest (default all)")
+    add_session_options(soak)
+
     sub.add_parser("list", help="list the clients (table rows) and exit")
     return p
 
@@ -152,6 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "gil":
             from .gil import gil_report
             return gil_report(args, argv)
+        if args.command == "soak":
+            from .soak import soak
+            return soak(args, argv)
         if args.command == "sweep":
             from .sweep import sweep
             return sweep(args, argv)

@@ -39,6 +39,14 @@ def floor_driver() -> Path:
     return repo_root() / "build" / "cpp-beast" / "floor-driver"
 
 
+def beast_soak() -> Path:
+    return repo_root() / "build" / "cpp-beast" / "beast-soak"
+
+
+def reqwest_soak() -> Path:
+    return repo_root() / "target" / "release" / "reqwest-soak"
+
+
 def require(path: Path, what: str) -> Path:
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise SetupError(f"{what} not found at {path}; build it with `make build`")

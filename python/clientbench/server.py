@@ -39,10 +39,11 @@ def child_preexec() -> None:
 
 
 class Server:
-    def __init__(self, binary: Path | None = None, *, threads: int | None = None,
+    def __init__(self, binary: Path | None = None, *, threads: int | None = None, port: int = 0,
                  log: Path | None = None, extra_args: Sequence[str] = (), start_timeout: float = 20.0):
         self.binary = require(binary or server_binary(), "server binary")
         self.threads = threads
+        self.port = port
         self.log_path = log
         self.extra_args = list(extra_args)
         self.start_timeout = start_timeout
@@ -60,7 +61,7 @@ class Server:
         self.stop()
 
     def start(self) -> str:
-        cmd = [str(self.binary), "--host", "127.0.0.1", "--port", "0", *self.extra_args]
+        cmd = [str(self.binary), "--host", "127.0.0.1", "--port", str(self.port), *self.extra_args]
         if self.threads:
             cmd += ["--threads", str(self.threads)]
         self._log = open(self.log_path, "wb") if self.log_path else open("/dev/null", "wb")
