@@ -1,0 +1,299 @@
+// beast_client._core: pybind11 bindings of the C++ client in cpp-beast/.
+//
+// The GIL is released around the network I/O. While a request waits, the client polls a cancel check
+// every 50 ms; the check briefly re-acquires the GIL and runs PyErr_CheckSignals(), so Ctrl-C (or any
+// signal handler that raises) interrupts a blocked get()/request() in the main thread promptly.
+#include <pybind11/pybind11.h>  // first: it includes Python.h
+
+#include "beast_client/client.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace py = pybind11;
+namespace bc = beast_client;
+
+#ifndef BEAST_CLIENT_PY_VERSION
+#define BEAST_CLIENT_PY_VERSION "0.0.0"
+#endif
+
+namespace {
+
+// beast_client.ProtocolError (subclass of OSError), created once at import.
+PYBIND11_CONSTINIT py::gil_safe_call_once_and_store<py::object> protocol_error_type;
+
+struct PyResponse {
+    int status;
+    py::dict headers;
+    py::bytes body;
+};
+
+std::chrono::nanoseconds to_timeout(double seconds) {
+    if (!std::isfinite(seconds) || !(seconds > 0))
+        throw py::value_error("timeout must be a positive, finite number of seconds");
+    const double capped = std::min(seconds, 3.0e8);  // ~10 years; the C++ client clamps there too
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(capped));
+}
+
+// The Python Client: the C++ client plus the Python-level "closed" state (as in reqwest_client: after
+// close(), requests raise RuntimeError).
+struct PyClient {
+    explicit PyClient(double timeout) : timeout_s(timeout), client(to_timeout(timeout)) {}
+
+    double timeout_s;
+    bc::Client client;
+    std::atomic<bool> closed{false};
+
+    bc::Client& open() {
+        if (closed.load()) throw std::runtime_error("Client is closed");
+        return client;
+    }
+
+    // Idempotent. A request running in another thread finishes first; that thread then closes the
+    // connection (see Finish).
+    void close() {
+        closed.store(true);
+        drop_if_closed();
+    }
+
+    void drop_if_closed() {
+        if (!closed.load()) return;
+        try {
+            client.close();
+        } catch (const bc::ConcurrentUse&) {  // busy: the running request's thread will do it
+        }
+    }
+
+    // After each request: a close() that came meanwhile from another thread takes effect now.
+    struct Finish {
+        PyClient& self;
+        ~Finish() { self.drop_if_closed(); }
+    };
+};
+
+bool interpreter_finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing() != 0;
+#else
+    return _Py_IsFinalizing() != 0;
+#endif
+}
+
+// Runs `call(cancel_check)` with or without the GIL. A signal handler that raised (KeyboardInterrupt)
+// cancels the request; the Python exception is re-raised once the C++ call has unwound.
+template <class Call>
+auto run_interruptible(bool release_gil, Call&& call) -> decltype(call(bc::CancelCheck{})) {
+    std::optional<py::error_already_set> pending;
+    try {
+        if (release_gil) {
+            const bc::CancelCheck check = [&pending] {
+                // While the interpreter finalizes, taking the GIL would end this (daemon) thread inside
+                // C++ code: keep waiting instead; the process is about to exit anyway.
+                if (interpreter_finalizing()) return false;
+                py::gil_scoped_acquire gil;
+                if (PyErr_CheckSignals() != 0) {
+                    pending.emplace();  // fetches (and clears) the error while we hold the GIL
+                    return true;
+                }
+                return false;
+            };
+            py::gil_scoped_release nogil;
+            return call(check);
+        }
+        const bc::CancelCheck check = [&pending] {  // the GIL is already held
+            if (PyErr_CheckSignals() != 0) {
+                pending.emplace();
+                return true;
+            }
+            return false;
+        };
+        return call(check);
+    } catch (const bc::Cancelled&) {
+        if (pending) throw std::move(*pending);  // re-raise KeyboardInterrupt & co.
+        throw;
+    }
+}
+
+bc::Headers to_headers(const py::object& headers) {
+    bc::Headers out;
+    if (headers.is_none()) return out;
+    if (!py::hasattr(headers, "items"))
+        throw py::type_error("headers must be a mapping of str to str");
+    for (const auto& item : headers.attr("items")()) {
+        if (!py::isinstance<py::tuple>(item)) throw py::type_error("headers must be a mapping of str to str");
+        const auto pair = py::reinterpret_borrow<py::tuple>(item);
+        if (pair.size() != 2 || !py::isinstance<py::str>(pair[0]) || !py::isinstance<py::str>(pair[1]))
+            throw py::type_error("headers must be a mapping of str to str");
+        out.emplace_back(pair[0].cast<std::string>(), pair[1].cast<std::string>());
+    }
+    return out;
+}
+
+std::string to_body(const py::object& body) {
+    if (body.is_none()) return {};
+    if (py::isinstance<py::bytes>(body)) return body.cast<std::string>();
+    if (py::isinstance<py::str>(body) || !PyObject_CheckBuffer(body.ptr()))
+        throw py::type_error(std::string("body must be bytes (or another bytes-like object), not ") +
+                             Py_TYPE(body.ptr())->tp_name);
+    Py_buffer view;
+    if (PyObject_GetBuffer(body.ptr(), &view, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+    std::string out(static_cast<const char*>(view.buf), static_cast<std::size_t>(view.len));
+    PyBuffer_Release(&view);
+    return out;
+}
+
+PyResponse to_python(bc::Response&& r) {
+    PyResponse out{r.status, py::dict(), py::bytes(r.body.data(), r.body.size())};
+    for (auto& [name, value] : r.headers) {
+        std::string key = name;
+        for (char& c : key) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+        // header bytes are decoded as Latin-1 (never fails), as http.client does
+        py::str v = py::reinterpret_steal<py::str>(PyUnicode_DecodeLatin1(value.data(), static_cast<Py_ssize_t>(value.size()), nullptr));
+        if (!v) throw py::error_already_set();
+        py::str k = py::reinterpret_steal<py::str>(PyUnicode_DecodeLatin1(key.data(), static_cast<Py_ssize_t>(key.size()), nullptr));
+        if (!k) throw py::error_already_set();
+        if (out.headers.contains(k)) {
+            out.headers[k] = py::str(out.headers[k]) + py::str(", ") + v;  // repeated field: join, RFC 9110 5.3
+        } else {
+            out.headers[k] = v;
+        }
+    }
+    return out;
+}
+
+void translate(std::exception_ptr p) {
+    try {
+        if (p) std::rethrow_exception(p);
+    } catch (const bc::InvalidUrl& e) {
+        py::set_error(PyExc_ValueError, e.what());
+    } catch (const bc::TimeoutError& e) {
+        py::set_error(PyExc_TimeoutError, e.what());
+    } catch (const bc::ConnectionError& e) {
+        switch (e.kind()) {
+            case bc::ConnectionError::Kind::refused: py::set_error(PyExc_ConnectionRefusedError, e.what()); break;
+            case bc::ConnectionError::Kind::reset: py::set_error(PyExc_ConnectionResetError, e.what()); break;
+            default: py::set_error(PyExc_ConnectionError, e.what()); break;
+        }
+    } catch (const bc::ProtocolError& e) {
+        py::set_error(protocol_error_type.get_stored(), e.what());
+    } catch (const bc::Cancelled& e) {  // cancelled without a pending Python exception
+        py::set_error(PyExc_KeyboardInterrupt, e.what());
+    } catch (const bc::Error& e) {
+        py::set_error(PyExc_OSError, e.what());
+    } catch (const bc::ConcurrentUse& e) {
+        py::set_error(PyExc_RuntimeError, e.what());
+    }
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
+    m.doc() = "Boost.Beast HTTP/1.1 client (C++), with the GIL released during I/O";
+    m.attr("__version__") = BEAST_CLIENT_PY_VERSION;
+    m.attr("boost_version") = bc::library_version();
+
+    protocol_error_type.call_once_and_store_result([&]() -> py::object {
+        auto type = py::reinterpret_steal<py::object>(
+            PyErr_NewExceptionWithDoc("beast_client.ProtocolError",
+                                      "The server sent a malformed HTTP response (a subclass of OSError).",
+                                      PyExc_OSError, nullptr));
+        if (!type) throw py::error_already_set();
+        return type;
+    });
+    m.attr("ProtocolError") = protocol_error_type.get_stored();
+    py::register_local_exception_translator(translate);
+
+    py::class_<PyResponse> response_cls(m, "Response", "A complete HTTP response (returned by Client.request).");
+    response_cls
+        .def_property_readonly("status", [](const PyResponse& r) { return r.status; }, "The status code.")
+        .def_property_readonly(
+            "headers",
+            [](const PyResponse& r) {
+                auto copy = py::reinterpret_steal<py::dict>(PyDict_Copy(r.headers.ptr()));
+                if (!copy) throw py::error_already_set();
+                return copy;
+            },
+            "A new dict on each access: lower-cased names, repeated fields joined with ', '.")
+        .def_property_readonly("body", [](const PyResponse& r) { return r.body; }, "The whole body.")
+        .def("__repr__", [](const PyResponse& r) {
+            return "<beast_client.Response status=" + std::to_string(r.status) + " body=" +
+                   std::to_string(py::len(r.body)) + " bytes>";
+        });
+    response_cls.attr("__module__") = "beast_client";
+
+    // dynamic_attr: instances take arbitrary attributes (a __dict__), like plain Python objects
+    py::class_<PyClient> client_cls(m, "Client", py::dynamic_attr(),
+                                    "HTTP/1.1 client with one keep-alive connection (Boost.Beast). Not for concurrent\n"
+                                    "use: a second thread calling into a busy Client gets RuntimeError; use one per thread.");
+    client_cls
+        .def(py::init<double>(), py::arg("timeout") = 30.0,
+             "timeout: seconds allowed for each whole request (connect, send, receive the whole body), > 0.")
+        .def("__enter__", [](py::object self) { return self; })
+        .def(
+            "__exit__",
+            [](PyClient& c, const py::args&) {
+                c.close();
+                return false;
+            })
+        .def("close", &PyClient::close,
+             "Close the connection. Idempotent; later requests raise RuntimeError. A request running in\n"
+             "another thread finishes first.")
+        .def_property_readonly("closed", [](const PyClient& c) { return c.closed.load(); })
+        .def_property_readonly("timeout", [](const PyClient& c) { return c.timeout_s; },
+                               "The per-request timeout, seconds.")
+        .def(
+            "get",
+            [](PyClient& self, const std::string& url, bool release_gil) {
+                bc::Client& c = self.open();
+                PyClient::Finish finish{self};
+                return run_interruptible(release_gil, [&](const bc::CancelCheck& check) { return c.get(url, check); });
+            },
+            py::arg("url"), py::kw_only(), py::arg("release_gil") = true,
+            "GET url, read the whole body (counted in last_body_bytes, not kept) and return the status.\n"
+            "release_gil=False runs the very same code with the GIL held (to demonstrate the effect).")
+        .def(
+            "fetch_len",
+            [](PyClient& self, const std::string& url, bool release_gil) {
+                bc::Client& c = self.open();
+                PyClient::Finish finish{self};
+                const int status =
+                    run_interruptible(release_gil, [&](const bc::CancelCheck& check) { return c.get(url, check); });
+                return py::make_tuple(status, c.last_body_bytes());
+            },
+            py::arg("url"), py::kw_only(), py::arg("release_gil") = true,
+            "GET url, read the whole body, return (status, body bytes).")
+        .def(
+            "request",
+            [](PyClient& self, const std::string& method, const std::string& url, const py::object& headers,
+               const py::object& body, bool release_gil) {
+                bc::Client& c = self.open();
+                const bc::Headers h = to_headers(headers);
+                const std::string b = to_body(body);
+                PyClient::Finish finish{self};
+                bc::Response r = run_interruptible(release_gil, [&](const bc::CancelCheck& check) {
+                    return c.request(method, url, h, b, check);
+                });
+                return to_python(std::move(r));
+            },
+            py::arg("method"), py::arg("url"), py::kw_only(), py::arg("headers") = py::none(),
+            py::arg("body") = py::none(), py::arg("release_gil") = true,
+            "Send any request and return the complete Response (GIL released during I/O by default).")
+        .def_property_readonly("last_body_bytes", [](const PyClient& c) { return c.client.last_body_bytes(); },
+                               "Body bytes received by the last get()/fetch_len()/request() (for a failed\n"
+                               "request: what arrived before it failed).")
+        .def_property_readonly("_connections_opened", [](const PyClient& c) { return c.client.connections_opened(); },
+                               "Connections opened so far (diagnostics; not part of the stable API).")
+        .def("__repr__", [](const PyClient& c) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%g", c.timeout_s);
+            return std::string("<beast_client.Client timeout=") + buf + (c.closed.load() ? " closed>" : ">");
+        });
+    client_cls.attr("__module__") = "beast_client";
+}

@@ -1,0 +1,566 @@
+// The only translation unit that includes Boost.Beast / Boost.Asio (slow to compile: keep it that way).
+#include "beast_client/client.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/version.hpp>
+#include <boost/optional/optional.hpp>
+#include <boost/version.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <optional>
+
+namespace beast_client {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// ---- small helpers --------------------------------------------------------------------------------
+
+char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// RFC 9110 token characters (methods, header names)
+bool is_tchar(char c) {
+    if (is_alpha(c) || is_digit(c)) return true;
+    switch (c) {
+        case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-':
+        case '.': case '^': case '_': case '`': case '|': case '~':
+            return true;
+        default:
+            return false;
+    }
+}
+
+bool is_token(std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar);
+}
+
+// For error messages: the input with control / non-ASCII bytes escaped, cut at 200 characters.
+std::string printable(std::string_view s) {
+    std::string out;
+    const std::size_t limit = 200;
+    for (std::size_t i = 0; i < s.size() && i < limit; ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x20 || c >= 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    if (s.size() > limit) out += "...";
+    return out;
+}
+
+beast::string_view bsv(std::string_view s) { return {s.data(), s.size()}; }
+std::string str(beast::string_view s) { return std::string(s.data(), s.size()); }
+
+std::string host_port(const std::string& host, std::uint16_t port) {
+    const bool v6 = host.find(':') != std::string::npos;
+    return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+std::string seconds_text(std::chrono::nanoseconds d) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g s", std::chrono::duration<double>(d).count());
+    return buf;
+}
+
+// ---- the response parser ------------------------------------------------------------------------------
+// A basic_parser that keeps only what the caller asks for: get() counts the body and keeps neither the
+// body nor the fields; request() keeps both. (http::response_parser would store the fields in
+// basic_fields, which also limits a single field value to 64 KiB.)
+
+class ResponseReader final : public http::basic_parser<false> {
+public:
+    ResponseReader(bool keep_headers, bool keep_body) : keep_headers_(keep_headers), keep_body_(keep_body) {}
+
+    int status = 0;
+    Headers headers;
+    std::string body;
+    std::uint64_t body_bytes = 0;
+
+private:
+    void on_request_impl(http::verb, beast::string_view, beast::string_view, int, beast::error_code&) override {}
+
+    void on_response_impl(int code, beast::string_view, int, beast::error_code&) override { status = code; }
+
+    void on_field_impl(http::field, beast::string_view name, beast::string_view value, beast::error_code&) override {
+        if (keep_headers_) headers.emplace_back(str(name), str(value));
+    }
+
+    void on_header_impl(beast::error_code&) override {}
+
+    void on_body_init_impl(const boost::optional<std::uint64_t>& length, beast::error_code&) override {
+        if (keep_body_ && length) body.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(*length, 64u << 20)));
+    }
+
+    std::size_t on_body_impl(beast::string_view data, beast::error_code&) override {
+        body_bytes += data.size();
+        if (keep_body_) body.append(data.data(), data.size());
+        return data.size();
+    }
+
+    void on_chunk_header_impl(std::uint64_t, beast::string_view, beast::error_code&) override {}
+
+    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view data, beast::error_code& ec) override {
+        return on_body_impl(data, ec);
+    }
+
+    void on_finish_impl(beast::error_code&) override {}
+
+    bool keep_headers_;
+    bool keep_body_;
+};
+
+// ---- error classification ---------------------------------------------------------------------------
+
+enum class Phase { resolve, connect, write, read };
+
+const char* phase_text(Phase p) {
+    switch (p) {
+        case Phase::resolve: return "resolving the host";
+        case Phase::connect: return "connecting";
+        case Phase::write: return "sending the request";
+        case Phase::read: return "reading the response";
+    }
+    return "";
+}
+
+bool is_http_error(const beast::error_code& ec) {
+    return ec.category() == http::make_error_code(http::error::end_of_stream).category();
+}
+
+ConnectionError::Kind kind_of(const beast::error_code& ec) {
+    if (ec == net::error::connection_refused) return ConnectionError::Kind::refused;
+    if (ec == net::error::connection_reset || ec == net::error::broken_pipe ||
+        ec == net::error::connection_aborted)
+        return ConnectionError::Kind::reset;
+    return ConnectionError::Kind::other;
+}
+
+// The server closed a kept-alive connection before this request reached it (idle close / reset).
+bool is_stale_connection(const beast::error_code& ec) {
+    return ec == http::error::end_of_stream || ec == net::error::eof ||
+           ec == net::error::connection_reset || ec == net::error::broken_pipe ||
+           ec == net::error::connection_aborted;
+}
+
+[[noreturn]] void fail(const beast::error_code& ec, Phase phase, const std::string& where) {
+    const std::string msg = ec.message();
+    switch (phase) {
+        case Phase::resolve:
+            throw ConnectionError("cannot resolve the host of " + where + ": " + msg);
+        case Phase::connect:
+            throw ConnectionError("cannot connect to " + where + ": " + msg, kind_of(ec));
+        case Phase::write:
+            throw ConnectionError("error sending the request to " + where + ": " + msg, kind_of(ec));
+        case Phase::read:
+            break;
+    }
+    if (ec == http::error::end_of_stream || ec == net::error::eof)
+        throw ConnectionError("connection to " + where + " closed by the server before a response was received",
+                              ConnectionError::Kind::reset);
+    if (ec == http::error::partial_message)
+        throw ConnectionError("connection to " + where + " closed by the server before the response was complete",
+                              ConnectionError::Kind::reset);
+    if (ec == http::error::header_limit)
+        throw ProtocolError("response headers from " + where + " exceed the limit of " +
+                            std::to_string(header_limit) + " bytes");
+    if (ec == http::error::body_limit)
+        throw ProtocolError("response body from " + where + " exceeds the limit of " +
+                            std::to_string(request_body_limit) + " bytes");
+    if (is_http_error(ec)) throw ProtocolError("malformed HTTP response from " + where + ": " + msg);
+    throw ConnectionError("error reading the response from " + where + ": " + msg, kind_of(ec));
+}
+
+}  // namespace
+
+// ---- URL ------------------------------------------------------------------------------------------
+
+Url parse_url(std::string_view url) {
+    const auto bad = [&](const std::string& why) {
+        return InvalidUrl("invalid URL '" + printable(url) + "': " + why);
+    };
+    if (url.empty()) throw InvalidUrl("invalid URL: empty string (expected http://host[:port][/path])");
+    for (char c : url) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20 || u == 0x7f) throw bad("contains whitespace or control characters");
+    }
+    const auto sep = url.find("://");
+    if (sep == std::string_view::npos) throw bad("missing scheme (expected http://host[:port][/path])");
+    std::string scheme;
+    for (char c : url.substr(0, sep)) scheme += ascii_lower(c);
+    if (scheme == "https") throw bad("https is not supported (plain http:// only)");
+    if (scheme != "http") throw bad("unsupported scheme '" + scheme + "' (plain http:// only)");
+
+    const std::string_view rest = url.substr(sep + 3);
+    const auto end = rest.find_first_of("/?#");
+    const std::string_view authority = rest.substr(0, end);
+    std::string_view tail = end == std::string_view::npos ? std::string_view{} : rest.substr(end);
+    if (authority.find('@') != std::string_view::npos) throw bad("user info (user@host) is not supported");
+
+    Url out{{}, 80, {}};
+    std::string_view host, port;
+    bool has_port = false;
+    if (!authority.empty() && authority.front() == '[') {
+        const auto close = authority.find(']');
+        if (close == std::string_view::npos) throw bad("unterminated '[' in the host");
+        host = authority.substr(1, close - 1);
+        const std::string_view after = authority.substr(close + 1);
+        if (!after.empty()) {
+            if (after.front() != ':') throw bad("unexpected characters after ']'");
+            has_port = true;
+            port = after.substr(1);
+        }
+        beast::error_code ec;
+        net::ip::make_address_v6(std::string(host), ec);
+        if (host.empty() || ec) throw bad("invalid IPv6 address '" + std::string(host) + "'");
+    } else {
+        const auto colon = authority.find(':');
+        host = authority.substr(0, colon);
+        if (colon != std::string_view::npos) {
+            has_port = true;
+            port = authority.substr(colon + 1);
+        }
+        if (host.empty()) throw bad("missing host");
+        for (char c : host)
+            if (!(is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_'))
+                throw bad("invalid character '" + printable(std::string_view(&c, 1)) + "' in the host");
+    }
+    if (has_port) {
+        if (port.empty()) throw bad("empty port");
+        if (port.size() > 5 || !std::all_of(port.begin(), port.end(), is_digit))
+            throw bad("port must be a number from 1 to 65535");
+        const unsigned long value = std::stoul(std::string(port));
+        if (value < 1 || value > 65535) throw bad("port must be a number from 1 to 65535");
+        out.port = static_cast<std::uint16_t>(value);
+    }
+    for (char c : host) out.host += ascii_lower(c);
+
+    const auto hash = tail.find('#');
+    if (hash != std::string_view::npos) tail = tail.substr(0, hash);
+    if (tail.empty() || tail.front() != '/') out.target = "/";
+    out.target += std::string(tail);
+    return out;
+}
+
+std::string library_version() {
+    return std::to_string(BOOST_VERSION / 100000) + "." + std::to_string(BOOST_VERSION / 100 % 1000) + "." +
+           std::to_string(BOOST_VERSION % 100);
+}
+
+// ---- Client ---------------------------------------------------------------------------------------
+
+class Client::Guard {
+public:
+    explicit Guard(std::atomic<bool>& busy) : busy_(busy) {
+        if (busy_.exchange(true, std::memory_order_acquire)) throw ConcurrentUse();
+    }
+    ~Guard() { busy_.store(false, std::memory_order_release); }
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+
+private:
+    std::atomic<bool>& busy_;
+};
+
+struct Client::Impl {
+    // Beast reads at most the buffer's free capacity (and at most 64 KiB) per read_some: without the
+    // reserve, a flat_buffer would read bodies 512 bytes at a time.
+    explicit Impl(Client& client) : owner(client) { buffer.reserve(64 * 1024); }
+
+    Client& owner;
+    net::io_context ioc{1};  // declared first: destroyed last
+    tcp::resolver resolver{ioc};
+    beast::tcp_stream stream{ioc};
+    beast::flat_buffer buffer;
+    std::string host;  // what the open connection is connected to
+    std::uint16_t port = 0;
+    bool open = false;
+
+    struct ResolveState {
+        bool done = false;
+        beast::error_code ec;
+        tcp::resolver::results_type results;
+    };
+
+    void drop() {
+        beast::error_code ignored;
+        stream.socket().close(ignored);
+        buffer.clear();
+        open = false;
+        owner.connected_.store(false, std::memory_order_relaxed);
+    }
+
+    // Closes the socket (and cancels a resolve) so that the pending operation completes. Socket
+    // operations complete at once with operation_aborted and are drained here, because their handlers
+    // refer to the caller's stack. A resolve cannot be interrupted (getaddrinfo runs on Asio's private
+    // thread): it is abandoned instead; its handler only holds a shared_ptr.
+    void abort(const bool& done, bool drain) {
+        resolver.cancel();
+        drop();
+        if (!drain) return;
+        ioc.restart();
+        while (!done) {
+            if (ioc.run_one() == 0) break;
+        }
+    }
+
+    // Runs the io_context until `done`, checking the deadline and the cancel callback between slices.
+    void wait(const bool& done, Clock::time_point deadline, const CancelCheck& cancel, Phase phase, bool drain,
+              const std::string& where) {
+        while (!done) {
+            const auto now = Clock::now();
+            if (now >= deadline) {
+                abort(done, drain);
+                throw TimeoutError("request to " + where + " timed out after " + seconds_text(owner.timeout_) +
+                                   " (while " + phase_text(phase) + ")");
+            }
+            const auto until = std::min(deadline, now + owner.poll_interval_);
+            if (ioc.stopped()) ioc.restart();
+            try {
+                while (!done && ioc.run_one_until(until) != 0) {
+                }
+            } catch (...) {  // thrown by a handler (e.g. bad_alloc while storing the body)
+                abort(done, drain);
+                throw;
+            }
+            if (done) return;
+            if (ioc.stopped()) {  // out of work although the operation has not completed: a bug
+                abort(done, drain);
+                throw Error("internal error: no pending operation while " + std::string(phase_text(phase)) +
+                            " for " + where);
+            }
+            if (cancel) {
+                bool stop = false;
+                try {
+                    stop = cancel();
+                } catch (...) {
+                    abort(done, drain);
+                    throw;
+                }
+                if (stop) {
+                    abort(done, drain);
+                    throw Cancelled("request to " + where + " cancelled (while " + phase_text(phase) + ")");
+                }
+            }
+        }
+    }
+
+    // Makes sure a connection to u is open; returns true when an existing one is re-used.
+    bool connect(const Url& u, Clock::time_point deadline, const CancelCheck& cancel, const std::string& where) {
+        if (open && u.port == port && u.host == host) return true;
+        drop();
+        std::vector<tcp::endpoint> endpoints;
+        beast::error_code ec;
+        const auto address = net::ip::make_address(u.host, ec);
+        if (!ec) {
+            endpoints.emplace_back(address, u.port);
+        } else {
+            auto state = std::make_shared<ResolveState>();
+            resolver.async_resolve(u.host, std::to_string(u.port), tcp::resolver::numeric_service,
+                                   [state](const beast::error_code& e, tcp::resolver::results_type r) {
+                                       state->ec = e;
+                                       state->results = std::move(r);
+                                       state->done = true;
+                                   });
+            wait(state->done, deadline, cancel, Phase::resolve, false, where);
+            if (state->ec) fail(state->ec, Phase::resolve, where);
+            for (const auto& entry : state->results) endpoints.push_back(entry.endpoint());
+            if (endpoints.empty()) throw ConnectionError("cannot resolve the host of " + where + ": no addresses");
+        }
+        bool done = false;
+        stream.async_connect(endpoints, [&](const beast::error_code& e, const tcp::endpoint&) {
+            ec = e;
+            done = true;
+        });
+        wait(done, deadline, cancel, Phase::connect, true, where);
+        if (ec) {
+            drop();
+            fail(ec, Phase::connect, where);
+        }
+        beast::error_code ignored;
+        stream.socket().set_option(tcp::no_delay(true), ignored);
+        buffer.clear();
+        host = u.host;
+        port = u.port;
+        open = true;
+        owner.connected_.store(true, std::memory_order_relaxed);
+        owner.connections_.fetch_add(1, std::memory_order_relaxed);
+        return false;
+    }
+
+    // One request/response exchange, with the single transparent retry of a stale kept-alive connection.
+    // `reader` is (re)created for each attempt; after a failure it holds what was received.
+    void roundtrip(const Url& u, http::request<http::string_body>& req, std::optional<ResponseReader>& reader,
+                   bool keep, std::uint64_t body_limit, const CancelCheck& cancel) {
+        const auto deadline = Clock::now() + owner.timeout_;
+        const std::string where = host_port(u.host, u.port);
+        const bool head = req.method() == http::verb::head;
+        for (int attempt = 0;; ++attempt) {
+            reader.reset();
+            const bool reused = connect(u, deadline, cancel, where);
+            const bool may_retry = reused && attempt == 0;
+
+            beast::error_code ec;
+            bool done = false;
+            http::async_write(stream, req, [&](const beast::error_code& e, std::size_t) {
+                ec = e;
+                done = true;
+            });
+            wait(done, deadline, cancel, Phase::write, true, where);
+            if (ec) {
+                drop();
+                if (may_retry && is_stale_connection(ec)) continue;
+                fail(ec, Phase::write, where);
+            }
+
+            bool retry = false;
+            bool interim = false;  // a 1xx interim response was received: the response has started
+            for (;;) {
+                ResponseReader& parser = reader.emplace(keep, keep);
+                parser.header_limit(header_limit);
+                parser.body_limit(body_limit);
+                if (head) parser.skip(true);
+                done = false;
+                http::async_read(stream, buffer, parser, [&](const beast::error_code& e, std::size_t) {
+                    ec = e;
+                    done = true;
+                });
+                wait(done, deadline, cancel, Phase::read, true, where);
+                if (ec) {
+                    const bool started = interim || parser.got_some();
+                    drop();
+                    if (may_retry && !started && is_stale_connection(ec)) {
+                        retry = true;
+                        break;
+                    }
+                    fail(ec, Phase::read, where);
+                }
+                // 1xx interim responses (100 Continue, 103 Early Hints) have no body: the final one follows
+                if (parser.status >= 100 && parser.status < 200 && parser.status != 101) {
+                    interim = true;
+                    continue;
+                }
+                break;
+            }
+            if (retry) continue;
+            const ResponseReader& parser = *reader;
+            // Connection: close, HTTP/1.0, a body delimited by EOF, or a protocol switch we did not ask for
+            if (!parser.keep_alive() || parser.status == 101) drop();
+            return;
+        }
+    }
+};
+
+namespace {
+
+http::request<http::string_body> make_request(std::string_view method, const Url& u, const Headers& headers,
+                                              std::string_view body) {
+    if (!is_token(method)) throw std::invalid_argument("invalid HTTP method '" + printable(method) + "'");
+    http::request<http::string_body> req;
+    const auto verb = http::string_to_verb(bsv(method));
+    if (verb == http::verb::unknown)
+        req.method_string(bsv(method));
+    else
+        req.method(verb);
+    req.target(u.target);
+    req.version(11);
+    for (const auto& [name, value] : headers) {
+        if (!is_token(name)) throw std::invalid_argument("invalid header name '" + printable(name) + "'");
+        if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
+            throw std::invalid_argument("invalid value for header '" + name + "' (contains CR, LF or NUL)");
+        req.insert(name, value);
+    }
+    if (req.find(http::field::host) == req.end())
+        req.set(http::field::host, u.port == 80 ? (u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host)
+                                                : host_port(u.host, u.port));
+    if (req.find(http::field::user_agent) == req.end())
+        req.set(http::field::user_agent, std::string("beast-client/") + version + " " + BOOST_BEAST_VERSION_STRING);
+    req.body().assign(body.data(), body.size());
+    req.prepare_payload();
+    return req;
+}
+
+}  // namespace
+
+Client::Client(std::chrono::nanoseconds timeout, std::chrono::nanoseconds poll_interval)
+    : timeout_(timeout), poll_interval_(poll_interval) {
+    if (timeout_.count() <= 0) throw std::invalid_argument("timeout must be > 0");
+    if (poll_interval_.count() <= 0) throw std::invalid_argument("poll interval must be > 0");
+    const auto ten_years = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::hours(24 * 3653));
+    timeout_ = std::min(timeout_, ten_years);
+    poll_interval_ = std::min(poll_interval_, ten_years);
+    impl_ = std::make_unique<Impl>(*this);
+}
+
+Client::~Client() = default;
+
+int Client::get(std::string_view url, const CancelCheck& cancel) {
+    Guard guard(busy_);
+    last_body_bytes_.store(0, std::memory_order_relaxed);
+    const Url u = parse_url(url);
+    auto req = make_request("GET", u, {}, {});
+    std::optional<ResponseReader> reader;
+    try {
+        impl_->roundtrip(u, req, reader, false, std::numeric_limits<std::uint64_t>::max(), cancel);
+    } catch (...) {
+        if (reader) last_body_bytes_.store(static_cast<std::size_t>(reader->body_bytes), std::memory_order_relaxed);
+        throw;
+    }
+    last_body_bytes_.store(static_cast<std::size_t>(reader->body_bytes), std::memory_order_relaxed);
+    return reader->status;
+}
+
+Response Client::request(std::string_view method, std::string_view url, const Headers& headers,
+                         std::string_view body, const CancelCheck& cancel) {
+    Guard guard(busy_);
+    last_body_bytes_.store(0, std::memory_order_relaxed);
+    const Url u = parse_url(url);
+    auto req = make_request(method, u, headers, body);
+    std::optional<ResponseReader> reader;
+    try {
+        impl_->roundtrip(u, req, reader, true, request_body_limit, cancel);
+    } catch (...) {
+        if (reader) last_body_bytes_.store(static_cast<std::size_t>(reader->body_bytes), std::memory_order_relaxed);
+        throw;
+    }
+    last_body_bytes_.store(static_cast<std::size_t>(reader->body_bytes), std::memory_order_relaxed);
+    Response out;
+    out.status = reader->status;
+    out.headers = std::move(reader->headers);
+    out.body = std::move(reader->body);
+    return out;
+}
+
+void Client::close() {
+    Guard guard(busy_);
+    impl_->drop();
+}
+
+std::size_t Client::last_body_bytes() const noexcept { return last_body_bytes_.load(std::memory_order_relaxed); }
+std::size_t Client::connections_opened() const noexcept { return connections_.load(std::memory_order_relaxed); }
+bool Client::connected() const noexcept { return connected_.load(std::memory_order_relaxed); }
+
+}  // namespace beast_client

@@ -1,0 +1,432 @@
+// beast-driver: the clientbench driver contract (docs/raw-format.md) for the Boost.Beast client.
+//
+// W std::threads, each with its own beast_client::Client (own keep-alive connection); K untimed warmup
+// requests; then every worker waits at a start gate: once all are ready, main takes t0 (and the process
+// CPU time) and opens the gate, so no timed loop starts before t0. Then N sequential timed GETs per
+// worker (with --connection new, a new Client, hence a new connection, for every timed request, created
+// inside the timed section). Prints one clientbench.raw/1 JSON document on stdout.
+#include "beast_client/client.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr const char* kProg = "beast-driver";
+
+std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+// ---- command line -----------------------------------------------------------------------------------
+
+struct Options {
+    std::string url;
+    long workers = 10;
+    long requests = 100;
+    long warmup = 0;
+    double timeout = 30.0;
+    bool new_connection = false;  // --connection new
+};
+
+struct UsageError {
+    std::string message;
+};
+
+const char* kUsage =
+    "usage: beast-driver --url URL [--workers W] [--requests N] [--warmup K] [--timeout SECONDS]\n"
+    "                    [--connection keep-alive|new]\n"
+    "\n"
+    "Runs the clientbench workload with the Boost.Beast client and prints one clientbench.raw/1\n"
+    "JSON document on stdout (see docs/raw-format.md).\n"
+    "\n"
+    "  --url URL          URL every request goes to (http://host:port/path), required\n"
+    "  --workers W        threads, each with its own client (default 10)\n"
+    "  --requests N       timed requests per worker (default 100)\n"
+    "  --warmup K         untimed requests per worker before the timed loop (default 0)\n"
+    "  --timeout SECONDS  per-request timeout (default 30)\n"
+    "  --connection C     keep-alive: one connection per worker (default); new: a new client and\n"
+    "                     connection for every timed request\n"
+    "  -h, --help         show this help\n";
+
+long parse_int(const std::string& flag, const std::string& text, long min) {
+    long value = 0;
+    const char* first = text.data();
+    const char* last = first + text.size();
+    const auto [ptr, ec] = std::from_chars(first, last, value);
+    if (text.empty() || ec != std::errc() || ptr != last)
+        throw UsageError{flag + " expects an integer, got '" + text + "'"};
+    if (value < min) throw UsageError{flag + " must be >= " + std::to_string(min) + ", got " + text};
+    return value;
+}
+
+double parse_seconds(const std::string& flag, const std::string& text) {
+    char* end = nullptr;
+    const double value = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+        throw UsageError{flag + " expects a number of seconds, got '" + text + "'"};
+    if (!(value > 0)) throw UsageError{flag + " must be > 0, got " + text};
+    return value;
+}
+
+// Returns nullopt for --help.
+std::optional<Options> parse_args(int argc, char** argv) {
+    Options o;
+    bool have_url = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg == "-h" || arg == "--help") return std::nullopt;
+        std::string value;
+        bool inline_value = false;
+        if (const auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+            value = arg.substr(eq + 1);
+            arg = arg.substr(0, eq);
+            inline_value = true;
+        }
+        if (arg != "--url" && arg != "--workers" && arg != "--requests" && arg != "--warmup" && arg != "--timeout" &&
+            arg != "--connection")
+            throw UsageError{"unknown argument '" + std::string(argv[i]) + "'"};
+        if (!inline_value) {
+            if (i + 1 >= argc) throw UsageError{arg + " expects a value"};
+            value = argv[++i];
+        }
+        if (arg == "--url") {
+            if (value.empty()) throw UsageError{"--url must not be empty"};
+            o.url = value;
+            have_url = true;
+        } else if (arg == "--workers") {
+            o.workers = parse_int(arg, value, 1);
+        } else if (arg == "--requests") {
+            o.requests = parse_int(arg, value, 1);
+        } else if (arg == "--warmup") {
+            o.warmup = parse_int(arg, value, 0);
+        } else if (arg == "--connection") {
+            if (value != "keep-alive" && value != "new")
+                throw UsageError{"--connection must be keep-alive or new, got '" + value + "'"};
+            o.new_connection = value == "new";
+        } else {
+            o.timeout = parse_seconds(arg, value);
+        }
+    }
+    if (!have_url) throw UsageError{"the following argument is required: --url"};
+    return o;
+}
+
+// ---- JSON output ------------------------------------------------------------------------------------
+
+// Appends s as a JSON string literal. Invalid UTF-8 is replaced with U+FFFD so the document is always
+// valid JSON (error messages can quote bytes from the network or the command line).
+void json_string(std::string& out, std::string_view s) {
+    static const char* hex = "0123456789abcdef";
+    out += '"';
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            switch (c) {
+                case '"': out += "\\\""; break;
+                case '\\': out += "\\\\"; break;
+                case '\n': out += "\\n"; break;
+                case '\r': out += "\\r"; break;
+                case '\t': out += "\\t"; break;
+                case '\b': out += "\\b"; break;
+                case '\f': out += "\\f"; break;
+                default:
+                    if (c < 0x20) {
+                        out += "\\u00";
+                        out += hex[c >> 4];
+                        out += hex[c & 0xf];
+                    } else {
+                        out += static_cast<char>(c);
+                    }
+            }
+            ++i;
+            continue;
+        }
+        // multi-byte sequence: validate (no overlongs, no surrogates, <= U+10FFFF)
+        std::size_t len = 0;
+        std::uint32_t cp = 0;
+        if (c >= 0xc2 && c <= 0xdf) {
+            len = 2;
+            cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            len = 3;
+            cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            len = 4;
+            cp = c & 0x07;
+        }
+        bool ok = len != 0 && i + len <= s.size();
+        for (std::size_t k = 1; ok && k < len; ++k) {
+            const auto cc = static_cast<unsigned char>(s[i + k]);
+            if ((cc & 0xc0) != 0x80) ok = false;
+            cp = (cp << 6) | (cc & 0x3f);
+        }
+        if (ok) {
+            if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+                ok = false;
+        }
+        if (ok) {
+            out.append(s.data() + i, len);
+            i += len;
+        } else {
+            out += "\\ufffd";
+            ++i;
+        }
+    }
+    out += '"';
+}
+
+void json_double(std::string& out, double v) {
+    char buf[64];
+    const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    std::string text(buf, ec == std::errc() ? ptr : buf);
+    if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+    out += text;
+}
+
+// ---- workload -----------------------------------------------------------------------------------------
+
+struct Failure {
+    long index;
+    std::string reason;
+    std::optional<int> status;
+};
+
+struct Worker {
+    std::vector<std::int64_t> starts;
+    std::vector<std::int64_t> latencies;
+    std::vector<Failure> failures;
+    std::uint64_t bytes = 0;
+    std::int64_t loop_start = 0;
+    std::int64_t loop_end = 0;
+    std::string setup_error;  // non-empty when the client could not be created
+};
+
+// Workers arrive when ready and wait until main opens the gate; main waits until all have arrived.
+class StartGate {
+public:
+    explicit StartGate(std::size_t workers) : workers_(workers) {}
+    void arrive_and_wait() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ++arrived_;
+        cv_.notify_all();
+        cv_.wait(lock, [this] { return open_; });
+    }
+    void wait_all_arrived() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [this] { return arrived_ >= workers_; });
+    }
+    void open() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        open_ = true;
+        cv_.notify_all();
+    }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::size_t workers_;
+    std::size_t arrived_ = 0;
+    bool open_ = false;
+};
+
+std::int64_t process_cpu_ns() {
+    timespec ts{};
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return 0;
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::string one_line(std::string text) {
+    for (char& c : text)
+        if (c == '\n' || c == '\r') c = ' ';
+    const auto first = text.find_first_not_of(' ');
+    const auto last = text.find_last_not_of(' ');
+    return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
+}
+
+std::string describe(const std::exception& e) {
+    std::string name = "std::exception";
+    if (const auto* err = dynamic_cast<const beast_client::Error*>(&e))
+        name = err->type_name();
+    else if (dynamic_cast<const beast_client::ConcurrentUse*>(&e))
+        name = "ConcurrentUse";
+    else if (dynamic_cast<const std::bad_alloc*>(&e))
+        name = "std::bad_alloc";
+    else if (dynamic_cast<const std::invalid_argument*>(&e))
+        name = "std::invalid_argument";
+    else if (dynamic_cast<const std::system_error*>(&e))
+        name = "std::system_error";
+    const std::string text = one_line(e.what());
+    return text.empty() ? name : name + ": " + text;
+}
+
+void run_worker(const Options& o, Worker& w, StartGate& gate) {
+    std::unique_ptr<beast_client::Client> client;
+    const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(std::min(o.timeout, 3.0e8)));
+    try {
+        client = std::make_unique<beast_client::Client>(timeout);
+        for (long k = 0; k < o.warmup; ++k) {
+            try {
+                client->get(o.url);
+            } catch (const std::exception&) {  // warmup failures are not measured
+            }
+        }
+    } catch (const std::exception& e) {  // still arrive at the gate so nobody waits forever
+        w.setup_error = describe(e);
+        client.reset();
+    }
+    w.starts.reserve(static_cast<std::size_t>(o.requests));
+    w.latencies.reserve(static_cast<std::size_t>(o.requests));
+    gate.arrive_and_wait();
+
+    w.loop_start = now_ns();
+    for (long i = 0; i < o.requests; ++i) {
+        const std::int64_t start = now_ns();
+        std::optional<int> status;
+        std::uint64_t nbytes = 0;
+        std::string error;
+        if (!client && !o.new_connection) {
+            error = w.setup_error.empty() ? "RuntimeError: no client" : w.setup_error;
+        } else {
+            try {
+                if (o.new_connection) {  // a fresh client (and connection) for every request
+                    client.reset();
+                    client = std::make_unique<beast_client::Client>(timeout);
+                }
+                status = client->get(o.url);
+                nbytes = client->last_body_bytes();
+            } catch (const std::exception& e) {
+                error = describe(e);
+            }
+        }
+        const std::int64_t end = now_ns();
+        w.starts.push_back(start);
+        w.latencies.push_back(end - start);
+        w.bytes += nbytes;
+        if (!error.empty())
+            w.failures.push_back({i, error, std::nullopt});
+        else if (*status != 200)
+            w.failures.push_back({i, "status " + std::to_string(*status), status});
+    }
+    w.loop_end = now_ns();
+}
+
+std::string document(const Options& o, const std::vector<Worker>& workers, std::int64_t t0, std::int64_t wall,
+                     std::int64_t cpu) {
+    std::string out;
+    out.reserve(256 + workers.size() * static_cast<std::size_t>(o.requests) * 24);
+    out += "{\"schema\":\"clientbench.raw/1\",\"client\":{\"language\":\"C++\",\"library\":\"beast\",\"library_version\":";
+    json_string(out, beast_client::library_version());
+    out += ",\"mode\":\"sync\",\"gil\":null,\"notes\":";
+    json_string(out, std::string("beast-client ") + beast_client::version + ", one io_context per thread");
+    out += "},\"workload\":{\"url\":";
+    json_string(out, o.url);
+    out += ",\"workers\":" + std::to_string(o.workers) + ",\"requests\":" + std::to_string(o.requests) +
+           ",\"warmup\":" + std::to_string(o.warmup) + ",\"timeout_s\":";
+    json_double(out, o.timeout);
+    out += std::string(",\"connection\":\"") + (o.new_connection ? "new" : "keep-alive") + "\"";
+    out += "},\"wall_ns\":" + std::to_string(wall) + ",\"cpu_ns\":" + std::to_string(std::max<std::int64_t>(0, cpu)) +
+           ",\"workers\":[";
+    for (std::size_t k = 0; k < workers.size(); ++k) {
+        const Worker& w = workers[k];
+        if (k) out += ',';
+        out += "{\"elapsed_ns\":" + std::to_string(std::max<std::int64_t>(0, w.loop_end - w.loop_start));
+        out += ",\"start_ns\":[";
+        for (std::size_t j = 0; j < w.starts.size(); ++j) {
+            if (j) out += ',';
+            out += std::to_string(std::max<std::int64_t>(0, w.starts[j] - t0));
+        }
+        out += "],\"latencies_ns\":[";
+        for (std::size_t j = 0; j < w.latencies.size(); ++j) {
+            if (j) out += ',';
+            out += std::to_string(std::max<std::int64_t>(0, w.latencies[j]));
+        }
+        out += "],\"bytes\":" + std::to_string(w.bytes) + ",\"failures\":[";
+        for (std::size_t j = 0; j < w.failures.size(); ++j) {
+            const Failure& f = w.failures[j];
+            if (j) out += ',';
+            out += "{\"index\":" + std::to_string(f.index) + ",\"reason\":";
+            json_string(out, f.reason);
+            out += ",\"status\":" + (f.status ? std::to_string(*f.status) : std::string("null")) + "}";
+        }
+        out += "]}";
+    }
+    out += "]}\n";
+    return out;
+}
+
+int run(const Options& o) {
+    std::vector<Worker> workers(static_cast<std::size_t>(o.workers));
+    StartGate gate(workers.size());
+    std::vector<std::thread> threads;
+    threads.reserve(workers.size());
+    try {
+        for (auto& w : workers) threads.emplace_back(run_worker, std::cref(o), std::ref(w), std::ref(gate));
+    } catch (const std::exception& e) {
+        // the started threads wait on the barrier forever: nothing sensible to do but leave
+        std::fprintf(stderr, "%s: cannot start %ld threads: %s\n", kProg, o.workers, e.what());
+        std::fflush(stderr);
+        std::_Exit(1);
+    }
+    gate.wait_all_arrived();
+    const std::int64_t t0 = now_ns();
+    const std::int64_t cpu0 = process_cpu_ns();
+    gate.open();
+    for (auto& t : threads) t.join();
+    const std::int64_t wall = now_ns() - t0;
+    const std::int64_t cpu = process_cpu_ns() - cpu0;
+
+    const std::string doc = document(o, workers, t0, wall, cpu);
+    if (std::fwrite(doc.data(), 1, doc.size(), stdout) != doc.size() || std::fflush(stdout) != 0) {
+        std::fprintf(stderr, "%s: cannot write the result to stdout\n", kProg);
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::optional<Options> options;
+    try {
+        options = parse_args(argc, argv);
+        if (options) beast_client::parse_url(options->url);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "%s: error: %s (see --help)\n", kProg, e.message.c_str());
+        return 2;
+    } catch (const beast_client::InvalidUrl& e) {
+        std::fprintf(stderr, "%s: error: --url: %s\n", kProg, one_line(e.what()).c_str());
+        return 2;
+    }
+    if (!options) {
+        std::fputs(kUsage, stdout);
+        return 0;
+    }
+    try {
+        return run(*options);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: internal error: %s\n", kProg, one_line(e.what()).c_str());
+        return 1;
+    }
+}

@@ -1,0 +1,608 @@
+// The client against a tiny raw-socket HTTP server on 127.0.0.1 (canned answers, one thread per
+// connection). Every test is bounded in time: client timeouts are short and the server shuts its
+// sockets down when it is destroyed.
+#include "beast_client/client.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using namespace std::chrono_literals;
+using beast_client::Client;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+class TestServer;
+
+// One accepted connection, handed to the test's handler on its own thread.
+class Conn {
+public:
+    Conn(std::shared_ptr<tcp::socket> sock, int index, TestServer& server)
+        : sock_(std::move(sock)), index_(index), server_(server) {}
+
+    int index() const { return index_; }
+
+    // Reads one request (headers + Content-Length body). False on EOF / error / shutdown.
+    bool read_request(std::string* out = nullptr);
+    bool write(const std::string& data) {
+        boost::system::error_code ec;
+        net::write(*sock_, net::buffer(data), ec);
+        return !ec;
+    }
+    void close() {
+        boost::system::error_code ec;
+        sock_->shutdown(tcp::socket::shutdown_both, ec);
+        sock_->close(ec);
+    }
+    // Closes with SO_LINGER 0: the peer sees a reset.
+    void reset() {
+        boost::system::error_code ec;
+        sock_->set_option(net::socket_base::linger(true, 0), ec);
+        sock_->close(ec);
+    }
+    // Blocks until the peer closes or the server shuts down.
+    void wait_closed() {
+        char c[256];
+        boost::system::error_code ec;
+        while (!ec) sock_->read_some(net::buffer(c), ec);
+    }
+
+private:
+    std::shared_ptr<tcp::socket> sock_;
+    int index_;
+    TestServer& server_;
+    std::string buf_;
+};
+
+class TestServer {
+public:
+    using Handler = std::function<void(Conn&)>;
+
+    explicit TestServer(Handler handler) : handler_(std::move(handler)), acceptor_(ioc_) {
+        const tcp::endpoint ep(net::ip::make_address("127.0.0.1"), 0);
+        acceptor_.open(ep.protocol());
+        acceptor_.set_option(tcp::acceptor::reuse_address(true));
+        acceptor_.bind(ep);
+        acceptor_.listen();
+        port_ = acceptor_.local_endpoint().port();
+        accept_thread_ = std::thread([this] { accept_loop(); });
+    }
+
+    ~TestServer() {
+        stopping_ = true;
+        {  // unblock accept() by connecting to ourselves
+            boost::system::error_code ec;
+            tcp::socket s(ioc_);
+            s.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port_), ec);
+            accept_thread_.join();
+        }
+        std::vector<std::thread> threads;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            for (auto& s : sockets_) {
+                boost::system::error_code ec;
+                s->shutdown(tcp::socket::shutdown_both, ec);
+            }
+            threads.swap(threads_);
+        }
+        for (auto& t : threads) t.join();
+    }
+
+    std::uint16_t port() const { return port_; }
+    std::string url(const std::string& path = "/") const {
+        return "http://127.0.0.1:" + std::to_string(port_) + path;
+    }
+    int accepts() const { return accepts_.load(); }
+
+    std::vector<std::string> requests() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return requests_;
+    }
+    void record(const std::string& request) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        requests_.push_back(request);
+        cv_.notify_all();
+    }
+    // Waits until `n` requests were received (bounded).
+    bool wait_requests(std::size_t n, std::chrono::milliseconds limit = 2000ms) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        return cv_.wait_for(lock, limit, [&] { return requests_.size() >= n; });
+    }
+
+private:
+    void accept_loop() {
+        for (;;) {
+            auto sock = std::make_shared<tcp::socket>(ioc_);
+            boost::system::error_code ec;
+            acceptor_.accept(*sock, ec);
+            if (stopping_ || ec) return;
+            const int index = accepts_++;
+            std::lock_guard<std::mutex> lock(mutex_);
+            sockets_.push_back(sock);
+            threads_.emplace_back([this, sock, index] {
+                Conn conn(sock, index, *this);
+                try {
+                    handler_(conn);
+                } catch (...) {
+                }
+            });
+        }
+    }
+
+    Handler handler_;
+    net::io_context ioc_;
+    tcp::acceptor acceptor_;
+    std::uint16_t port_ = 0;
+    std::atomic<bool> stopping_{false};
+    std::atomic<int> accepts_{0};
+    std::thread accept_thread_;
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::vector<std::shared_ptr<tcp::socket>> sockets_;
+    std::vector<std::thread> threads_;
+    std::vector<std::string> requests_;
+};
+
+bool Conn::read_request(std::string* out) {
+    boost::system::error_code ec;
+    std::size_t header_end;
+    while ((header_end = buf_.find("\r\n\r\n")) == std::string::npos) {
+        char chunk[4096];
+        const std::size_t n = sock_->read_some(net::buffer(chunk), ec);
+        if (ec) return false;
+        buf_.append(chunk, n);
+    }
+    std::size_t length = 0;
+    std::string lower;
+    for (std::size_t i = 0; i < header_end; ++i) lower += static_cast<char>(std::tolower(buf_[i]));
+    if (const auto p = lower.find("\r\ncontent-length:"); p != std::string::npos)
+        length = std::stoul(lower.substr(p + 17));
+    const std::size_t total = header_end + 4 + length;
+    while (buf_.size() < total) {
+        char chunk[4096];
+        const std::size_t n = sock_->read_some(net::buffer(chunk), ec);
+        if (ec) return false;
+        buf_.append(chunk, n);
+    }
+    const std::string request = buf_.substr(0, total);
+    buf_.erase(0, total);
+    server_.record(request);
+    if (out) *out = request;
+    return true;
+}
+
+const std::string kHello = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello";
+
+// Answers every request on the connection with `response`.
+TestServer::Handler answer_all(std::string response) {
+    return [response](Conn& c) {
+        while (c.read_request()) c.write(response);
+    };
+}
+
+std::uint16_t unused_port() {
+    net::io_context ioc;
+    tcp::acceptor a(ioc, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+    return a.local_endpoint().port();
+}
+
+double ms_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+// ---- success paths ------------------------------------------------------------------------------------
+
+TEST(Client, GetReadsBodyAndReusesTheConnection) {
+    TestServer server(answer_all(kHello));
+    Client c(2s);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(c.get(server.url("/x")), 200);
+        EXPECT_EQ(c.last_body_bytes(), 5u);
+    }
+    EXPECT_EQ(server.accepts(), 1);
+    EXPECT_EQ(c.connections_opened(), 1u);
+    EXPECT_TRUE(c.connected());
+    const auto reqs = server.requests();
+    ASSERT_EQ(reqs.size(), 3u);
+    EXPECT_EQ(reqs[0].rfind("GET /x HTTP/1.1\r\n", 0), 0u) << reqs[0];
+    EXPECT_NE(reqs[0].find("Host: 127.0.0.1:" + std::to_string(server.port()) + "\r\n"), std::string::npos);
+}
+
+TEST(Client, NonSuccessStatusIsReturned) {
+    TestServer server(answer_all("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\noops"));
+    Client c(2s);
+    EXPECT_EQ(c.get(server.url()), 500);
+    EXPECT_EQ(c.last_body_bytes(), 4u);
+    const auto r = c.request("GET", server.url());
+    EXPECT_EQ(r.status, 500);
+    EXPECT_EQ(r.body, "oops");
+    EXPECT_EQ(server.accepts(), 1);
+}
+
+TEST(Client, ConnectionCloseMakesTheNextRequestReconnect) {
+    TestServer server([](Conn& c) {
+        if (c.read_request()) c.write("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok");
+        c.close();
+    });
+    Client c(2s);
+    EXPECT_EQ(c.get(server.url()), 200);
+    EXPECT_FALSE(c.connected());
+    EXPECT_EQ(c.get(server.url()), 200);
+    EXPECT_EQ(server.accepts(), 2);
+    EXPECT_EQ(c.connections_opened(), 2u);
+}
+
+TEST(Client, ChunkedBody) {
+    TestServer server(answer_all(
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"));
+    Client c(2s);
+    EXPECT_EQ(c.get(server.url()), 200);
+    EXPECT_EQ(c.last_body_bytes(), 11u);
+    const auto r = c.request("GET", server.url());
+    EXPECT_EQ(r.body, "hello world");
+    EXPECT_EQ(server.accepts(), 1);  // chunked responses keep the connection
+}
+
+TEST(Client, BodyUntilEofThenReconnect) {
+    TestServer server([](Conn& c) {
+        if (c.read_request()) c.write("HTTP/1.1 200 OK\r\n\r\nhello until eof");
+        c.close();
+    });
+    Client c(2s);
+    EXPECT_EQ(c.get(server.url()), 200);
+    EXPECT_EQ(c.last_body_bytes(), 15u);
+    EXPECT_FALSE(c.connected());
+    EXPECT_EQ(c.request("GET", server.url()).body, "hello until eof");
+    EXPECT_EQ(server.accepts(), 2);
+}
+
+TEST(Client, LargeBodyAndLargeHeaders) {
+    const std::string body(8 * 1024 * 1024, 'x');
+    const std::string big_header(1024 * 1024, 'h');  // far over Beast's default 8 KiB header limit
+    TestServer server(answer_all("HTTP/1.1 200 OK\r\nX-Big: " + big_header +
+                                 "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+    Client c(10s);
+    EXPECT_EQ(c.get(server.url()), 200);
+    EXPECT_EQ(c.last_body_bytes(), body.size());
+    const auto r = c.request("GET", server.url());
+    EXPECT_EQ(r.body.size(), body.size());
+    bool found = false;
+    for (const auto& [name, value] : r.headers)
+        if (name == "X-Big") found = value.size() == big_header.size();
+    EXPECT_TRUE(found);
+}
+
+TEST(Client, RequestSendsMethodHeadersAndBody) {
+    TestServer server(answer_all("HTTP/1.1 201 Created\r\nX-Reply: yes\r\nContent-Length: 3\r\n\r\nabc"));
+    Client c(2s);
+    const auto r = c.request("POST", server.url("/echo?a=1"), {{"X-Test", "1"}, {"Content-Type", "text/plain"}},
+                             "payload");
+    EXPECT_EQ(r.status, 201);
+    EXPECT_EQ(r.body, "abc");
+    ASSERT_FALSE(r.headers.empty());
+    bool reply = false;
+    for (const auto& [name, value] : r.headers)
+        if (name == "X-Reply" && value == "yes") reply = true;
+    EXPECT_TRUE(reply);
+    const auto reqs = server.requests();
+    ASSERT_EQ(reqs.size(), 1u);
+    const std::string& q = reqs[0];
+    EXPECT_EQ(q.rfind("POST /echo?a=1 HTTP/1.1\r\n", 0), 0u) << q;
+    EXPECT_NE(q.find("X-Test: 1\r\n"), std::string::npos) << q;
+    EXPECT_NE(q.find("Content-Length: 7\r\n"), std::string::npos) << q;
+    EXPECT_EQ(q.substr(q.size() - 7), "payload");
+    EXPECT_EQ(c.last_body_bytes(), 3u);
+}
+
+TEST(Client, HeadSkipsTheBodyAndKeepsTheConnection) {
+    TestServer server([](Conn& c) {
+        std::string req;
+        while (c.read_request(&req)) {
+            if (req.rfind("HEAD ", 0) == 0)
+                c.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n");
+            else
+                c.write(kHello);
+        }
+    });
+    Client c(2s);
+    const auto r = c.request("HEAD", server.url());
+    EXPECT_EQ(r.status, 200);
+    EXPECT_TRUE(r.body.empty());
+    EXPECT_EQ(c.get(server.url()), 200);
+    EXPECT_EQ(c.last_body_bytes(), 5u);
+    EXPECT_EQ(server.accepts(), 1);
+}
+
+TEST(Client, HostChangeReconnects) {
+    TestServer a(answer_all(kHello));
+    TestServer b(answer_all(kHello));
+    Client c(2s);
+    EXPECT_EQ(c.get(a.url()), 200);
+    EXPECT_EQ(c.get(b.url()), 200);
+    EXPECT_EQ(c.get(a.url()), 200);
+    EXPECT_EQ(a.accepts(), 2);
+    EXPECT_EQ(b.accepts(), 1);
+}
+
+TEST(Client, CloseThenReuse) {
+    TestServer server(answer_all(kHello));
+    Client c(2s);
+    EXPECT_EQ(c.get(server.url()), 200);
+    c.close();
+    EXPECT_FALSE(c.connected());
+    EXPECT_EQ(c.get(server.url()), 200);
+    EXPECT_EQ(server.accepts(), 2);
+}
+
+TEST(Client, InvalidMethodOrHeaderIsRejectedBeforeSending) {
+    TestServer server(answer_all(kHello));
+    Client c(2s);
+    EXPECT_THROW(c.request("GE T", server.url()), std::invalid_argument);
+    EXPECT_THROW(c.request("GET", server.url(), {{"X-Evil", "a\r\nInjected: 1"}}), std::invalid_argument);
+    EXPECT_THROW(c.request("GET", server.url(), {{"Bad Name", "v"}}), std::invalid_argument);
+    EXPECT_EQ(server.accepts(), 0);
+}
+
+// ---- keep-alive retry rules ------------------------------------------------------------------------
+
+TEST(Client, IdleCloseBetweenRequestsIsRetriedOnce) {
+    TestServer server([](Conn& c) {
+        if (c.read_request()) c.write(kHello);
+        c.close();  // the idle keep-alive connection goes away before the next request
+    });
+    Client c(2s);
+    EXPECT_EQ(c.get(server.url()), 200);
+    EXPECT_TRUE(c.connected());  // the response said keep-alive
+    std::this_thread::sleep_for(50ms);  // let the FIN arrive
+    EXPECT_EQ(c.get(server.url()), 200);
+    EXPECT_EQ(c.request("GET", server.url()).body, "hello");
+    EXPECT_EQ(server.accepts(), 3);
+    EXPECT_EQ(c.connections_opened(), 3u);
+}
+
+TEST(Client, IdleResetBetweenRequestsIsRetriedOnce) {
+    TestServer server([](Conn& c) {
+        if (c.read_request()) c.write(kHello);
+        std::this_thread::sleep_for(20ms);
+        c.reset();
+    });
+    Client c(2s);
+    EXPECT_EQ(c.get(server.url()), 200);
+    std::this_thread::sleep_for(80ms);
+    EXPECT_EQ(c.get(server.url()), 200);
+    EXPECT_EQ(server.accepts(), 2);
+}
+
+TEST(Client, FreshConnectionIsNeverRetried) {
+    TestServer server([](Conn& c) {
+        c.read_request();
+        c.close();  // no response at all
+    });
+    Client c(2s);
+    try {
+        c.get(server.url());
+        FAIL() << "no error";
+    } catch (const beast_client::ConnectionError& e) {
+        EXPECT_NE(std::string(e.what()).find("127.0.0.1:" + std::to_string(server.port())), std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(server.accepts(), 1);
+}
+
+TEST(Client, NoRetryOnceTheResponseStarted) {
+    TestServer server([](Conn& c) {
+        if (!c.read_request()) return;
+        c.write(kHello);
+        if (!c.read_request()) return;
+        c.write("HTTP/1.1 200 OK\r\nContent-Le");  // the response starts, then the connection dies
+        c.close();
+    });
+    Client c(2s);
+    EXPECT_EQ(c.get(server.url()), 200);
+    EXPECT_THROW(c.get(server.url()), beast_client::ConnectionError);
+    EXPECT_EQ(server.accepts(), 1);
+}
+
+// ---- errors -------------------------------------------------------------------------------------
+
+TEST(Client, ConnectionRefused) {
+    const auto port = unused_port();
+    Client c(2s);
+    try {
+        c.get("http://127.0.0.1:" + std::to_string(port) + "/");
+        FAIL() << "no error";
+    } catch (const beast_client::ConnectionError& e) {
+        EXPECT_EQ(e.kind(), beast_client::ConnectionError::Kind::refused);
+        const std::string what = e.what();
+        EXPECT_NE(what.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << what;
+        EXPECT_NE(what.find("refused"), std::string::npos) << what;
+    }
+    EXPECT_FALSE(c.connected());
+}
+
+TEST(Client, ServerThatNeverAnswersTimesOut) {
+    TestServer server([](Conn& c) { c.wait_closed(); });
+    Client c(300ms);
+    const auto t0 = Clock::now();
+    try {
+        c.get(server.url());
+        FAIL() << "no error";
+    } catch (const beast_client::TimeoutError& e) {
+        EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+    }
+    const double ms = ms_since(t0);
+    EXPECT_GE(ms, 290.0);
+    EXPECT_LT(ms, 1000.0);
+    EXPECT_FALSE(c.connected());
+}
+
+TEST(Client, TimeoutBoundsTheWholeRequestNotEachRead) {
+    // headers at once, then one body byte every 50 ms: each read is quick, the whole is not
+    TestServer server([](Conn& c) {
+        if (!c.read_request()) return;
+        c.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n");
+        for (int i = 0; i < 100; ++i) {
+            if (!c.write("x")) return;
+            std::this_thread::sleep_for(50ms);
+        }
+    });
+    Client c(300ms);
+    const auto t0 = Clock::now();
+    EXPECT_THROW(c.get(server.url()), beast_client::TimeoutError);
+    EXPECT_LT(ms_since(t0), 1000.0);
+    EXPECT_GT(c.last_body_bytes(), 0u);  // what arrived before the timeout
+}
+
+TEST(Client, GarbageStatusLineIsAProtocolError) {
+    TestServer server(answer_all("FOO BAR BAZ\r\n\r\n"));
+    Client c(2s);
+    try {
+        c.get(server.url());
+        FAIL() << "no error";
+    } catch (const beast_client::ProtocolError& e) {
+        EXPECT_NE(std::string(e.what()).find("malformed HTTP response"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(c.connected());
+}
+
+TEST(Client, BadStatusCodeAndBadHeaderAreProtocolErrors) {
+    TestServer a(answer_all("HTTP/1.1 abc OK\r\nContent-Length: 0\r\n\r\n"));
+    TestServer b(answer_all("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"));
+    TestServer d(answer_all("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"));
+    Client c(2s);
+    EXPECT_THROW(c.get(a.url()), beast_client::ProtocolError);
+    EXPECT_THROW(c.get(b.url()), beast_client::ProtocolError);
+    EXPECT_THROW(c.get(d.url()), beast_client::ProtocolError);
+}
+
+// Documented behaviour: the server closing in the middle of the body is a ConnectionError
+// ("closed by the server before the response was complete"), not a ProtocolError.
+TEST(Client, CloseMidBodyIsAConnectionError) {
+    TestServer server([](Conn& c) {
+        if (c.read_request()) c.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc");
+        c.close();
+    });
+    Client c(2s);
+    try {
+        c.get(server.url());
+        FAIL() << "no error";
+    } catch (const beast_client::ConnectionError& e) {
+        EXPECT_NE(std::string(e.what()).find("before the response was complete"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(c.last_body_bytes(), 3u);
+    EXPECT_EQ(server.accepts(), 1);
+}
+
+TEST(Client, CancelCallbackStopsTheRequestPromptly) {
+    TestServer server([](Conn& c) { c.wait_closed(); });
+    TestServer good(answer_all(kHello));
+    Client c(10s, 20ms);
+    const auto t0 = Clock::now();
+    int polls = 0;
+    EXPECT_THROW(c.get(server.url(), [&] { ++polls; return ms_since(t0) > 100.0; }), beast_client::Cancelled);
+    const double ms = ms_since(t0);
+    EXPECT_GE(ms, 100.0);
+    EXPECT_LT(ms, 600.0);
+    EXPECT_GE(polls, 3);
+    EXPECT_FALSE(c.connected());
+    EXPECT_EQ(c.get(good.url()), 200);  // still usable
+}
+
+TEST(Client, CancelCallbackExceptionPropagates) {
+    TestServer server([](Conn& c) { c.wait_closed(); });
+    Client c(10s, 20ms);
+    EXPECT_THROW(c.get(server.url(), [] () -> bool { throw std::range_error("from callback"); }), std::range_error);
+    EXPECT_FALSE(c.connected());
+}
+
+TEST(Client, CancelCallbackIsNotCalledForFastRequests) {
+    TestServer server(answer_all(kHello));
+    Client c(2s, 1s);
+    int polls = 0;
+    EXPECT_EQ(c.get(server.url(), [&] { ++polls; return true; }), 200);
+    EXPECT_EQ(polls, 0);
+}
+
+TEST(Client, ConcurrentUseIsRejected) {
+    TestServer server(answer_all(kHello));
+    TestServer slow([](Conn& c) {  // answers after 400 ms
+        if (!c.read_request()) return;
+        std::this_thread::sleep_for(400ms);
+        c.write(kHello);
+    });
+    Client c(3s);
+    std::atomic<int> status{0};
+    std::thread t([&] {
+        try {
+            status = c.get(slow.url());
+        } catch (...) {
+            status = -1;
+        }
+    });
+    ASSERT_TRUE(slow.wait_requests(1));  // the other thread is inside get()
+    EXPECT_THROW(c.get(server.url()), beast_client::ConcurrentUse);
+    EXPECT_THROW(c.close(), beast_client::ConcurrentUse);
+    try {
+        c.request("GET", server.url());
+        FAIL();
+    } catch (const std::logic_error& e) {
+        EXPECT_STREQ(e.what(), "Client is already in use by another thread");
+    }
+    t.join();
+    EXPECT_EQ(status.load(), 200);
+    EXPECT_EQ(c.get(server.url()), 200);  // usable again afterwards
+}
+
+TEST(Client, InterimResponsesAreSkipped) {
+    TestServer server(answer_all("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"
+                                 "HTTP/1.1 100 Continue\r\n\r\n" + kHello));
+    Client c(2s);
+    EXPECT_EQ(c.get(server.url()), 200);
+    EXPECT_EQ(c.last_body_bytes(), 5u);
+    const auto r = c.request("GET", server.url());
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "hello");
+    EXPECT_EQ(server.accepts(), 1);
+}
+
+TEST(Client, Http10ResponseClosesTheConnection) {
+    TestServer server(answer_all("HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhello"));
+    Client c(2s);
+    EXPECT_EQ(c.get(server.url()), 200);
+    EXPECT_FALSE(c.connected());
+    EXPECT_EQ(c.get(server.url()), 200);
+    EXPECT_EQ(server.accepts(), 2);
+}
+
+TEST(Client, HeadersOverTheLimitAreAProtocolError) {
+    // 9 MiB of headers in 1 MiB fields, more than the 8 MiB limit
+    std::string head = "HTTP/1.1 200 OK\r\n";
+    const std::string big(1024 * 1024, 'a');
+    for (int i = 0; i < 9; ++i) head += "X-Big-" + std::to_string(i) + ": " + big + "\r\n";
+    TestServer server(answer_all(head + "Content-Length: 5\r\n\r\nhello"));
+    Client c(5s);
+    try {
+        c.get(server.url());
+        FAIL() << "no error";
+    } catch (const beast_client::ProtocolError& e) {
+        EXPECT_NE(std::string(e.what()).find("exceed"), std::string::npos) << e.what();
+    }
+}
