@@ -1,10 +1,13 @@
-// beast-driver: the clientbench driver contract (docs/raw-format.md) for the Boost.Beast client.
+// The clientbench driver contract (docs/raw-format.md) for C++ clients, shared by beast-driver and
+// floor-driver: only how to open a session and do one GET differs between them.
 //
-// W std::threads, each with its own beast_client::Client (own keep-alive connection); K untimed warmup
-// requests; then every worker waits at a start gate: once all are ready, main takes t0 (and the process
-// CPU time) and opens the gate, so no timed loop starts before t0. Then N sequential timed GETs per
-// worker (with --connection new, a new Client, hence a new connection, for every timed request, created
-// inside the timed section). Prints one clientbench.raw/1 JSON document on stdout.
+// W std::threads, each with its own session (own keep-alive connection); K untimed warmup requests;
+// then every worker waits at a start gate: once all are ready, main takes t0 (and the process CPU time)
+// and opens the gate, so no timed loop starts before t0. Then N sequential timed GETs per worker (with
+// --connection new, a new session, hence a new connection, for every timed request, created inside the
+// timed section). Prints one clientbench.raw/1 JSON document on stdout.
+#include "harness.hpp"
+
 #include "beast_client/client.hpp"
 
 #include <algorithm>
@@ -28,10 +31,14 @@
 #include <thread>
 #include <vector>
 
+namespace harness {
+Session::~Session() = default;
+}  // namespace harness
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr const char* kProg = "beast-driver";
+const char* kProg = "driver";
 
 std::int64_t now_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
@@ -53,11 +60,8 @@ struct UsageError {
 };
 
 const char* kUsage =
-    "usage: beast-driver --url URL [--workers W] [--requests N] [--warmup K] [--timeout SECONDS]\n"
-    "                    [--connection keep-alive|new]\n"
-    "\n"
-    "Runs the clientbench workload with the Boost.Beast client and prints one clientbench.raw/1\n"
-    "JSON document on stdout (see docs/raw-format.md).\n"
+    " --url URL [--workers W] [--requests N] [--warmup K] [--timeout SECONDS]\n"
+    "        [--connection keep-alive|new]\n"
     "\n"
     "  --url URL          URL every request goes to (http://host:port/path), required\n"
     "  --workers W        threads, each with its own client (default 10)\n"
@@ -280,12 +284,11 @@ std::string describe(const std::exception& e) {
     return text.empty() ? name : name + ": " + text;
 }
 
-void run_worker(const Options& o, Worker& w, StartGate& gate) {
-    std::unique_ptr<beast_client::Client> client;
-    const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::duration<double>(std::min(o.timeout, 3.0e8)));
+void run_worker(const harness::Driver& d, const Options& o, Worker& w, StartGate& gate) {
+    std::unique_ptr<harness::Session> client;
+    const double timeout = std::min(o.timeout, 3.0e8);
     try {
-        client = std::make_unique<beast_client::Client>(timeout);
+        client = d.open(timeout);
         for (long k = 0; k < o.warmup; ++k) {
             try {
                 client->get(o.url);
@@ -312,10 +315,11 @@ void run_worker(const Options& o, Worker& w, StartGate& gate) {
             try {
                 if (o.new_connection) {  // a fresh client (and connection) for every request
                     client.reset();
-                    client = std::make_unique<beast_client::Client>(timeout);
+                    client = d.open(timeout);
                 }
-                status = client->get(o.url);
-                nbytes = client->last_body_bytes();
+                const harness::Fetch fetch = client->get(o.url);
+                status = fetch.status;
+                nbytes = fetch.bytes;
             } catch (const std::exception& e) {
                 error = describe(e);
             }
@@ -332,14 +336,18 @@ void run_worker(const Options& o, Worker& w, StartGate& gate) {
     w.loop_end = now_ns();
 }
 
-std::string document(const Options& o, const std::vector<Worker>& workers, std::int64_t t0, std::int64_t wall,
-                     std::int64_t cpu) {
+std::string document(const harness::Driver& d, const Options& o, const std::vector<Worker>& workers,
+                     std::int64_t t0, std::int64_t wall, std::int64_t cpu) {
     std::string out;
     out.reserve(256 + workers.size() * static_cast<std::size_t>(o.requests) * 24);
-    out += "{\"schema\":\"clientbench.raw/1\",\"client\":{\"language\":\"C++\",\"library\":\"beast\",\"library_version\":";
-    json_string(out, beast_client::library_version());
+    out += "{\"schema\":\"clientbench.raw/1\",\"client\":{\"language\":";
+    json_string(out, d.language);
+    out += ",\"library\":";
+    json_string(out, d.library);
+    out += ",\"library_version\":";
+    json_string(out, d.library_version);
     out += ",\"mode\":\"sync\",\"gil\":null,\"notes\":";
-    json_string(out, std::string("beast-client ") + beast_client::version + ", one io_context per thread");
+    json_string(out, d.notes);
     out += "},\"workload\":{\"url\":";
     json_string(out, o.url);
     out += ",\"workers\":" + std::to_string(o.workers) + ",\"requests\":" + std::to_string(o.requests) +
@@ -376,13 +384,13 @@ std::string document(const Options& o, const std::vector<Worker>& workers, std::
     return out;
 }
 
-int run(const Options& o) {
+int run(const harness::Driver& d, const Options& o) {
     std::vector<Worker> workers(static_cast<std::size_t>(o.workers));
     StartGate gate(workers.size());
     std::vector<std::thread> threads;
     threads.reserve(workers.size());
     try {
-        for (auto& w : workers) threads.emplace_back(run_worker, std::cref(o), std::ref(w), std::ref(gate));
+        for (auto& w : workers) threads.emplace_back(run_worker, std::cref(d), std::cref(o), std::ref(w), std::ref(gate));
     } catch (const std::exception& e) {
         // the started threads wait on the barrier forever: nothing sensible to do but leave
         std::fprintf(stderr, "%s: cannot start %ld threads: %s\n", kProg, o.workers, e.what());
@@ -397,7 +405,7 @@ int run(const Options& o) {
     const std::int64_t wall = now_ns() - t0;
     const std::int64_t cpu = process_cpu_ns() - cpu0;
 
-    const std::string doc = document(o, workers, t0, wall, cpu);
+    const std::string doc = document(d, o, workers, t0, wall, cpu);
     if (std::fwrite(doc.data(), 1, doc.size(), stdout) != doc.size() || std::fflush(stdout) != 0) {
         std::fprintf(stderr, "%s: cannot write the result to stdout\n", kProg);
         return 1;
@@ -407,7 +415,8 @@ int run(const Options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int harness::main(int argc, char** argv, const Driver& d) {
+    kProg = d.prog;
     std::optional<Options> options;
     try {
         options = parse_args(argc, argv);
@@ -420,11 +429,11 @@ int main(int argc, char** argv) {
         return 2;
     }
     if (!options) {
-        std::fputs(kUsage, stdout);
+        std::printf("usage: %s%s%s\n", kProg, kUsage, d.help.c_str());
         return 0;
     }
     try {
-        return run(*options);
+        return run(d, *options);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "%s: internal error: %s\n", kProg, one_line(e.what()).c_str());
         return 1;

@@ -1,0 +1,123 @@
+// beast-soak: many requests through beast_client::Client from W threads, bounded in time, storing no
+// per-request samples, so that memory growth means a leak. Prints one JSON line (the format of
+// python/clientbench/drivers/soak_binding.py): requests, failures, reasons, RSS after warm-up and at
+// the end (KiB), elapsed seconds. Used by `clientbench soak` / `make soak`.
+#include "beast_client/client.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+long rss_kib() {
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+    return 0;
+}
+
+struct Options {
+    std::string url;
+    long requests = 1000000, workers = 10, warmup = 50000;
+    double max_seconds = 600;
+};
+
+[[noreturn]] void usage(const std::string& error) {
+    std::fprintf(stderr,
+                 "beast-soak: error: %s\nusage: beast-soak --url URL [--requests R] [--workers W] [--warmup K] "
+                 "[--max-seconds S]\n",
+                 error.c_str());
+    std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; i += 2) {
+        const std::string flag = argv[i];
+        if (i + 1 >= argc) usage(flag + " expects a value");
+        const std::string v = argv[i + 1];
+        char* end = nullptr;
+        if (flag == "--url") {
+            o.url = v;
+            continue;
+        }
+        const double x = std::strtod(v.c_str(), &end);
+        if (end != v.c_str() + v.size() || !(x >= 0)) usage(flag + " expects a number, got '" + v + "'");
+        if (flag == "--requests") o.requests = static_cast<long>(x);
+        else if (flag == "--workers") o.workers = static_cast<long>(x);
+        else if (flag == "--warmup") o.warmup = static_cast<long>(x);
+        else if (flag == "--max-seconds") o.max_seconds = x;
+        else usage("unknown argument '" + flag + "'");
+    }
+    if (o.url.empty()) usage("--url is required");
+    if (o.workers < 1) usage("--workers must be >= 1");
+    try {
+        beast_client::parse_url(o.url);
+    } catch (const beast_client::InvalidUrl& e) {
+        usage(std::string("--url: ") + e.what());
+    }
+    return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Options o = parse(argc, argv);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                   std::chrono::duration<double>(o.max_seconds));
+    std::atomic<long> issued{0}, done{0}, failures{0};
+    std::atomic<long> rss_warm{-1};
+    std::mutex mutex;
+    std::map<std::string, long> reasons;
+
+    auto record = [&](bool ok, const std::string& reason) {
+        if (!ok) {
+            ++failures;
+            std::lock_guard<std::mutex> lock(mutex);
+            ++reasons[reason];
+        }
+        const long n = ++done;
+        long expected = -1;
+        if (n >= o.warmup && rss_warm.load() < 0) rss_warm.compare_exchange_strong(expected, rss_kib());
+    };
+    auto work = [&] {
+        beast_client::Client client(std::chrono::seconds(10));
+        while (issued.fetch_add(1) < o.requests && std::chrono::steady_clock::now() < deadline) {
+            try {
+                const int status = client.get(o.url);
+                record(status == 200, "status " + std::to_string(status));
+            } catch (const beast_client::Error& e) {
+                record(false, e.type_name());
+            } catch (const std::exception& e) {
+                record(false, "std::exception");
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    for (long i = 0; i < o.workers; ++i) threads.emplace_back(work);
+    for (auto& t : threads) t.join();
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    std::string reasons_json = "{";
+    for (const auto& [reason, count] : reasons) {
+        if (reasons_json.size() > 1) reasons_json += ",";
+        reasons_json += "\"" + reason + "\":" + std::to_string(count);  // type names and "status N": no escaping needed
+    }
+    reasons_json += "}";
+    const long warm = rss_warm.load();
+    std::printf("{\"requests\":%ld,\"failures\":%ld,\"reasons\":%s,\"rss_warm_kib\":%s,\"rss_end_kib\":%ld,"
+                "\"elapsed_s\":%.2f,\"stopped_by_time\":%s}\n",
+                done.load(), failures.load(), reasons_json.c_str(), warm < 0 ? "null" : std::to_string(warm).c_str(),
+                rss_kib(), elapsed, done.load() < o.requests ? "true" : "false");
+    return 0;
+}
