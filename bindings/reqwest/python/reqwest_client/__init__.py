@@ -1,0 +1,84 @@
+"""reqwest_client: the clientbench reqwest (Rust) HTTP/1.1 client for Python.
+
+`Client` is synchronous and releases the GIL while it waits for the network (`release_gil=False` keeps
+it, to demonstrate the difference); `AsyncClient` has coroutine methods for asyncio. Both keep one
+keep-alive connection pool per client, speak HTTP/1.1 over plain ``http://`` only, and do not follow
+redirects.
+
+Errors: bad URL/method/header -> ValueError; timeout -> TimeoutError; refused/reset/closed ->
+ConnectionError (ConnectionRefusedError / ConnectionResetError where clear); malformed HTTP ->
+ProtocolError (an OSError); a closed client -> RuntimeError. Non-2xx statuses are returned, never raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from types import TracebackType
+from typing import Mapping, Optional, Tuple, Type, Union
+
+from ._core import Client, Completer, ProtocolError, RawAsyncClient, Response, __version__, reqwest_version
+
+__all__ = ["AsyncClient", "Client", "ProtocolError", "Response", "__version__", "reqwest_version"]
+
+
+#: one Completer per event loop: its pipe is registered with loop.add_reader, and its drain() resolves
+#: the loop's futures on the loop's own thread (no tokio thread ever touches Python)
+_completers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Completer]" = weakref.WeakKeyDictionary()
+
+
+def _completer() -> Completer:
+    loop = asyncio.get_running_loop()
+    c = _completers.get(loop)
+    if c is None:
+        c = Completer()
+        loop.add_reader(c.fileno(), c.drain)
+        _completers[loop] = c
+    return c
+
+
+class AsyncClient:
+    """asyncio HTTP/1.1 client with a keep-alive connection pool (requests run on a tokio runtime).
+
+    The methods are coroutines: nothing happens until they are awaited, on any running event loop
+    (one that supports ``loop.add_reader``: the default selector loop or uvloop on Unix).
+    """
+
+    def __init__(self, timeout: float = 30.0) -> None:
+        self._raw = RawAsyncClient(timeout)
+
+    async def get(self, url: str) -> int:
+        """GET `url`, read the whole body, return the status."""
+        return await self._raw.get(url, _completer())
+
+    async def fetch_len(self, url: str) -> Tuple[int, int]:
+        """GET `url`, read the whole body, return ``(status, body bytes)``."""
+        return await self._raw.fetch_len(url, _completer())
+
+    async def request(self, method: str, url: str, *, headers: Optional[Mapping[str, str]] = None,
+                      body: Optional[Union[bytes, bytearray]] = None) -> Response:
+        """Any method with optional headers and body; returns a `Response` with the whole body."""
+        return await self._raw.request(method, url, _completer(), headers=headers, body=body)
+
+    @property
+    def timeout(self) -> float:
+        return self._raw.timeout
+
+    @property
+    def closed(self) -> bool:
+        return self._raw.closed
+
+    def close(self) -> None:
+        """Close the connection pool (requests already running finish first). Idempotent."""
+        self._raw.close()
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                        tb: Optional[TracebackType]) -> bool:
+        self.close()
+        return False
+
+    def __repr__(self) -> str:
+        return f"<reqwest_client.AsyncClient timeout={self.timeout:g}{' closed' if self.closed else ''}>"

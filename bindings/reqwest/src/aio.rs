@@ -1,0 +1,294 @@
+//! The asyncio side: requests run as tasks on one shared multi-thread tokio runtime; their results go
+//! back to the event loop *without any tokio thread touching Python*.
+//!
+//! Each event loop gets one [`Completer`] (python/reqwest_client/__init__.py keeps them, one per loop):
+//! a queue of finished results plus a non-blocking pipe whose read end is registered with
+//! `loop.add_reader(completer.fileno(), completer.drain)`. A finished task pushes `(id, outcome)` and
+//! writes one byte if the queue was empty; `drain` runs on the loop's thread, with the GIL, and resolves
+//! the asyncio futures.
+//!
+//! Why not pyo3-async-runtimes' `future_into_py`: it resolves futures from a tokio thread through
+//! `loop.call_soon_threadsafe`, which releases and re-takes the GIL inside `socket.send`; when the
+//! interpreter starts finalizing in between (a script that exits right after its last `await`),
+//! CPython < 3.14 calls `pthread_exit` in that thread and the forced unwind through Rust frames aborts
+//! the whole process (SIGABRT). It also costs a `spawn_blocking` hop and a thread-state creation per
+//! request.
+
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::IntoPyObjectExt;
+use reqwest_bench::ClientError;
+
+use crate::{extract_body, extract_headers, timeout_duration, to_py_err, Response};
+
+/// The shared tokio runtime of every `RawAsyncClient` (built on first use, never shut down).
+fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
+    static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .thread_name("reqwest-client")
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the tokio runtime: {e}")))
+}
+
+/// A finished request, still without any Python object in it.
+enum Outcome {
+    Status(u16),
+    Len(u16, u64),
+    Response(reqwest_bench::Response),
+}
+
+struct Shared {
+    queue: Mutex<Vec<(u64, Result<Outcome, ClientError>)>>,
+    read_end: OwnedFd,
+    write_end: OwnedFd,
+}
+
+impl Shared {
+    /// Called on tokio threads: queue the result and wake the loop (once per batch).
+    fn push(&self, id: u64, outcome: Result<Outcome, ClientError>) {
+        let was_empty = {
+            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            q.push((id, outcome));
+            q.len() == 1
+        };
+        if was_empty {
+            let byte = [1u8];
+            // SAFETY: writes one byte from a valid buffer to our own non-blocking pipe. EAGAIN (pipe
+            // full) means a wake-up is pending anyway; nothing else can usefully be done on error.
+            unsafe {
+                libc::write(self.write_end.as_raw_fd(), byte.as_ptr().cast(), 1);
+            }
+        }
+    }
+}
+
+fn set_nonblocking_cloexec(fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: fcntl on a file descriptor we own.
+    unsafe {
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        if fl < 0 || libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let fd_flags = libc::fcntl(fd, libc::F_GETFD);
+        if fd_flags < 0 || libc::fcntl(fd, libc::F_SETFD, fd_flags | libc::FD_CLOEXEC) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Resolves the asyncio futures of one event loop (see the module docs). Internal.
+#[pyclass(module = "reqwest_client._core", name = "Completer", frozen)]
+pub(crate) struct Completer {
+    shared: Arc<Shared>,
+    pending: Mutex<HashMap<u64, Py<PyAny>>>,
+    next_id: AtomicU64,
+}
+
+impl Completer {
+    /// A new asyncio future on the running loop, registered under a fresh id.
+    fn register<'py>(slf: &Bound<'py, Self>) -> PyResult<(u64, Bound<'py, PyAny>)> {
+        static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let py = slf.py();
+        let get_loop = GET_RUNNING_LOOP.import(py, "asyncio", "get_running_loop")?;
+        let fut = get_loop.call0()?.call_method0("create_future")?;
+        let me = slf.get();
+        let id = me.next_id.fetch_add(1, Ordering::Relaxed);
+        me.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id, fut.clone().unbind());
+        Ok((id, fut))
+    }
+
+    fn forget(&self, id: u64) -> Option<Py<PyAny>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id)
+    }
+}
+
+#[pymethods]
+impl Completer {
+    #[new]
+    fn new() -> PyResult<Self> {
+        let mut fds = [0 as RawFd; 2];
+        // SAFETY: pipe() fills the two-element array on success.
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            return Err(std::io::Error::last_os_error().into());
+        }
+        // SAFETY: both descriptors were just created and are owned by nobody else.
+        let (read_end, write_end) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        set_nonblocking_cloexec(read_end.as_raw_fd())?;
+        set_nonblocking_cloexec(write_end.as_raw_fd())?;
+        Ok(Completer {
+            shared: Arc::new(Shared { queue: Mutex::new(Vec::new()), read_end, write_end }),
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(0),
+        })
+    }
+
+    /// The descriptor to register with `loop.add_reader`.
+    fn fileno(&self) -> RawFd {
+        self.shared.read_end.as_raw_fd()
+    }
+
+    /// Resolve every finished request's future (the `add_reader` callback; runs on the loop's thread).
+    fn drain(&self, py: Python<'_>) -> PyResult<()> {
+        // Empty the pipe *before* taking the queue: a push after the take then wakes us again.
+        let mut buf = [0u8; 256];
+        // SAFETY: reads into a valid buffer from our own non-blocking pipe until it is empty.
+        while unsafe { libc::read(self.shared.read_end.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+        let done = std::mem::take(&mut *self.shared.queue.lock().unwrap_or_else(|e| e.into_inner()));
+        for (id, outcome) in done {
+            let Some(fut) = self.forget(id) else { continue }; // cancelled meanwhile
+            let fut = fut.bind(py);
+            if fut.call_method0("done")?.is_truthy()? {
+                continue;
+            }
+            let value: PyResult<Bound<'_, PyAny>> = match outcome {
+                Ok(Outcome::Status(s)) => s.into_bound_py_any(py),
+                Ok(Outcome::Len(s, n)) => (s, n).into_bound_py_any(py),
+                Ok(Outcome::Response(r)) => Bound::new(py, Response::new(r)).map(Bound::into_any),
+                Err(e) => Err(to_py_err(e)),
+            };
+            match value {
+                Ok(v) => fut.call_method1("set_result", (v,))?,
+                Err(e) => fut.call_method1("set_exception", (e.into_value(py),))?,
+            };
+        }
+        Ok(())
+    }
+
+    fn __repr__(&self) -> String {
+        let n = self.pending.lock().unwrap_or_else(|e| e.into_inner()).len();
+        format!("<reqwest_client._core.Completer fd={} pending={n}>", self.fileno())
+    }
+}
+
+/// `add_done_callback` of each request's future: a cancelled future aborts its tokio task.
+#[pyclass(module = "reqwest_client._core", name = "_AbortOnCancel", frozen)]
+struct AbortOnCancel {
+    completer: Py<Completer>,
+    id: u64,
+    abort: tokio::task::AbortHandle,
+}
+
+#[pymethods]
+impl AbortOnCancel {
+    fn __call__(&self, py: Python<'_>, fut: &Bound<'_, PyAny>) -> PyResult<()> {
+        if fut.call_method0("cancelled")?.is_truthy()? {
+            self.abort.abort();
+            drop(self.completer.bind(py).get().forget(self.id));
+        }
+        Ok(())
+    }
+}
+
+/// Spawn `work` on the runtime; its outcome resolves the returned asyncio future.
+fn spawn<'py, F>(completer: &Bound<'py, Completer>, work: F) -> PyResult<Bound<'py, PyAny>>
+where
+    F: std::future::Future<Output = Result<Outcome, ClientError>> + Send + 'static,
+{
+    let rt = runtime()?;
+    let (id, fut) = Completer::register(completer)?;
+    let shared = completer.get().shared.clone();
+    let handle = rt.spawn(async move { shared.push(id, work.await) });
+    let callback = AbortOnCancel { completer: completer.clone().unbind(), id, abort: handle.abort_handle() };
+    if let Err(e) = fut.call_method1("add_done_callback", (callback,)) {
+        handle.abort();
+        completer.get().forget(id);
+        return Err(e);
+    }
+    Ok(fut)
+}
+
+/// asyncio HTTP/1.1 client with a keep-alive connection pool. Each method returns an asyncio future
+/// of the running loop, resolved through `completer` (use `reqwest_client.AsyncClient`).
+#[pyclass(module = "reqwest_client._core", name = "RawAsyncClient", frozen)]
+pub(crate) struct RawAsyncClient {
+    inner: RwLock<Option<reqwest_bench::Client>>,
+    timeout: f64,
+}
+
+impl RawAsyncClient {
+    fn handle(&self) -> PyResult<reqwest_bench::Client> {
+        let guard = self.inner.read().unwrap_or_else(|e| e.into_inner());
+        guard.clone().ok_or_else(|| PyRuntimeError::new_err("AsyncClient is closed"))
+    }
+}
+
+#[pymethods]
+impl RawAsyncClient {
+    #[new]
+    #[pyo3(signature = (timeout = 30.0))]
+    fn new(py: Python<'_>, timeout: f64) -> PyResult<Self> {
+        let d = timeout_duration(timeout)?;
+        let rt = runtime()?;
+        let client = py
+            .detach(|| {
+                let _guard = rt.enter();
+                reqwest_bench::Client::new(d)
+            })
+            .map_err(to_py_err)?;
+        Ok(RawAsyncClient { inner: RwLock::new(Some(client)), timeout })
+    }
+
+    /// Future of the status: GET, read the whole body.
+    fn get<'py>(&self, url: String, completer: &Bound<'py, Completer>) -> PyResult<Bound<'py, PyAny>> {
+        let client = self.handle()?;
+        spawn(completer, async move { client.get(&url).await.map(|(s, _)| Outcome::Status(s)) })
+    }
+
+    /// Future of `(status, body bytes)`.
+    fn fetch_len<'py>(&self, url: String, completer: &Bound<'py, Completer>) -> PyResult<Bound<'py, PyAny>> {
+        let client = self.handle()?;
+        spawn(completer, async move { client.get(&url).await.map(|(s, n)| Outcome::Len(s, n)) })
+    }
+
+    /// Future of a `Response`.
+    #[pyo3(signature = (method, url, completer, *, headers = None, body = None))]
+    fn request<'py>(
+        &self,
+        method: String,
+        url: String,
+        completer: &Bound<'py, Completer>,
+        headers: Option<&Bound<'py, PyAny>>,
+        body: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let headers = extract_headers(headers)?;
+        let body = extract_body(body)?;
+        let client = self.handle()?;
+        spawn(completer, async move {
+            client.fetch(&method, &url, &headers, body).await.map(Outcome::Response)
+        })
+    }
+
+    #[getter]
+    fn timeout(&self) -> f64 {
+        self.timeout
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.read().unwrap_or_else(|e| e.into_inner()).is_none()
+    }
+
+    /// Close the connection pool (requests already running finish first). Idempotent.
+    fn close(&self) {
+        let taken = self.inner.write().unwrap_or_else(|e| e.into_inner()).take();
+        drop(taken);
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.closed() { " closed" } else { "" };
+        format!("<reqwest_client._core.RawAsyncClient timeout={}{}>", self.timeout, state)
+    }
+}

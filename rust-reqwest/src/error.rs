@@ -1,0 +1,182 @@
+//! `ClientError`: the four failure classes every clientbench client reports (plus the local ones), and
+//! the classification of `reqwest::Error` into them.
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::io;
+
+/// Which kind of connection failure, where it is clear (the Python binding maps these onto
+/// `ConnectionRefusedError` / `ConnectionResetError` / `ConnectionError`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionKind {
+    /// Nobody listens on the port (ECONNREFUSED).
+    Refused,
+    /// The peer reset or aborted the connection (ECONNRESET, ECONNABORTED, EPIPE).
+    Reset,
+    /// The connection was closed before the response was complete (EOF mid-message).
+    Closed,
+    /// Anything else on the transport: unresolvable host, unreachable network, ...
+    Other,
+}
+
+/// Everything that can go wrong with one request. Non-2xx statuses are *not* errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientError {
+    /// The URL does not parse, is not `http://`, or has no host / port 0 (checked before any I/O).
+    InvalidUrl(String),
+    /// A bad method name, header name or header value (checked before any I/O).
+    InvalidRequest(String),
+    /// The per-request timeout (connect + send + response + whole body) expired.
+    Timeout(String),
+    /// Refused, reset, unresolvable host, closed before the response was complete, ...
+    Connection(ConnectionKind, String),
+    /// The server's bytes are not valid HTTP/1.1 (bad status line, bad headers, bad chunked framing).
+    Protocol(String),
+    /// The caller's cancel callback asked to stop (BlockingClient only); the request was dropped.
+    Cancelled,
+    /// The client cannot be used this way (closed, or called from inside a tokio runtime).
+    Usage(String),
+}
+
+impl ClientError {
+    /// Short class name, used as the prefix of driver failure reasons.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ClientError::InvalidUrl(_) => "InvalidUrl",
+            ClientError::InvalidRequest(_) => "InvalidRequest",
+            ClientError::Timeout(_) => "Timeout",
+            ClientError::Connection(..) => "Connection",
+            ClientError::Protocol(_) => "Protocol",
+            ClientError::Cancelled => "Cancelled",
+            ClientError::Usage(_) => "Usage",
+        }
+    }
+
+    /// The human-readable message (with the error's whole source chain), without the class name.
+    pub fn message(&self) -> &str {
+        match self {
+            ClientError::InvalidUrl(m)
+            | ClientError::InvalidRequest(m)
+            | ClientError::Timeout(m)
+            | ClientError::Connection(_, m)
+            | ClientError::Protocol(m)
+            | ClientError::Usage(m) => m,
+            ClientError::Cancelled => "request cancelled",
+        }
+    }
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind(), self.message())
+    }
+}
+
+impl StdError for ClientError {}
+
+/// `err` and its `source()` chain as one line: "a: b: c", skipping a source whose text the previous
+/// level already contains.
+pub fn chain_text(err: &(dyn StdError + 'static)) -> String {
+    let mut out = err.to_string();
+    let mut last = out.clone();
+    let mut source = err.source();
+    while let Some(e) = source {
+        let text = e.to_string();
+        if !text.is_empty() && !last.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        last = text;
+        source = e.source();
+    }
+    out
+}
+
+fn sources<'a>(err: &'a reqwest::Error) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
+    std::iter::successors(err.source(), |e: &&'a (dyn StdError + 'static)| (*e).source())
+}
+
+/// What the innermost recognisable cause says, if anything.
+fn classify_chain(err: &reqwest::Error) -> Option<Class> {
+    for e in sources(err) {
+        if let Some(h) = e.downcast_ref::<hyper::Error>() {
+            if h.is_parse() || h.is_parse_status() {
+                return Some(Class::Protocol);
+            }
+            if h.is_timeout() {
+                return Some(Class::Timeout);
+            }
+            if h.is_incomplete_message() {
+                return Some(Class::Connection(ConnectionKind::Closed));
+            }
+            // is_closed / is_canceled / Io / Body: look further down for the io::Error, if any
+        }
+        if let Some(io) = e.downcast_ref::<io::Error>() {
+            match io.kind() {
+                io::ErrorKind::ConnectionRefused => return Some(Class::Connection(ConnectionKind::Refused)),
+                io::ErrorKind::ConnectionReset
+                | io::ErrorKind::ConnectionAborted
+                | io::ErrorKind::BrokenPipe => return Some(Class::Connection(ConnectionKind::Reset)),
+                io::ErrorKind::UnexpectedEof => return Some(Class::Connection(ConnectionKind::Closed)),
+                io::ErrorKind::TimedOut => return Some(Class::Timeout),
+                io::ErrorKind::InvalidData => return Some(Class::Protocol),
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+enum Class {
+    Timeout,
+    Connection(ConnectionKind),
+    Protocol,
+}
+
+/// Classify a `reqwest::Error` (from sending the request or from reading the body).
+pub fn classify(err: &reqwest::Error) -> ClientError {
+    let msg = chain_text(err);
+    if err.is_builder() {
+        return ClientError::InvalidRequest(msg);
+    }
+    if err.is_timeout() {
+        return ClientError::Timeout(msg);
+    }
+    match classify_chain(err) {
+        Some(Class::Timeout) => ClientError::Timeout(msg),
+        Some(Class::Protocol) => ClientError::Protocol(msg),
+        Some(Class::Connection(kind)) => ClientError::Connection(kind, msg),
+        None if err.is_decode() => ClientError::Protocol(msg),
+        // is_connect (incl. DNS), is_request, is_body and anything unforeseen: a transport failure
+        None => ClientError::Connection(ConnectionKind::Other, msg),
+    }
+}
+
+/// True when `err` (from `send()`, i.e. before any response head arrived) means the connection was
+/// closed or reset under the request — the signature of a keep-alive connection the server closed while
+/// it sat idle in the pool. Connect errors (refused, DNS) and timeouts are never retryable.
+pub(crate) fn is_stale_connection(err: &reqwest::Error) -> bool {
+    if err.is_builder() || err.is_timeout() || err.is_connect() {
+        return false;
+    }
+    for e in sources(err) {
+        if let Some(h) = e.downcast_ref::<hyper::Error>() {
+            if h.is_parse() || h.is_parse_status() || h.is_timeout() {
+                return false;
+            }
+            if h.is_incomplete_message() || h.is_canceled() || h.is_closed() {
+                return true;
+            }
+        }
+        if let Some(io) = e.downcast_ref::<io::Error>() {
+            return matches!(
+                io.kind(),
+                io::ErrorKind::ConnectionReset
+                    | io::ErrorKind::ConnectionAborted
+                    | io::ErrorKind::BrokenPipe
+                    | io::ErrorKind::UnexpectedEof
+            );
+        }
+    }
+    false
+}

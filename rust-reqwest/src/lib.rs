@@ -1,0 +1,300 @@
+//! The reqwest client of clientbench, in one place: the `reqwest-driver` binary and the `reqwest_client`
+//! Python binding (bindings/reqwest) both use this code, so what the table measures is what the binding
+//! ships.
+//!
+//! Scope: plain `http://` over HTTP/1.1 only (no TLS, like the C++ client); every other scheme is an
+//! [`ClientError::InvalidUrl`]. Redirects are not followed (a 3xx is returned like any other status).
+//!
+//! * [`build_client`] — the client configuration every user shares.
+//! * [`Client`] — async `get` / `fetch` that read the whole body, classify failures into
+//!   [`ClientError`], and re-send an idempotent request once when a kept-alive connection turns out to
+//!   have been closed by the server while it sat idle.
+//! * [`BlockingClient`] — the same on a private current-thread tokio runtime, with a cancel callback
+//!   polled every [`CANCEL_POLL`] (the Python binding checks for signals there).
+
+mod error;
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Method, Url};
+
+pub use error::{chain_text, classify, ClientError, ConnectionKind};
+
+/// The locked version of the reqwest crate this was built with (read from Cargo.lock by build.rs).
+pub const REQWEST_VERSION: &str = env!("REQWEST_VERSION");
+
+/// How often [`BlockingClient`] calls its cancel callback while a request is in flight.
+pub const CANCEL_POLL: Duration = Duration::from_millis(50);
+
+/// Idle keep-alive connections kept per host. A benchmark worker does sequential requests and needs
+/// one; a few more let a client shared by several threads or tasks keep its connections.
+pub const POOL_MAX_IDLE_PER_HOST: usize = 16;
+
+/// The shared reqwest configuration: one keep-alive pool per client, HTTP/1.1 only, TCP_NODELAY,
+/// no proxy (neither from the environment nor the system), no redirects, `timeout` as the total
+/// deadline of each request (connect, send, response head and the whole body).
+pub fn build_client(timeout: Duration) -> Result<reqwest::Client, ClientError> {
+    reqwest::Client::builder()
+        .http1_only()
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(POOL_MAX_IDLE_PER_HOST)
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(timeout)
+        .build()
+        .map_err(|e| ClientError::Usage(format!("cannot build the HTTP client: {}", chain_text(&e))))
+}
+
+/// Parse and check a URL before any I/O: it must be `http://` with a host and a non-zero port.
+pub fn parse_url(url: &str) -> Result<Url, ClientError> {
+    let parsed = Url::parse(url).map_err(|e| ClientError::InvalidUrl(format!("invalid URL {url:?}: {e}")))?;
+    if parsed.scheme() != "http" {
+        return Err(ClientError::InvalidUrl(format!(
+            "unsupported URL scheme {:?} in {url:?}: only http:// is supported",
+            parsed.scheme()
+        )));
+    }
+    // The WHATWG parser is lenient with special schemes ("http:///x" and "http:x" get host "x"):
+    // insist on a literal "http://" followed by a non-empty authority.
+    let text = url.trim();
+    let authority = text
+        .get(..7)
+        .filter(|p| p.eq_ignore_ascii_case("http://"))
+        .map(|_| text[7..].split(['/', '?', '#']).next().unwrap_or(""));
+    match (authority, parsed.host_str()) {
+        (Some(a), Some(h)) if !a.is_empty() && !h.is_empty() => {}
+        _ => return Err(ClientError::InvalidUrl(format!("URL {url:?} has no host (expected http://host[:port]/...)"))),
+    }
+    if parsed.port() == Some(0) {
+        return Err(ClientError::InvalidUrl(format!("URL {url:?} has port 0")));
+    }
+    Ok(parsed)
+}
+
+fn parse_method(method: &str) -> Result<Method, ClientError> {
+    Method::from_bytes(method.as_bytes())
+        .map_err(|_| ClientError::InvalidRequest(format!("invalid HTTP method {method:?}")))
+}
+
+fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ClientError> {
+    let mut map = HeaderMap::with_capacity(headers.len());
+    for (name, value) in headers {
+        let n = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| ClientError::InvalidRequest(format!("invalid header name {name:?}")))?;
+        let v = HeaderValue::from_str(value)
+            .map_err(|_| ClientError::InvalidRequest(format!("invalid value for header {name:?}: {value:?}")))?;
+        map.append(n, v);
+    }
+    Ok(map)
+}
+
+/// A complete response: status, headers (in received order, values decoded lossily as UTF-8, repeated
+/// names repeated) and the whole body.
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Bytes,
+}
+
+/// A reqwest client with its own keep-alive pool and the request timeout it was built with.
+/// Cheap to clone (clones share the pool).
+#[derive(Clone, Debug)]
+pub struct Client {
+    http: reqwest::Client,
+    timeout: Duration,
+}
+
+impl Client {
+    pub fn new(timeout: Duration) -> Result<Self, ClientError> {
+        Ok(Client { http: build_client(timeout)?, timeout })
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The underlying reqwest client.
+    pub fn inner(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    /// Send the request; if an idempotent request fails before any response head arrived because the
+    /// connection was closed or reset (a pooled keep-alive connection the server closed while idle),
+    /// send it once more — the failed connection is gone from the pool, so on a new one (or another idle
+    /// one) — within what is left of the timeout. Nothing else is ever retried; a response that broke
+    /// off after its head arrived is never retried either.
+    async fn send(
+        &self,
+        method: Method,
+        url: Url,
+        headers: HeaderMap,
+        body: Option<Bytes>,
+    ) -> Result<reqwest::Response, ClientError> {
+        let started = Instant::now();
+        let build = |timeout: Option<Duration>| {
+            let mut rb = self.http.request(method.clone(), url.clone()).headers(headers.clone());
+            if let Some(b) = &body {
+                rb = rb.body(b.clone());
+            }
+            if let Some(t) = timeout {
+                rb = rb.timeout(t);
+            }
+            rb
+        };
+        match build(None).send().await {
+            Ok(resp) => Ok(resp),
+            Err(e) if method.is_idempotent() && error::is_stale_connection(&e) => {
+                let left = self.timeout.saturating_sub(started.elapsed());
+                if left.is_zero() {
+                    return Err(classify(&e));
+                }
+                build(Some(left)).send().await.map_err(|e| classify(&e))
+            }
+            Err(e) => Err(classify(&e)),
+        }
+    }
+
+    /// GET `url`, reading (and counting, chunk by chunk) the whole body: `(status, body bytes)`.
+    pub async fn get(&self, url: &str) -> Result<(u16, u64), ClientError> {
+        let url = parse_url(url)?;
+        let mut resp = self.send(Method::GET, url, HeaderMap::new(), None).await?;
+        let status = resp.status().as_u16();
+        let mut n: u64 = 0;
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => n += chunk.len() as u64,
+                Ok(None) => return Ok((status, n)),
+                Err(e) => return Err(classify(&e)),
+            }
+        }
+    }
+
+    /// Any method, with headers and an optional body; returns the complete response.
+    pub async fn fetch(
+        &self,
+        method: &str,
+        url: &str,
+        headers: &[(String, String)],
+        body: Option<Bytes>,
+    ) -> Result<Response, ClientError> {
+        let url = parse_url(url)?;
+        let method = parse_method(method)?;
+        let headers = header_map(headers)?;
+        let resp = self.send(method, url, headers, body).await?;
+        let status = resp.status().as_u16();
+        let headers = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .collect();
+        let body = resp.bytes().await.map_err(|e| classify(&e))?;
+        Ok(Response { status, headers, body })
+    }
+}
+
+/// Free-function forms of [`Client::get`] / [`Client::fetch`].
+pub async fn get(client: &Client, url: &str) -> Result<(u16, u64), ClientError> {
+    client.get(url).await
+}
+
+pub async fn fetch(
+    client: &Client,
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: Option<Bytes>,
+) -> Result<Response, ClientError> {
+    client.fetch(method, url, headers, body).await
+}
+
+/// A [`Client`] with its own current-thread tokio runtime, for synchronous callers.
+///
+/// It is `Send + Sync`: several threads may call it at once (tokio lets several threads `block_on` one
+/// current-thread runtime; one of them drives the I/O for all), each request then using its own
+/// connection from the shared pool.
+pub struct BlockingClient {
+    // field order: the client (and its pooled connections) goes before the runtime
+    client: Client,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl BlockingClient {
+    pub fn new(timeout: Duration) -> Result<Self, ClientError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| ClientError::Usage(format!("cannot start a tokio runtime: {e}")))?;
+        let client = {
+            let _guard = runtime.enter();
+            Client::new(timeout)?
+        };
+        Ok(BlockingClient { client, runtime: Some(runtime) })
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Drive `fut` to completion on the private runtime, calling `cancel` every [`CANCEL_POLL`]; when
+    /// it returns true the request is dropped (its connection is closed) and `Cancelled` returned.
+    pub fn run<T, F, C>(&self, fut: F, mut cancel: C) -> Result<T, ClientError>
+    where
+        F: Future<Output = Result<T, ClientError>>,
+        C: FnMut() -> bool,
+    {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(ClientError::Usage(
+                "a blocking client cannot be used from inside an async (tokio) runtime".into(),
+            ));
+        }
+        let Some(rt) = self.runtime.as_ref() else {
+            return Err(ClientError::Usage("client is closed".into()));
+        };
+        rt.block_on(async {
+            let mut fut = std::pin::pin!(fut);
+            let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + CANCEL_POLL, CANCEL_POLL);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    biased;
+                    out = &mut fut => return out,
+                    _ = tick.tick() => {
+                        if cancel() {
+                            return Err(ClientError::Cancelled);
+                        }
+                    }
+                }
+            }
+        })
+    }
+
+    /// Blocking [`Client::get`]: `(status, body bytes)`.
+    pub fn get<C: FnMut() -> bool>(&self, url: &str, cancel: C) -> Result<(u16, u64), ClientError> {
+        self.run(self.client.get(url), cancel)
+    }
+
+    /// Blocking [`Client::fetch`].
+    pub fn fetch<C: FnMut() -> bool>(
+        &self,
+        method: &str,
+        url: &str,
+        headers: &[(String, String)],
+        body: Option<Bytes>,
+        cancel: C,
+    ) -> Result<Response, ClientError> {
+        self.run(self.client.fetch(method, url, headers, body), cancel)
+    }
+}
+
+impl Drop for BlockingClient {
+    fn drop(&mut self) {
+        // Never block in drop (e.g. on a DNS lookup still running on the blocking pool).
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}

@@ -1,0 +1,413 @@
+//! reqwest-bench against small raw-socket servers: error classification, body reading, keep-alive
+//! reconnects, cancellation. Every server thread and every request is bounded in time.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use reqwest_bench::{parse_url, BlockingClient, Client, ClientError, ConnectionKind};
+
+const IO_LIMIT: Duration = Duration::from_secs(10);
+
+/// A raw HTTP server on 127.0.0.1: `handle(stream, connection_index)` runs on its own thread for each
+/// of the first `max_conns` connections. Returns the base URL and the accepted-connection counter.
+fn serve<F>(max_conns: usize, handle: F) -> (String, Arc<AtomicUsize>)
+where
+    F: Fn(TcpStream, usize) + Send + Sync + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let count = Arc::new(AtomicUsize::new(0));
+    let counter = count.clone();
+    let handle = Arc::new(handle);
+    thread::spawn(move || {
+        for i in 0..max_conns {
+            let Ok((stream, _)) = listener.accept() else { return };
+            counter.fetch_add(1, Ordering::SeqCst);
+            let _ = stream.set_read_timeout(Some(IO_LIMIT));
+            let _ = stream.set_write_timeout(Some(IO_LIMIT));
+            let h = handle.clone();
+            thread::spawn(move || h(stream, i));
+        }
+    });
+    (url, count)
+}
+
+/// Read one request head (and its Content-Length body); None on EOF / error.
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, Vec<u8>)> {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        let end = line == "\r\n";
+        head.push_str(&line);
+        if end {
+            break;
+        }
+    }
+    let len = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length").then(|| v.trim().parse::<usize>().ok()).flatten()
+        })
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body).ok()?;
+    Some((head, body))
+}
+
+fn ok_response(body: &str) -> String {
+    format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{}", body.len(), body)
+}
+
+fn client(timeout: Duration) -> Client {
+    Client::new(timeout).expect("client")
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
+}
+
+#[test]
+fn invalid_urls_are_rejected_before_any_io() {
+    for url in [
+        "https://127.0.0.1/",
+        "",
+        "garbage",
+        "http://",
+        "http:///path",
+        "http:example.com",
+        "http:/example.com/",
+        "://127.0.0.1/",
+        "file:///etc/passwd",
+        "http://127.0.0.1:abc/",
+        "http://127.0.0.1:-1/",
+        "http://[::1/",
+        "http://exa mple.com/",
+        "ftp://127.0.0.1/",
+        "http://127.0.0.1:99999/",
+        "http://127.0.0.1:0/",
+        "127.0.0.1:8080/",
+    ] {
+        match parse_url(url) {
+            Err(ClientError::InvalidUrl(msg)) => assert!(!msg.is_empty()),
+            other => panic!("{url:?}: expected InvalidUrl, got {other:?}"),
+        }
+        let bc = BlockingClient::new(Duration::from_secs(1)).expect("client");
+        assert!(matches!(bc.get(url, || false), Err(ClientError::InvalidUrl(_))), "{url:?}");
+    }
+    assert!(parse_url("http://127.0.0.1:8080/x?y=1").is_ok());
+    assert!(parse_url("http://localhost/").is_ok());
+    assert!(parse_url("HTTP://127.0.0.1").is_ok());
+    assert!(parse_url(" http://[::1]:8080/x ").is_ok());
+}
+
+#[test]
+fn invalid_method_and_headers_are_invalid_request() {
+    let bc = BlockingClient::new(Duration::from_secs(1)).expect("client");
+    let url = "http://127.0.0.1:9/";
+    let bad_method = bc.fetch("GE T", url, &[], None, || false);
+    assert!(matches!(bad_method, Err(ClientError::InvalidRequest(_))), "{bad_method:?}");
+    let bad_name = bc.fetch("GET", url, &[("bad name".into(), "x".into())], None, || false);
+    assert!(matches!(bad_name, Err(ClientError::InvalidRequest(_))), "{bad_name:?}");
+    let bad_value = bc.fetch("GET", url, &[("x".into(), "a\r\nb".into())], None, || false);
+    assert!(matches!(bad_value, Err(ClientError::InvalidRequest(_))), "{bad_value:?}");
+}
+
+#[test]
+fn refused_is_connection_refused() {
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    }; // listener dropped: nobody listens there now
+    let c = client(Duration::from_secs(5));
+    let err = rt().block_on(c.get(&format!("http://127.0.0.1:{port}/"))).expect_err("must fail");
+    match &err {
+        ClientError::Connection(ConnectionKind::Refused, msg) => assert!(msg.contains("refused"), "{msg}"),
+        other => panic!("expected Connection(Refused), got {other:?}"),
+    }
+}
+
+#[test]
+fn unresolvable_host_is_connection() {
+    let c = client(Duration::from_secs(5));
+    // .invalid is reserved (RFC 2606) and never resolves; the lookup stays local.
+    let err = rt().block_on(c.get("http://no-such-host.invalid/")).expect_err("must fail");
+    assert!(matches!(err, ClientError::Connection(..) | ClientError::Timeout(_)), "{err:?}");
+}
+
+#[test]
+fn no_answer_is_timeout_within_bounds() {
+    let (url, _) = serve(1, |stream, _| {
+        let mut r = BufReader::new(stream);
+        let _ = read_request(&mut r);
+        thread::sleep(Duration::from_secs(3)); // never answers within the client's timeout
+    });
+    let c = client(Duration::from_millis(300));
+    let t = Instant::now();
+    let err = rt().block_on(c.get(&url)).expect_err("must time out");
+    let took = t.elapsed();
+    assert!(matches!(err, ClientError::Timeout(_)), "{err:?}");
+    assert!(took >= Duration::from_millis(250) && took < Duration::from_secs(2), "{took:?}");
+}
+
+#[test]
+fn garbage_status_line_is_protocol() {
+    let (url, _) = serve(2, |stream, _| {
+        let mut r = BufReader::new(stream);
+        if read_request(&mut r).is_some() {
+            let _ = r.get_mut().write_all(b"THIS IS NOT HTTP\r\n\r\n");
+        }
+        thread::sleep(Duration::from_millis(200));
+    });
+    let err = rt().block_on(client(Duration::from_secs(5)).get(&url)).expect_err("must fail");
+    assert!(matches!(err, ClientError::Protocol(_)), "{err:?}");
+}
+
+#[test]
+fn bad_chunked_framing_is_protocol() {
+    let (url, _) = serve(1, |stream, _| {
+        let mut r = BufReader::new(stream);
+        if read_request(&mut r).is_some() {
+            let _ = r
+                .get_mut()
+                .write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n");
+        }
+        thread::sleep(Duration::from_millis(200));
+    });
+    let err = rt().block_on(client(Duration::from_secs(5)).get(&url)).expect_err("must fail");
+    assert!(matches!(err, ClientError::Protocol(_)), "{err:?}");
+}
+
+/// A Content-Length response cut short by the server closing the connection is reported as
+/// `Connection(Closed)` (hyper: "end of file before message length reached"), never retried, never
+/// a success with a short body.
+#[test]
+fn close_mid_body_is_connection_closed() {
+    let (url, count) = serve(2, |stream, _| {
+        let mut r = BufReader::new(stream);
+        if read_request(&mut r).is_some() {
+            let _ = r.get_mut().write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nonly 22 of 100 bytes..");
+        }
+        // dropping the stream closes it mid-body
+    });
+    let err = rt().block_on(client(Duration::from_secs(5)).get(&url)).expect_err("must fail");
+    assert!(matches!(err, ClientError::Connection(ConnectionKind::Closed, _)), "{err:?}");
+    assert_eq!(count.load(Ordering::SeqCst), 1, "a partial response must not be retried");
+}
+
+#[test]
+fn chunked_body_is_read_fully() {
+    let (url, _) = serve(1, |stream, _| {
+        let mut r = BufReader::new(stream);
+        if read_request(&mut r).is_some() {
+            let s = r.get_mut();
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n");
+            for _ in 0..5 {
+                let _ = s.write_all(format!("{:x}\r\n{}\r\n", 1000, "x".repeat(1000)).as_bytes());
+                let _ = s.flush();
+                thread::sleep(Duration::from_millis(20));
+            }
+            let _ = s.write_all(b"0\r\n\r\n");
+        }
+        thread::sleep(Duration::from_millis(200));
+    });
+    let (status, n) = rt().block_on(client(Duration::from_secs(5)).get(&url)).expect("get");
+    assert_eq!((status, n), (200, 5000));
+}
+
+#[test]
+fn non_2xx_is_returned_not_raised() {
+    let (url, _) = serve(1, |stream, _| {
+        let mut r = BufReader::new(stream);
+        if read_request(&mut r).is_some() {
+            let _ = r.get_mut().write_all(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 4\r\n\r\nbusy");
+        }
+        thread::sleep(Duration::from_millis(200));
+    });
+    let got = rt().block_on(client(Duration::from_secs(5)).get(&url)).expect("get");
+    assert_eq!(got, (503, 4));
+}
+
+/// Answers every request on a connection (keep-alive) and closes the connection after it has been
+/// idle for 100 ms, like a server's keep-alive timeout.
+fn idle_closing_server() -> (String, Arc<AtomicUsize>) {
+    serve(10, |stream, _| {
+        let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
+        let mut r = BufReader::new(stream);
+        while read_request(&mut r).is_some() {
+            let _ = r.get_mut().write_all(ok_response("hi").as_bytes());
+        }
+    })
+}
+
+#[test]
+fn server_closing_idle_keepalive_async_next_get_succeeds() {
+    let (url, count) = idle_closing_server();
+    let c = client(Duration::from_secs(5));
+    let rt = rt();
+    assert_eq!(rt.block_on(c.get(&url)).expect("first"), (200, 2));
+    assert_eq!(rt.block_on(c.get(&url)).expect("second (reused)"), (200, 2));
+    assert_eq!(count.load(Ordering::SeqCst), 1, "keep-alive reuses the connection");
+    thread::sleep(Duration::from_millis(300)); // the server closes the idle connection
+    assert_eq!(rt.block_on(c.get(&url)).expect("after idle close"), (200, 2));
+    assert_eq!(count.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn server_closing_idle_keepalive_blocking_next_get_succeeds() {
+    let (url, count) = idle_closing_server();
+    let c = BlockingClient::new(Duration::from_secs(5)).expect("client");
+    for round in 0..3 {
+        assert_eq!(c.get(&url, || false).expect("get"), (200, 2), "round {round}");
+        assert_eq!(c.get(&url, || false).expect("get"), (200, 2), "round {round}");
+        thread::sleep(Duration::from_millis(300));
+    }
+    assert_eq!(count.load(Ordering::SeqCst), 3);
+}
+
+/// The race the pool cannot see: the server takes the request on the kept-alive connection and closes
+/// it without answering. An idempotent request is re-sent once on a new connection.
+fn close_second_request_server() -> (String, Arc<AtomicUsize>) {
+    serve(10, |stream, conn| {
+        let mut r = BufReader::new(stream);
+        if read_request(&mut r).is_some() {
+            let _ = r.get_mut().write_all(ok_response("hi").as_bytes());
+        }
+        if conn == 0 {
+            let _ = read_request(&mut r); // and close without answering
+            return;
+        }
+        thread::sleep(Duration::from_millis(200));
+    })
+}
+
+#[test]
+fn request_on_stale_connection_is_retried_once_for_get() {
+    let (url, count) = close_second_request_server();
+    let c = client(Duration::from_secs(5));
+    let rt = rt();
+    assert_eq!(rt.block_on(c.get(&url)).expect("first"), (200, 2));
+    assert_eq!(rt.block_on(c.get(&url)).expect("retried on a new connection"), (200, 2));
+    assert_eq!(count.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn request_on_stale_connection_is_not_retried_for_post() {
+    let (url, count) = close_second_request_server();
+    let c = client(Duration::from_secs(5));
+    let rt = rt();
+    let first = rt.block_on(c.fetch("POST", &url, &[], Some("a".into()))).expect("first");
+    assert_eq!(first.status, 200);
+    let err = rt.block_on(c.fetch("POST", &url, &[], Some("b".into()))).expect_err("not retried");
+    assert!(matches!(err, ClientError::Connection(..)), "{err:?}");
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn retry_happens_at_most_once() {
+    // Every connection takes the request and closes without answering.
+    let (url, count) = serve(10, |stream, _| {
+        let mut r = BufReader::new(stream);
+        let _ = read_request(&mut r);
+    });
+    let err = rt().block_on(client(Duration::from_secs(5)).get(&url)).expect_err("never answered");
+    assert!(matches!(err, ClientError::Connection(ConnectionKind::Closed, _)), "{err:?}");
+    thread::sleep(Duration::from_millis(100));
+    assert_eq!(count.load(Ordering::SeqCst), 2, "one attempt plus exactly one retry");
+}
+
+#[test]
+fn fetch_sends_method_headers_body_and_returns_everything() {
+    let (url, _) = serve(1, |stream, _| {
+        let mut r = BufReader::new(stream);
+        if let Some((head, body)) = read_request(&mut r) {
+            let first = head.lines().next().unwrap_or_default().to_string();
+            let has_header = head.to_ascii_lowercase().contains("x-test: yes");
+            let reply = format!("{first}|{has_header}|{}", String::from_utf8_lossy(&body));
+            let _ = r.get_mut().write_all(
+                format!(
+                    "HTTP/1.1 201 Created\r\nx-one: 1\r\nx-multi: a\r\nx-multi: b\r\ncontent-length: {}\r\n\r\n{}",
+                    reply.len(),
+                    reply
+                )
+                .as_bytes(),
+            );
+        }
+        thread::sleep(Duration::from_millis(200));
+    });
+    let c = BlockingClient::new(Duration::from_secs(5)).expect("client");
+    let resp = c
+        .fetch("PUT", &format!("{url}/p?q=1"), &[("X-Test".into(), "yes".into())], Some("payload".into()), || false)
+        .expect("fetch");
+    assert_eq!(resp.status, 201);
+    assert_eq!(&resp.body[..], b"PUT /p?q=1 HTTP/1.1|true|payload");
+    assert!(resp.headers.contains(&("x-one".to_string(), "1".to_string())));
+    let multi: Vec<_> = resp.headers.iter().filter(|(k, _)| k == "x-multi").map(|(_, v)| v.as_str()).collect();
+    assert_eq!(multi, ["a", "b"]);
+}
+
+#[test]
+fn blocking_cancel_returns_promptly() {
+    let (url, _) = serve(1, |stream, _| {
+        let mut r = BufReader::new(stream);
+        let _ = read_request(&mut r);
+        thread::sleep(Duration::from_secs(3));
+    });
+    let c = BlockingClient::new(Duration::from_secs(30)).expect("client");
+    let t = Instant::now();
+    let mut calls = 0;
+    let err = c
+        .get(&url, || {
+            calls += 1;
+            t.elapsed() > Duration::from_millis(200)
+        })
+        .expect_err("cancelled");
+    let took = t.elapsed();
+    assert_eq!(err, ClientError::Cancelled);
+    assert!(took < Duration::from_millis(600), "{took:?}");
+    assert!(calls >= 3, "cancel polled every ~50 ms, got {calls} calls");
+}
+
+#[test]
+fn blocking_client_shared_by_two_threads_runs_concurrently() {
+    let (url, _) = serve(4, |stream, _| {
+        let mut r = BufReader::new(stream);
+        while read_request(&mut r).is_some() {
+            thread::sleep(Duration::from_millis(300));
+            let _ = r.get_mut().write_all(ok_response("slow").as_bytes());
+        }
+    });
+    let c = Arc::new(BlockingClient::new(Duration::from_secs(5)).expect("client"));
+    let t = Instant::now();
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let (c, url) = (c.clone(), url.clone());
+            thread::spawn(move || c.get(&url, || false))
+        })
+        .collect();
+    for th in threads {
+        assert_eq!(th.join().expect("thread").expect("get"), (200, 4));
+    }
+    let took = t.elapsed();
+    assert!(took < Duration::from_millis(550), "two 300 ms requests took {took:?}: not concurrent");
+}
+
+#[test]
+fn blocking_client_inside_tokio_runtime_is_usage_error() {
+    let c = BlockingClient::new(Duration::from_secs(1)).expect("client");
+    let err = rt().block_on(async { c.get("http://127.0.0.1:9/", || false) }).expect_err("usage");
+    assert!(matches!(err, ClientError::Usage(_)), "{err:?}");
+}
+
+#[test]
+fn reqwest_version_is_known() {
+    assert!(reqwest_bench::REQWEST_VERSION.starts_with("0.13."), "{}", reqwest_bench::REQWEST_VERSION);
+}
