@@ -17,7 +17,7 @@ BEAST_SRC   := $(shell find cpp-beast bindings/beast -type f \( -name '*.cpp' -o
                  -o -name 'CMakeLists.txt' -o -name '*.toml' -o -name '*.py' -o -name '*.pyi' \) \
                  -not -path '*/build/*' -not -path '*/tests/*' 2>/dev/null)
 REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '*.rs' -o -name '*.toml' \
-                 -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) rust-reqwest/Cargo.toml
+                 -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.lock
 
 .PHONY: help run run-all gil sweep test build system-deps venv peers rust cpp bindings wheels clean
 
@@ -40,7 +40,9 @@ test: build bindings peers  ## set up everything and run every test (cargo, ctes
 	$(CARGO) test --release -p clientbench-server -p reqwest-bench
 	$(CMAKE) --build $(CPP_BUILD) --target beast_client_tests
 	ctest --test-dir $(CPP_BUILD) --output-on-failure
-	$(VPY) -m pytest -q python/tests bindings/beast/tests bindings/reqwest/tests
+	$(VPY) -m pytest -q bindings/beast/tests
+	$(VPY) -m pytest -q bindings/reqwest/tests
+	$(VPY) -m pytest -q python/tests
 
 build: system-deps venv rust cpp  ## release builds of the server and the native drivers
 

@@ -22,8 +22,8 @@ class Conn:
 
     def read_request(self, timeout: float = 10.0) -> bytes | None:
         """Read one request head (and a Content-Length body); None when the peer closed."""
-        self.sock.settimeout(timeout)
         try:
+            self.sock.settimeout(timeout)
             while b"\r\n\r\n" not in self.buf:
                 chunk = self.sock.recv(65536)
                 if not chunk:
@@ -58,7 +58,10 @@ class Conn:
     def hold(self, seconds: float = 30.0) -> None:
         """Keep the connection open without answering (until the peer or the server closes)."""
         deadline = time.monotonic() + seconds
-        self.sock.settimeout(0.1)
+        try:
+            self.sock.settimeout(0.1)
+        except OSError:
+            return
         while time.monotonic() < deadline and not self.server.closed:
             try:
                 if self.sock.recv(65536) == b"":

@@ -54,7 +54,9 @@ def test_select_by_name_and_glob():
     assert {c.name for c in select(["py-reqwest-*"])} == {"py-reqwest-async", "py-reqwest-held",
                                                           "py-reqwest-released"}
     assert [c.name for c in select(["rust-reqwest,cpp-beast"])] == ["cpp-beast", "rust-reqwest"]  # table order
-    assert len(select(None)) == len(CLIENTS)
+    assert [c.name for c in select(None)] == [c.name for c in CLIENTS if c.default]
+    assert len(select(None, everything=True)) == len(CLIENTS)
+    assert {"cpp-beast", "rust-reqwest", "py-requests", "py-aiohttp"} <= {c.name for c in select(None)}
     with pytest.raises(SetupError, match="no client matches 'nope'"):
         select(["nope"])
 
