@@ -4,7 +4,7 @@
         [--warmup K] [--timeout S] [--gil held|released]
 
 Each thread owns one `beast_client.Client` (its own keep-alive connection and io_context) and calls
-`client.get(url, release_gil=...)`; the body size comes from `client.last_body_bytes`. `--gil held`
+`client.fetch_len(url, release_gil=...)` (the code path of `get`, also returning the body size). `--gil held`
 keeps the GIL during the request, so the threads run one at a time.
 """
 
@@ -31,9 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     def make_client(a: argparse.Namespace) -> Any:
         return beast_client.Client(timeout=a.timeout)
 
-    def request(client: Any, url: str) -> tuple[int, int]:
-        status = client.get(url, release_gil=release_gil)  # reads the whole body
-        return status, client.last_body_bytes
+    def held(client: Any, url: str) -> tuple[int, int]:
+        return client.fetch_len(url, release_gil=False)
+
+    # (status, body bytes), reads the whole body. Released is the default: call the C++ method directly.
+    request = beast_client.Client.fetch_len if release_gil else held
 
     def close(client: Any) -> None:
         client.close()
