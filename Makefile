@@ -36,7 +36,7 @@ gil: build bindings  ## the GIL report: serial baseline, GIL held vs released, t
 sweep: build bindings  ## concurrency sweep (DIM=workers|payload|delay|connection)
 	$(VPY) -m clientbench sweep $(or $(DIM),workers) $(ARGS)
 
-test: build bindings peers  ## set up everything and run every test (cargo, ctest, pytest)
+test: build bindings peers wheels  ## set up everything and run every test (cargo, ctest, pytest)
 	$(CARGO) test --release -p clientbench-server -p reqwest-bench
 	$(CMAKE) --build $(CPP_BUILD) --target beast_client_tests
 	ctest --test-dir $(CPP_BUILD) --output-on-failure
@@ -96,9 +96,12 @@ $(STAMPS)/reqwest-client: $(VENV)/.installed $(REQWEST_SRC)
 	$(VPY) -m pip install -q ./bindings/reqwest
 	@mkdir -p $(STAMPS) && touch $@
 
-wheels: venv system-deps  ## build both bindings' wheels into dist/
+wheels: $(STAMPS)/wheels  ## build both bindings' wheels into dist/
+
+$(STAMPS)/wheels: $(VENV)/.installed $(BEAST_SRC) $(REQWEST_SRC) | system-deps
 	$(VPY) -m pip wheel -q --no-deps -w dist ./bindings/beast ./bindings/reqwest
 	@ls -1 dist/*.whl
+	@mkdir -p $(STAMPS) && touch $@
 
 clean:  ## remove build outputs (keeps results/)
 	rm -rf build target dist $(VENV) bindings/beast/build

@@ -16,6 +16,7 @@ import clientbench.cli as cli
 from clientbench.clients import CLIENTS, ClientSpec, select
 from clientbench.paths import SetupError
 from clientbench.runner import Workload, run_driver
+from clientbench.schema import validate_results
 from clientbench.server import Server
 
 
@@ -93,6 +94,7 @@ def test_server_is_stopped_when_a_driver_crashes(tmp_path, monkeypatch):
     assert started and not _alive(started[0].recorded_pid)
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir() and not p.is_symlink()]
     results = json.loads((run_dir / "results.json").read_text())
+    validate_results(results)
     assert [r["status"] for r in results["rows"]] == ["failed", "failed"]
     assert [len(r["runs"]) for r in results["rows"]] == [2, 2]  # every repeat ran, none was skipped
     assert results["complete"] is True
@@ -137,6 +139,7 @@ def test_interrupt_stops_server_and_driver_and_writes_partial_results(tmp_path, 
     assert not any(_alive(k) for k in kids)
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir() and not p.is_symlink()]
     results = json.loads((run_dir / "results.json").read_text())
+    validate_results(results)
     assert results["complete"] is False and results["interrupted"]
 
 
@@ -160,3 +163,23 @@ def test_bad_cli_input_is_one_line(capsys, argv, message):
 def test_setup_errors_are_one_line(capsys, tmp_path):
     assert cli.main(["run", "--clients", "nope", "--out", "/nonexistent/x"]) == 2
     assert "no client matches" in capsys.readouterr().err
+
+
+def test_a_real_run_writes_every_file_and_a_valid_results_json(tmp_path):
+    """End to end through the CLI: two real drivers, two repeats, every output of the run folder."""
+    code = cli.main(["run", "--clients", "cpp-beast,py-requests", "-w", "2", "-n", "5", "-r", "2", "--warmup", "1",
+                     "--out", str(tmp_path)])
+    assert code == 0
+    run_dir = tmp_path / "latest"
+    assert run_dir.is_symlink()
+    results = json.loads((run_dir / "results.json").read_text())
+    validate_results(results)
+    assert [r["client"]["name"] for r in results["rows"]] == ["cpp-beast", "py-requests"]
+    assert all(r["status"] == "ok" and len(r["runs"]) == 2 for r in results["rows"])
+    assert all(r["aggregate"]["median"]["requests"] == 2 * 2 * 5 for r in results["rows"])
+    env = results["environment"]
+    assert env["cpu"]["logical_cores"] and env["python"]["version"] and env["toolchains"]["rustc"]
+    assert env["python_packages"]["requests"]
+    for name in ("table.md", "table.csv", "server.log", "plots/latency.png", "plots/bench.png",
+                 "raw/cpp-beast.0.json", "raw/py-requests.1.json"):
+        assert (run_dir / name).is_file(), name

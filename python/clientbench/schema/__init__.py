@@ -17,9 +17,22 @@ class InvalidResult(ValueError):
 
 
 @lru_cache(maxsize=None)
+def _load(name: str) -> dict[str, Any]:
+    return json.loads(resources.files(__package__).joinpath(name).read_text(encoding="utf-8"))
+
+
 def raw_schema() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("raw-result.schema.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    return _load("raw-result.schema.json")
+
+
+def results_schema() -> dict[str, Any]:
+    """The schema of results.json (clientbench.results/1)."""
+    return _load("results.schema.json")
+
+
+def validate_results(doc: Any) -> None:
+    """Raise jsonschema.ValidationError when doc is not a valid results.json."""
+    jsonschema.Draft202012Validator(results_schema()).validate(doc)
 
 
 def parse_raw(text: str) -> dict[str, Any]:
