@@ -92,28 +92,31 @@ def bench_bars(rows: Sequence[Row], path: Path, title: str) -> Path | None:
 
 
 def timeline(rows: Sequence[Row], path: Path, title: str) -> Path | None:
-    """Every request of every worker as a bar on the worker's lane (last repeat of each row).
-
-    Overlapping lanes = workers in parallel; a staircase = workers serialized (e.g. by the GIL)."""
+    """Every request of every worker as a tick at the moment it completed, one lane per worker (last
+    repeat of each row). Parallel workers: every lane is dense all along. Serialized workers (e.g. by a
+    held GIL): the lanes take turns, in bursts, and the group takes longer."""
     data = [(r.spec.label, r.raw) for r in rows if r.raw is not None]
     if not data:
         return None
-    fig, axes = plt.subplots(len(data), 1, figsize=(11, 2.2 * len(data) + 1), sharex=True, squeeze=False,
+    fig, axes = plt.subplots(len(data), 1, figsize=(11, 1.9 * len(data) + 1.2), sharex=True, squeeze=False,
                              layout="constrained")
     for ax, (label, raw) in zip(axes[:, 0], data):
         wall = raw["wall_ns"] / 1e6
-        for lane, w in enumerate(raw["workers"]):
-            starts = np.asarray(w["start_ns"]) / 1e6
-            lats = np.asarray(w["latencies_ns"]) / 1e6
-            failed = {f["index"] for f in w["failures"]}
-            colors = ["tab:red" if i in failed else "tab:blue" for i in range(len(starts))]
-            ax.broken_barh(list(zip(starts, np.maximum(lats, wall / 2000))), (lane - 0.4, 0.8),
-                           facecolors=colors, linewidth=0)
-        ax.set_title(f"{label}: Bench {wall:.1f} ms", fontsize=9, loc="left")
+        lanes, colors = [], []
+        for w in raw["workers"]:
+            done = (np.asarray(w["start_ns"]) + np.asarray(w["latencies_ns"])) / 1e6
+            failed = np.zeros(done.size, dtype=bool)
+            failed[[f["index"] for f in w["failures"]]] = True
+            lanes.append(done)
+            colors.append("tab:red" if failed.all() and done.size else "tab:blue")
+        ax.eventplot(lanes, colors=colors, lineoffsets=np.arange(len(lanes)), linelengths=0.8, linewidths=0.6)
+        ax.axvline(wall, color="black", linestyle="--", linewidth=1)
+        agg = f"Bench {wall:.1f} ms (dashed line)"
+        ax.set_title(f"{label}: {agg}", fontsize=9, loc="left")
         ax.set_ylabel("worker")
-        ax.set_ylim(-0.6, len(raw["workers"]) - 0.4)
+        ax.set_ylim(-0.6, len(lanes) - 0.4)
         ax.grid(True, axis="x", alpha=0.3)
-    axes[-1, 0].set_xlabel("time since the group started (ms); each bar is one request (red = failed)")
+    axes[-1, 0].set_xlabel("time since the group started (ms); each tick is one completed request")
     fig.suptitle(title)
     fig.savefig(path, dpi=110)
     plt.close(fig)
