@@ -74,7 +74,8 @@ def _status(row: Row, ctx: Context) -> str:
 
 COLUMNS: tuple[Column, ...] = (
     Column("Language", lambda r, c: r.spec.language, numeric=False),
-    Column("Library", lambda r, c: r.spec.library, numeric=False),
+    Column("Library", lambda r, c: r.spec.library + (f" (W={r.spec.fixed_workers})" if r.spec.fixed_workers else ""),
+           numeric=False),
     Column("Mean(ms)", _median("mean_ms")),
     Column("P99(ms)", _median("p99_ms")),
     Column("P999(ms)", _median("p999_ms")),

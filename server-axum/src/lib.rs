@@ -163,6 +163,51 @@ pub fn app() -> Router {
         .route("/close", get(close))
 }
 
+/// Raises this process's soft `RLIMIT_NOFILE` to its hard limit, so that 1000+ concurrent
+/// connections don't run into a default soft limit of 1024. Returns the soft limit in force
+/// afterwards. Never lowers the limit. Unix only (a no-op error elsewhere).
+#[cfg(unix)]
+pub fn raise_nofile_limit() -> std::io::Result<u64> {
+    // SAFETY: getrlimit/setrlimit only read/write the `rlimit` struct we pass.
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if lim.rlim_cur == libc::RLIM_INFINITY || lim.rlim_cur >= lim.rlim_max {
+        return Ok(lim.rlim_cur as u64);
+    }
+    // An unlimited hard limit can't be used as a soft NOFILE limit on Linux (capped by
+    // fs.nr_open) or macOS (OPEN_MAX); then fall back to smaller, still generous values.
+    let candidates: &[libc::rlim_t] = if lim.rlim_max == libc::RLIM_INFINITY {
+        &[libc::RLIM_INFINITY, 1 << 20, 1 << 16, 10_240]
+    } else {
+        std::slice::from_ref(&lim.rlim_max)
+    };
+    let mut last_err = None;
+    for &want in candidates {
+        if want <= lim.rlim_cur {
+            break;
+        }
+        let new = libc::rlimit {
+            rlim_cur: want,
+            rlim_max: lim.rlim_max,
+        };
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &new) } == 0 {
+            return Ok(want as u64);
+        }
+        last_err = Some(std::io::Error::last_os_error());
+    }
+    Err(last_err.unwrap_or_else(|| std::io::Error::other("no larger limit to try")))
+}
+
+#[cfg(not(unix))]
+pub fn raise_nofile_limit() -> std::io::Result<u64> {
+    Err(std::io::Error::other("not supported on this platform"))
+}
+
 #[cfg(test)]
 mod unit {
     use super::*;
@@ -177,6 +222,23 @@ mod unit {
         assert_eq!(parse_bounded("-1", 5), None);
         assert_eq!(parse_bounded("1.0", 5), None);
         assert_eq!(parse_bounded("99999999999999999999999", 5), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn nofile_limit_is_raised_to_hard() {
+        let got = raise_nofile_limit().expect("raise_nofile_limit");
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
+        assert_eq!(got, lim.rlim_cur as u64);
+        if lim.rlim_max != libc::RLIM_INFINITY {
+            assert_eq!(lim.rlim_cur, lim.rlim_max);
+        }
+        // Idempotent.
+        assert_eq!(raise_nofile_limit().unwrap(), got);
     }
 
     #[test]

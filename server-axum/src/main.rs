@@ -8,9 +8,14 @@ use std::time::Duration;
 use axum::serve::ListenerExt;
 use clap::Parser;
 use serde::Serialize;
-use tokio::net::TcpListener;
+use tokio::net::{lookup_host, TcpListener, TcpSocket};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
+
+/// Listen backlog (the kernel caps it at `net.core.somaxconn`). tokio's `TcpListener::bind`
+/// uses 128, which overflows when a client opens hundreds of connections at once: the
+/// dropped SYNs are retransmitted after 1 s, i.e. 1 s connect stalls in the benchmark.
+const LISTEN_BACKLOG: u32 = 4096;
 
 /// After SIGTERM/SIGINT, in-flight requests get at most this long before the process exits.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -41,6 +46,12 @@ struct Listening<'a> {
 fn main() -> ExitCode {
     let args = Args::parse();
 
+    // Each connection is a file descriptor: lift the (often 1024) soft limit to the hard
+    // one so 1000+ concurrent keep-alive connections fit. Never fatal.
+    if let Err(e) = clientbench_server::raise_nofile_limit() {
+        eprintln!("clientbench-server: could not raise the open-file limit (RLIMIT_NOFILE): {e}");
+    }
+
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all();
     if let Some(n) = args.threads {
@@ -59,6 +70,34 @@ fn main() -> ExitCode {
     code
 }
 
+/// Like `TcpListener::bind((host, port))` (first resolved address that binds wins, else the
+/// last error), but with `LISTEN_BACKLOG`.
+async fn bind(host: &str, port: u16) -> std::io::Result<TcpListener> {
+    let mut last_err = None;
+    for addr in lookup_host((host, port)).await? {
+        let res = (|| {
+            let socket = if addr.is_ipv4() {
+                TcpSocket::new_v4()?
+            } else {
+                TcpSocket::new_v6()?
+            };
+            socket.set_reuseaddr(true)?;
+            socket.bind(addr)?;
+            socket.listen(LISTEN_BACKLOG)
+        })();
+        match res {
+            Ok(listener) => return Ok(listener),
+            Err(e) => last_err = Some(e),
+        }
+    }
+    Err(last_err.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "could not resolve to any address",
+        )
+    }))
+}
+
 async fn run(args: Args) -> ExitCode {
     // Register signal handlers before announcing the address, so a signal sent right
     // after the listening line is seen is handled gracefully.
@@ -73,7 +112,7 @@ async fn run(args: Args) -> ExitCode {
         }
     };
 
-    let listener = match TcpListener::bind((args.host.as_str(), args.port)).await {
+    let listener = match bind(&args.host, args.port).await {
         Ok(l) => l,
         Err(e) => {
             eprintln!(
