@@ -43,6 +43,7 @@ def compare(a_path: Path, b_path: Path) -> int:
     for col in ("Client", "Bench A(ms)", "Bench B(ms)", "B/A", "Mean B/A", "P99 B/A", "verdict"):
         table.add_column(col, justify="left" if col in ("Client", "verdict") else "right")
     changed = 0
+    diffs: list[tuple[float, str]] = []
     for name in [n for n in rows_a if n in rows_b] + [n for n in rows_b if n not in rows_a]:
         fa, fb = _figures(rows_a.get(name, {})), _figures(rows_b.get(name, {}))
         if fa is None or fb is None:
@@ -53,6 +54,7 @@ def compare(a_path: Path, b_path: Path) -> int:
         def ratio(key: str) -> str:
             return f"{mb[key] / ma[key]:.2f}" if ma.get(key) and mb.get(key) is not None else "-"
 
+        diffs.append((abs(mb["bench_ms"] / ma["bench_ms"] - 1) * 100, name))
         if fa["repeats"] < 2 or fb["repeats"] < 2:
             verdict = "noise unknown (1 run)"
         elif fb["bench_min_ms"] > fa["bench_max_ms"]:
@@ -65,4 +67,8 @@ def compare(a_path: Path, b_path: Path) -> int:
                       ratio("p99_ms"), verdict)
     Console(width=None if sys.stdout.isatty() else 200).print(table)
     print(f"{changed} row(s) changed beyond the measured noise")
+    if diffs:
+        worst, who = max(diffs)
+        print(f"largest difference of median Bench: {worst:.1f}% ({who}); "
+              f"median over rows: {sorted(d for d, _ in diffs)[len(diffs) // 2]:.1f}%")
     return 0

@@ -112,7 +112,9 @@ def test_compare_flags_only_changes_beyond_noise(tmp_path, capsys):
     same = _results(tmp_path, "same", (10.5, 11.5, 11.0))
     slow = _results(tmp_path, "slow", (20.0, 21.0, 22.0))
     assert compare_mod.compare(a, same) == 0
-    assert "0 row(s) changed" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "0 row(s) changed" in out
+    assert "largest difference of median Bench: 0.0% (py-x)" in out  # medians 11.0 and 11.0
     compare_mod.compare(a, slow)
     out = capsys.readouterr().out
     assert "1 row(s) changed" in out and "slower" in out
