@@ -346,7 +346,7 @@ def _run(argv: list[str]) -> dict:
 @pytest.mark.parametrize("gil", ["held", "released"])
 def test_python_driver_output_validates(server, gil):
     jsonschema = pytest.importorskip("jsonschema")
-    doc = _run([sys.executable, "-m", "clientbench.drivers.beast_binding", "--url", server.url + "/",
+    doc = _run([sys.executable, "-m", "clientbench.drivers.binding", "--binding", "beast", "--url", server.url + "/",
                 "--workers", "3", "--requests", "7", "--warmup", "1", "--timeout", "5", "--gil", gil])
     jsonschema.validate(doc, _schema())
     assert doc["client"]["language"] == "Python" and doc["client"]["library"] == "beast"
@@ -360,7 +360,7 @@ def test_python_driver_output_validates(server, gil):
 
 def test_python_driver_records_failures(closed_port_url):
     jsonschema = pytest.importorskip("jsonschema")
-    doc = _run([sys.executable, "-m", "clientbench.drivers.beast_binding", "--url", closed_port_url,
+    doc = _run([sys.executable, "-m", "clientbench.drivers.binding", "--binding", "beast", "--url", closed_port_url,
                 "--workers", "2", "--requests", "2", "--timeout", "2"])
     jsonschema.validate(doc, _schema())
     failures = [f for w in doc["workers"] for f in w["failures"]]

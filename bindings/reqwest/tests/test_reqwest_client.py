@@ -526,7 +526,7 @@ def _run_driver(argv: list[str]) -> dict:
 @pytest.mark.parametrize("gil", ["held", "released"])
 @pytest.mark.parametrize("connection", ["keep-alive", "new"])
 def test_sync_driver_document(server: str, gil: str, connection: str) -> None:
-    doc = _run_driver([sys.executable, "-m", "clientbench.drivers.reqwest_binding", "--url", server + "/",
+    doc = _run_driver([sys.executable, "-m", "clientbench.drivers.binding", "--binding", "reqwest", "--url", server + "/",
                        "--workers", "3", "--requests", "20", "--warmup", "2", "--gil", gil,
                        "--connection", connection])
     _validate(doc, 3, 20)
@@ -537,17 +537,17 @@ def test_sync_driver_document(server: str, gil: str, connection: str) -> None:
 
 @pytest.mark.parametrize("connection", ["keep-alive", "new"])
 def test_async_driver_document(server: str, connection: str) -> None:
-    doc = _run_driver([sys.executable, "-m", "clientbench.drivers.reqwest_async_binding", "--url",
+    doc = _run_driver([sys.executable, "-m", "clientbench.drivers.binding", "--binding", "reqwest", "--mode", "async", "--url",
                        server + "/", "--workers", "3", "--requests", "20", "--connection", connection])
     _validate(doc, 3, 20)
     assert (doc["client"]["mode"], doc["client"]["gil"]) == ("async", None)
 
 
 def test_driver_failures_are_data(server: str) -> None:
-    doc = _run_driver([sys.executable, "-m", "clientbench.drivers.reqwest_binding", "--url",
+    doc = _run_driver([sys.executable, "-m", "clientbench.drivers.binding", "--binding", "reqwest", "--url",
                        server + "/status/500", "--workers", "1", "--requests", "3"])
     assert [f["status"] for f in doc["workers"][0]["failures"]] == [500, 500, 500]
-    doc = _run_driver([sys.executable, "-m", "clientbench.drivers.reqwest_async_binding", "--url",
+    doc = _run_driver([sys.executable, "-m", "clientbench.drivers.binding", "--binding", "reqwest", "--mode", "async", "--url",
                        f"http://127.0.0.1:{free_port()}/", "--workers", "1", "--requests", "2"])
     reasons = [f["reason"] for f in doc["workers"][0]["failures"]]
     assert len(reasons) == 2 and all(r.startswith("ConnectionRefusedError") for r in reasons)

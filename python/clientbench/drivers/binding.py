@@ -1,0 +1,70 @@
+"""Our Python bindings (`beast_client`: C++ Boost.Beast via pybind11; `reqwest_client`: Rust reqwest via PyO3).
+
+    python -m clientbench.drivers.binding --binding beast|reqwest --url URL [--workers W] [--requests N]
+        [--warmup K] [--timeout S] [--connection keep-alive|new] [--gil held|released] [--mode sync|async]
+
+Both bindings have the same API, so one driver serves both. sync: W threads, each with its own `Client`
+(own keep-alive connection), calling `fetch_len(url, release_gil=...)` (the code path of `get`, also
+returning the body size); `--gil held` keeps the GIL during the request, so the threads run one at a time.
+async (reqwest only): W asyncio tasks, each with its own `AsyncClient`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Any
+
+from . import _common
+
+MODULES = {"beast": "beast_client", "reqwest": "reqwest_client"}
+
+
+def library_info(module: Any, binding: str) -> dict[str, Any]:
+    if binding == "beast":
+        return {"library_version": module.boost_version,  # same column as the native C++ row
+                "binding": f"beast_client {module.__version__} (pybind11, Boost {module.boost_version})"}
+    return {"library_version": module.reqwest_version,  # same column as the native Rust row
+            "binding": f"reqwest_client {module.__version__} (PyO3)"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _common.parser(__doc__ or "", gil=True, modes=("sync", "async"))
+    p.add_argument("--binding", choices=list(MODULES), required=True, help="which binding to drive")
+    args = p.parse_args(argv)
+    if args.mode == "async" and args.binding != "reqwest":
+        p.error("--mode async: only the reqwest binding has an AsyncClient")
+    try:
+        mod: Any = importlib.import_module(MODULES[args.binding])
+    except ImportError as exc:
+        print(f"binding: cannot import {MODULES[args.binding]} ({exc}); install it with "
+              f"`pip install ./bindings/{args.binding}`", file=sys.stderr)
+        return 1
+
+    def make_client(a: argparse.Namespace) -> Any:
+        return mod.Client(timeout=a.timeout)
+
+    def held(client: Any, url: str) -> tuple[int, int]:
+        return client.fetch_len(url, release_gil=False)
+
+    async def make_async_client(a: argparse.Namespace) -> Any:
+        return mod.AsyncClient(timeout=a.timeout)
+
+    async def request_async(client: Any, url: str) -> tuple[int, int]:
+        return await client.fetch_len(url)
+
+    async def close_async(client: Any) -> None:
+        client.close()
+
+    # Released is the default of fetch_len: call the native method directly (no Python frame, no kwargs).
+    request = mod.Client.fetch_len if args.gil == "released" else held
+    info = {"language": "Python", "library": args.binding, **library_info(mod, args.binding),
+            "gil": args.gil if args.mode == "sync" else None}
+    _common.run(args, info, _common.SyncDriver(make_client, request, lambda c: c.close()),
+                _common.AsyncDriver(make_async_client, request_async, close_async))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
