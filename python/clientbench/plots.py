@@ -140,11 +140,15 @@ def sweep_curves(points: Sequence[tuple[Any, Sequence[Row]]], dimension: str, pa
         xs = [p[0] for p in pts]
         ax1.plot(xs, [p[1] for p in pts], marker="o", label=label)
         ax2.plot(xs, [p[2] for p in pts], marker="o", label=label)
+    xs_all = sorted({p[0] for pts in series.values() for p in pts}, key=lambda v: (str(type(v)), v))
     for ax, ylabel in ((ax1, "Bench: wall time of the group (ms)"), (ax2, "throughput (requests/s)")):
         ax.set_xlabel(dimension)
         ax.set_ylabel(ylabel)
         if log_x:
             ax.set_xscale("log")
+            ax.xaxis.set_major_locator(FixedLocator(xs_all))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.xaxis.set_minor_locator(FixedLocator([]))
         ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.3)
     ax2.legend(fontsize=7, loc="best")

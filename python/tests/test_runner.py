@@ -183,3 +183,29 @@ def test_a_real_run_writes_every_file_and_a_valid_results_json(tmp_path):
     for name in ("table.md", "table.csv", "server.log", "plots/latency.png", "plots/bench.png",
                  "raw/cpp-beast.0.json", "raw/py-requests.1.json"):
         assert (run_dir / name).is_file(), name
+
+
+def test_sweep_end_to_end(tmp_path):
+    code = cli.main(["sweep", "payload", "--values", "13,4096", "--clients", "cpp-beast,py-requests", "-w", "2",
+                     "-n", "3", "-r", "1", "--warmup", "0", "--out", str(tmp_path)])
+    assert code == 0
+    run_dir = tmp_path / "latest"
+    summary = (run_dir / "sweep.md").read_text()
+    assert "payload=13" in summary and "payload=4096" in summary and "C++ beast (sync)" in summary
+    for value in (13, 4096):
+        results = json.loads((run_dir / "points" / f"payload-{value}" / "results.json").read_text())
+        validate_results(results)
+        assert all(r["aggregate"]["median"]["body_bytes"] == 2 * 3 * value for r in results["rows"])
+    assert (run_dir / "plots" / "sweep-payload.png").stat().st_size > 10_000
+
+
+def test_gil_report_end_to_end(tmp_path):
+    code = cli.main(["gil", "-w", "3", "-n", "20", "-r", "1", "--warmup", "1", "--out", str(tmp_path)])
+    assert code == 0
+    run_dir = tmp_path / "latest"
+    report = (run_dir / "gil.md").read_text()
+    assert "## Reading (generated from the figures below)" in report
+    assert "**beast, GIL held**" in report and "**reqwest, GIL held**" in report
+    assert "no complete held/released pair" not in report
+    validate_results(json.loads((run_dir / "serial" / "results.json").read_text()))
+    assert (run_dir / "plots" / "timeline.png").stat().st_size > 10_000
