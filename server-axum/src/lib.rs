@@ -167,6 +167,7 @@ pub fn app() -> Router {
 /// connections don't run into a default soft limit of 1024. Returns the soft limit in force
 /// afterwards. Never lowers the limit. Unix only (a no-op error elsewhere).
 #[cfg(unix)]
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not everywhere
 pub fn raise_nofile_limit() -> std::io::Result<u64> {
     // SAFETY: getrlimit/setrlimit only read/write the `rlimit` struct we pass.
     let mut lim = libc::rlimit {
@@ -226,6 +227,7 @@ mod unit {
 
     #[cfg(unix)]
     #[test]
+    #[allow(clippy::unnecessary_cast)]
     fn nofile_limit_is_raised_to_hard() {
         let got = raise_nofile_limit().expect("raise_nofile_limit");
         let mut lim = libc::rlimit {

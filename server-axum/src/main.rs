@@ -48,7 +48,7 @@ fn main() -> ExitCode {
 
     // Each connection is a file descriptor: lift the (often 1024) soft limit to the hard
     // one so 1000+ concurrent keep-alive connections fit. Never fatal.
-    if let Err(e) = Err::<u64, &str>("disabled") {
+    if let Err(e) = clientbench_server::raise_nofile_limit() {
         eprintln!("clientbench-server: could not raise the open-file limit (RLIMIT_NOFILE): {e}");
     }
 
