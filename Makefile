@@ -19,7 +19,7 @@ BEAST_SRC   := $(shell find cpp-beast bindings/beast -type f \( -name '*.cpp' -o
 REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '*.rs' -o -name '*.toml' \
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.lock
 
-.PHONY: help run run-all gil sweep test build system-deps venv peers rust cpp bindings wheels clean
+.PHONY: help run run-all gil sweep soak sanitize test build system-deps venv peers rust cpp bindings wheels clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -35,6 +35,9 @@ gil: build bindings  ## the GIL report: serial baseline, GIL held vs released, t
 
 sweep: build bindings  ## concurrency sweep (DIM=workers|payload|delay|connection)
 	$(VPY) -m clientbench sweep $(or $(DIM),workers) $(ARGS)
+
+soak: build bindings  ## 1,000,000 requests through each binding and native client: failures and RSS growth
+	$(VPY) -m clientbench soak $(ARGS)
 
 test: build bindings peers wheels  ## set up everything and run every test (cargo, ctest, pytest)
 	$(CARGO) test --release -p clientbench-server -p reqwest-bench

@@ -209,3 +209,15 @@ def test_gil_report_end_to_end(tmp_path):
     assert "no complete held/released pair" not in report
     validate_results(json.loads((run_dir / "serial" / "results.json").read_text()))
     assert (run_dir / "plots" / "timeline.png").stat().st_size > 10_000
+
+
+def test_soak_end_to_end(tmp_path):
+    """Every soak target (bindings, native executables) with a small count: no failures, a JSON report."""
+    code = cli.main(["soak", "-n", "3000", "--warmup", "500", "-w", "4", "--out", str(tmp_path)])
+    assert code == 0
+    report = json.loads((tmp_path / "latest" / "soak.json").read_text())
+    assert [r["target"] for r in report["results"]] == ["py-beast", "py-reqwest", "py-reqwest-async",
+                                                        "cpp-beast", "rust-reqwest"]
+    for r in report["results"]:
+        assert r["passed"] and r["requests"] == 3000 and r["failures"] == 0, r
+        assert r["rss_warm_kib"] and r["rss_end_kib"]
