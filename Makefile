@@ -39,6 +39,10 @@ sweep: build bindings  ## concurrency sweep (DIM=workers|payload|delay|connectio
 soak: build bindings  ## 1,000,000 requests through each binding and native client: failures and RSS growth
 	$(VPY) -m clientbench soak $(ARGS)
 
+sanitize: system-deps  ## cpp-beast under ASan + UBSan (+ LSan): ctest, the drivers and beast-soak against the server
+	$(CARGO) build --release -p clientbench-server
+	cpp-beast/sanitize.sh
+
 test: build bindings peers wheels  ## set up everything and run every test (cargo, ctest, pytest)
 	$(CARGO) test --release -p clientbench-server -p reqwest-bench
 	$(CMAKE) --build $(CPP_BUILD) --target beast_client_tests

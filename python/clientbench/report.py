@@ -65,6 +65,8 @@ def _xfloor(row: Row, ctx: Context) -> str:
 
 
 def _status(row: Row, ctx: Context) -> str:
+    if not row.runs:
+        return "not run"
     if row.skipped:
         return row.reason or "skipped"
     if not row.failed:

@@ -93,6 +93,13 @@ class Row:
         return bool(self.runs) and all(r.skipped for r in self.runs)
 
     @property
+    def status(self) -> str:
+        """ok, failed, skipped (an optional client not installed), or not run (the session was interrupted)."""
+        if not self.runs:
+            return "not run"
+        return "skipped" if self.skipped else "failed" if self.failed else "ok"
+
+    @property
     def reason(self) -> str | None:
         return next((r.reason for r in self.runs if r.reason), None)
 
@@ -116,7 +123,7 @@ class Row:
         agg = self.aggregate
         return {
             "client": self.client_json(),
-            "status": "skipped" if self.skipped else "failed" if self.failed else "ok",
+            "status": self.status,
             "reason": self.reason,
             "aggregate": agg.to_json() if agg else None,
             "runs": [r.to_json(f"raw/{self.spec.name}.{i}.json" if r.raw is not None else None)

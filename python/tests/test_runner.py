@@ -141,6 +141,7 @@ def test_interrupt_stops_server_and_driver_and_writes_partial_results(tmp_path, 
     results = json.loads((run_dir / "results.json").read_text())
     validate_results(results)
     assert results["complete"] is False and results["interrupted"]
+    assert [r["status"] for r in results["rows"]] == ["not run"]  # interrupted in its first run
 
 
 @pytest.mark.parametrize("argv, message", [
