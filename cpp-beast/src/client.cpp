@@ -4,6 +4,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/error.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/basic_parser.hpp>
@@ -489,8 +490,15 @@ http::request<http::string_body> make_request(std::string_view method, const Url
     req.version(11);
     for (const auto& [name, value] : headers) {
         if (!is_token(name)) throw std::invalid_argument("invalid header name '" + printable(name) + "'");
-        if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
-            throw std::invalid_argument("invalid value for header '" + name + "' (contains CR, LF or NUL)");
+        // RFC 9110 5.5: field values are visible characters, SP, HTAB and obs-text; no other controls
+        for (const char ch : value) {
+            const auto c = static_cast<unsigned char>(ch);
+            if ((c < 0x20 && c != '\t') || c == 0x7f)
+                throw std::invalid_argument("invalid value for header '" + name + "' (contains a control character)");
+        }
+        // the message framing is derived from the body: a caller's framing header would desync it
+        if (beast::iequals(name, "content-length") || beast::iequals(name, "transfer-encoding"))
+            throw std::invalid_argument("header '" + name + "' is set by the client from the body; do not pass it");
         req.insert(name, value);
     }
     if (req.find(http::field::host) == req.end())

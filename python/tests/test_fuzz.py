@@ -11,7 +11,8 @@ Fully arbitrary strings are only used when they cannot be an http: URL at all (s
 with a fuzzed authority are built from a fixed list of loopback hosts, with the fuzzed parts (user info,
 port) drawn from alphabets that cannot end the authority early or move the host.
 
-Known binding bugs are pinned by `xfail(strict=True)` tests at the end of the file (see their reasons).
+The bugs this file found (header control characters, lone surrogates, caller-supplied framing headers)
+are fixed; their tests at the end of the file keep them fixed.
 """
 
 from __future__ import annotations
@@ -343,8 +344,8 @@ def test_no_header_injection_on_the_wire(sync_client, capture, name, value):
         assert isinstance(out, ValueError), f"{c.kind}: {name!r}: {value!r} accepted"
         assert capture.heads == [], "a rejected request reached the wire"
         return
-    if isinstance(out, ValueError):  # only for characters the client may refuse (obs-text/CTL rules)
-        assert c.kind == "reqwest" and has_other_ctl(value), f"{name!r}: {value!r}: {out}"
+    if isinstance(out, ValueError):  # only for the other control characters (RFC 9110 5.5), in both bindings
+        assert has_other_ctl(value), f"{c.kind}: {name!r}: {value!r}: {out}"
         return
     assert out.status == 200
     assert len(capture.heads) == 1
@@ -455,15 +456,11 @@ def test_arguments_of_the_wrong_type_are_type_error(client, server, url, method,
     assert_usable(client, server.url)
 
 
-# -- known bugs, pinned (xfail strict: the suite fails once they are fixed, to drop the mark) ---------
-
-BEAST_CTL = pytest.mark.xfail(strict=True, reason=(
-    "beast_client sends header values with C0 controls other than CR/LF/NUL and DEL (e.g. 'a\\x01b'); "
-    "RFC 9110 5.5 forbids them, the server answers 400; expected ValueError before any I/O "
-    "(reqwest_client raises ValueError)"))
+# -- bugs this file found (fixed; kept as regression tests) -----------------------------------------
 
 
-@pytest.mark.parametrize("kind", [pytest.param("beast", marks=BEAST_CTL), "reqwest"])
+
+@pytest.mark.parametrize("kind", ["beast", "reqwest"])
 @pytest.mark.parametrize("value", ["a\x01b", "\x1b[31m", "a\x7fb"], ids=repr)
 def test_header_value_with_control_character_is_value_error(server, kind, value):
     c = _make(kind)
@@ -474,13 +471,9 @@ def test_header_value_with_control_character_is_value_error(server, kind, value)
         c.close()
 
 
-BEAST_SURROGATE = pytest.mark.xfail(strict=True, reason=(
-    "beast_client: a header name or value with a lone surrogate ('\\udc80') raises RuntimeError "
-    "('Unable to cast Python instance of type str to C++ type'); expected ValueError "
-    "(UnicodeEncodeError) or TypeError"))
 
 
-@pytest.mark.parametrize("kind", [pytest.param("beast", marks=BEAST_SURROGATE), "reqwest"])
+@pytest.mark.parametrize("kind", ["beast", "reqwest"])
 @pytest.mark.parametrize("headers", [{"X-A": "\udc80"}, {"X-\ud800": "1"}], ids=repr)
 def test_header_with_lone_surrogate_is_rejected(server, kind, headers):
     c = _make(kind)
@@ -492,27 +485,18 @@ def test_header_with_lone_surrogate_is_rejected(server, kind, headers):
         c.close()
 
 
-REQWEST_CL = pytest.mark.xfail(strict=True, reason=(
-    "reqwest_client sends a caller's Content-Length as is: body b'abc' with 'Content-Length: 1' sends "
-    "1 byte (the server echoes b'a', the body silently truncated); with 'Content-Length: 10' the request "
-    "never completes (TimeoutError after the whole timeout). Expected ValueError, or the header replaced "
-    "by the real length (what beast_client does: exact echo)"))
-BEAST_TE = pytest.mark.xfail(strict=True, reason=(
-    "beast_client keeps a caller's 'Transfer-Encoding: gzip' and adds 'Content-Length: 3' (RFC 9112 6.2: "
-    "a sender must not send both); the server answers 400. Expected ValueError or a well-framed "
-    "request (exact echo; reqwest_client sends 'gzip, chunked' and gets it)"))
 
 
 @pytest.mark.parametrize("kind,headers", [
     ("beast", {"Content-Length": "1"}),
     ("beast", {"Content-Length": "10"}),
-    pytest.param("reqwest", {"Content-Length": "1"}, marks=REQWEST_CL),
-    pytest.param("reqwest", {"Content-Length": "10"}, marks=REQWEST_CL),
+    ("reqwest", {"Content-Length": "1"}),
+    ("reqwest", {"Content-Length": "10"}),
     ("beast", {"Content-Length": "abc"}),
     ("reqwest", {"Content-Length": "abc"}),
     ("beast", {"Transfer-Encoding": "chunked"}),
     ("reqwest", {"Transfer-Encoding": "chunked"}),
-    pytest.param("beast", {"Transfer-Encoding": "gzip"}, marks=BEAST_TE),
+    ("beast", {"Transfer-Encoding": "gzip"}),
     ("reqwest", {"Transfer-Encoding": "gzip"}),
     ("beast", {"Expect": "100-continue"}),
     ("reqwest", {"Expect": "100-continue"}),

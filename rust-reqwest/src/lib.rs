@@ -84,6 +84,12 @@ fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ClientError> {
     for (name, value) in headers {
         let n = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| ClientError::InvalidRequest(format!("invalid header name {name:?}")))?;
+        // the message framing is derived from the body: a caller's framing header would desync it
+        if n == reqwest::header::CONTENT_LENGTH || n == reqwest::header::TRANSFER_ENCODING {
+            return Err(ClientError::InvalidRequest(format!(
+                "header {name:?} is set by the client from the body; do not pass it"
+            )));
+        }
         let v = HeaderValue::from_str(value)
             .map_err(|_| ClientError::InvalidRequest(format!("invalid value for header {name:?}: {value:?}")))?;
         map.append(n, v);

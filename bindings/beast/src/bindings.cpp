@@ -121,6 +121,14 @@ auto run_interruptible(bool release_gil, Call&& call) -> decltype(call(bc::Cance
     }
 }
 
+// str -> UTF-8; a str that cannot be encoded (a lone surrogate) raises UnicodeEncodeError (a ValueError)
+std::string utf8(const py::handle& text) {
+    Py_ssize_t size = 0;
+    const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
+    if (data == nullptr) throw py::error_already_set();
+    return std::string(data, static_cast<std::size_t>(size));
+}
+
 bc::Headers to_headers(const py::object& headers) {
     bc::Headers out;
     if (headers.is_none()) return out;
@@ -131,7 +139,7 @@ bc::Headers to_headers(const py::object& headers) {
         const auto pair = py::reinterpret_borrow<py::tuple>(item);
         if (pair.size() != 2 || !py::isinstance<py::str>(pair[0]) || !py::isinstance<py::str>(pair[1]))
             throw py::type_error("headers must be a mapping of str to str");
-        out.emplace_back(pair[0].cast<std::string>(), pair[1].cast<std::string>());
+        out.emplace_back(utf8(pair[0]), utf8(pair[1]));
     }
     return out;
 }
