@@ -4,7 +4,6 @@ drivers (a counted failure with a reason, exit status 0)."""
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import subprocess
 import threading
@@ -20,41 +19,15 @@ from clientbench.runner import Workload, run_driver
 from clientbench.server import Server
 
 import faultserver as fs
+from binding_clients import FACTORIES, PROTOCOL_ERRORS, make
 
 TIMEOUT = 1.0
 SLACK = 2.0  # an error must arrive within TIMEOUT + SLACK
 
 
-class AsyncAdapter:
-    """reqwest_client.AsyncClient driven from a test thread on its own event loop."""
-
-    def __init__(self, timeout: float):
-        self.loop = asyncio.new_event_loop()
-        self.client = reqwest_client.AsyncClient(timeout=timeout)
-
-    def get(self, url: str) -> int:
-        return self.loop.run_until_complete(self.client.get(url))
-
-    def request(self, method: str, url: str, **kw: Any) -> Any:
-        return self.loop.run_until_complete(self.client.request(method, url, **kw))
-
-    def close(self) -> None:
-        self.client.close()
-        self.loop.close()
-
-
-FACTORIES: dict[str, Callable[[float], Any]] = {
-    "beast": lambda t: beast_client.Client(timeout=t),
-    "reqwest": lambda t: reqwest_client.Client(timeout=t),
-    "reqwest-async": AsyncAdapter,
-}
-PROTOCOL_ERRORS = (beast_client.ProtocolError, reqwest_client.ProtocolError)
-
-
 @pytest.fixture(params=list(FACTORIES), ids=list(FACTORIES))
 def client(request) -> Iterator[Any]:
-    c = FACTORIES[request.param](TIMEOUT)
-    c.kind = request.param  # type: ignore[attr-defined]
+    c = make(request.param, TIMEOUT)
     yield c
     c.close()
 

@@ -17,7 +17,6 @@ are fixed; their tests at the end of the file keep them fixed.
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 from typing import Any, Callable, Iterator
 
@@ -28,50 +27,20 @@ from hypothesis import strategies as st
 import beast_client
 import reqwest_client
 
+from binding_clients import FACTORIES, PROTOCOL_ERRORS, make
 import faultserver as fs
 
 pytestmark = pytest.mark.timeout(180)
 
 TIMEOUT = 2.0  # per request; a fuzzed request that hangs fails with TimeoutError within this
-PROTOCOL_ERRORS = (beast_client.ProtocolError, reqwest_client.ProtocolError)
 ALLOWED = (ValueError, ConnectionError, TimeoutError, *PROTOCOL_ERRORS)
 
 # hypothesis: bounded; the deadline is above the client timeout, so only a real hang trips it
 FUZZ = dict(deadline=timedelta(seconds=TIMEOUT + 3), suppress_health_check=[HealthCheck.too_slow])
 
 
-class AsyncAdapter:
-    """reqwest_client.AsyncClient driven synchronously on its own event loop."""
-
-    def __init__(self, timeout: float):
-        self.loop = asyncio.new_event_loop()
-        self.client = reqwest_client.AsyncClient(timeout=timeout)
-
-    def get(self, url: str) -> int:
-        return self.loop.run_until_complete(self.client.get(url))
-
-    def fetch_len(self, url: str) -> tuple[int, int]:
-        return self.loop.run_until_complete(self.client.fetch_len(url))
-
-    def request(self, method: str, url: str, **kw: Any) -> Any:
-        return self.loop.run_until_complete(self.client.request(method, url, **kw))
-
-    def close(self) -> None:
-        self.client.close()
-        self.loop.close()
-
-
-FACTORIES: dict[str, Callable[[float], Any]] = {
-    "beast": lambda t: beast_client.Client(timeout=t),
-    "reqwest": lambda t: reqwest_client.Client(timeout=t),
-    "reqwest-async": AsyncAdapter,
-}
-
-
 def _make(kind: str, timeout: float = TIMEOUT) -> Any:
-    c = FACTORIES[kind](timeout)
-    c.kind = kind
-    return c
+    return make(kind, timeout)
 
 
 # module-scoped: hypothesis runs every example of a test on the same client, which is the point of
