@@ -148,7 +148,7 @@ def _terminate(proc: subprocess.Popen[bytes]) -> None:
             try:
                 if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
                     return
-            except ChildProcessError:
+            except ChildProcessError:  # already reaped (by the waiter thread)
                 return
             time.sleep(0.02)
 
@@ -162,33 +162,32 @@ def _reader(stream: IO[bytes], sink: list[bytes]) -> threading.Thread:
 def _collect(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[str, str, int | None, ProcessUsage | None, bool]:
     """Read a driver's stdout/stderr and reap it with wait4, so its CPU time and peak RSS are its own.
 
-    Returns (stdout, stderr, exit code or -signal, usage, timed_out)."""
+    The runner blocks (a waiter thread in wait4, the main thread in join) rather than polling: nothing of
+    ours wakes up while a driver measures. Returns (stdout, stderr, exit code or -signal, usage, timed_out)."""
     assert proc.stdout and proc.stderr
     out: list[bytes] = []
     err: list[bytes] = []
     readers = [_reader(proc.stdout, out), _reader(proc.stderr, err)]
-    deadline = time.monotonic() + timeout_s
+    reaped: list[tuple[int, int, Any]] = []
+    waiter = threading.Thread(target=lambda: reaped.append(os.wait4(proc.pid, 0)), daemon=True)
+    waiter.start()
     timed_out = False
-    status = rusage = None
     try:
-        while True:
-            pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
-            if pid == proc.pid:
-                break
-            if time.monotonic() > deadline:
-                timed_out = True
-                _terminate(proc)
-                _, status, rusage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.005)
+        waiter.join(timeout_s)
+        if waiter.is_alive():
+            timed_out = True
+            _terminate(proc)
+            waiter.join()
     except BaseException:  # Ctrl-C / SIGTERM while a driver runs: take it down with us
         _terminate(proc)
+        waiter.join(5)
         raise
     for t in readers:
         t.join(timeout=5)
+    _, status, rusage = reaped[0]
     code = os.waitstatus_to_exitcode(status)
     proc.returncode = code  # reaped here: keep Popen from waiting again
-    usage = ProcessUsage(rusage.ru_utime + rusage.ru_stime, int(rusage.ru_maxrss)) if rusage else None
+    usage = ProcessUsage(rusage.ru_utime + rusage.ru_stime, int(rusage.ru_maxrss))
     decode = lambda chunks: b"".join(chunks).decode("utf-8", "replace")  # noqa: E731
     return decode(out), decode(err), code, usage, timed_out
 
