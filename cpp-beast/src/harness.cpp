@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <exception>
 #include <memory>
@@ -254,6 +255,22 @@ private:
     bool open_ = false;
 };
 
+// Peak resident set of this process image (VmHWM: reset at exec, unlike getrusage's ru_maxrss, which also
+// counts the forked parent's pages before exec); -1 when unknown.
+long peak_rss_kib() {
+    std::FILE* f = std::fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long kib = -1;
+    while (std::fgets(line, sizeof line, f))
+        if (std::strncmp(line, "VmHWM:", 6) == 0) {
+            kib = std::strtol(line + 6, nullptr, 10);
+            break;
+        }
+    std::fclose(f);
+    return kib;
+}
+
 std::int64_t process_cpu_ns() {
     timespec ts{};
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return 0;
@@ -354,8 +371,9 @@ std::string document(const harness::Driver& d, const Options& o, const std::vect
            ",\"warmup\":" + std::to_string(o.warmup) + ",\"timeout_s\":";
     json_double(out, o.timeout);
     out += std::string(",\"connection\":\"") + (o.new_connection ? "new" : "keep-alive") + "\"";
-    out += "},\"wall_ns\":" + std::to_string(wall) + ",\"cpu_ns\":" + std::to_string(std::max<std::int64_t>(0, cpu)) +
-           ",\"workers\":[";
+    out += "},\"wall_ns\":" + std::to_string(wall) + ",\"cpu_ns\":" + std::to_string(std::max<std::int64_t>(0, cpu));
+    if (const long rss = peak_rss_kib(); rss >= 0) out += ",\"peak_rss_kib\":" + std::to_string(rss);
+    out += ",\"workers\":[";
     for (std::size_t k = 0; k < workers.size(); ++k) {
         const Worker& w = workers[k];
         if (k) out += ',';

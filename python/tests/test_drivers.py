@@ -29,6 +29,10 @@ def test_driver_meets_the_contract(spec, server):
     assert raw["workload"]["workers"] == workers and raw["workload"]["requests"] == 5
     assert s.requests == workers * 5 and s.errors == 0, row.reason
     assert s.body_bytes == workers * 5 * len(b"Hello, World!")
+    # every harness reports its own CPU time and peak RSS (VmHWM, not the forked runner's pages)
+    assert raw["cpu_ns"] > 0 and 0 < raw["peak_rss_kib"] < 512 * 1024
+    if spec.language != "Python":
+        assert s.peak_rss_mib < 40, "a native driver's RSS must not include the Python runner's"
     # the group clock covers every worker's timed loop
     assert s.bench_ms >= max(w["elapsed_ns"] for w in raw["workers"]) / 1e6 * 0.99
     for w in raw["workers"]:

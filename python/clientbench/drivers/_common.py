@@ -115,7 +115,23 @@ def document(args: argparse.Namespace, client: dict[str, Any], wall_ns: int, t0:
     }
 
 
+def peak_rss_kib() -> int | None:
+    """Peak resident set of this process image (VmHWM: reset at exec, unlike getrusage's ru_maxrss, which
+    also counts the forked parent's pages before exec)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def emit(doc: dict[str, Any]) -> None:
+    rss = peak_rss_kib()
+    if rss is not None:
+        doc["peak_rss_kib"] = rss
     json.dump(doc, sys.stdout, separators=(",", ":"))
     sys.stdout.write("\n")
     sys.stdout.flush()

@@ -90,7 +90,17 @@ struct Document {
     wall_ns: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     cpu_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peak_rss_kib: Option<u64>,
     workers: Vec<WorkerJson>,
+}
+
+/// Peak resident set of this process image (VmHWM: reset at exec, unlike getrusage's ru_maxrss, which
+/// also counts the forked parent's pages before exec).
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 #[derive(Serialize)]
@@ -341,6 +351,7 @@ fn main() -> ExitCode {
         },
         wall_ns,
         cpu_ns,
+        peak_rss_kib: peak_rss_kib(),
         workers: records.iter().map(|r| r.to_json(t0)).collect(),
     };
     match serde_json::to_string(&doc) {
