@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -72,25 +71,13 @@ def add_selection_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--all", action="store_true", help="every client, not only the default set")
 
 
-def default_server_threads() -> int:
-    """Half the usable cores for the server, the rest for the client under test: with every core for
-    both, the server's workers take CPU from single-threaded (async) clients in some runs and not in
-    others, which made their Bench bimodal (measured on 2 cores: aiohttp 69 or 90 ms from run to run)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 2
-    return max(1, cores // 2)
-
-
 def add_session_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("session")
     g.add_argument("--target", metavar="URL",
                    help="benchmark an already-running server at URL (e.g. http://127.0.0.1:8080) instead of "
                         "starting server-axum")
-    g.add_argument("--server-threads", type=positive, default=default_server_threads(),
-                   help="tokio worker threads of the started server (default: half the cores, at least 1, "
-                        f"here {default_server_threads()}: the clients keep the other half)")
+    g.add_argument("--server-threads", type=positive, default=None,
+                   help="tokio worker threads of the started server (default: tokio's, one per core)")
     g.add_argument("--row-timeout", type=seconds, default=300.0,
                    help="kill a driver that runs longer than this many s (default 300)")
     g.add_argument("-o", "--out", type=Path, default=None, help="results folder (default: results/)")
