@@ -14,7 +14,8 @@ from typing import Any
 
 from .paths import repo_root
 
-PY_PACKAGES = ("numpy", "requests", "aiohttp", "beast-client", "reqwest-client", "matplotlib", "rich")
+PY_PACKAGES = ("numpy", "requests", "aiohttp", "beast-client", "reqwest-client", "matplotlib", "rich", "httpx", "urllib3",
+               "pycurl", "uvloop", "pyreqwest", "rnet", "curl_cffi")
 
 
 def _run(*cmd: str, cwd: Path | None = None) -> str | None:
