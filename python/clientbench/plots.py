@@ -111,8 +111,8 @@ def timeline(rows: Sequence[Row], path: Path, title: str) -> Path | None:
             colors.append("tab:red" if failed.all() and done.size else "tab:blue")
         ax.eventplot(lanes, colors=colors, lineoffsets=np.arange(len(lanes)), linelengths=0.8, linewidths=0.6)
         ax.axvline(wall, color="black", linestyle="--", linewidth=1)
-        agg = f"Bench {wall:.1f} ms (dashed line)"
-        ax.set_title(f"{label}: {agg}", fontsize=9, loc="left")
+        ax.set_title(f"{label}: Bench {wall:.1f} ms in the run shown (dashed line; the last repeat)",
+                     fontsize=9, loc="left")
         ax.set_ylabel("worker")
         ax.set_ylim(-0.6, len(lanes) - 0.4)
         ax.grid(True, axis="x", alpha=0.3)
