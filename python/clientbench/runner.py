@@ -56,6 +56,7 @@ class RowResult:
     usage: ProcessUsage | None = None
     integrity_error: str | None = None
     skipped: bool = False  # an optional client (a peer) that is not installed here
+    hash_seed: int | None = None  # PYTHONHASHSEED the driver ran with
 
     @property
     def failed(self) -> bool:
@@ -71,6 +72,7 @@ class RowResult:
             "returncode": self.returncode,
             "duration_s": round(self.duration_s, 3),
             "command": self.command,
+            "hash_seed": self.hash_seed,
             "process": {"cpu_s": self.usage.cpu_s, "max_rss_kib": self.usage.max_rss_kib} if self.usage else None,
             "stats": self.stats.to_json() if self.stats else None,
             "raw": raw_file,
@@ -194,8 +196,12 @@ def _collect(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[str, str,
 
 def run_driver(spec: ClientSpec, url: str, workload: Workload, *, row_timeout_s: float,
                log_dir: Path | None = None, expected_body_bytes: int | None = None,
-               tag: str = "") -> RowResult:
-    """Run one driver once. `expected_body_bytes` (per request) enables the body-integrity check."""
+               tag: str = "", hash_seed: int | None = None) -> RowResult:
+    """Run one driver once. `expected_body_bytes` (per request) enables the body-integrity check.
+
+    `hash_seed` sets PYTHONHASHSEED for the driver: a Python process's hash seed changes its memory
+    layout, and with it, measurably, its speed (aiohttp on 2 cores: 69 or 90 ms per run depending on the
+    seed). The plan gives repeat i the seed i, so every run samples the same set of layouts."""
     started = time.monotonic()
     if spec.fixed_workers is not None:
         workload = dataclasses.replace(workload, workers=spec.fixed_workers)
@@ -204,9 +210,10 @@ def run_driver(spec: ClientSpec, url: str, workload: Workload, *, row_timeout_s:
     except SetupError as exc:
         skipped = spec.optional and spec.needs_module is not None
         return RowResult(spec, ok=False, reason=f"skipped: {exc}" if skipped else str(exc), skipped=skipped)
-    result = RowResult(spec, ok=False, command=argv)
+    result = RowResult(spec, ok=False, command=argv, hash_seed=hash_seed)
+    env = None if hash_seed is None else {**os.environ, "PYTHONHASHSEED": str(hash_seed)}
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            preexec_fn=_driver_preexec)
+                            preexec_fn=_driver_preexec, env=env)
     with proc:
         out, err, code, result.usage, timed_out = _collect(proc, row_timeout_s)
     result.returncode = code
@@ -270,7 +277,7 @@ def run_plan(specs: Sequence[ClientSpec], url: str, workload: Workload, *, repea
             tag = f".{rep}"
             result = run_driver(row.spec, url, workload, row_timeout_s=row_timeout_s,
                                 log_dir=out_dir / "logs" if out_dir else None,
-                                expected_body_bytes=expected_body_bytes, tag=tag)
+                                expected_body_bytes=expected_body_bytes, tag=tag, hash_seed=rep)
             if out_dir is not None and result.raw is not None:
                 (out_dir / "raw").mkdir(parents=True, exist_ok=True)
                 write_atomic(out_dir / "raw" / f"{row.spec.name}{tag}.json", json.dumps(result.raw) + "\n")
