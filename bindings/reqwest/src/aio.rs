@@ -32,7 +32,11 @@ fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
     static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
     RUNTIME
         .get_or_init(|| {
+            // One I/O worker: requests are driven from one asyncio thread, and more workers only compete
+            // with it (and with the server) for the cores; on 2 cores the default (one per core) made
+            // the async row's Bench bimodal from run to run (21 or 35 ms).
             tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
                 .enable_all()
                 .thread_name("reqwest-client")
                 .build()
