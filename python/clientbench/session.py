@@ -93,6 +93,8 @@ class Session:
                     self.base_url = self.server.start()
         except BaseException:
             self._stop()
+            if self.server is None and not any(self.out.iterdir()):  # nothing measured: leave no empty folder
+                self.out.rmdir()
             raise
         return self
 

@@ -222,3 +222,9 @@ def test_soak_end_to_end(tmp_path):
     for r in report["results"]:
         assert r["passed"] and r["requests"] == 3000 and r["failures"] == 0, r
         assert r["rss_warm_kib"] and r["rss_end_kib"]
+
+
+def test_unreachable_target_is_one_line_and_leaves_no_folder(tmp_path, capsys, closed_port_url):
+    assert cli.main(["run", "--target", closed_port_url, "-r", "1", "--out", str(tmp_path)]) == 2
+    assert "does not answer" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
