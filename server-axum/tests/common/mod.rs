@@ -1,5 +1,5 @@
-//! Shared helpers for the process-level tests in `load.rs` and `bad_input.rs`: spawn the real
-//! binary on an ephemeral port, capture its stderr, talk to it over raw TCP on 127.0.0.1.
+//! Shared helpers for the process-level tests (`process.rs`, `load.rs`, `bad_input.rs`): spawn the real
+//! binary on an ephemeral port, capture its stdout and stderr, talk to it over raw TCP on 127.0.0.1.
 //! Every wait is bounded; the child is killed (SIGKILL) and reaped on drop.
 #![allow(dead_code)]
 
@@ -17,8 +17,13 @@ pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct Server {
     pub child: Child,
     pub addr: SocketAddr,
+    /// The listening line exactly as printed (with its newline).
+    pub line: String,
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_thread: Option<thread::JoinHandle<()>>,
+    /// Whatever the server printed on stdout after the listening line.
+    stdout_rest: Arc<Mutex<Vec<u8>>>,
+    stdout_thread: Option<thread::JoinHandle<()>>,
 }
 
 impl Drop for Server {
@@ -85,13 +90,17 @@ pub fn spawn_server(extra: &[&str], soft_nofile: Option<u64>) -> Server {
     // Read the listening line on a helper thread so a hung server can't hang the test.
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
+    let stdout_rest = Arc::new(Mutex::new(Vec::new()));
+    let rest_sink = Arc::clone(&stdout_rest);
+    let stdout_thread = thread::spawn(move || {
         let mut reader = BufReader::new(stdout);
         let mut line = String::new();
         let res = reader.read_line(&mut line).map(|_| line);
         let _ = tx.send(res);
-        // Keep draining so the server never blocks on a full stdout pipe.
-        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        // Keep reading (so the server never blocks on a full pipe) and keep what comes.
+        let mut rest = Vec::new();
+        let _ = reader.read_to_end(&mut rest);
+        rest_sink.lock().unwrap().extend_from_slice(&rest);
     });
     let line = match rx.recv_timeout(IO_TIMEOUT) {
         Ok(Ok(line)) => line,
@@ -112,8 +121,25 @@ pub fn spawn_server(extra: &[&str], soft_nofile: Option<u64>) -> Server {
     Server {
         child,
         addr,
+        line,
         stderr,
         stderr_thread: Some(stderr_thread),
+        stdout_rest,
+        stdout_thread: Some(stdout_thread),
+    }
+}
+
+/// Polls until the child exits or `limit` passes.
+pub fn wait_timeout(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return Some(status);
+        }
+        if start.elapsed() > limit {
+            return None;
+        }
+        thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -144,21 +170,26 @@ impl Server {
     }
 
     /// Sends SIGTERM and waits (bounded) for the exit; returns the exit status and stderr.
-    pub fn terminate(mut self) -> (ExitStatus, String) {
-        let rc = unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-        assert_eq!(rc, 0, "kill(SIGTERM) failed");
-        let start = Instant::now();
-        let status = loop {
-            if let Some(s) = self.child.try_wait().expect("try_wait") {
-                break s;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "server did not exit within 10 s of SIGTERM"
-            );
-            thread::sleep(Duration::from_millis(20));
-        };
+    /// Sends `sig` and waits up to `limit` for the exit (None: still running).
+    pub fn signal_and_wait(&mut self, sig: libc::c_int, limit: Duration) -> Option<ExitStatus> {
+        let rc = unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
+        assert_eq!(rc, 0, "kill({sig}) failed");
+        wait_timeout(&mut self.child, limit)
+    }
+
+    /// Everything printed on stdout after the listening line; call once the server has exited.
+    pub fn stdout_rest(&mut self) -> String {
         // The pipe closes with the process: the reader thread ends promptly.
+        if let Some(t) = self.stdout_thread.take() {
+            let _ = t.join();
+        }
+        String::from_utf8_lossy(&self.stdout_rest.lock().unwrap()).into_owned()
+    }
+
+    pub fn terminate(mut self) -> (ExitStatus, String) {
+        let status = self
+            .signal_and_wait(libc::SIGTERM, Duration::from_secs(10))
+            .expect("server did not exit within 10 s of SIGTERM");
         if let Some(t) = self.stderr_thread.take() {
             let _ = t.join();
         }
@@ -239,6 +270,9 @@ pub fn read_response(reader: &mut impl BufRead) -> std::io::Result<Option<RawRes
         None if matches!(status, 204 | 205 | 304) => 0,
         None => return Err(bad(format!("no content-length: {}", resp.status_line))),
     };
+    if matches!(status, 204 | 205 | 304) && len != 0 {
+        return Err(bad(format!("{} advertises content", resp.status_line)));
+    }
     resp.body = vec![0; len];
     reader.read_exact(&mut resp.body)?;
     Ok(Some(resp))
