@@ -19,7 +19,7 @@ BEAST_SRC   := $(shell find cpp-beast bindings/beast -type f \( -name '*.cpp' -o
 REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '*.rs' -o -name '*.toml' \
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.lock
 
-.PHONY: help run run-all gil sweep soak sanitize test build system-deps venv peers rust cpp bindings wheels clean
+.PHONY: help run run-all stability gil sweep soak sanitize test build system-deps venv peers rust cpp bindings wheels clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -29,6 +29,13 @@ run: build bindings  ## set up everything, run the benchmark, print the table (A
 
 run-all: build bindings peers  ## every row: the default set, peers from PyPI, more native rows, the floor
 	$(VPY) -m clientbench run --all $(ARGS)
+
+stability: build bindings  ## two consecutive runs, compared: how far each row's median Bench moves between them
+	$(VPY) -m clientbench run $(ARGS)
+	@readlink -f results/latest > results/.stability-a
+	$(VPY) -m clientbench run $(ARGS)
+	$(VPY) -m clientbench compare "$$(cat results/.stability-a)" results/latest
+	@rm -f results/.stability-a
 
 gil: build bindings  ## the GIL report: serial baseline, GIL held vs released, timeline, generated reading
 	$(VPY) -m clientbench gil $(ARGS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -12,8 +13,26 @@ from .clients import CLIENTS, select
 from .paths import SetupError
 from .runner import Row, Workload
 
-DEFAULT_REPEAT = 10
-DEFAULT_WARMUP = 10
+
+
+@dataclass(frozen=True)
+class WorkloadDefaults:
+    """What -n, --repeat and --warmup mean when they are not given (per subcommand)."""
+
+    requests: int
+    repeat: int
+    warmup: int = 10
+
+
+#: `run` and `gil`: 10 workers x 500 requests, 5 interleaved repeats. A repeat then lasts 80 ms or more
+#: for every row (pyperf's advice: a sample of at least ~100 ms); 10 x 100 requests (the reference's
+#: workload) last 15-30 ms for the fast rows, where one scheduler hiccup on a 2-core machine moves Bench
+#: by 20-30%. 5000 requests per repeat also make P999 the 5th-largest sample, not the 2nd.
+RUN = WorkloadDefaults(requests=500, repeat=5)
+#: `sweep` multiplies the work by its points (up to 32 workers, up to 1 MiB bodies): shorter rows.
+SWEEP = WorkloadDefaults(requests=100, repeat=5)
+#: `--reference`: the reference write-up's method, 10 workers x 100 requests, one run, no warm-up.
+REFERENCE = WorkloadDefaults(requests=100, repeat=1, warmup=0)
 
 
 class Parser(argparse.ArgumentParser):
@@ -46,19 +65,22 @@ def request_path(text: str) -> str:
     return text
 
 
-def add_workload_options(p: argparse.ArgumentParser, *, workers: bool = True) -> None:
+def add_workload_options(p: argparse.ArgumentParser, defaults: WorkloadDefaults) -> None:
     g = p.add_argument_group("workload")
-    if workers:
-        g.add_argument("-w", "--workers", type=positive, default=10, help="workers per client (default 10)")
-    g.add_argument("-n", "--requests", type=positive, default=100,
-                   help="timed sequential requests per worker (default 100)")
-    g.add_argument("--warmup", type=non_negative, default=DEFAULT_WARMUP,
-                   help=f"untimed requests per worker before timing (default {DEFAULT_WARMUP})")
-    g.add_argument("-r", "--repeat", type=positive, default=DEFAULT_REPEAT,
+    g.add_argument("-w", "--workers", type=positive, default=10, help="workers per client (default 10)")
+    # None = not given: resolved by workload_from(), where --reference changes the defaults
+    g.add_argument("-n", "--requests", type=positive, default=None,
+                   help=f"timed sequential requests per worker (default {defaults.requests})")
+    g.add_argument("--warmup", type=non_negative, default=None,
+                   help=f"untimed requests per worker before timing (default {defaults.warmup})")
+    g.add_argument("-r", "--repeat", type=positive, default=None,
                    help=f"runs of every client, interleaved round-robin; the table shows medians "
-                        f"(default {DEFAULT_REPEAT})")
+                        f"(default {defaults.repeat})")
     g.add_argument("--reference", action="store_true",
-                   help="the reference write-up's method: one run, no warmup (--repeat 1 --warmup 0)")
+                   help=f"the reference write-up's method: {REFERENCE.requests} requests per worker, one run, "
+                        f"no warm-up (-n {REFERENCE.requests} --repeat {REFERENCE.repeat} --warmup "
+                        f"{REFERENCE.warmup}; flags given explicitly still win)")
+    p.set_defaults(workload_defaults=defaults)
     g.add_argument("--timeout", type=seconds, default=30.0, help="per-request timeout in s (default 30)")
     g.add_argument("--path", type=request_path, default="/", help="request path on the server (default '/')")
 
@@ -95,7 +117,7 @@ def build_parser() -> Parser:
                          description="Start the server, run every selected client with the same workload, print "
                                      "the table and write results/<timestamp>/ (results.json, table.md, "
                                      "table.csv, raw/, plots/, server.log).")
-    add_workload_options(run)
+    add_workload_options(run, RUN)
     add_selection_options(run)
     add_session_options(run)
 
@@ -108,7 +130,7 @@ def build_parser() -> Parser:
                             "connection: keep-alive vs a new connection per request")
     sweep.add_argument("--values", metavar="LIST",
                        help="comma-separated points (default per dimension, e.g. workers 1,2,4,8,10,16,32)")
-    add_workload_options(sweep, workers=True)
+    add_workload_options(sweep, SWEEP)
     add_selection_options(sweep)
     add_session_options(sweep)
 
@@ -116,7 +138,7 @@ def build_parser() -> Parser:
                          description="Run both bindings with the GIL held and released (and C++ Beast), at W=1 "
                                      "and W workers; writes gil.md with a reading generated from the figures, "
                                      "and the request timeline plot.")
-    add_workload_options(gil)
+    add_workload_options(gil, RUN)
     add_session_options(gil)
 
     cmp_ = sub.add_parser("compare", help="per-row ratios of two runs, flagging changes beyond the noise",
@@ -144,8 +166,11 @@ def build_parser() -> Parser:
 
 
 def workload_from(args: argparse.Namespace) -> tuple[Workload, int]:
-    if args.reference:
-        args.repeat, args.warmup = 1, 0
+    """The workload and repeat count: explicit flags, else --reference's method, else the defaults."""
+    defaults: WorkloadDefaults = REFERENCE if args.reference else args.workload_defaults
+    for field in ("requests", "repeat", "warmup"):
+        if getattr(args, field) is None:
+            setattr(args, field, getattr(defaults, field))
     return Workload(args.workers, args.requests, args.warmup, args.timeout, args.path), args.repeat
 
 

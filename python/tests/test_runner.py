@@ -161,6 +161,26 @@ def test_bad_cli_input_is_one_line(capsys, argv, message):
     assert len(err.strip().splitlines()) == 2  # the error, and where to find help
 
 
+@pytest.mark.parametrize("argv, expected", [
+    (["run"], (10, cli.RUN.requests, cli.RUN.warmup, cli.RUN.repeat)),
+    (["gil"], (10, cli.RUN.requests, cli.RUN.warmup, cli.RUN.repeat)),
+    (["sweep", "workers"], (10, cli.SWEEP.requests, cli.SWEEP.warmup, cli.SWEEP.repeat)),
+    (["run", "--reference"], (10, 100, 0, 1)),  # the reference write-up: 10 x 100, one run, no warm-up
+    (["run", "--reference", "-r", "3", "-n", "50"], (10, 50, 0, 3)),  # explicit flags win over --reference
+    (["run", "-w", "4", "-n", "7", "--warmup", "0", "-r", "2"], (4, 7, 0, 2)),
+])
+def test_workload_defaults_and_the_reference_method(argv, expected):
+    workload, repeat = cli.workload_from(cli.build_parser().parse_args(argv))
+    assert (workload.workers, workload.requests, workload.warmup, repeat) == expected
+
+
+def test_default_rows_last_long_enough_to_measure():
+    """The defaults are what the README's stability figure was measured with: runs of 80 ms or more need
+    several thousand requests per repeat; --reference keeps the reference's 10 x 100 in one run."""
+    assert cli.RUN.requests * 10 >= 5000 and cli.RUN.repeat >= 5
+    assert (cli.REFERENCE.requests, cli.REFERENCE.repeat, cli.REFERENCE.warmup) == (100, 1, 0)
+
+
 def test_setup_errors_are_one_line(capsys, tmp_path):
     assert cli.main(["run", "--clients", "nope", "--out", "/nonexistent/x"]) == 2
     assert "no client matches" in capsys.readouterr().err
