@@ -14,7 +14,6 @@ from .paths import SetupError
 from .runner import Row, Workload
 
 
-
 @dataclass(frozen=True)
 class WorkloadDefaults:
     """What -n, --repeat and --warmup mean when they are not given (per subcommand)."""
@@ -24,13 +23,13 @@ class WorkloadDefaults:
     warmup: int = 10
 
 
-#: `run` and `gil`: 10 workers x 500 requests, 5 interleaved repeats. A repeat then lasts 80 ms or more
-#: for every row (pyperf's advice: a sample of at least ~100 ms); 10 x 100 requests (the reference's
-#: workload) last 15-30 ms for the fast rows, where one scheduler hiccup on a 2-core machine moves Bench
-#: by 20-30%. 5000 requests per repeat also make P999 the 5th-largest sample, not the 2nd.
-RUN = WorkloadDefaults(requests=500, repeat=5)
-#: `sweep` multiplies the work by its points (up to 32 workers, up to 1 MiB bodies): shorter rows.
-SWEEP = WorkloadDefaults(requests=100, repeat=5)
+#: `run`, `gil`: the reference's workload (10 workers x 100 requests) with warm-up and 10 interleaved repeats.
+#: N stays at 100 on purpose: Bench/LMean shows GIL serialization only while one worker's N requests fit in
+#: one GIL switch interval (5 ms; ~3 ms for Beast with the GIL held). With N = 500 the interpreter's forced
+#: switches interleave the held workers, LMean grows towards Bench, and Bench/LMean fell from ~10 to 1.4.
+RUN = WorkloadDefaults(requests=100, repeat=10)
+#: `sweep` multiplies the work by its points (up to 32 workers, up to 1 MiB bodies)
+SWEEP = WorkloadDefaults(requests=100, repeat=10)
 #: `--reference`: the reference write-up's method, 10 workers x 100 requests, one run, no warm-up.
 REFERENCE = WorkloadDefaults(requests=100, repeat=1, warmup=0)
 
