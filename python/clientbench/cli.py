@@ -16,20 +16,18 @@ from .runner import Row, Workload
 
 @dataclass(frozen=True)
 class WorkloadDefaults:
-    """What -n, --repeat and --warmup mean when they are not given (per subcommand)."""
+    """What -n, --repeat and --warmup mean when they are not given."""
 
     requests: int
     repeat: int
     warmup: int = 10
 
 
-#: `run`, `gil`: the reference's workload (10 workers x 100 requests) with warm-up and 10 interleaved repeats.
+#: The reference's workload (10 workers x 100 requests) with warm-up and 10 interleaved repeats.
 #: N stays at 100 on purpose: Bench/LMean shows GIL serialization only while one worker's N requests fit in
 #: one GIL switch interval (5 ms; ~3 ms for Beast with the GIL held). With N = 500 the interpreter's forced
 #: switches interleave the held workers, LMean grows towards Bench, and Bench/LMean fell from ~10 to 1.4.
-RUN = WorkloadDefaults(requests=100, repeat=10)
-#: `sweep` multiplies the work by its points (up to 32 workers, up to 1 MiB bodies)
-SWEEP = WorkloadDefaults(requests=100, repeat=10)
+DEFAULTS = WorkloadDefaults(requests=100, repeat=10)
 #: `--reference`: the reference write-up's method, 10 workers x 100 requests, one run, no warm-up.
 REFERENCE = WorkloadDefaults(requests=100, repeat=1, warmup=0)
 
@@ -64,22 +62,21 @@ def request_path(text: str) -> str:
     return text
 
 
-def add_workload_options(p: argparse.ArgumentParser, defaults: WorkloadDefaults) -> None:
+def add_workload_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("workload")
     g.add_argument("-w", "--workers", type=positive, default=10, help="workers per client (default 10)")
     # None = not given: resolved by workload_from(), where --reference changes the defaults
     g.add_argument("-n", "--requests", type=positive, default=None,
-                   help=f"timed sequential requests per worker (default {defaults.requests})")
+                   help=f"timed sequential requests per worker (default {DEFAULTS.requests})")
     g.add_argument("--warmup", type=non_negative, default=None,
-                   help=f"untimed requests per worker before timing (default {defaults.warmup})")
+                   help=f"untimed requests per worker before timing (default {DEFAULTS.warmup})")
     g.add_argument("-r", "--repeat", type=positive, default=None,
                    help=f"runs of every client, interleaved round-robin; the table shows medians "
-                        f"(default {defaults.repeat})")
+                        f"(default {DEFAULTS.repeat})")
     g.add_argument("--reference", action="store_true",
                    help=f"the reference write-up's method: {REFERENCE.requests} requests per worker, one run, "
                         f"no warm-up (-n {REFERENCE.requests} --repeat {REFERENCE.repeat} --warmup "
                         f"{REFERENCE.warmup}; flags given explicitly still win)")
-    p.set_defaults(workload_defaults=defaults)
     g.add_argument("--timeout", type=seconds, default=30.0, help="per-request timeout in s (default 30)")
     g.add_argument("--path", type=request_path, default="/", help="request path on the server (default '/')")
 
@@ -116,7 +113,7 @@ def build_parser() -> Parser:
                          description="Start the server, run every selected client with the same workload, print "
                                      "the table and write results/<timestamp>/ (results.json, table.md, "
                                      "table.csv, raw/, plots/, server.log).")
-    add_workload_options(run, RUN)
+    add_workload_options(run)
     add_selection_options(run)
     add_session_options(run)
 
@@ -129,7 +126,7 @@ def build_parser() -> Parser:
                             "connection: keep-alive vs a new connection per request")
     sweep.add_argument("--values", metavar="LIST",
                        help="comma-separated points (default per dimension, e.g. workers 1,2,4,8,10,16,32)")
-    add_workload_options(sweep, SWEEP)
+    add_workload_options(sweep)
     add_selection_options(sweep)
     add_session_options(sweep)
 
@@ -137,7 +134,7 @@ def build_parser() -> Parser:
                          description="Run both bindings with the GIL held and released (and C++ Beast), at W=1 "
                                      "and W workers; writes gil.md with a reading generated from the figures, "
                                      "and the request timeline plot.")
-    add_workload_options(gil, RUN)
+    add_workload_options(gil)
     add_session_options(gil)
 
     cmp_ = sub.add_parser("compare", help="per-row ratios of two runs, flagging changes beyond the noise",
@@ -166,7 +163,7 @@ def build_parser() -> Parser:
 
 def workload_from(args: argparse.Namespace) -> tuple[Workload, int]:
     """The workload and repeat count: explicit flags, else --reference's method, else the defaults."""
-    defaults: WorkloadDefaults = REFERENCE if args.reference else args.workload_defaults
+    defaults = REFERENCE if args.reference else DEFAULTS
     for field in ("requests", "repeat", "warmup"):
         if getattr(args, field) is None:
             setattr(args, field, getattr(defaults, field))
