@@ -31,9 +31,9 @@ run-all: build bindings peers  ## every row: the default set, peers from PyPI, m
 	$(VPY) -m clientbench run --all $(ARGS)
 
 stability: build bindings  ## two consecutive runs, compared: how far each row's median Bench moves between them
-	$(VPY) -m clientbench run $(ARGS)
+	$(VPY) -m clientbench run $(ARGS) --out results
 	@readlink -f results/latest > results/.stability-a
-	$(VPY) -m clientbench run $(ARGS)
+	$(VPY) -m clientbench run $(ARGS) --out results
 	$(VPY) -m clientbench compare "$$(cat results/.stability-a)" results/latest
 	@rm -f results/.stability-a
 
