@@ -1,8 +1,10 @@
 """`clientbench compare A B`: per-row ratios of two runs, flagged when beyond the measured noise.
 
 A change is flagged when the two runs' Bench ranges (min-max over their repeats) do not overlap: the
-difference is then larger than what either run saw between its own repeats. With a single repeat there is
-no measured noise and nothing is flagged."""
+difference is then larger than what either run saw between its own repeats. That needs enough repeats to
+mean something: if nothing changed, the m and n repeats are exchangeable and their ranges fail to overlap
+by chance with probability 2 / C(m+n, m), which is 33% for 2 + 2 repeats, 10% for 3 + 3, 2.9% for 4 + 4 and
+0.8% for 5 + 5. So a verdict needs at least MIN_REPEATS repeats on both sides."""
 
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ from rich.console import Console
 from rich.table import Table
 
 from .paths import SetupError
+
+#: the fewest repeats per run for a verdict (chance of a false flag at most 2.9%, see above)
+MIN_REPEATS = 4
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -55,8 +60,8 @@ def compare(a_path: Path, b_path: Path) -> int:
             return f"{mb[key] / ma[key]:.2f}" if ma.get(key) and mb.get(key) is not None else "-"
 
         diffs.append((abs(mb["bench_ms"] / ma["bench_ms"] - 1) * 100, name))
-        if fa["repeats"] < 2 or fb["repeats"] < 2:
-            verdict = "noise unknown (1 run)"
+        if min(fa["repeats"], fb["repeats"]) < MIN_REPEATS:
+            verdict = f"too few repeats to judge (needs {MIN_REPEATS})"
         elif fb["bench_min_ms"] > fa["bench_max_ms"]:
             verdict, changed = "[red]slower[/] (beyond noise)", changed + 1
         elif fb["bench_max_ms"] < fa["bench_min_ms"]:

@@ -108,9 +108,9 @@ def _results(tmp_path, name, benches):
 
 
 def test_compare_flags_only_changes_beyond_noise(tmp_path, capsys):
-    a = _results(tmp_path, "a", (10.0, 11.0, 12.0))
-    same = _results(tmp_path, "same", (10.5, 11.5, 11.0))
-    slow = _results(tmp_path, "slow", (20.0, 21.0, 22.0))
+    a = _results(tmp_path, "a", (10.0, 11.0, 11.0, 12.0))
+    same = _results(tmp_path, "same", (10.5, 11.5, 11.0, 11.0))
+    slow = _results(tmp_path, "slow", (20.0, 21.0, 21.0, 22.0))
     assert compare_mod.compare(a, same) == 0
     out = capsys.readouterr().out
     assert "0 row(s) changed" in out
@@ -118,6 +118,16 @@ def test_compare_flags_only_changes_beyond_noise(tmp_path, capsys):
     compare_mod.compare(a, slow)
     out = capsys.readouterr().out
     assert "1 row(s) changed" in out and "slower" in out
+
+
+def test_compare_needs_enough_repeats_for_a_verdict(tmp_path, capsys):
+    """2 + 2 repeats of an unchanged row have disjoint ranges one time in three: no verdict from so few."""
+    a = _results(tmp_path, "a", (10.0, 10.1))
+    b = _results(tmp_path, "b", (20.0, 20.1))
+    compare_mod.compare(a, b)
+    out = capsys.readouterr().out
+    assert "0 row(s) changed" in out and "too few repeats" in out
+    assert "largest difference of median Bench: 99.5% (py-x)" in out  # the ratio is still printed
 
 
 def test_compare_missing_file_is_a_setup_error(tmp_path):
