@@ -52,11 +52,16 @@ Options parse(int argc, char** argv) {
         }
         const double x = std::strtod(v.c_str(), &end);
         if (end != v.c_str() + v.size() || !(x >= 0)) usage(flag + " expects a number, got '" + v + "'");
-        if (flag == "--requests") o.requests = static_cast<long>(x);
-        else if (flag == "--workers") o.workers = static_cast<long>(x);
-        else if (flag == "--warmup") o.warmup = static_cast<long>(x);
-        else if (flag == "--max-seconds") o.max_seconds = x;
-        else usage("unknown argument '" + flag + "'");
+        if (flag == "--requests")
+            o.requests = static_cast<long>(x);
+        else if (flag == "--workers")
+            o.workers = static_cast<long>(x);
+        else if (flag == "--warmup")
+            o.warmup = static_cast<long>(x);
+        else if (flag == "--max-seconds")
+            o.max_seconds = x;
+        else
+            usage("unknown argument '" + flag + "'");
     }
     if (o.url.empty()) usage("--url is required");
     if (o.workers < 1) usage("--workers must be >= 1");
@@ -115,9 +120,10 @@ int main(int argc, char** argv) {
     }
     reasons_json += "}";
     const long warm = rss_warm.load();
-    std::printf("{\"requests\":%ld,\"failures\":%ld,\"reasons\":%s,\"rss_warm_kib\":%s,\"rss_end_kib\":%ld,"
-                "\"elapsed_s\":%.2f,\"stopped_by_time\":%s}\n",
-                done.load(), failures.load(), reasons_json.c_str(), warm < 0 ? "null" : std::to_string(warm).c_str(),
-                rss_kib(), elapsed, done.load() < o.requests ? "true" : "false");
+    std::printf(
+        "{\"requests\":%ld,\"failures\":%ld,\"reasons\":%s,\"rss_warm_kib\":%s,\"rss_end_kib\":%ld,"
+        "\"elapsed_s\":%.2f,\"stopped_by_time\":%s}\n",
+        done.load(), failures.load(), reasons_json.c_str(), warm < 0 ? "null" : std::to_string(warm).c_str(), rss_kib(),
+        elapsed, done.load() < o.requests ? "true" : "false");
     return 0;
 }

@@ -4,8 +4,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/error.hpp>
-#include <boost/beast/core/string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/error.hpp>
@@ -42,6 +42,7 @@ bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 // RFC 9110 token characters (methods, header names)
 bool is_tchar(char c) {
     if (is_alpha(c) || is_digit(c)) return true;
+    // clang-format off
     switch (c) {
         case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-':
         case '.': case '^': case '_': case '`': case '|': case '~':
@@ -49,11 +50,10 @@ bool is_tchar(char c) {
         default:
             return false;
     }
+    // clang-format on
 }
 
-bool is_token(std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar);
-}
+bool is_token(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar); }
 
 // For error messages: the input with control / non-ASCII bytes escaped, cut at 200 characters.
 std::string printable(std::string_view s) {
@@ -154,30 +154,24 @@ bool is_http_error(const beast::error_code& ec) {
 
 ConnectionError::Kind kind_of(const beast::error_code& ec) {
     if (ec == net::error::connection_refused) return ConnectionError::Kind::refused;
-    if (ec == net::error::connection_reset || ec == net::error::broken_pipe ||
-        ec == net::error::connection_aborted)
+    if (ec == net::error::connection_reset || ec == net::error::broken_pipe || ec == net::error::connection_aborted)
         return ConnectionError::Kind::reset;
     return ConnectionError::Kind::other;
 }
 
 // The server closed a kept-alive connection before this request reached it (idle close / reset).
 bool is_stale_connection(const beast::error_code& ec) {
-    return ec == http::error::end_of_stream || ec == net::error::eof ||
-           ec == net::error::connection_reset || ec == net::error::broken_pipe ||
-           ec == net::error::connection_aborted;
+    return ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
+           ec == net::error::broken_pipe || ec == net::error::connection_aborted;
 }
 
 [[noreturn]] void fail(const beast::error_code& ec, Phase phase, const std::string& where) {
     const std::string msg = ec.message();
     switch (phase) {
-        case Phase::resolve:
-            throw ConnectionError("cannot resolve the host of " + where + ": " + msg);
-        case Phase::connect:
-            throw ConnectionError("cannot connect to " + where + ": " + msg, kind_of(ec));
-        case Phase::write:
-            throw ConnectionError("error sending the request to " + where + ": " + msg, kind_of(ec));
-        case Phase::read:
-            break;
+        case Phase::resolve: throw ConnectionError("cannot resolve the host of " + where + ": " + msg);
+        case Phase::connect: throw ConnectionError("cannot connect to " + where + ": " + msg, kind_of(ec));
+        case Phase::write: throw ConnectionError("error sending the request to " + where + ": " + msg, kind_of(ec));
+        case Phase::read: break;
     }
     if (ec == http::error::end_of_stream || ec == net::error::eof)
         throw ConnectionError("connection to " + where + " closed by the server before a response was received",
@@ -186,8 +180,8 @@ bool is_stale_connection(const beast::error_code& ec) {
         throw ConnectionError("connection to " + where + " closed by the server before the response was complete",
                               ConnectionError::Kind::reset);
     if (ec == http::error::header_limit)
-        throw ProtocolError("response headers from " + where + " exceed the limit of " +
-                            std::to_string(header_limit) + " bytes");
+        throw ProtocolError("response headers from " + where + " exceed the limit of " + std::to_string(header_limit) +
+                            " bytes");
     if (ec == http::error::body_limit)
         throw ProtocolError("response body from " + where + " exceeds the limit of " +
                             std::to_string(request_body_limit) + " bytes");
@@ -200,9 +194,7 @@ bool is_stale_connection(const beast::error_code& ec) {
 // ---- URL ------------------------------------------------------------------------------------------
 
 Url parse_url(std::string_view url) {
-    const auto bad = [&](const std::string& why) {
-        return InvalidUrl("invalid URL '" + printable(url) + "': " + why);
-    };
+    const auto bad = [&](const std::string& why) { return InvalidUrl("invalid URL '" + printable(url) + "': " + why); };
     if (url.empty()) throw InvalidUrl("invalid URL: empty string (expected http://host[:port][/path])");
     for (char c : url) {
         const auto u = static_cast<unsigned char>(c);
@@ -350,8 +342,8 @@ struct Client::Impl {
             if (done) return;
             if (ioc.stopped()) {  // out of work although the operation has not completed: a bug
                 abort(done, drain);
-                throw Error("internal error: no pending operation while " + std::string(phase_text(phase)) +
-                            " for " + where);
+                throw Error("internal error: no pending operation while " + std::string(phase_text(phase)) + " for " +
+                            where);
             }
             if (cancel) {
                 bool stop = false;
@@ -541,8 +533,8 @@ int Client::get(std::string_view url, const CancelCheck& cancel) {
     return reader->status;
 }
 
-Response Client::request(std::string_view method, std::string_view url, const Headers& headers,
-                         std::string_view body, const CancelCheck& cancel) {
+Response Client::request(std::string_view method, std::string_view url, const Headers& headers, std::string_view body,
+                         const CancelCheck& cancel) {
     Guard guard(busy_);
     last_body_bytes_.store(0, std::memory_order_relaxed);
     const Url u = parse_url(url);

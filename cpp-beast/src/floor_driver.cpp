@@ -72,13 +72,15 @@ public:
         } catch (const Stale&) {
             disconnect();
             if (!reused)
-                throw ConnectionError("connection to " + where() + " closed before the response", ConnectionError::Kind::reset);
+                throw ConnectionError("connection to " + where() + " closed before the response",
+                                      ConnectionError::Kind::reset);
             connect_socket();
             try {
                 return exchange();
             } catch (const Stale&) {
                 disconnect();
-                throw ConnectionError("connection to " + where() + " closed before the response", ConnectionError::Kind::reset);
+                throw ConnectionError("connection to " + where() + " closed before the response",
+                                      ConnectionError::Kind::reset);
             }
         } catch (...) {
             disconnect();
@@ -218,7 +220,9 @@ private:
             } else if (iequals_prefix(line, "connection:")) {
                 std::string v(trim(line.substr(11)));
                 std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
-                close_after = v.find("close") != std::string::npos ? true : v.find("keep-alive") != std::string::npos ? false : close_after;
+                close_after = v.find("close") != std::string::npos        ? true
+                              : v.find("keep-alive") != std::string::npos ? false
+                                                                          : close_after;
             }
         }
         const bool bodiless = status == 204 || status == 304 || (status >= 100 && status < 200);

@@ -187,7 +187,8 @@ void json_string(std::string& out, std::string_view s) {
             cp = (cp << 6) | (cc & 0x3f);
         }
         if (ok) {
-            if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+            if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+                (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
                 ok = false;
         }
         if (ok) {
@@ -353,8 +354,8 @@ void run_worker(const harness::Driver& d, const Options& o, Worker& w, StartGate
     w.loop_end = now_ns();
 }
 
-std::string document(const harness::Driver& d, const Options& o, const std::vector<Worker>& workers,
-                     std::int64_t t0, std::int64_t wall, std::int64_t cpu) {
+std::string document(const harness::Driver& d, const Options& o, const std::vector<Worker>& workers, std::int64_t t0,
+                     std::int64_t wall, std::int64_t cpu) {
     std::string out;
     out.reserve(256 + workers.size() * static_cast<std::size_t>(o.requests) * 24);
     out += "{\"schema\":\"clientbench.raw/1\",\"client\":{\"language\":";
@@ -408,7 +409,8 @@ int run(const harness::Driver& d, const Options& o) {
     std::vector<std::thread> threads;
     threads.reserve(workers.size());
     try {
-        for (auto& w : workers) threads.emplace_back(run_worker, std::cref(d), std::cref(o), std::ref(w), std::ref(gate));
+        for (auto& w : workers)
+            threads.emplace_back(run_worker, std::cref(d), std::cref(o), std::ref(w), std::ref(gate));
     } catch (const std::exception& e) {
         // the started threads wait on the barrier forever: nothing sensible to do but leave
         std::fprintf(stderr, "%s: cannot start %ld threads: %s\n", kProg, o.workers, e.what());

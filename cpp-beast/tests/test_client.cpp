@@ -105,9 +105,7 @@ public:
     }
 
     std::uint16_t port() const { return port_; }
-    std::string url(const std::string& path = "/") const {
-        return "http://127.0.0.1:" + std::to_string(port_) + path;
-    }
+    std::string url(const std::string& path = "/") const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
     int accepts() const { return accepts_.load(); }
 
     std::vector<std::string> requests() {
@@ -202,9 +200,7 @@ std::uint16_t unused_port() {
     return a.local_endpoint().port();
 }
 
-double ms_since(Clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 }  // namespace
 
@@ -251,8 +247,8 @@ TEST(Client, ConnectionCloseMakesTheNextRequestReconnect) {
 }
 
 TEST(Client, ChunkedBody) {
-    TestServer server(answer_all(
-        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"));
+    TestServer server(
+        answer_all("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"));
     Client c(2s);
     EXPECT_EQ(c.get(server.url()), 200);
     EXPECT_EQ(c.last_body_bytes(), 11u);
@@ -293,8 +289,8 @@ TEST(Client, LargeBodyAndLargeHeaders) {
 TEST(Client, RequestSendsMethodHeadersAndBody) {
     TestServer server(answer_all("HTTP/1.1 201 Created\r\nX-Reply: yes\r\nContent-Length: 3\r\n\r\nabc"));
     Client c(2s);
-    const auto r = c.request("POST", server.url("/echo?a=1"), {{"X-Test", "1"}, {"Content-Type", "text/plain"}},
-                             "payload");
+    const auto r =
+        c.request("POST", server.url("/echo?a=1"), {{"X-Test", "1"}, {"Content-Type", "text/plain"}}, "payload");
     EXPECT_EQ(r.status, 201);
     EXPECT_EQ(r.body, "abc");
     ASSERT_FALSE(r.headers.empty());
@@ -370,7 +366,7 @@ TEST(Client, IdleCloseBetweenRequestsIsRetriedOnce) {
     });
     Client c(2s);
     EXPECT_EQ(c.get(server.url()), 200);
-    EXPECT_TRUE(c.connected());  // the response said keep-alive
+    EXPECT_TRUE(c.connected());         // the response said keep-alive
     std::this_thread::sleep_for(50ms);  // let the FIN arrive
     EXPECT_EQ(c.get(server.url()), 200);
     EXPECT_EQ(c.request("GET", server.url()).body, "hello");
@@ -517,7 +513,12 @@ TEST(Client, CancelCallbackStopsTheRequestPromptly) {
     Client c(10s, 20ms);
     const auto t0 = Clock::now();
     int polls = 0;
-    EXPECT_THROW(c.get(server.url(), [&] { ++polls; return ms_since(t0) > 100.0; }), beast_client::Cancelled);
+    EXPECT_THROW(c.get(server.url(),
+                       [&] {
+                           ++polls;
+                           return ms_since(t0) > 100.0;
+                       }),
+                 beast_client::Cancelled);
     const double ms = ms_since(t0);
     EXPECT_GE(ms, 100.0);
     EXPECT_LT(ms, 600.0);
@@ -529,7 +530,7 @@ TEST(Client, CancelCallbackStopsTheRequestPromptly) {
 TEST(Client, CancelCallbackExceptionPropagates) {
     TestServer server([](Conn& c) { c.wait_closed(); });
     Client c(10s, 20ms);
-    EXPECT_THROW(c.get(server.url(), [] () -> bool { throw std::range_error("from callback"); }), std::range_error);
+    EXPECT_THROW(c.get(server.url(), []() -> bool { throw std::range_error("from callback"); }), std::range_error);
     EXPECT_FALSE(c.connected());
 }
 
@@ -537,7 +538,12 @@ TEST(Client, CancelCallbackIsNotCalledForFastRequests) {
     TestServer server(answer_all(kHello));
     Client c(2s, 1s);
     int polls = 0;
-    EXPECT_EQ(c.get(server.url(), [&] { ++polls; return true; }), 200);
+    EXPECT_EQ(c.get(server.url(),
+                    [&] {
+                        ++polls;
+                        return true;
+                    }),
+              200);
     EXPECT_EQ(polls, 0);
 }
 
@@ -572,8 +578,10 @@ TEST(Client, ConcurrentUseIsRejected) {
 }
 
 TEST(Client, InterimResponsesAreSkipped) {
-    TestServer server(answer_all("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"
-                                 "HTTP/1.1 100 Continue\r\n\r\n" + kHello));
+    TestServer server(
+        answer_all("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"
+                   "HTTP/1.1 100 Continue\r\n\r\n" +
+                   kHello));
     Client c(2s);
     EXPECT_EQ(c.get(server.url()), 200);
     EXPECT_EQ(c.last_body_bytes(), 5u);

@@ -132,8 +132,7 @@ std::string utf8(const py::handle& text) {
 bc::Headers to_headers(const py::object& headers) {
     bc::Headers out;
     if (headers.is_none()) return out;
-    if (!py::hasattr(headers, "items"))
-        throw py::type_error("headers must be a mapping of str to str");
+    if (!py::hasattr(headers, "items")) throw py::type_error("headers must be a mapping of str to str");
     for (const auto& item : headers.attr("items")()) {
         if (!py::isinstance<py::tuple>(item)) throw py::type_error("headers must be a mapping of str to str");
         const auto pair = py::reinterpret_borrow<py::tuple>(item);
@@ -163,9 +162,11 @@ PyResponse to_python(bc::Response&& r) {
         std::string key = name;
         for (char& c : key) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
         // header bytes are decoded as Latin-1 (never fails), as http.client does
-        py::str v = py::reinterpret_steal<py::str>(PyUnicode_DecodeLatin1(value.data(), static_cast<Py_ssize_t>(value.size()), nullptr));
+        py::str v = py::reinterpret_steal<py::str>(
+            PyUnicode_DecodeLatin1(value.data(), static_cast<Py_ssize_t>(value.size()), nullptr));
         if (!v) throw py::error_already_set();
-        py::str k = py::reinterpret_steal<py::str>(PyUnicode_DecodeLatin1(key.data(), static_cast<Py_ssize_t>(key.size()), nullptr));
+        py::str k = py::reinterpret_steal<py::str>(
+            PyUnicode_DecodeLatin1(key.data(), static_cast<Py_ssize_t>(key.size()), nullptr));
         if (!k) throw py::error_already_set();
         if (out.headers.contains(k)) {
             out.headers[k] = py::str(out.headers[k]) + py::str(", ") + v;  // repeated field: join, RFC 9110 5.3
@@ -208,10 +209,9 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
     m.attr("boost_version") = bc::library_version();
 
     protocol_error_type.call_once_and_store_result([&]() -> py::object {
-        auto type = py::reinterpret_steal<py::object>(
-            PyErr_NewExceptionWithDoc("beast_client.ProtocolError",
-                                      "The server sent a malformed HTTP response (a subclass of OSError).",
-                                      PyExc_OSError, nullptr));
+        auto type = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
+            "beast_client.ProtocolError", "The server sent a malformed HTTP response (a subclass of OSError).",
+            PyExc_OSError, nullptr));
         if (!type) throw py::error_already_set();
         return type;
     });
@@ -220,7 +220,8 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
 
     py::class_<PyResponse> response_cls(m, "Response", "A complete HTTP response (returned by Client.request).");
     response_cls
-        .def_property_readonly("status", [](const PyResponse& r) { return r.status; }, "The status code.")
+        .def_property_readonly(
+            "status", [](const PyResponse& r) { return r.status; }, "The status code.")
         .def_property_readonly(
             "headers",
             [](const PyResponse& r) {
@@ -229,33 +230,34 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
                 return copy;
             },
             "A new dict on each access: lower-cased names, repeated fields joined with ', '.")
-        .def_property_readonly("body", [](const PyResponse& r) { return r.body; }, "The whole body.")
+        .def_property_readonly(
+            "body", [](const PyResponse& r) { return r.body; }, "The whole body.")
         .def("__repr__", [](const PyResponse& r) {
-            return "<beast_client.Response status=" + std::to_string(r.status) + " body=" +
-                   std::to_string(py::len(r.body)) + " bytes>";
+            return "<beast_client.Response status=" + std::to_string(r.status) +
+                   " body=" + std::to_string(py::len(r.body)) + " bytes>";
         });
     response_cls.attr("__module__") = "beast_client";
 
     // dynamic_attr: instances take arbitrary attributes (a __dict__), like plain Python objects
-    py::class_<PyClient> client_cls(m, "Client", py::dynamic_attr(),
-                                    "HTTP/1.1 client with one keep-alive connection (Boost.Beast). Not for concurrent\n"
-                                    "use: a second thread calling into a busy Client gets RuntimeError; use one per thread.");
+    py::class_<PyClient> client_cls(
+        m, "Client", py::dynamic_attr(),
+        "HTTP/1.1 client with one keep-alive connection (Boost.Beast). Not for concurrent\n"
+        "use: a second thread calling into a busy Client gets RuntimeError; use one per thread.");
     client_cls
         .def(py::init<double>(), py::arg("timeout") = 30.0,
              "timeout: seconds allowed for each whole request (connect, send, receive the whole body), > 0.")
         .def("__enter__", [](py::object self) { return self; })
-        .def(
-            "__exit__",
-            [](PyClient& c, const py::args&) {
-                c.close();
-                return false;
-            })
+        .def("__exit__",
+             [](PyClient& c, const py::args&) {
+                 c.close();
+                 return false;
+             })
         .def("close", &PyClient::close,
              "Close the connection. Idempotent; later requests raise RuntimeError. A request running in\n"
              "another thread finishes first.")
         .def_property_readonly("closed", [](const PyClient& c) { return c.closed.load(); })
-        .def_property_readonly("timeout", [](const PyClient& c) { return c.timeout_s; },
-                               "The per-request timeout, seconds.")
+        .def_property_readonly(
+            "timeout", [](const PyClient& c) { return c.timeout_s; }, "The per-request timeout, seconds.")
         .def(
             "get",
             [](PyClient& self, const std::string& url, bool release_gil) {
@@ -285,19 +287,20 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
                 const bc::Headers h = to_headers(headers);
                 const std::string b = to_body(body);
                 PyClient::Finish finish{self};
-                bc::Response r = run_interruptible(release_gil, [&](const bc::CancelCheck& check) {
-                    return c.request(method, url, h, b, check);
-                });
+                bc::Response r = run_interruptible(
+                    release_gil, [&](const bc::CancelCheck& check) { return c.request(method, url, h, b, check); });
                 return to_python(std::move(r));
             },
             py::arg("method"), py::arg("url"), py::kw_only(), py::arg("headers") = py::none(),
             py::arg("body") = py::none(), py::arg("release_gil") = true,
             "Send any request and return the complete Response (GIL released during I/O by default).")
-        .def_property_readonly("last_body_bytes", [](const PyClient& c) { return c.client.last_body_bytes(); },
-                               "Body bytes received by the last get()/fetch_len()/request() (for a failed\n"
-                               "request: what arrived before it failed).")
-        .def_property_readonly("_connections_opened", [](const PyClient& c) { return c.client.connections_opened(); },
-                               "Connections opened so far (diagnostics; not part of the stable API).")
+        .def_property_readonly(
+            "last_body_bytes", [](const PyClient& c) { return c.client.last_body_bytes(); },
+            "Body bytes received by the last get()/fetch_len()/request() (for a failed\n"
+            "request: what arrived before it failed).")
+        .def_property_readonly(
+            "_connections_opened", [](const PyClient& c) { return c.client.connections_opened(); },
+            "Connections opened so far (diagnostics; not part of the stable API).")
         .def("__repr__", [](const PyClient& c) {
             char buf[64];
             std::snprintf(buf, sizeof buf, "%g", c.timeout_s);
