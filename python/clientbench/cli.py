@@ -4,32 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from . import __version__
-from .clients import CLIENTS, select
-from .paths import SetupError
-from .runner import Row, Workload
-
-
-@dataclass(frozen=True)
-class WorkloadDefaults:
-    """What -n, --repeat and --warmup mean when they are not given."""
-
-    requests: int
-    repeat: int
-    warmup: int = 10
-
-
-#: The reference's workload (10 workers x 100 requests) with warm-up and 10 interleaved repeats.
-#: N stays at 100 on purpose: Bench/LMean shows GIL serialization only while one worker's N requests fit in
-#: one GIL switch interval (5 ms; ~3 ms for Beast with the GIL held). With N = 500 the interpreter's forced
-#: switches interleave the held workers, LMean grows towards Bench, and Bench/LMean fell from ~10 to 1.4.
-DEFAULTS = WorkloadDefaults(requests=100, repeat=10)
-#: `--reference`: the reference write-up's method, 10 workers x 100 requests, one run, no warm-up.
-REFERENCE = WorkloadDefaults(requests=100, repeat=1, warmup=0)
+from .errors import SetupError
+from .run.clients import CLIENTS, select
+from .run.testbed import Options
+from .workload import DEFAULT, REFERENCE, Workload, resolve
 
 
 class Parser(argparse.ArgumentParser):
@@ -64,21 +46,27 @@ def request_path(text: str) -> str:
 
 def add_workload_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("workload")
-    g.add_argument("-w", "--workers", type=positive, default=10, help="workers per client (default 10)")
-    # None = not given: resolved by workload_from(), where --reference changes the defaults
+    # None = not given: resolved once by workload.resolve(), where --reference changes the defaults
+    g.add_argument("-w", "--workers", type=positive, default=None,
+                   help=f"workers per client (default {DEFAULT.workers})")
     g.add_argument("-n", "--requests", type=positive, default=None,
-                   help=f"timed sequential requests per worker (default {DEFAULTS.requests})")
+                   help=f"timed sequential requests per worker (default {DEFAULT.requests})")
     g.add_argument("--warmup", type=non_negative, default=None,
-                   help=f"untimed requests per worker before timing (default {DEFAULTS.warmup})")
+                   help=f"untimed requests per worker before timing (default {DEFAULT.warmup})")
     g.add_argument("-r", "--repeat", type=positive, default=None,
                    help=f"runs of every client, interleaved round-robin; the table shows medians "
-                        f"(default {DEFAULTS.repeat})")
+                        f"(default {DEFAULT.repeat})")
     g.add_argument("--reference", action="store_true",
                    help=f"the reference write-up's method: {REFERENCE.requests} requests per worker, one run, "
                         f"no warm-up (-n {REFERENCE.requests} --repeat {REFERENCE.repeat} --warmup "
                         f"{REFERENCE.warmup}; flags given explicitly still win)")
-    g.add_argument("--timeout", type=seconds, default=30.0, help="per-request timeout in s (default 30)")
-    g.add_argument("--path", type=request_path, default="/", help="request path on the server (default '/')")
+    g.add_argument("--timeout", dest="timeout_s", type=seconds, default=None,
+                   help=f"per-request timeout in s (default {DEFAULT.timeout_s:g})")
+    g.add_argument("--path", type=request_path, default=None,
+                   help=f"request path on the server (default '{DEFAULT.path}')")
+    g.add_argument("--connection", choices=["keep-alive", "new"], default=None,
+                   help="keep-alive: one connection per worker (default); new: a new connection for every "
+                        "request")
 
 
 def add_selection_options(p: argparse.ArgumentParser) -> None:
@@ -96,7 +84,7 @@ def add_session_options(p: argparse.ArgumentParser) -> None:
                         "starting server-axum")
     g.add_argument("--server-threads", type=positive, default=None,
                    help="tokio worker threads of the started server (default: tokio's, one per core)")
-    g.add_argument("--row-timeout", type=seconds, default=300.0,
+    g.add_argument("--row-timeout", dest="row_timeout_s", type=seconds, default=300.0,
                    help="kill a driver that runs longer than this many s (default 300)")
     g.add_argument("-o", "--out", type=Path, default=None, help="results folder (default: results/)")
 
@@ -161,13 +149,14 @@ def build_parser() -> Parser:
     return p
 
 
-def workload_from(args: argparse.Namespace) -> tuple[Workload, int]:
-    """The workload and repeat count: explicit flags, else --reference's method, else the defaults."""
-    defaults = REFERENCE if args.reference else DEFAULTS
-    for field in ("requests", "repeat", "warmup"):
-        if getattr(args, field) is None:
-            setattr(args, field, getattr(defaults, field))
-    return Workload(args.workers, args.requests, args.warmup, args.timeout, args.path), args.repeat
+def workload(args: argparse.Namespace) -> Workload:
+    """The workload, resolved once: explicit flags, else --reference's method, else the defaults."""
+    return resolve(vars(args), reference=args.reference)
+
+
+def testbed_options(args: argparse.Namespace) -> Options:
+    return Options(target=args.target, server_threads=args.server_threads, row_timeout_s=args.row_timeout_s,
+                   out=args.out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -176,54 +165,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = ["run", *argv]
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "list":
-            for c in CLIENTS:
-                tags = "" if c.default else "  (not in the default set)"
-                print(f"{c.name:24} {c.label}{tags}")
-            return 0
-        if args.command == "compare":
-            from .compare import compare
-            return compare(args.a, args.b)
-        if args.command == "gil":
-            from .gil import gil_report
-            return gil_report(args, argv)
-        if args.command == "soak":
-            from .soak import soak
-            return soak(args, argv)
-        if args.command == "sweep":
-            from .sweep import sweep
-            return sweep(args, argv)
-        return cmd_run(args, argv)
+        return dispatch(args, argv)
     except SetupError as exc:
         print(f"clientbench: error: {exc}", file=sys.stderr)
         return 2
 
 
-def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from .plots import run_plots
-    from .session import Session, link_latest, print_table, write_reports
-
-    specs = select(args.clients, everything=args.all)
-    workload, repeat = workload_from(args)
-    rows: list[Row] = []
-    session = Session(args, argv)
-    title = (f"{workload.workers} workers x {workload.requests} requests, GET {workload.path}, "
-             f"median of {repeat} run(s), warmup {workload.warmup}")
-    with session:
-        session.console.print(f"[bold]clientbench[/]: {len(specs)} clients x {repeat} repeats -> "
-                              f"{session.base_url}{workload.path}")
-        session.run_rows(specs, workload, repeat, session.out, rows)
-    out = session.out
-    write_reports(rows, session.meta(workload, repeat), out)
-    link_latest(out)
-    if rows:
-        run_plots(rows, out, f"W={workload.workers}, N={workload.requests}, GET {workload.path}")
-        print_table(rows, title)
-    session.console.print(f"results: {out}")
-    if session.exit_code is not None:
-        return session.exit_code
-    failed = [r.spec.name for r in rows if r.failed]
-    if failed:
-        session.console.print(f"[red]{len(failed)} row(s) failed:[/] {', '.join(failed)}")
-        return 1
-    return 0
+def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    # commands are imported when used: `list` and `--help` stay fast (no numpy, matplotlib)
+    if args.command == "list":
+        for c in CLIENTS:
+            tags = "" if c.default else "  (not in the default set)"
+            print(f"{c.name:24} {c.label}{tags}")
+        return 0
+    if args.command == "compare":
+        from .commands.compare import compare
+        return compare(args.a, args.b)
+    if args.command == "soak":
+        from .commands.soak import Soak, soak, targets
+        settings = Soak(requests=args.requests, workers=args.workers, warmup=args.warmup,
+                        max_seconds=args.max_seconds, max_rss_growth_mib=args.max_rss_growth)
+        return soak(targets(args.clients), settings, testbed_options(args), argv)
+    if args.command == "gil":
+        from .commands.gil import gil_report
+        return gil_report(workload(args), testbed_options(args), argv)
+    if args.command == "sweep":
+        from .commands.sweep import sweep
+        return sweep(args.dimension, args.values, select(args.clients, everything=args.all), workload(args),
+                     testbed_options(args), argv)
+    from .commands.run import run
+    return run(select(args.clients, everything=args.all), workload(args), testbed_options(args), argv)

@@ -24,6 +24,20 @@ def nearest_rank(samples: Iterable[float] | np.ndarray, p: float) -> float:
     return float(np.quantile(a, p, method="inverted_cdf"))
 
 
+def failed_mask(worker: Mapping[str, Any]) -> np.ndarray:
+    """True at the index of every failed request of one worker of a raw document."""
+    n = len(worker["latencies_ns"])
+    mask = np.zeros(n, dtype=bool)
+    mask[[f["index"] for f in worker["failures"] if 0 <= f["index"] < n]] = True
+    return mask
+
+
+def ok_latencies_ms(doc: Mapping[str, Any]) -> np.ndarray:
+    """Latencies of the successful requests of every worker of a raw document, in ms."""
+    parts = [np.asarray(w["latencies_ns"], dtype=np.float64)[~failed_mask(w)] for w in doc["workers"]]
+    return np.concatenate(parts) / NS_PER_MS if parts else np.empty(0)
+
+
 @dataclass(frozen=True)
 class RowStats:
     """The figures of one driver run. Times in ms; `None` where no request succeeded."""
@@ -64,18 +78,10 @@ def row_stats(doc: Mapping[str, Any], usage: ProcessUsage | None = None) -> RowS
     one, else the whole process's CPU from `usage` (which then includes start-up).
     """
     workers = doc["workers"]
-    latencies: list[np.ndarray] = []
-    requests = errors = body_bytes = 0
-    for w in workers:
-        lat = np.asarray(w["latencies_ns"], dtype=np.float64)
-        ok = np.ones(lat.size, dtype=bool)
-        failed = [f["index"] for f in w["failures"] if 0 <= f["index"] < lat.size]
-        ok[failed] = False
-        latencies.append(lat[ok])
-        requests += lat.size
-        errors += len(w["failures"])
-        body_bytes += int(w["bytes"])
-    good = np.concatenate(latencies) / NS_PER_MS if latencies else np.empty(0)
+    requests = sum(len(w["latencies_ns"]) for w in workers)
+    errors = sum(len(w["failures"]) for w in workers)
+    body_bytes = sum(int(w["bytes"]) for w in workers)
+    good = ok_latencies_ms(doc)
     elapsed = np.asarray([w["elapsed_ns"] for w in workers], dtype=np.float64) / NS_PER_MS
     lmean = float(elapsed.mean())
     bench = doc["wall_ns"] / NS_PER_MS

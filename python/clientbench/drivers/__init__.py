@@ -1,1 +1,1 @@
-"""Python drivers: one module per client library, all built on `_common` (the workload contract)."""
+"""Python drivers: one module per client library, all built on `harness` (the workload contract)."""

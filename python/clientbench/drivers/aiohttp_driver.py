@@ -6,7 +6,7 @@ import argparse
 
 import aiohttp
 
-from . import _common
+from . import harness
 
 
 async def make_client(args: argparse.Namespace) -> aiohttp.ClientSession:
@@ -28,7 +28,7 @@ async def close(session: aiohttp.ClientSession) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = _common.parser(__doc__ or "")
+    p = harness.parser(__doc__ or "")
     p.add_argument("--loop", choices=["asyncio", "uvloop"], default="asyncio",
                    help="event loop implementation (default asyncio)")
     args = p.parse_args(argv)
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> None:
         loop_factory = uvloop.new_event_loop
         info["library"] = "aiohttp+uvloop"
         info["library_version"] += f" (uvloop {uvloop.__version__})"
-    _common.run(args, info, async_=_common.AsyncDriver(make_client, request, close), loop_factory=loop_factory)
+    harness.run(args, info, async_=harness.AsyncDriver(make_client, request, close), loop_factory=loop_factory)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import importlib
 import sys
 from typing import Any
 
-from . import _common
+from . import harness
 
 MODULES = {"beast": "beast_client", "reqwest": "reqwest_client"}
 
@@ -30,7 +30,7 @@ def library_info(module: Any, binding: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = _common.parser(__doc__ or "", gil=True, modes=("sync", "async"))
+    p = harness.parser(__doc__ or "", gil=True, modes=("sync", "async"))
     p.add_argument("--binding", choices=list(MODULES), required=True, help="which binding to drive")
     args = p.parse_args(argv)
     if args.mode == "async" and args.binding != "reqwest":
@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     request = mod.Client.fetch_len if args.gil == "released" else held
     info = {"language": "Python", "library": args.binding, **library_info(mod, args.binding),
             "gil": args.gil if args.mode == "sync" else None}
-    _common.run(args, info, _common.SyncDriver(make_client, request, lambda c: c.close()),
-                _common.AsyncDriver(make_async_client, request_async, close_async))
+    harness.run(args, info, harness.SyncDriver(make_client, request, lambda c: c.close()),
+                harness.AsyncDriver(make_async_client, request_async, close_async))
     return 0
 
 

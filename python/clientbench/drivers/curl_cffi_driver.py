@@ -8,7 +8,7 @@ import argparse
 import curl_cffi
 from curl_cffi import requests as cr
 
-from . import _common
+from . import harness
 
 
 def make_client(args: argparse.Namespace) -> cr.Session:
@@ -35,10 +35,10 @@ async def close_async(session: cr.AsyncSession) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _common.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
+    args = harness.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
     info = {"language": "Python", "library": "curl_cffi", "library_version": curl_cffi.__version__, "gil": None}
-    _common.run(args, info, _common.SyncDriver(make_client, request, lambda s: s.close()),
-                _common.AsyncDriver(make_async_client, request_async, close_async))
+    harness.run(args, info, harness.SyncDriver(make_client, request, lambda s: s.close()),
+                harness.AsyncDriver(make_async_client, request_async, close_async))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import argparse
 
 import httpx
 
-from . import _common
+from . import harness
 
 
 def _limits() -> httpx.Limits:
@@ -36,10 +36,10 @@ async def close_async(client: httpx.AsyncClient) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _common.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
+    args = harness.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
     info = {"language": "Python", "library": "httpx", "library_version": httpx.__version__, "gil": None}
-    _common.run(args, info, _common.SyncDriver(make_client, request, lambda c: c.close()),
-                _common.AsyncDriver(make_async_client, request_async, close_async))
+    harness.run(args, info, harness.SyncDriver(make_client, request, lambda c: c.close()),
+                harness.AsyncDriver(make_async_client, request_async, close_async))
 
 
 if __name__ == "__main__":

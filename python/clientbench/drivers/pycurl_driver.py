@@ -6,7 +6,7 @@ import argparse
 
 import pycurl
 
-from . import _common
+from . import harness
 
 
 class Handle:
@@ -30,11 +30,11 @@ class Handle:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _common.parser(__doc__ or "").parse_args(argv)
+    args = harness.parser(__doc__ or "").parse_args(argv)
     info = {"language": "Python", "library": "pycurl",
             "library_version": f"{pycurl.version_info()[1]} (pycurl {getattr(pycurl, '__version__', '?')})",
             "gil": None}
-    _common.run(args, info, _common.SyncDriver(lambda a: Handle(a.timeout), lambda h, url: h.get(url),
+    harness.run(args, info, harness.SyncDriver(lambda a: Handle(a.timeout), lambda h, url: h.get(url),
                                                lambda h: h.curl.close()))
 
 

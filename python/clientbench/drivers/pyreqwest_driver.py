@@ -8,7 +8,7 @@ from importlib.metadata import version
 
 from pyreqwest.client import Client, ClientBuilder, SyncClient, SyncClientBuilder
 
-from . import _common
+from . import harness
 
 
 def _timeout(args: argparse.Namespace) -> datetime.timedelta:
@@ -38,10 +38,10 @@ async def close_async(client: Client) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _common.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
+    args = harness.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
     info = {"language": "Python", "library": "pyreqwest", "library_version": version("pyreqwest"), "gil": None}
-    _common.run(args, info, _common.SyncDriver(make_client, request, lambda c: c.close()),
-                _common.AsyncDriver(make_async_client, request_async, close_async))
+    harness.run(args, info, harness.SyncDriver(make_client, request, lambda c: c.close()),
+                harness.AsyncDriver(make_async_client, request_async, close_async))
 
 
 if __name__ == "__main__":

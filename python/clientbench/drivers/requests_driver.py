@@ -6,7 +6,7 @@ import argparse
 
 import requests
 
-from . import _common
+from . import harness
 
 
 def make_client(args: argparse.Namespace) -> requests.Session:
@@ -22,11 +22,11 @@ def request(session: requests.Session, url: str) -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _common.parser(__doc__ or "").parse_args(argv)
+    args = harness.parser(__doc__ or "").parse_args(argv)
     info = {"language": "Python", "library": "requests", "library_version": requests.__version__,
             "mode": "sync", "gil": None}
-    driver = _common.SyncDriver(make_client, request, lambda s: s.close())
-    _common.emit(driver.run(args, info))
+    driver = harness.SyncDriver(make_client, request, lambda s: s.close())
+    harness.emit(driver.run(args, info))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from importlib.metadata import version
 
 import rnet
 
-from . import _common
+from . import harness
 
 
 def make_client(args: argparse.Namespace) -> rnet.BlockingClient:
@@ -41,10 +41,10 @@ async def close_async(client: rnet.Client) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _common.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
+    args = harness.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
     info = {"language": "Python", "library": "rnet", "library_version": version("rnet"), "gil": None}
-    _common.run(args, info, _common.SyncDriver(make_client, request),
-                _common.AsyncDriver(make_async_client, request_async, close_async))
+    harness.run(args, info, harness.SyncDriver(make_client, request),
+                harness.AsyncDriver(make_async_client, request_async, close_async))
     # rnet 2.4.2 segfaults in its runtime teardown at interpreter exit after async requests with larger
     # bodies (seen with /bytes/1000000: ~80% of runs), after the document has been printed. Skip the teardown.
     sys.stdout.flush()

@@ -1,7 +1,8 @@
 """Soak one of our bindings: W threads (or tasks) share R requests through one client each, bounded in time.
 
-Stores no per-request samples (so memory growth means a leak, not data). Prints one JSON line:
-requests, failures (with the most common reasons), RSS after warm-up and at the end (KiB), elapsed s."""
+Stores no per-request samples (so memory growth means a leak, not data). Prints one JSON line
+(`clientbench.soak/1`, docs/soak-format.md): requests, failures (with the most common reasons), RSS after
+warm-up and at the end (KiB), elapsed s."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import json
 import threading
 import time
 from typing import Any
+
+from .harness import describe
 
 
 def rss_kib() -> int:
@@ -71,7 +74,7 @@ def main() -> None:
                     try:
                         tally.record(*check(await c.get(args.url)))
                     except Exception as exc:
-                        tally.record(False, type(exc).__name__)
+                        tally.record(False, describe(exc))
 
         async def all_tasks() -> None:
             await asyncio.gather(*(task() for _ in range(args.workers)))
@@ -86,14 +89,14 @@ def main() -> None:
                     try:
                         tally.record(*check(c.get(args.url)))
                     except Exception as exc:
-                        tally.record(False, type(exc).__name__)
+                        tally.record(False, describe(exc))
 
         threads = [threading.Thread(target=thread) for _ in range(args.workers)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-    print(json.dumps({"requests": tally.done, "failures": tally.failures,
+    print(json.dumps({"schema": "clientbench.soak/1", "requests": tally.done, "failures": tally.failures,
                       "reasons": dict(tally.reasons.most_common(5)), "rss_warm_kib": tally.rss_warm,
                       "rss_end_kib": rss_kib(), "elapsed_s": round(time.monotonic() - t0, 2),
                       "stopped_by_time": tally.done < args.requests}))

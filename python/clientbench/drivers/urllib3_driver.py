@@ -7,7 +7,7 @@ import argparse
 import urllib3
 from urllib3.util import parse_url
 
-from . import _common
+from . import harness
 
 
 def make_client(args: argparse.Namespace) -> urllib3.HTTPConnectionPool:
@@ -24,9 +24,9 @@ def request(pool: urllib3.HTTPConnectionPool, url: str) -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _common.parser(__doc__ or "").parse_args(argv)
+    args = harness.parser(__doc__ or "").parse_args(argv)
     info = {"language": "Python", "library": "urllib3", "library_version": urllib3.__version__, "gil": None}
-    _common.run(args, info, _common.SyncDriver(make_client, request, lambda p: p.close()))
+    harness.run(args, info, harness.SyncDriver(make_client, request, lambda p: p.close()))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,28 @@ def validate_results(doc: Any) -> None:
     jsonschema.Draft202012Validator(results_schema()).validate(doc)
 
 
+SOAK_SCHEMA_ID = "clientbench.soak/1"
+
+
+def soak_schema() -> dict[str, Any]:
+    """The schema of the one line a soak target prints (docs/soak-format.md)."""
+    return _load("soak-line.schema.json")
+
+
+def parse_soak_line(text: str) -> dict[str, Any]:
+    """Parse and validate a soak target's line; raises InvalidResult with a one-line reason."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidResult(f"soak line is not JSON: {exc}") from None
+    validator = jsonschema.Draft202012Validator(soak_schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        raise InvalidResult(f"soak line does not match {SOAK_SCHEMA_ID} at {where}: {error.message}")
+    return dict(doc)
+
+
 def parse_raw(text: str) -> dict[str, Any]:
     """Parse and validate a driver's stdout; raises InvalidResult with a one-line reason."""
     text = text.strip()

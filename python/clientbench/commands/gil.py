@@ -7,16 +7,16 @@ the timeline plot, and a reading whose every statement is computed from the figu
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 from typing import Sequence
 
-from .cli import workload_from
-from .clients import select
-from .plots import run_plots, timeline
-from .report import markdown_table
-from .runner import Row, write_atomic
-from .session import Session, link_latest, print_table, write_reports
+from ..model import Row
+from ..report import Heading, Image, Report, Text, export
+from ..report.table import run_table
+from ..run.clients import select
+from ..run.testbed import Options, Testbed, link_latest
+from ..stats import Aggregate
+from ..workload import Workload
+from .run import exit_status, show, write_run
 
 GIL_CLIENTS = ["cpp-beast", "py-beast-held", "py-beast-released", "rust-reqwest-sync", "py-reqwest-held",
                "py-reqwest-released"]
@@ -27,8 +27,8 @@ BINDINGS = (("beast", "py-beast-held", "py-beast-released", "cpp-beast"),
 SERIAL_THRESHOLD = 2.0
 
 
-def _agg(rows: Sequence[Row], name: str):  # type: ignore[no-untyped-def]
-    row = next((r for r in rows if r.spec.name == name), None)
+def _agg(rows: Sequence[Row], name: str) -> Aggregate | None:
+    row = next((r for r in rows if r.client.name == name), None)
     return None if row is None or row.failed else row.aggregate
 
 
@@ -66,7 +66,7 @@ def reading(serial: Sequence[Row], parallel: Sequence[Row], workers: int) -> lis
                             "figures look fast while the group is slow." if ratio < 1.5 else "."))
         if native is not None:
             x = r.bench_ms / native.median.bench_ms
-            native_label = next(r.spec.label for r in parallel if r.spec.name == native_name)
+            native_label = next(r.client.label for r in parallel if r.client.name == native_name)
             parts.append(f"Released, the binding's Bench is {x:.2f}x that of the same client used natively, "
                          f"{native_label} ({native.median.bench_ms:.2f} ms)"
                          + (": within 1.2x of native code." if x <= 1.2 else "."))
@@ -74,44 +74,41 @@ def reading(serial: Sequence[Row], parallel: Sequence[Row], workers: int) -> lis
     return out
 
 
-def gil_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
+def gil_report(workload: Workload, options: Options, argv: Sequence[str]) -> int:
     specs = select(GIL_CLIENTS)
-    workload, repeat = workload_from(args)
     # the same total work as the parallel phase, in one worker: 100 requests alone last a few ms, too short
     # to measure (on 2 cores the native row then came out slower than its own binding)
-    serial_wl = dataclasses.replace(workload, workers=1, requests=workload.requests * workload.workers)
-    session = Session(args, argv, kind="gil")
+    serial_wl = workload.replace(workers=1, requests=workload.requests * workload.workers)
+    testbed = Testbed(options, argv, kind="gil")
     serial: list[Row] = []
     parallel: list[Row] = []
-    with session:
-        session.console.print(f"[bold]serial baseline[/]: 1 worker x {serial_wl.requests} requests")
-        (session.out / "serial").mkdir()
-        session.run_rows(specs, serial_wl, repeat, session.out / "serial", serial)
-        session.console.print(f"[bold]{workload.workers} workers[/] x {workload.requests} requests")
-        session.run_rows(specs, workload, repeat, session.out, parallel)
-    out = session.out
-    write_reports(serial, session.meta(serial_wl, repeat, phase="serial"), out / "serial")
-    write_reports(parallel, session.meta(workload, repeat, phase="parallel"), out)
-    plots = run_plots(parallel, out, f"W={workload.workers}, N={workload.requests}",
-                      timeline_rows=[r for r in parallel if r.spec.gil])
-    if not any(p.name == "timeline.png" for p in plots):
-        timeline(parallel, out / "plots" / "timeline.png", "Requests per worker over time")
+    with testbed:
+        testbed.console.print(f"[bold]serial baseline[/]: 1 worker x {serial_wl.requests} requests")
+        (testbed.out / "serial").mkdir()
+        testbed.run_rows(specs, serial_wl, testbed.out / "serial", serial)
+        testbed.console.print(f"[bold]{workload.workers} workers[/] x {workload.requests} requests")
+        testbed.run_rows(specs, workload, testbed.out, parallel)
+    out = testbed.out
+    subtitle = f"W={workload.workers}, N={workload.requests}"
+    export(Report("table", [run_table(serial)], results=testbed.results(serial_wl, serial, phase="serial")),
+           out / "serial", ("json", "markdown", "csv"))
+    # the timeline shows the GIL rows; every row when none of them ran
+    timeline_rows = [r for r in parallel if r.client.gil] or parallel
+    write_run(parallel, testbed.results(workload, parallel, phase="parallel"), out, subtitle, timeline_rows)
     text = reading(serial, parallel, workload.workers)
-    doc = "\n".join([
-        "# The GIL report", "",
-        f"Workload: {workload.workers} workers x {workload.requests} sequential GET {workload.path}, "
-        f"warmup {workload.warmup}, median of {repeat} run(s). Generated by `{' '.join(session.argv)}`.", "",
-        "## Reading (generated from the figures below)", "", *text, "",
-        f"## {workload.workers} workers", "", markdown_table(parallel),
-        f"## Serial baseline (1 worker x {serial_wl.requests} requests)", "", markdown_table(serial),
-        "## Timeline", "", "![timeline](plots/timeline.png)", "",
-    ])
-    write_atomic(out / "gil.md", doc)
+    export(Report("gil", [
+        Heading("The GIL report"),
+        Text([f"Workload: {workload.workers} workers x {workload.requests} sequential GET {workload.path}, "
+              f"warmup {workload.warmup}, median of {workload.repeat} run(s). "
+              f"Generated by `{' '.join(testbed.argv)}`."]),
+        Heading("Reading (generated from the figures below)", 2), Text(text),
+        Heading(f"{workload.workers} workers", 2), run_table(parallel),
+        Heading(f"Serial baseline (1 worker x {serial_wl.requests} requests)", 2), run_table(serial),
+        Heading("Timeline", 2), Image("timeline", "plots/timeline.png"),
+    ]), out, ("markdown",))
     link_latest(out)
-    print_table(serial, f"serial baseline: 1 worker x {serial_wl.requests} requests")
-    print_table(parallel, f"{workload.workers} workers")
-    session.console.print("\n".join(text), markup=False)
-    session.console.print(f"report: {out / 'gil.md'}")
-    if session.exit_code is not None:
-        return session.exit_code
-    return 1 if any(r.failed for r in serial + parallel) else 0
+    show(serial, f"serial baseline: 1 worker x {serial_wl.requests} requests")
+    show(parallel, f"{workload.workers} workers")
+    testbed.console.print("\n".join(text), markup=False)
+    testbed.console.print(f"report: {out / 'gil.md'}")
+    return exit_status(testbed, serial + parallel)

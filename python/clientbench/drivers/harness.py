@@ -1,4 +1,4 @@
-"""The workload contract, once, for every Python driver.
+"""The driver harness: the workload contract, once, for every Python driver.
 
 A driver module supplies only how to make a client and how to do one request; this module runs W workers
 (threads for sync libraries, tasks on one event loop for async ones), times them and prints the raw
@@ -65,10 +65,35 @@ def _positive_float(text: str) -> float:
     return value
 
 
+#: The failure classes, the same in every language's harness (docs/raw-format.md, "Failure reasons").
+FAILURE_CLASSES = ("TimeoutError", "ConnectionError", "ProtocolError", "InvalidUrl", "InvalidRequest", "Cancelled",
+                   "Error")
+
+
+def failure_class(exc: BaseException) -> str:
+    """The failure class of an exception from any Python client library (they do not share a hierarchy)."""
+    name = type(exc).__name__.lower()
+    if isinstance(exc, TimeoutError) or "timeout" in name:
+        return "TimeoutError"
+    if isinstance(exc, ConnectionError) or "connect" in name:
+        return "ConnectionError"
+    if "invalidurl" in name or "urlerror" in name or "missingschema" in name or "invalidschema" in name:
+        return "InvalidUrl"
+    if any(k in name for k in ("protocol", "payload", "incomplete", "badstatus", "parse", "decod")):
+        return "ProtocolError"
+    if isinstance(exc, ValueError):
+        return "InvalidRequest"
+    if "cancel" in name:
+        return "Cancelled"
+    return "Error"
+
+
 def describe(exc: BaseException) -> str:
+    """`<class>: <message>`; the library's own exception name is kept in the message when it differs."""
     text = str(exc).strip().replace("\n", " ")
-    name = type(exc).__name__
-    return f"{name}: {text}" if text else name
+    name, cls = type(exc).__name__, failure_class(exc)
+    detail = text if name == cls else f"{name}: {text}" if text else name
+    return f"{cls}: {detail}" if detail else cls
 
 
 @dataclass

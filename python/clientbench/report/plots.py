@@ -1,5 +1,6 @@
-"""PNG plots of a run (matplotlib, headless): latency percentiles, Bench with spread, request timelines,
-and sweep curves. Every plot states what it shows in its title, axes (with units) and legend."""
+"""`plots/*.png` (matplotlib, headless): latency percentiles, Bench with spread, request timelines, and
+sweep curves, one function per `Figure.kind`. Every plot states what it shows in its title, axes (with
+units) and legend."""
 
 from __future__ import annotations
 
@@ -13,21 +14,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter  # noqa: E402
 
-from .runner import Row  # noqa: E402
+from ..model import Row  # noqa: E402
+from ..stats import failed_mask, ok_latencies_ms  # noqa: E402
+from . import Figure, Report, register  # noqa: E402
 
 PERCENTILE_TICKS = (0.0, 0.5, 0.9, 0.99, 0.999, 0.9999)
 
 
 def _ok_latencies_ms(row: Row) -> np.ndarray:
-    parts = []
-    for run in row.runs:
-        if run.raw is None:
-            continue
-        for w in run.raw["workers"]:
-            lat = np.asarray(w["latencies_ns"], dtype=np.float64)
-            ok = np.ones(lat.size, dtype=bool)
-            ok[[f["index"] for f in w["failures"]]] = False
-            parts.append(lat[ok] / 1e6)
+    parts = [ok_latencies_ms(run.raw) for run in row.runs if run.raw is not None]
     return np.concatenate(parts) if parts else np.empty(0)
 
 
@@ -41,7 +36,7 @@ def latency_percentiles(rows: Sequence[Row], path: Path, title: str) -> Path | N
             continue
         p = np.arange(1, lat.size + 1) / lat.size  # nearest-rank: sample i is the (i/n)-quantile
         x = 1.0 / np.maximum(1.0 - p, 0.5 / lat.size)  # 1/(1-p): 10 = p90, 100 = p99, ...
-        ax.plot(x, lat, label=row.spec.label, linewidth=1.4)
+        ax.plot(x, lat, label=row.client.label, linewidth=1.4)
         plotted += 1
     if not plotted:
         plt.close(fig)
@@ -64,7 +59,7 @@ def latency_percentiles(rows: Sequence[Row], path: Path, title: str) -> Path | N
 
 def bench_bars(rows: Sequence[Row], path: Path, title: str) -> Path | None:
     """Median Bench and LMean per client, with Bench's min-max over the repeats as error bars."""
-    data = [(r.spec.label, r.aggregate) for r in rows if r.aggregate is not None]
+    data = [(r.client.label, r.aggregate) for r in rows if r.aggregate is not None]
     if not data:
         return None
     labels = [d[0] for d in data]
@@ -95,7 +90,7 @@ def timeline(rows: Sequence[Row], path: Path, title: str) -> Path | None:
     """Every request of every worker as a tick at the moment it completed, one lane per worker (last
     repeat of each row). Parallel workers: every lane is dense all along. Serialized workers (e.g. by a
     held GIL): the lanes take turns, in bursts, and the group takes longer."""
-    data = [(r.spec.label, r.raw) for r in rows if r.raw is not None]
+    data = [(r.client.label, r.raw) for r in rows if r.raw is not None]
     if not data:
         return None
     fig, axes = plt.subplots(len(data), 1, figsize=(11, 1.9 * len(data) + 1.2), sharex=True, squeeze=False,
@@ -105,8 +100,7 @@ def timeline(rows: Sequence[Row], path: Path, title: str) -> Path | None:
         lanes, colors = [], []
         for w in raw["workers"]:
             done = (np.asarray(w["start_ns"]) + np.asarray(w["latencies_ns"])) / 1e6
-            failed = np.zeros(done.size, dtype=bool)
-            failed[[f["index"] for f in w["failures"]]] = True
+            failed = failed_mask(w)
             lanes.append(done)
             colors.append("tab:red" if failed.all() and done.size else "tab:blue")
         ax.eventplot(lanes, colors=colors, lineoffsets=np.arange(len(lanes)), linelengths=0.8, linewidths=0.6)
@@ -132,7 +126,7 @@ def sweep_curves(points: Sequence[tuple[Any, Sequence[Row]]], dimension: str, pa
             agg = r.aggregate
             if agg is None or r.failed:
                 continue
-            series.setdefault(r.spec.label, []).append((value, agg.median.bench_ms, agg.median.throughput_rps))
+            series.setdefault(r.client.label, []).append((value, agg.median.bench_ms, agg.median.throughput_rps))
     if not series:
         return None
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5.5), layout="constrained")
@@ -158,16 +152,35 @@ def sweep_curves(points: Sequence[tuple[Any, Sequence[Row]]], dimension: str, pa
     return path
 
 
-def run_plots(rows: Sequence[Row], out: Path, subtitle: str, timeline_rows: Sequence[Row] | None = None,
-              meta: Mapping[str, Any] | None = None) -> list[Path]:
-    plots = out / "plots"
-    plots.mkdir(parents=True, exist_ok=True)
-    made = [
-        latency_percentiles(rows, plots / "latency.png", f"Request latency by percentile ({subtitle})"),
-        bench_bars(rows, plots / "bench.png", f"Bench and LMean per client ({subtitle})"),
-    ]
-    gil_rows = list(timeline_rows) if timeline_rows is not None else [r for r in rows if r.spec.gil]
+def standard_figures(rows: Sequence[Row], subtitle: str, timeline_rows: Sequence[Row] | None = None) -> list[Figure]:
+    """A run's plots: latency percentiles, Bench bars, and the timeline of the GIL rows (if any)."""
+    figures = [Figure("latency", "latency.png", f"Request latency by percentile ({subtitle})", rows),
+               Figure("bench", "bench.png", f"Bench and LMean per client ({subtitle})", rows)]
+    gil_rows = list(timeline_rows) if timeline_rows is not None else [r for r in rows if r.client.gil]
     if gil_rows:
-        made.append(timeline(gil_rows, plots / "timeline.png",
-                             f"Requests per worker over time: GIL held vs released ({subtitle})"))
-    return [p for p in made if p is not None]
+        figures.append(Figure("timeline", "timeline.png",
+                              f"Requests per worker over time: GIL held vs released ({subtitle})", gil_rows))
+    return figures
+
+
+@register("plots")
+class Plots:
+    def export(self, report: Report, out: Path | None) -> list[Path]:
+        if out is None or not report.figures:
+            return []
+        folder = out / "plots"
+        folder.mkdir(parents=True, exist_ok=True)
+        made: list[Path | None] = []
+        for f in report.figures:
+            path = folder / f.file
+            if f.kind == "latency":
+                made.append(latency_percentiles(f.rows, path, f.title))
+            elif f.kind == "bench":
+                made.append(bench_bars(f.rows, path, f.title))
+            elif f.kind == "timeline":
+                made.append(timeline(f.rows, path, f.title))
+            elif f.kind == "sweep":
+                made.append(sweep_curves(f.points, f.axis, path, f.title, log_x=f.log_x))
+            else:
+                raise ValueError(f"unknown figure kind {f.kind!r}")
+        return [p for p in made if p is not None]

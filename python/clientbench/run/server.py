@@ -20,7 +20,8 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Sequence
 
-from .paths import SetupError, require, server_binary
+from ..errors import SetupError
+from .paths import require, server_binary
 
 _PR_SET_PDEATHSIG = 1
 

@@ -1,26 +1,28 @@
-"""One benchmark session: an output folder, the server (started or `--target`), signal handling and
-progress display. Used by every subcommand that sends requests (run, sweep, gil)."""
+"""The testbed of a command that sends requests: an output folder, the server (started, or `--target`),
+signal handling and progress display. Used by every command that sends requests (run, sweep, gil, soak)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
 import signal
-import sys
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Sequence
 
 from rich.console import Console
 
-from . import __version__
+from .. import __version__
+from ..errors import SetupError
+from ..model import DriverRun, Results, Row
+from ..workload import Workload
 from .clients import ClientSpec
+from .driver import run_plan
 from .environment import capture
-from .paths import SetupError, repo_root
-from .report import EXPORTERS, rich_table
-from .runner import Row, RowResult, Workload, run_plan, write_atomic
+from .paths import repo_root
 from .server import Server
 
 
@@ -64,14 +66,24 @@ def probe_body_bytes(url: str, timeout: float) -> int | None:
         return None
 
 
-class Session:
-    """`with Session(args, argv) as s:` starts the server (unless --target), stops it on every path,
-    turns SIGTERM into an exception, and remembers whether the session was interrupted."""
+@dataclass(frozen=True)
+class Options:
+    """Where the requests go and how the runner treats drivers: resolved once from the command line."""
 
-    def __init__(self, args: Any, argv: Sequence[str], kind: str = ""):
-        self.args = args
+    target: str | None = None  # an already-running server's base URL, instead of starting server-axum
+    server_threads: int | None = None
+    row_timeout_s: float = 300.0
+    out: Path | None = None  # the parent of the results folder (default: results/)
+
+
+class Testbed:
+    """`with Testbed(options, argv) as t:` starts the server (unless --target), stops it on every path,
+    turns SIGTERM into an exception, and remembers whether the command was interrupted."""
+
+    def __init__(self, options: Options, argv: Sequence[str], kind: str = ""):
+        self.options = options
         self.argv = ["clientbench", *argv]
-        self.out = new_results_dir(args.out, kind)
+        self.out = new_results_dir(options.out, kind)
         self.console = Console(stderr=True, highlight=False)
         self.server: Server | None = None
         self.base_url: str = ""
@@ -79,16 +91,16 @@ class Session:
         self._previous: Any = None
         self.environment = capture(self.argv)
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> "Testbed":
         self._previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
-            if self.args.target:
-                self.base_url = self.args.target.rstrip("/")
+            if self.options.target:
+                self.base_url = self.options.target.rstrip("/")
                 if probe_body_bytes(self.base_url + "/health", 5) is None and \
                         probe_body_bytes(self.base_url + "/", 5) is None:
-                    raise SetupError(f"--target {self.args.target} does not answer HTTP GET")
+                    raise SetupError(f"--target {self.options.target} does not answer HTTP GET")
             else:
-                self.server = Server(threads=self.args.server_threads, log=self.out / "server.log")
+                self.server = Server(threads=self.options.server_threads, log=self.out / "server.log")
                 with self.console.status("starting the axum server"):
                     self.base_url = self.server.start()
         except BaseException:
@@ -125,27 +137,23 @@ class Session:
             return None
         return 130 if self.interrupted.startswith("interrupted") else 143
 
-    def meta(self, workload: Workload, repeat: int, **extra: Any) -> dict[str, Any]:
-        return {
-            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "clientbench_version": __version__,
-            "command": self.argv,
-            "workload": {"workers": workload.workers, "requests": workload.requests, "warmup": workload.warmup,
-                         "timeout_s": workload.timeout_s, "path": workload.path, "repeat": repeat},
-            "server": {"url": self.base_url, "started_by_clientbench": not self.args.target,
-                       "threads": None if self.args.target else self.args.server_threads},
-            "environment": self.environment,
-            "complete": self.interrupted is None,
-            "interrupted": self.interrupted,
-            **extra,
-        }
+    def results(self, workload: Workload, rows: Sequence[Row], **extra: Any) -> Results:
+        """The results document of these rows, as measured on this testbed."""
+        return Results(
+            workload=workload, rows=list(rows),
+            created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            version=__version__, command=self.argv,
+            server={"url": self.base_url, "started_by_clientbench": not self.options.target,
+                    "threads": None if self.options.target else self.options.server_threads},
+            environment=self.environment, interrupted=self.interrupted, extra=extra)
 
-    def run_rows(self, specs: Sequence[ClientSpec], workload: Workload, repeat: int, out: Path,
+    def run_rows(self, specs: Sequence[ClientSpec], workload: Workload, out: Path,
                  rows_sink: list[Row]) -> list[Row]:
         """Run the plan with progress output; rows are appended to rows_sink as soon as they exist,
         so partial results survive an interrupt."""
         url = self.base_url + workload.path
         expected = probe_body_bytes(url, workload.timeout_s)
+        repeat = workload.repeat
         total = len(specs) * repeat
         done = 0
         status = self.console.status("")
@@ -154,30 +162,20 @@ class Session:
         def on_start(spec: ClientSpec, rep: int) -> None:
             status.update(f"[{done + 1}/{total}] {spec.name}" + (f" (repeat {rep + 1}/{repeat})" if repeat > 1 else ""))
 
-        def on_done(result: RowResult, rep: int) -> None:
+        def on_done(result: DriverRun, rep: int) -> None:
             nonlocal done
             done += 1
             s = result.stats
             figures = f"Bench {s.bench_ms:8.2f} ms  errors {s.errors}" if s else "no result"
             mark = "[red]FAILED[/]" if result.failed else "[green]ok[/]    "
             rep_txt = f" #{rep + 1}" if repeat > 1 else ""
-            self.console.print(f"  {result.spec.name + rep_txt:26} {mark} {figures}"
+            self.console.print(f"  {result.client.name + rep_txt:26} {mark} {figures}"
                                + (f"  [dim]{result.reason}[/]" if result.reason else ""))
 
         try:
-            plan_rows = run_plan(specs, url, workload, repeat=repeat, row_timeout_s=self.args.row_timeout,
+            plan_rows = run_plan(specs, url, workload, row_timeout_s=self.options.row_timeout_s,
                                  out_dir=out, expected_body_bytes=expected, on_start=on_start,
                                  on_done=on_done, rows=rows_sink)
         finally:
             status.stop()
         return plan_rows
-
-
-def write_reports(rows: Sequence[Row], meta: dict[str, Any], out: Path) -> None:
-    for name, export in EXPORTERS.items():
-        write_atomic(out / name, export(rows, meta))
-
-
-def print_table(rows: Sequence[Row], title: str) -> None:
-    # not a terminal (CI, a pipe): don't squeeze the table into 80 columns
-    Console(width=None if sys.stdout.isatty() else 220).print(rich_table(rows, title=title))

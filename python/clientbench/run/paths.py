@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-
-class SetupError(RuntimeError):
-    """Something the run needs is missing (a binary not built, a bad option); one-line message."""
+from ..errors import SetupError
 
 
 def repo_root() -> Path:

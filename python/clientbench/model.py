@@ -1,0 +1,260 @@
+"""The result model: what a run measured, as one versioned document (`clientbench.results/2`).
+
+The runner produces it, the exporters, `compare`, `gil` and `sweep` consume it; `to_json`/`from_json`
+round-trip it against python/clientbench/schema/results.schema.json. Figures come from `stats`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import SetupError
+from .stats import Aggregate, ProcessUsage, RowStats, aggregate
+from .workload import Workload
+
+SCHEMA_ID = "clientbench.results/2"
+#: documents this version still reads (results/1 lacked workload.connection and client.fixed_workers/floor)
+READS = ("clientbench.results/1", SCHEMA_ID)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Client:
+    """What a row measures, as the table labels it."""
+
+    name: str
+    language: str
+    library: str
+    mode: str  # "sync" | "async"
+    gil: str | None = None  # "held" | "released" | None
+    fixed_workers: int | None = None  # e.g. 1 for a serial row, whatever --workers says
+    floor: bool = False  # a raw-socket floor row: the `xfloor` column divides by its Mean
+    optional: bool = False  # a peer from PyPI: when not installed the row is skipped, not failed
+
+    @property
+    def label(self) -> str:
+        gil = f", GIL {self.gil}" if self.gil else ""
+        serial = ", W=1" if self.fixed_workers == 1 else ""
+        return f"{self.language} {self.library} ({self.mode}{gil}{serial})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "label": self.label, "language": self.language, "library": self.library,
+                "library_version": None, "mode": self.mode, "gil": self.gil,
+                "fixed_workers": self.fixed_workers, "floor": self.floor, "optional": self.optional}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Client:
+        return cls(name=doc["name"], language=doc["language"], library=doc["library"], mode=doc["mode"],
+                   gil=doc.get("gil"), fixed_workers=doc.get("fixed_workers"), floor=bool(doc.get("floor")),
+                   optional=bool(doc.get("optional")))
+
+
+@dataclass
+class DriverRun:
+    """One run of one driver (one repeat of a row)."""
+
+    client: Client
+    ok: bool  # the driver ran and printed a valid document (requests may still have failed)
+    reason: str | None = None
+    raw: dict[str, Any] | None = None  # the driver's raw document (not kept by from_json)
+    stats: RowStats | None = None
+    returncode: int | None = None
+    duration_s: float = 0.0
+    command: list[str] = field(default_factory=list)
+    usage: ProcessUsage | None = None
+    integrity_error: str | None = None
+    skipped: bool = False  # an optional client (a peer) that is not installed here
+    hash_seed: int | None = None  # PYTHONHASHSEED the driver ran with
+    raw_file: str | None = None  # where the raw document was written, relative to the run folder
+
+    @property
+    def failed(self) -> bool:
+        """A run that counts against the run: the driver failed, a request failed, or bytes are missing."""
+        if self.skipped:
+            return False
+        return not self.ok or self.integrity_error is not None or (self.stats is not None and self.stats.errors > 0)
+
+    @property
+    def status(self) -> str:
+        return "skipped" if self.skipped else "failed" if self.failed else "ok"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "returncode": self.returncode,
+            "duration_s": round(self.duration_s, 3),
+            "command": self.command,
+            "hash_seed": self.hash_seed,
+            "process": {"cpu_s": self.usage.cpu_s, "max_rss_kib": self.usage.max_rss_kib} if self.usage else None,
+            "stats": self.stats.to_json() if self.stats else None,
+            "raw": self.raw_file,
+        }
+
+    @classmethod
+    def from_json(cls, client: Client, doc: Mapping[str, Any]) -> DriverRun:
+        stats = RowStats(**doc["stats"]) if doc.get("stats") else None
+        process = doc.get("process")
+        status, reason = doc["status"], doc.get("reason")
+        run = cls(client, ok=stats is not None, reason=reason,
+                  stats=stats, returncode=doc.get("returncode"), duration_s=doc.get("duration_s", 0.0),
+                  command=list(doc.get("command") or []),
+                  usage=ProcessUsage(process["cpu_s"], process["max_rss_kib"]) if process else None,
+                  skipped=status == "skipped", hash_seed=doc.get("hash_seed"), raw_file=doc.get("raw"))
+        if status == "failed" and stats is not None and stats.errors == 0:
+            run.integrity_error = reason or "failed"  # every request succeeded, yet the run failed: bytes missing
+        return run
+
+
+@dataclass
+class Row:
+    """A row of the table: every repeat of one client."""
+
+    client: Client
+    runs: list[DriverRun] = field(default_factory=list)
+    info: dict[str, Any] | None = None  # the client section the driver reported (versions, notes)
+
+    @property
+    def crashes(self) -> list[DriverRun]:
+        """Repeats whose driver crashed, hung or printed no valid document."""
+        return [r for r in self.runs if not r.ok and not r.skipped]
+
+    @property
+    def good_runs(self) -> list[DriverRun]:
+        return [r for r in self.runs if r.ok and not r.failed]
+
+    @property
+    def tolerated(self) -> bool:
+        """A peer (someone else's client) that crashed in some repeats and ran cleanly in all the others:
+        the row keeps the median of its good repeats and says how often it crashed."""
+        return (self.client.optional and bool(self.crashes) and bool(self.good_runs)
+                and len(self.crashes) + len(self.good_runs) == len(self.runs))
+
+    @property
+    def failed(self) -> bool:
+        return not self.skipped and (not self.runs or any(r.failed for r in self.runs)) and not self.tolerated
+
+    @property
+    def counts_against_run(self) -> bool:
+        """Policy for the exit status: one of our rows (native, bindings, the reference set) failed, or
+        any row has no good repeat at all. A peer's partial failure is reported, not fatal."""
+        return self.failed and (not self.client.optional or not self.good_runs)
+
+    @property
+    def skipped(self) -> bool:
+        return bool(self.runs) and all(r.skipped for r in self.runs)
+
+    @property
+    def status(self) -> str:
+        """ok, crashed (a peer that crashed in some repeats: see `tolerated`), failed, skipped (an optional
+        client not installed), or not run (the command was interrupted first)."""
+        if not self.runs:
+            return "not run"
+        if self.skipped:
+            return "skipped"
+        return "crashed" if self.tolerated else "failed" if self.failed else "ok"
+
+    @property
+    def reason(self) -> str | None:
+        if self.tolerated:
+            return f"crashed {len(self.crashes)}/{len(self.runs)}: {self.crashes[0].reason}"
+        return next((r.reason for r in self.runs if r.reason), None)
+
+    @property
+    def aggregate(self) -> Aggregate | None:
+        good = [r.stats for r in self.runs if r.stats is not None]
+        return aggregate(good) if good else None
+
+    @property
+    def raw(self) -> dict[str, Any] | None:
+        """The raw document of the last repeat that produced one."""
+        return next((r.raw for r in reversed(self.runs) if r.raw is not None), None)
+
+    def add(self, run: DriverRun) -> None:
+        self.runs.append(run)
+        if run.raw is not None:
+            self.info = dict(run.raw["client"])
+
+    def to_json(self) -> dict[str, Any]:
+        agg = self.aggregate
+        client = self.client.to_json()
+        if self.info:
+            client.update(self.info)
+        return {
+            "client": client,
+            "status": self.status,
+            "reason": self.reason,
+            "aggregate": agg.to_json() if agg else None,
+            "runs": [r.to_json() for r in self.runs],
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Row:
+        client = Client.from_json(doc["client"])
+        row = cls(client, info={k: v for k, v in doc["client"].items()
+                                if k not in ("name", "label", "fixed_workers", "floor", "optional")})
+        row.runs = [DriverRun.from_json(client, r) for r in doc["runs"]]
+        return row
+
+
+@dataclass
+class Results:
+    """The whole results document of one run (or of one sweep point, or one GIL phase)."""
+
+    workload: Workload
+    rows: list[Row]
+    created: str
+    command: list[str]
+    server: dict[str, Any]
+    environment: dict[str, Any]
+    interrupted: str | None = None
+    version: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. {"phase": "serial"}, {"sweep": {...}}
+
+    @property
+    def complete(self) -> bool:
+        return self.interrupted is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA_ID,
+            "created": self.created,
+            "clientbench_version": self.version,
+            "command": self.command,
+            "workload": self.workload.to_json(),
+            "server": self.server,
+            "environment": self.environment,
+            "complete": self.complete,
+            "interrupted": self.interrupted,
+            **self.extra,
+            "rows": [r.to_json() for r in self.rows],
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Results:
+        known = {"schema", "created", "clientbench_version", "command", "workload", "server", "environment",
+                 "complete", "interrupted", "rows"}
+        return cls(workload=Workload.from_json(doc["workload"]), rows=[Row.from_json(r) for r in doc["rows"]],
+                   created=doc["created"], command=list(doc["command"]), server=dict(doc["server"]),
+                   environment=dict(doc["environment"]), interrupted=doc.get("interrupted"),
+                   version=doc.get("clientbench_version", ""),
+                   extra={k: v for k, v in doc.items() if k not in known})
+
+    @classmethod
+    def load(cls, path: Path) -> Results:
+        """A results folder or results.json file; SetupError with one line when it is not one."""
+        import json
+
+        file = path / "results.json" if path.is_dir() else path
+        try:
+            doc = json.loads(file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise SetupError(f"no results at {file}") from None
+        except (OSError, ValueError) as exc:
+            raise SetupError(f"cannot read {file}: {exc}") from None
+        if not isinstance(doc, dict) or doc.get("schema") not in READS:
+            raise SetupError(f"{file} is not a clientbench results.json")
+        try:
+            return cls.from_json(doc)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SetupError(f"{file} is not a valid clientbench results.json: {exc!r}") from None

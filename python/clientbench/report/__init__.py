@@ -1,0 +1,111 @@
+"""Reports: what a command shows and writes, through one exporter per format.
+
+A command describes its output once, as a `Report`: a document of blocks (headings, text, tables, images)
+and, for the machine-readable formats, the results model and the figures to draw. `export()` hands it to
+the exporters asked for; each format is one small module here with one `@register`ed class:
+
+    markdown.py  <name>.md        every block, as GitHub Markdown
+    csv.py       <name>.csv       the tables, as CSV
+    json.py      results.json     the results model (or the report's own JSON document)
+    terminal.py  (stdout)         the tables and text, with rich
+    plots.py     plots/*.png      the figures, with matplotlib
+
+Adding a format = one new module with a registered exporter, plus its name in the import line at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence, Union
+
+from ..model import Results, Row
+
+
+@dataclass(frozen=True)
+class Column:
+    label: str
+    numeric: bool = True
+
+
+@dataclass
+class Table:
+    columns: list[Column]
+    rows: list[list[str]]
+    title: str | None = None  # shown on the terminal; Markdown puts headings in their own block
+    styles: list[str | None] = field(default_factory=list)  # per row, terminal only (e.g. "red")
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: str
+    level: int = 1
+
+
+@dataclass(frozen=True)
+class Text:
+    lines: Sequence[str]  # each line one paragraph or list item, as Markdown
+
+
+@dataclass(frozen=True)
+class Image:
+    alt: str
+    path: str  # relative to the report's folder
+
+
+Block = Union[Heading, Text, Table, Image]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A plot to draw: `kind` names a function of report/plots.py, `file` goes under plots/."""
+
+    kind: str  # "latency" | "bench" | "timeline" | "sweep"
+    file: str
+    title: str
+    rows: Sequence[Row] = ()
+    points: Sequence[tuple[Any, Sequence[Row]]] = ()  # for "sweep": (value, rows) per point
+    axis: str = ""  # for "sweep": the x axis label
+    log_x: bool = False
+
+
+@dataclass
+class Report:
+    name: str  # file stem: table -> table.md, table.csv
+    blocks: list[Block] = field(default_factory=list)
+    results: Results | None = None  # the json exporter writes results.json from it
+    document: dict[str, Any] | None = None  # or a JSON document of its own (<name>.json)
+    figures: list[Figure] = field(default_factory=list)
+
+    @property
+    def tables(self) -> list[Table]:
+        return [b for b in self.blocks if isinstance(b, Table)]
+
+
+class Exporter(Protocol):
+    def export(self, report: Report, out: Path | None) -> list[Path]:
+        """Write (or show) the report; return the files written."""
+        ...
+
+
+EXPORTERS: dict[str, Exporter] = {}
+
+
+def register(name: str) -> Callable[[type], type]:
+    def add(cls: type) -> type:
+        EXPORTERS[name] = cls()
+        return cls
+    return add
+
+
+def export(report: Report, out: Path | None, formats: Sequence[str]) -> list[Path]:
+    written: list[Path] = []
+    for name in formats:
+        written += EXPORTERS[name].export(report, out)
+    return written
+
+
+#: the formats every run folder gets
+FILES = ("json", "markdown", "csv")
+
+from . import csv, json, markdown, plots, terminal  # noqa: E402,F401  (the registry: one name per format)

@@ -1,0 +1,114 @@
+"""The run table: its columns, and the `Table` of a set of rows (every exporter formats that one table).
+
+All figures come from `stats` (via `model.Row.aggregate`); this module only formats them. With repeats,
+every figure is the median over the repeats and `Spread` is Bench's min-max range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from ..model import Row
+from . import Column, Table
+
+
+@dataclass(frozen=True)
+class RunColumn:
+    label: str
+    cell: Callable[[Row, "Context"], str]
+    numeric: bool = True
+    terminal: bool = True  # shown in the terminal table (all columns go to the files)
+
+
+@dataclass(frozen=True)
+class Context:
+    """Figures that relate rows to each other (the floor row's mean, for `xfloor`)."""
+
+    floor_mean_ms: float | None = None
+
+
+def fmt(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _median(name: str, digits: int = 2) -> Callable[[Row, Context], str]:
+    def cell(row: Row, ctx: Context) -> str:
+        agg = row.aggregate
+        return "-" if agg is None else fmt(getattr(agg.median, name), digits)
+    return cell
+
+
+def _errors(row: Row, ctx: Context) -> str:
+    agg = row.aggregate
+    return "-" if agg is None else str(agg.median.errors)
+
+
+def _spread(row: Row, ctx: Context) -> str:
+    agg = row.aggregate
+    if agg is None:
+        return "-"
+    if agg.repeats == 1:
+        return "(1 run)"
+    return f"{agg.bench_min_ms:.2f}-{agg.bench_max_ms:.2f}"
+
+
+def _xfloor(row: Row, ctx: Context) -> str:
+    agg = row.aggregate
+    if agg is None or agg.median.mean_ms is None or not ctx.floor_mean_ms:
+        return "-"
+    return f"{agg.median.mean_ms / ctx.floor_mean_ms:.2f}"
+
+
+def _status(row: Row, ctx: Context) -> str:
+    if not row.runs:
+        return "not run"
+    if row.skipped or row.tolerated:
+        return row.reason or row.status
+    if not row.failed:
+        return "ok"
+    return f"FAILED: {row.reason}" if row.reason else "FAILED"
+
+
+def _library(row: Row, ctx: Context) -> str:
+    fixed = row.client.fixed_workers
+    return row.client.library + (f" (W={fixed})" if fixed else "")
+
+
+COLUMNS: tuple[RunColumn, ...] = (
+    RunColumn("Language", lambda r, c: r.client.language, numeric=False),
+    RunColumn("Library", _library, numeric=False),
+    RunColumn("Mean(ms)", _median("mean_ms")),
+    RunColumn("P99(ms)", _median("p99_ms")),
+    RunColumn("P999(ms)", _median("p999_ms")),
+    RunColumn("Max(ms)", _median("max_ms")),
+    RunColumn("LMean(ms)", _median("lmean_ms")),
+    RunColumn("Bench(ms)", _median("bench_ms")),
+    RunColumn("Spread(ms)", _spread),
+    RunColumn("async/sync", lambda r, c: r.client.mode, numeric=False),
+    RunColumn("GIL", lambda r, c: r.client.gil or "-", numeric=False),
+    RunColumn("Errors", _errors),
+    RunColumn("Bench/LMean", _median("bench_over_lmean")),
+    RunColumn("P50(ms)", _median("p50_ms"), terminal=False),
+    RunColumn("req/s", _median("throughput_rps", 0)),
+    RunColumn("CPU(us/req)", _median("cpu_us_per_req", 1)),
+    RunColumn("RSS(MiB)", _median("peak_rss_mib", 1), terminal=False),
+    RunColumn("xfloor", _xfloor),
+    RunColumn("Status", _status, numeric=False),
+)
+
+
+def context(rows: Sequence[Row]) -> Context:
+    floors = [r.aggregate.median.mean_ms for r in rows
+              if r.client.floor and not r.failed and r.aggregate and r.aggregate.median.mean_ms]
+    return Context(floor_mean_ms=min(floors) if floors else None)
+
+
+def run_table(rows: Sequence[Row], title: str | None = None, *, terminal: bool = False) -> Table:
+    """The table of a run: every column for the files, the narrower set for the terminal."""
+    ctx = context(rows)
+    cols = [c for c in COLUMNS if c.terminal or not terminal]
+    if ctx.floor_mean_ms is None:
+        cols = [c for c in cols if c.label != "xfloor"]
+    return Table([Column(c.label, c.numeric) for c in cols], [[c.cell(r, ctx) for c in cols] for r in rows],
+                 title=title, styles=["red" if r.failed else None for r in rows])

@@ -1,0 +1,1 @@
+"""Running clients: the client registry, the server, the driver processes, the testbed around them."""
