@@ -222,6 +222,19 @@ TEST(Client, GetReadsBodyAndReusesTheConnection) {
     EXPECT_NE(reqs[0].find("Host: 127.0.0.1:" + std::to_string(server.port()) + "\r\n"), std::string::npos);
 }
 
+TEST(Client, UserAgentCarriesTheLibraryVersion) {
+    // beast_client::version comes from project(VERSION) in CMakeLists.txt (generated version.hpp)
+    const std::string version = beast_client::version;
+    EXPECT_EQ(version, std::to_string(BEAST_CLIENT_VERSION_MAJOR) + "." + std::to_string(BEAST_CLIENT_VERSION_MINOR) +
+                           "." + std::to_string(BEAST_CLIENT_VERSION_PATCH));
+    TestServer server(answer_all(kHello));
+    Client c(2s);
+    EXPECT_EQ(c.get(server.url()), 200);
+    const auto reqs = server.requests();
+    ASSERT_EQ(reqs.size(), 1u);
+    EXPECT_NE(reqs[0].find("\r\nUser-Agent: beast-client/" + version + " Boost.Beast/"), std::string::npos) << reqs[0];
+}
+
 TEST(Client, NonSuccessStatusIsReturned) {
     TestServer server(answer_all("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\noops"));
     Client c(2s);

@@ -20,8 +20,8 @@
 namespace py = pybind11;
 namespace bc = beast_client;
 
-#ifndef BEAST_CLIENT_PY_VERSION
-#define BEAST_CLIENT_PY_VERSION "0.0.0"
+#ifndef BEAST_CLIENT_PY_VERSION  // set by CMakeLists.txt from pyproject.toml's version: there is no other
+#error "BEAST_CLIENT_PY_VERSION is not defined: build with scikit-build-core (pip install ./bindings/beast)"
 #endif
 
 namespace {
