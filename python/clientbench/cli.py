@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from . import __version__
 from .errors import SetupError
@@ -30,6 +30,7 @@ def _number(kind: type, minimum: float, what: str, strict: bool = False):  # typ
         if value < minimum or (strict and value == minimum):
             raise argparse.ArgumentTypeError(f"must be {'>' if strict else '>='} {minimum:g}, got {text}")
         return value
+
     return parse
 
 
@@ -47,102 +48,170 @@ def request_path(text: str) -> str:
 def add_workload_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("workload")
     # None = not given: resolved once by workload.resolve(), where --reference changes the defaults
-    g.add_argument("-w", "--workers", type=positive, default=None,
-                   help=f"workers per client (default {DEFAULT.workers})")
-    g.add_argument("-n", "--requests", type=positive, default=None,
-                   help=f"timed sequential requests per worker (default {DEFAULT.requests})")
-    g.add_argument("--warmup", type=non_negative, default=None,
-                   help=f"untimed requests per worker before timing (default {DEFAULT.warmup})")
-    g.add_argument("-r", "--repeat", type=positive, default=None,
-                   help=f"runs of every client, interleaved round-robin; the table shows medians "
-                        f"(default {DEFAULT.repeat})")
-    g.add_argument("--reference", action="store_true",
-                   help=f"the reference write-up's method: {REFERENCE.requests} requests per worker, one run, "
-                        f"no warm-up (-n {REFERENCE.requests} --repeat {REFERENCE.repeat} --warmup "
-                        f"{REFERENCE.warmup}; flags given explicitly still win)")
-    g.add_argument("--timeout", dest="timeout_s", type=seconds, default=None,
-                   help=f"per-request timeout in s (default {DEFAULT.timeout_s:g})")
-    g.add_argument("--path", type=request_path, default=None,
-                   help=f"request path on the server (default '{DEFAULT.path}')")
-    g.add_argument("--connection", choices=["keep-alive", "new"], default=None,
-                   help="keep-alive: one connection per worker (default); new: a new connection for every "
-                        "request")
+    g.add_argument(
+        "-w", "--workers", type=positive, default=None, help=f"workers per client (default {DEFAULT.workers})"
+    )
+    g.add_argument(
+        "-n",
+        "--requests",
+        type=positive,
+        default=None,
+        help=f"timed sequential requests per worker (default {DEFAULT.requests})",
+    )
+    g.add_argument(
+        "--warmup",
+        type=non_negative,
+        default=None,
+        help=f"untimed requests per worker before timing (default {DEFAULT.warmup})",
+    )
+    g.add_argument(
+        "-r",
+        "--repeat",
+        type=positive,
+        default=None,
+        help=f"runs of every client, interleaved round-robin; the table shows medians (default {DEFAULT.repeat})",
+    )
+    g.add_argument(
+        "--reference",
+        action="store_true",
+        help=f"the reference write-up's method: {REFERENCE.requests} requests per worker, one run, "
+        f"no warm-up (-n {REFERENCE.requests} --repeat {REFERENCE.repeat} --warmup "
+        f"{REFERENCE.warmup}; flags given explicitly still win)",
+    )
+    g.add_argument(
+        "--timeout",
+        dest="timeout_s",
+        type=seconds,
+        default=None,
+        help=f"per-request timeout in s (default {DEFAULT.timeout_s:g})",
+    )
+    g.add_argument(
+        "--path", type=request_path, default=None, help=f"request path on the server (default '{DEFAULT.path}')"
+    )
+    g.add_argument(
+        "--connection",
+        choices=["keep-alive", "new"],
+        default=None,
+        help="keep-alive: one connection per worker (default); new: a new connection for every request",
+    )
 
 
 def add_selection_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("clients")
-    g.add_argument("-c", "--clients", action="append", metavar="NAMES",
-                   help="comma-separated client names or globs, e.g. 'py-*' (default: the default set; "
-                        "see `clientbench list`)")
+    g.add_argument(
+        "-c",
+        "--clients",
+        action="append",
+        metavar="NAMES",
+        help="comma-separated client names or globs, e.g. 'py-*' (default: the default set; see `clientbench list`)",
+    )
     g.add_argument("--all", action="store_true", help="every client, not only the default set")
 
 
 def add_session_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("session")
-    g.add_argument("--target", metavar="URL",
-                   help="benchmark an already-running server at URL (e.g. http://127.0.0.1:8080) instead of "
-                        "starting server-axum")
-    g.add_argument("--server-threads", type=positive, default=None,
-                   help="tokio worker threads of the started server (default: tokio's, one per core)")
-    g.add_argument("--row-timeout", dest="row_timeout_s", type=seconds, default=300.0,
-                   help="kill a driver that runs longer than this many s (default 300)")
+    g.add_argument(
+        "--target",
+        metavar="URL",
+        help="benchmark an already-running server at URL (e.g. http://127.0.0.1:8080) instead of starting server-axum",
+    )
+    g.add_argument(
+        "--server-threads",
+        type=positive,
+        default=None,
+        help="tokio worker threads of the started server (default: tokio's, one per core)",
+    )
+    g.add_argument(
+        "--row-timeout",
+        dest="row_timeout_s",
+        type=seconds,
+        default=300.0,
+        help="kill a driver that runs longer than this many s (default 300)",
+    )
     g.add_argument("-o", "--out", type=Path, default=None, help="results folder (default: results/)")
 
 
 def build_parser() -> Parser:
-    p = Parser(prog="clientbench",
-               description="Benchmark HTTP clients (C++ Beast, Rust reqwest, Python requests/aiohttp and our "
-                           "pybind11/PyO3 bindings) against a local axum server with one workload: W workers x "
-                           "N sequential requests, each worker with its own connection.")
+    p = Parser(
+        prog="clientbench",
+        description="Benchmark HTTP clients (C++ Beast, Rust reqwest, Python requests/aiohttp and our "
+        "pybind11/PyO3 bindings) against a local axum server with one workload: W workers x "
+        "N sequential requests, each worker with its own connection.",
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
-    run = sub.add_parser("run", help="run the clients and print the table (the default command)",
-                         description="Start the server, run every selected client with the same workload, print "
-                                     "the table and write results/<timestamp>/ (results.json, table.md, "
-                                     "table.csv, raw/, plots/, server.log).")
+    run = sub.add_parser(
+        "run",
+        help="run the clients and print the table (the default command)",
+        description="Start the server, run every selected client with the same workload, print "
+        "the table and write results/<timestamp>/ (results.json, table.md, "
+        "table.csv, raw/, plots/, server.log).",
+    )
     add_workload_options(run)
     add_selection_options(run)
     add_session_options(run)
 
-    sweep = sub.add_parser("sweep", help="run the clients over one dimension (workers, payload, delay, connection)",
-                           description="Run the selected clients at every point of one dimension; writes a "
-                                       "table per point, sweep.md and a plot of Bench and throughput vs the "
-                                       "dimension.")
-    sweep.add_argument("dimension", choices=["workers", "payload", "delay", "connection"],
-                       help="workers: 1..32 workers; payload: /bytes/N sizes; delay: /delay/ms; "
-                            "connection: keep-alive vs a new connection per request")
-    sweep.add_argument("--values", metavar="LIST",
-                       help="comma-separated points (default per dimension, e.g. workers 1,2,4,8,10,16,32)")
+    sweep = sub.add_parser(
+        "sweep",
+        help="run the clients over one dimension (workers, payload, delay, connection)",
+        description="Run the selected clients at every point of one dimension; writes a "
+        "table per point, sweep.md and a plot of Bench and throughput vs the "
+        "dimension.",
+    )
+    sweep.add_argument(
+        "dimension",
+        choices=["workers", "payload", "delay", "connection"],
+        help="workers: 1..32 workers; payload: /bytes/N sizes; delay: /delay/ms; "
+        "connection: keep-alive vs a new connection per request",
+    )
+    sweep.add_argument(
+        "--values", metavar="LIST", help="comma-separated points (default per dimension, e.g. workers 1,2,4,8,10,16,32)"
+    )
     add_workload_options(sweep)
     add_selection_options(sweep)
     add_session_options(sweep)
 
-    gil = sub.add_parser("gil", help="the GIL report: serial baseline, GIL held vs released, timeline",
-                         description="Run both bindings with the GIL held and released (and C++ Beast), at W=1 "
-                                     "and W workers; writes gil.md with a reading generated from the figures, "
-                                     "and the request timeline plot.")
+    gil = sub.add_parser(
+        "gil",
+        help="the GIL report: serial baseline, GIL held vs released, timeline",
+        description="Run both bindings with the GIL held and released (and C++ Beast), at W=1 "
+        "and W workers; writes gil.md with a reading generated from the figures, "
+        "and the request timeline plot.",
+    )
     add_workload_options(gil)
     add_session_options(gil)
 
-    cmp_ = sub.add_parser("compare", help="per-row ratios of two runs, flagging changes beyond the noise",
-                          description="Compare two results folders (or results.json files): Bench ratio B/A "
-                                      "per row, flagged when outside both runs' measured spread.")
+    cmp_ = sub.add_parser(
+        "compare",
+        help="per-row ratios of two runs, flagging changes beyond the noise",
+        description="Compare two results folders (or results.json files): Bench ratio B/A "
+        "per row, flagged when outside both runs' measured spread.",
+    )
     cmp_.add_argument("a", type=Path, help="baseline run folder or results.json")
     cmp_.add_argument("b", type=Path, help="new run folder or results.json")
 
-    soak = sub.add_parser("soak", help="a million requests through each binding and native client: failures, RSS",
-                          description="Send --requests through each binding and each native client (bounded by "
-                                      "--max-seconds) and report failures (must be 0) and the client process's "
-                                      "RSS growth after warm-up (must stay under --max-rss-growth MiB).")
+    soak = sub.add_parser(
+        "soak",
+        help="a million requests through each binding and native client: failures, RSS",
+        description="Send --requests through each binding and each native client (bounded by "
+        "--max-seconds) and report failures (must be 0) and the client process's "
+        "RSS growth after warm-up (must stay under --max-rss-growth MiB).",
+    )
     soak.add_argument("-n", "--requests", type=positive, default=1_000_000, help="requests per target (default 1e6)")
     soak.add_argument("-w", "--workers", type=positive, default=10, help="workers (default 10)")
-    soak.add_argument("--warmup", type=non_negative, default=50_000,
-                      help="requests before the warm RSS sample (default 50000)")
+    soak.add_argument(
+        "--warmup", type=non_negative, default=50_000, help="requests before the warm RSS sample (default 50000)"
+    )
     soak.add_argument("--max-seconds", type=seconds, default=600, help="time bound per target (default 600)")
     soak.add_argument("--max-rss-growth", type=seconds, default=20.0, help="MiB (default 20)")
-    soak.add_argument("-c", "--clients", action="append", metavar="NAMES",
-                      help="targets: py-beast, py-reqwest, py-reqwest-async, cpp-beast, rust-reqwest (default all)")
+    soak.add_argument(
+        "-c",
+        "--clients",
+        action="append",
+        metavar="NAMES",
+        help="targets: py-beast, py-reqwest, py-reqwest-async, cpp-beast, rust-reqwest (default all)",
+    )
     add_session_options(soak)
 
     sub.add_parser("list", help="list the clients (table rows) and exit")
@@ -155,8 +224,9 @@ def workload(args: argparse.Namespace) -> Workload:
 
 
 def testbed_options(args: argparse.Namespace) -> Options:
-    return Options(target=args.target, server_threads=args.server_threads, row_timeout_s=args.row_timeout_s,
-                   out=args.out)
+    return Options(
+        target=args.target, server_threads=args.server_threads, row_timeout_s=args.row_timeout_s, out=args.out
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -180,18 +250,34 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return 0
     if args.command == "compare":
         from .commands.compare import compare
+
         return compare(args.a, args.b)
     if args.command == "soak":
         from .commands.soak import Soak, soak, targets
-        settings = Soak(requests=args.requests, workers=args.workers, warmup=args.warmup,
-                        max_seconds=args.max_seconds, max_rss_growth_mib=args.max_rss_growth)
+
+        settings = Soak(
+            requests=args.requests,
+            workers=args.workers,
+            warmup=args.warmup,
+            max_seconds=args.max_seconds,
+            max_rss_growth_mib=args.max_rss_growth,
+        )
         return soak(targets(args.clients), settings, testbed_options(args), argv)
     if args.command == "gil":
         from .commands.gil import gil_report
+
         return gil_report(workload(args), testbed_options(args), argv)
     if args.command == "sweep":
         from .commands.sweep import sweep
-        return sweep(args.dimension, args.values, select(args.clients, everything=args.all), workload(args),
-                     testbed_options(args), argv)
+
+        return sweep(
+            args.dimension,
+            args.values,
+            select(args.clients, everything=args.all),
+            workload(args),
+            testbed_options(args),
+            argv,
+        )
     from .commands.run import run
+
     return run(select(args.clients, everything=args.all), workload(args), testbed_options(args), argv)

@@ -5,9 +5,10 @@ round-trip it against python/clientbench/schema/results.schema.json. Figures com
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import SetupError
 from .stats import Aggregate, ProcessUsage, RowStats, aggregate
@@ -38,15 +39,31 @@ class Client:
         return f"{self.language} {self.library} ({self.mode}{gil}{serial})"
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "label": self.label, "language": self.language, "library": self.library,
-                "library_version": None, "mode": self.mode, "gil": self.gil,
-                "fixed_workers": self.fixed_workers, "floor": self.floor, "optional": self.optional}
+        return {
+            "name": self.name,
+            "label": self.label,
+            "language": self.language,
+            "library": self.library,
+            "library_version": None,
+            "mode": self.mode,
+            "gil": self.gil,
+            "fixed_workers": self.fixed_workers,
+            "floor": self.floor,
+            "optional": self.optional,
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Client:
-        return cls(name=doc["name"], language=doc["language"], library=doc["library"], mode=doc["mode"],
-                   gil=doc.get("gil"), fixed_workers=doc.get("fixed_workers"), floor=bool(doc.get("floor")),
-                   optional=bool(doc.get("optional")))
+        return cls(
+            name=doc["name"],
+            language=doc["language"],
+            library=doc["library"],
+            mode=doc["mode"],
+            gil=doc.get("gil"),
+            fixed_workers=doc.get("fixed_workers"),
+            floor=bool(doc.get("floor")),
+            optional=bool(doc.get("optional")),
+        )
 
 
 @dataclass
@@ -96,11 +113,19 @@ class DriverRun:
         stats = RowStats(**doc["stats"]) if doc.get("stats") else None
         process = doc.get("process")
         status, reason = doc["status"], doc.get("reason")
-        run = cls(client, ok=stats is not None, reason=reason,
-                  stats=stats, returncode=doc.get("returncode"), duration_s=doc.get("duration_s", 0.0),
-                  command=list(doc.get("command") or []),
-                  usage=ProcessUsage(process["cpu_s"], process["max_rss_kib"]) if process else None,
-                  skipped=status == "skipped", hash_seed=doc.get("hash_seed"), raw_file=doc.get("raw"))
+        run = cls(
+            client,
+            ok=stats is not None,
+            reason=reason,
+            stats=stats,
+            returncode=doc.get("returncode"),
+            duration_s=doc.get("duration_s", 0.0),
+            command=list(doc.get("command") or []),
+            usage=ProcessUsage(process["cpu_s"], process["max_rss_kib"]) if process else None,
+            skipped=status == "skipped",
+            hash_seed=doc.get("hash_seed"),
+            raw_file=doc.get("raw"),
+        )
         if status == "failed" and stats is not None and stats.errors == 0:
             run.integrity_error = reason or "failed"  # every request succeeded, yet the run failed: bytes missing
         return run
@@ -127,8 +152,12 @@ class Row:
     def tolerated(self) -> bool:
         """A peer (someone else's client) that crashed in some repeats and ran cleanly in all the others:
         the row keeps the median of its good repeats and says how often it crashed."""
-        return (self.client.optional and bool(self.crashes) and bool(self.good_runs)
-                and len(self.crashes) + len(self.good_runs) == len(self.runs))
+        return (
+            self.client.optional
+            and bool(self.crashes)
+            and bool(self.good_runs)
+            and len(self.crashes) + len(self.good_runs) == len(self.runs)
+        )
 
     @property
     def failed(self) -> bool:
@@ -191,8 +220,14 @@ class Row:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Row:
         client = Client.from_json(doc["client"])
-        row = cls(client, info={k: v for k, v in doc["client"].items()
-                                if k not in ("name", "label", "fixed_workers", "floor", "optional")})
+        row = cls(
+            client,
+            info={
+                k: v
+                for k, v in doc["client"].items()
+                if k not in ("name", "label", "fixed_workers", "floor", "optional")
+            },
+        )
         row.runs = [DriverRun.from_json(client, r) for r in doc["runs"]]
         return row
 
@@ -232,13 +267,29 @@ class Results:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Results:
-        known = {"schema", "created", "clientbench_version", "command", "workload", "server", "environment",
-                 "complete", "interrupted", "rows"}
-        return cls(workload=Workload.from_json(doc["workload"]), rows=[Row.from_json(r) for r in doc["rows"]],
-                   created=doc["created"], command=list(doc["command"]), server=dict(doc["server"]),
-                   environment=dict(doc["environment"]), interrupted=doc.get("interrupted"),
-                   version=doc.get("clientbench_version", ""),
-                   extra={k: v for k, v in doc.items() if k not in known})
+        known = {
+            "schema",
+            "created",
+            "clientbench_version",
+            "command",
+            "workload",
+            "server",
+            "environment",
+            "complete",
+            "interrupted",
+            "rows",
+        }
+        return cls(
+            workload=Workload.from_json(doc["workload"]),
+            rows=[Row.from_json(r) for r in doc["rows"]],
+            created=doc["created"],
+            command=list(doc["command"]),
+            server=dict(doc["server"]),
+            environment=dict(doc["environment"]),
+            interrupted=doc.get("interrupted"),
+            version=doc.get("clientbench_version", ""),
+            extra={k: v for k, v in doc.items() if k not in known},
+        )
 
     @classmethod
     def load(cls, path: Path) -> Results:

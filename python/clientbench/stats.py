@@ -6,8 +6,9 @@ samples, which is numpy's ``method="inverted_cdf"``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -111,7 +112,7 @@ def _peak_rss_mib(doc: Mapping[str, Any], usage: ProcessUsage | None) -> float |
     """The driver's own VmHWM when it reports one: wait4's ru_maxrss also counts the pages of the forked
     runner before exec (tens of MiB of Python), so it is only a fallback (an upper bound)."""
     if isinstance(doc.get("peak_rss_kib"), int):
-        return doc["peak_rss_kib"] / 1024
+        return float(doc["peak_rss_kib"]) / 1024
     return usage.max_rss_kib / 1024 if usage else None
 
 
@@ -119,7 +120,7 @@ def _cpu_per_request(doc: Mapping[str, Any], usage: ProcessUsage | None, request
     if not requests:
         return None
     if isinstance(doc.get("cpu_ns"), int):
-        return doc["cpu_ns"] / 1e3 / requests
+        return float(doc["cpu_ns"]) / 1e3 / requests
     if usage is not None:
         return usage.cpu_s * 1e6 / requests
     return None
@@ -141,9 +142,14 @@ class Aggregate:
         return 100.0 * (self.bench_max_ms - self.bench_min_ms) / self.median.bench_ms if self.median.bench_ms else 0.0
 
     def to_json(self) -> dict[str, Any]:
-        return {"repeats": self.repeats, "median": self.median.to_json(), "bench_min_ms": self.bench_min_ms,
-                "bench_max_ms": self.bench_max_ms, "bench_iqr_ms": self.bench_iqr_ms,
-                "bench_spread_pct": self.bench_spread_pct}
+        return {
+            "repeats": self.repeats,
+            "median": self.median.to_json(),
+            "bench_min_ms": self.bench_min_ms,
+            "bench_max_ms": self.bench_max_ms,
+            "bench_iqr_ms": self.bench_iqr_ms,
+            "bench_spread_pct": self.bench_spread_pct,
+        }
 
 
 def aggregate(runs: Sequence[RowStats]) -> Aggregate:

@@ -6,8 +6,9 @@ Every command takes a `Workload`; drivers get it as flags (docs/raw-format.md), 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 CONNECTIONS = ("keep-alive", "new")
 
@@ -28,8 +29,18 @@ class Workload:
 
     def flags(self, url: str) -> list[str]:
         """The driver contract's flags for one run (repeat is the runner's business, not the driver's)."""
-        flags = ["--url", url, "--workers", str(self.workers), "--requests", str(self.requests),
-                 "--warmup", str(self.warmup), "--timeout", f"{self.timeout_s:g}"]
+        flags = [
+            "--url",
+            url,
+            "--workers",
+            str(self.workers),
+            "--requests",
+            str(self.requests),
+            "--warmup",
+            str(self.warmup),
+            "--timeout",
+            f"{self.timeout_s:g}",
+        ]
         if self.connection != "keep-alive":
             flags += ["--connection", self.connection]
         return flags
@@ -40,20 +51,33 @@ class Workload:
     def describe(self) -> str:
         """One line for table titles: what every row did."""
         conn = "" if self.connection == "keep-alive" else ", a new connection per request"
-        return (f"{self.workers} workers x {self.requests} requests, GET {self.path}{conn}, "
-                f"median of {self.repeat} run(s), warmup {self.warmup}")
+        return (
+            f"{self.workers} workers x {self.requests} requests, GET {self.path}{conn}, "
+            f"median of {self.repeat} run(s), warmup {self.warmup}"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"workers": self.workers, "requests": self.requests, "warmup": self.warmup,
-                "timeout_s": self.timeout_s, "path": self.path, "connection": self.connection,
-                "repeat": self.repeat}
+        return {
+            "workers": self.workers,
+            "requests": self.requests,
+            "warmup": self.warmup,
+            "timeout_s": self.timeout_s,
+            "path": self.path,
+            "connection": self.connection,
+            "repeat": self.repeat,
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Workload:
-        return cls(workers=doc["workers"], requests=doc["requests"], warmup=doc["warmup"],
-                   timeout_s=doc["timeout_s"], path=doc["path"],
-                   connection=doc.get("connection", "keep-alive"),  # results/1 did not record it
-                   repeat=doc["repeat"])
+        return cls(
+            workers=doc["workers"],
+            requests=doc["requests"],
+            warmup=doc["warmup"],
+            timeout_s=doc["timeout_s"],
+            path=doc["path"],
+            connection=doc.get("connection", "keep-alive"),  # results/1 did not record it
+            repeat=doc["repeat"],
+        )
 
 
 #: The reference's workload (10 workers x 100 requests) with warm-up and 10 interleaved repeats.
@@ -69,6 +93,5 @@ def resolve(options: Mapping[str, Any], *, reference: bool = False) -> Workload:
     """The workload from command-line values: a value given (not None) wins, else --reference's method
     (when asked for), else the defaults."""
     base = REFERENCE if reference else DEFAULT
-    given = {f.name: options[f.name] for f in dataclasses.fields(Workload)
-             if options.get(f.name) is not None}
+    given = {f.name: options[f.name] for f in dataclasses.fields(Workload) if options.get(f.name) is not None}
     return dataclasses.replace(base, **given)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..model import Results, Row
 from ..report import Column, Report, Table, Text, export
+from ..stats import RowStats
 
 #: the fewest repeats per run for a verdict (chance of a false flag at most 2.9%, see above)
 MIN_REPEATS = 4
@@ -25,8 +26,15 @@ def compare(a_path: Path, b_path: Path) -> int:
     a, b = Results.load(a_path), Results.load(b_path)
     rows_a = {r.client.name: r for r in a.rows}
     rows_b = {r.client.name: r for r in b.rows}
-    columns = [Column("Client", False), Column("Bench A(ms)"), Column("Bench B(ms)"), Column("B/A"),
-               Column("Mean B/A"), Column("P99 B/A"), Column("verdict", False)]
+    columns = [
+        Column("Client", False),
+        Column("Bench A(ms)"),
+        Column("Bench B(ms)"),
+        Column("B/A"),
+        Column("Mean B/A"),
+        Column("P99 B/A"),
+        Column("verdict", False),
+    ]
     table = Table(columns, [], title=f"B / A   (A = {a_path}, B = {b_path})")
     changed = 0
     diffs: list[tuple[float, str]] = []
@@ -39,7 +47,7 @@ def compare(a_path: Path, b_path: Path) -> int:
         fa, fb = ra.aggregate, rb.aggregate
         ma, mb = fa.median, fb.median
 
-        def ratio(key: str) -> str:
+        def ratio(key: str, ma: RowStats = ma, mb: RowStats = mb) -> str:
             va, vb = getattr(ma, key), getattr(mb, key)
             return f"{vb / va:.2f}" if va and vb is not None else "-"
 
@@ -53,13 +61,24 @@ def compare(a_path: Path, b_path: Path) -> int:
             verdict, style, changed = "faster (beyond noise)", "green", changed + 1
         else:
             verdict = "within noise"
-        table.rows.append([name, f"{ma.bench_ms:.2f}", f"{mb.bench_ms:.2f}", ratio("bench_ms"), ratio("mean_ms"),
-                           ratio("p99_ms"), verdict])
+        table.rows.append(
+            [
+                name,
+                f"{ma.bench_ms:.2f}",
+                f"{mb.bench_ms:.2f}",
+                ratio("bench_ms"),
+                ratio("mean_ms"),
+                ratio("p99_ms"),
+                verdict,
+            ]
+        )
         table.styles.append(style)
     summary = [f"{changed} row(s) changed beyond the measured noise"]
     if diffs:
         worst, who = max(diffs)
-        summary.append(f"largest difference of median Bench: {worst:.1f}% ({who}); "
-                       f"median over rows: {sorted(d for d, _ in diffs)[len(diffs) // 2]:.1f}%")
+        summary.append(
+            f"largest difference of median Bench: {worst:.1f}% ({who}); "
+            f"median over rows: {sorted(d for d, _ in diffs)[len(diffs) // 2]:.1f}%"
+        )
     export(Report("compare", [table, Text(summary)]), None, ("terminal",))
     return 0

@@ -1,13 +1,13 @@
 """`clientbench gil`: what holding the GIL during I/O does to W Python threads.
 
 Runs the two bindings with the GIL held and released (and each client library natively, C++ Beast and
-Rust reqwest with threads, for scale), first serially
-(1 worker doing all W x N requests: the cost of one request with no contention), then with W workers. Writes gil.md: the two tables,
-the timeline plot, and a reading whose every statement is computed from the figures of this run."""
+Rust reqwest with threads, for scale), first serially (1 worker doing all W x N requests: the cost of one
+request with no contention), then with W workers. Writes gil.md: the two tables, the timeline plot, and a
+reading whose every statement is computed from the figures of this run."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..model import Row
 from ..report import Heading, Image, Report, Text, export
@@ -18,11 +18,19 @@ from ..stats import Aggregate
 from ..workload import Workload
 from .run import exit_status, show, write_run
 
-GIL_CLIENTS = ["cpp-beast", "py-beast-held", "py-beast-released", "rust-reqwest-sync", "py-reqwest-held",
-               "py-reqwest-released"]
+GIL_CLIENTS = [
+    "cpp-beast",
+    "py-beast-held",
+    "py-beast-released",
+    "rust-reqwest-sync",
+    "py-reqwest-held",
+    "py-reqwest-released",
+]
 #: (library, held row, released row, the native row of the same client library in the same mode)
-BINDINGS = (("beast", "py-beast-held", "py-beast-released", "cpp-beast"),
-            ("reqwest", "py-reqwest-held", "py-reqwest-released", "rust-reqwest-sync"))
+BINDINGS = (
+    ("beast", "py-beast-held", "py-beast-released", "cpp-beast"),
+    ("reqwest", "py-reqwest-held", "py-reqwest-released", "rust-reqwest-sync"),
+)
 #: Bench/LMean above this means the workers did not overlap much (1 = perfectly parallel, W = serial)
 SERIAL_THRESHOLD = 2.0
 
@@ -45,31 +53,46 @@ def reading(serial: Sequence[Row], parallel: Sequence[Row], workers: int) -> lis
         h, r = held.median, released.median
         hr, rr = h.bench_over_lmean or 0.0, r.bench_over_lmean or 0.0
         serialized = hr >= SERIAL_THRESHOLD and hr > 1.5 * rr
-        parts = [f"- **{lib}, GIL held**: Bench {h.bench_ms:.2f} ms vs LMean {h.lmean_ms:.2f} ms "
-                 f"(Bench/LMean {hr:.2f}; 1 = all {workers} workers overlap, {workers} = one at a time)."]
-        parts.append(f"**GIL released**: Bench {r.bench_ms:.2f} ms vs LMean {r.lmean_ms:.2f} ms "
-                     f"(Bench/LMean {rr:.2f}).")
+        parts = [
+            f"- **{lib}, GIL held**: Bench {h.bench_ms:.2f} ms vs LMean {h.lmean_ms:.2f} ms "
+            f"(Bench/LMean {hr:.2f}; 1 = all {workers} workers overlap, {workers} = one at a time)."
+        ]
+        parts.append(
+            f"**GIL released**: Bench {r.bench_ms:.2f} ms vs LMean {r.lmean_ms:.2f} ms (Bench/LMean {rr:.2f})."
+        )
         if serialized:
-            parts.append(f"Holding the GIL serialized the workers: the group took {h.bench_ms / r.bench_ms:.1f}x "
-                         f"as long as with the GIL released.")
+            parts.append(
+                f"Holding the GIL serialized the workers: the group took {h.bench_ms / r.bench_ms:.1f}x "
+                f"as long as with the GIL released."
+            )
         elif hr > rr:
-            parts.append(f"Holding the GIL made the group {h.bench_ms / r.bench_ms:.2f}x as long, but "
-                         f"Bench/LMean {hr:.2f} stays below {SERIAL_THRESHOLD:g}: the workers were not fully "
-                         f"serialized in this run.")
+            parts.append(
+                f"Holding the GIL made the group {h.bench_ms / r.bench_ms:.2f}x as long, but "
+                f"Bench/LMean {hr:.2f} stays below {SERIAL_THRESHOLD:g}: the workers were not fully "
+                f"serialized in this run."
+            )
         else:
             parts.append("In this run holding the GIL did not slow the group down.")
         if serial_held is not None and serial_held.median.mean_ms and h.mean_ms:
             ratio = h.mean_ms / serial_held.median.mean_ms
-            parts.append(f"With the GIL held, the mean request ({h.mean_ms:.3f} ms) is {ratio:.2f}x the serial "
-                         f"W=1 mean ({serial_held.median.mean_ms:.3f} ms)"
-                         + (": each request ran alone, as in a serial loop, which is why the per-request "
-                            "figures look fast while the group is slow." if ratio < 1.5 else "."))
+            parts.append(
+                f"With the GIL held, the mean request ({h.mean_ms:.3f} ms) is {ratio:.2f}x the serial "
+                f"W=1 mean ({serial_held.median.mean_ms:.3f} ms)"
+                + (
+                    ": each request ran alone, as in a serial loop, which is why the per-request "
+                    "figures look fast while the group is slow."
+                    if ratio < 1.5
+                    else "."
+                )
+            )
         if native is not None:
             x = r.bench_ms / native.median.bench_ms
             native_label = next(r.client.label for r in parallel if r.client.name == native_name)
-            parts.append(f"Released, the binding's Bench is {x:.2f}x that of the same client used natively, "
-                         f"{native_label} ({native.median.bench_ms:.2f} ms)"
-                         + (": within 1.2x of native code." if x <= 1.2 else "."))
+            parts.append(
+                f"Released, the binding's Bench is {x:.2f}x that of the same client used natively, "
+                f"{native_label} ({native.median.bench_ms:.2f} ms)"
+                + (": within 1.2x of native code." if x <= 1.2 else ".")
+            )
         out.append(" ".join(parts))
     return out
 
@@ -90,22 +113,40 @@ def gil_report(workload: Workload, options: Options, argv: Sequence[str]) -> int
         testbed.run_rows(specs, workload, testbed.out, parallel)
     out = testbed.out
     subtitle = f"W={workload.workers}, N={workload.requests}"
-    export(Report("table", [run_table(serial)], results=testbed.results(serial_wl, serial, phase="serial")),
-           out / "serial", ("json", "markdown", "csv"))
+    export(
+        Report("table", [run_table(serial)], results=testbed.results(serial_wl, serial, phase="serial")),
+        out / "serial",
+        ("json", "markdown", "csv"),
+    )
     # the timeline shows the GIL rows; every row when none of them ran
     timeline_rows = [r for r in parallel if r.client.gil] or parallel
     write_run(parallel, testbed.results(workload, parallel, phase="parallel"), out, subtitle, timeline_rows)
     text = reading(serial, parallel, workload.workers)
-    export(Report("gil", [
-        Heading("The GIL report"),
-        Text([f"Workload: {workload.workers} workers x {workload.requests} sequential GET {workload.path}, "
-              f"warmup {workload.warmup}, median of {workload.repeat} run(s). "
-              f"Generated by `{' '.join(testbed.argv)}`."]),
-        Heading("Reading (generated from the figures below)", 2), Text(text),
-        Heading(f"{workload.workers} workers", 2), run_table(parallel),
-        Heading(f"Serial baseline (1 worker x {serial_wl.requests} requests)", 2), run_table(serial),
-        Heading("Timeline", 2), Image("timeline", "plots/timeline.png"),
-    ]), out, ("markdown",))
+    export(
+        Report(
+            "gil",
+            [
+                Heading("The GIL report"),
+                Text(
+                    [
+                        f"Workload: {workload.workers} workers x {workload.requests} sequential GET {workload.path}, "
+                        f"warmup {workload.warmup}, median of {workload.repeat} run(s). "
+                        f"Generated by `{' '.join(testbed.argv)}`."
+                    ]
+                ),
+                Heading("Reading (generated from the figures below)", 2),
+                Text(text),
+                Heading(f"{workload.workers} workers", 2),
+                run_table(parallel),
+                Heading(f"Serial baseline (1 worker x {serial_wl.requests} requests)", 2),
+                run_table(serial),
+                Heading("Timeline", 2),
+                Image("timeline", "plots/timeline.png"),
+            ],
+        ),
+        out,
+        ("markdown",),
+    )
     link_latest(out)
     show(serial, f"serial baseline: 1 worker x {serial_wl.requests} requests")
     show(parallel, f"{workload.workers} workers")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
+from pathlib import Path
 
 from ..model import Results, Row
 from ..report import FILES, Report, export
@@ -13,8 +14,13 @@ from ..run.testbed import Options, Testbed, link_latest
 from ..workload import Workload
 
 
-def write_run(rows: Sequence[Row], results: Results, out_dir, subtitle: str,  # type: ignore[no-untyped-def]
-              timeline_rows: Sequence[Row] | None = None) -> None:
+def write_run(
+    rows: Sequence[Row],
+    results: Results,
+    out_dir: Path,
+    subtitle: str,
+    timeline_rows: Sequence[Row] | None = None,
+) -> None:
     """table.md, table.csv, results.json and the plots of one set of rows into out_dir."""
     figures = standard_figures(rows, subtitle, timeline_rows) if rows else []
     export(Report("table", [run_table(rows)], results=results, figures=figures), out_dir, (*FILES, "plots"))
@@ -39,12 +45,15 @@ def run(specs: Sequence[ClientSpec], workload: Workload, options: Options, argv:
     rows: list[Row] = []
     testbed = Testbed(options, argv)
     with testbed:
-        testbed.console.print(f"[bold]clientbench[/]: {len(specs)} clients x {workload.repeat} repeats -> "
-                              f"{testbed.base_url}{workload.path}")
+        testbed.console.print(
+            f"[bold]clientbench[/]: {len(specs)} clients x {workload.repeat} repeats -> "
+            f"{testbed.base_url}{workload.path}"
+        )
         testbed.run_rows(specs, workload, testbed.out, rows)
     out = testbed.out
-    write_run(rows, testbed.results(workload, rows), out,
-              f"W={workload.workers}, N={workload.requests}, GET {workload.path}")
+    write_run(
+        rows, testbed.results(workload, rows), out, f"W={workload.workers}, N={workload.requests}, GET {workload.path}"
+    )
     link_latest(out)
     if rows:
         show(rows, workload.describe())

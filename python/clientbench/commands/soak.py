@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import SetupError
 from ..report import Column, Report, Table, export
-from ..run.paths import beast_soak, reqwest_soak, require
+from ..run.paths import beast_soak, require, reqwest_soak
 from ..run.server import child_preexec
 from ..run.testbed import Options, Testbed, link_latest
 from ..schema import InvalidResult, parse_soak_line
@@ -22,8 +23,7 @@ from ..schema import InvalidResult, parse_soak_line
 TARGETS = {
     "py-beast": lambda: [sys.executable, "-m", "clientbench.drivers.soak_binding", "--client", "beast"],
     "py-reqwest": lambda: [sys.executable, "-m", "clientbench.drivers.soak_binding", "--client", "reqwest"],
-    "py-reqwest-async": lambda: [sys.executable, "-m", "clientbench.drivers.soak_binding",
-                                 "--client", "reqwest-async"],
+    "py-reqwest-async": lambda: [sys.executable, "-m", "clientbench.drivers.soak_binding", "--client", "reqwest-async"],
     "cpp-beast": lambda: [str(require(beast_soak(), "C++ soak executable"))],
     "rust-reqwest": lambda: [str(require(reqwest_soak(), "Rust soak executable"))],
 }
@@ -48,12 +48,24 @@ def targets(patterns: Sequence[str] | None) -> list[str]:
 
 def soak_one(name: str, url: str, settings: Soak) -> dict[str, Any]:
     """Run one target; its soak line (docs/soak-format.md) plus the verdict, or the error."""
-    cmd = [*TARGETS[name](), "--url", url, "--requests", str(settings.requests), "--workers", str(settings.workers),
-           "--warmup", str(settings.warmup), "--max-seconds", f"{settings.max_seconds:g}"]
+    cmd = [
+        *TARGETS[name](),
+        "--url",
+        url,
+        "--requests",
+        str(settings.requests),
+        "--workers",
+        str(settings.workers),
+        "--warmup",
+        str(settings.warmup),
+        "--max-seconds",
+        f"{settings.max_seconds:g}",
+    ]
     doc: dict[str, Any] | None = None
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=settings.max_seconds + 60,
-                             preexec_fn=child_preexec)
+        out = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=settings.max_seconds + 60, preexec_fn=child_preexec
+        )
         line = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
         if out.returncode != 0 or not line:
             error = f"exit {out.returncode}: {out.stderr.strip()[-300:]}"
@@ -67,25 +79,42 @@ def soak_one(name: str, url: str, settings: Soak) -> dict[str, Any]:
     if doc:
         growth = (doc["rss_end_kib"] - (doc["rss_warm_kib"] or doc["rss_end_kib"])) / 1024
         res["rss_growth_mib"] = round(growth, 2)
-        res["passed"] = (doc["failures"] == 0 and doc["requests"] >= settings.requests
-                         and growth < settings.max_rss_growth_mib)
+        res["passed"] = (
+            doc["failures"] == 0 and doc["requests"] >= settings.requests and growth < settings.max_rss_growth_mib
+        )
     else:
         res["passed"] = False
     return res
 
 
 def table(results: Sequence[dict[str, Any]], title: str) -> Table:
-    columns = [Column("target", False), Column("requests"), Column("failures"), Column("RSS warm (MiB)"),
-               Column("RSS end (MiB)"), Column("growth (MiB)"), Column("time (s)"), Column("req/s"),
-               Column("result", False)]
+    columns = [
+        Column("target", False),
+        Column("requests"),
+        Column("failures"),
+        Column("RSS warm (MiB)"),
+        Column("RSS end (MiB)"),
+        Column("growth (MiB)"),
+        Column("time (s)"),
+        Column("req/s"),
+        Column("result", False),
+    ]
     rows = []
     for r in results:
         if r.get("requests") is not None:
-            rows.append([r["target"], str(r["requests"]), str(r["failures"]),
-                         f"{(r['rss_warm_kib'] or 0) / 1024:.1f}", f"{r['rss_end_kib'] / 1024:.1f}",
-                         f"{r['rss_growth_mib']:.2f}", f"{r['elapsed_s']:.1f}",
-                         f"{r['requests'] / r['elapsed_s']:.0f}" if r["elapsed_s"] else "-",
-                         "pass" if r["passed"] else "FAIL"])
+            rows.append(
+                [
+                    r["target"],
+                    str(r["requests"]),
+                    str(r["failures"]),
+                    f"{(r['rss_warm_kib'] or 0) / 1024:.1f}",
+                    f"{r['rss_end_kib'] / 1024:.1f}",
+                    f"{r['rss_growth_mib']:.2f}",
+                    f"{r['elapsed_s']:.1f}",
+                    f"{r['requests'] / r['elapsed_s']:.0f}" if r["elapsed_s"] else "-",
+                    "pass" if r["passed"] else "FAIL",
+                ]
+            )
         else:
             rows.append([r["target"], *["-"] * 7, f"FAIL: {r['error']}"])
     return Table(columns, rows, title=title, styles=[None if r["passed"] else "red" for r in results])
@@ -99,14 +128,22 @@ def soak(names: Sequence[str], settings: Soak, options: Options, argv: Sequence[
             with testbed.console.status(f"soaking {name}: {settings.requests} requests"):
                 res = soak_one(name, testbed.base_url + "/", settings)
             results.append(res)
-            line = json.dumps({k: v for k, v in res.items() if k not in ("target", "error", "passed",
-                                                                         "rss_growth_mib")})
-            testbed.console.print(f"  {name:18} {'[green]ok[/]' if res['passed'] else '[red]FAILED[/]'} "
-                                  + (line if res.get("requests") is not None else str(res["error"])))
-    title = (f"soak: {settings.requests} requests x target, {settings.workers} workers, "
-             f"RSS growth limit {settings.max_rss_growth_mib:g} MiB")
-    report = Report("soak", [table(results, title)],
-                    document={"command": testbed.argv, "results": results, "environment": testbed.environment})
+            line = json.dumps(
+                {k: v for k, v in res.items() if k not in ("target", "error", "passed", "rss_growth_mib")}
+            )
+            testbed.console.print(
+                f"  {name:18} {'[green]ok[/]' if res['passed'] else '[red]FAILED[/]'} "
+                + (line if res.get("requests") is not None else str(res["error"]))
+            )
+    title = (
+        f"soak: {settings.requests} requests x target, {settings.workers} workers, "
+        f"RSS growth limit {settings.max_rss_growth_mib:g} MiB"
+    )
+    report = Report(
+        "soak",
+        [table(results, title)],
+        document={"command": testbed.argv, "results": results, "environment": testbed.environment},
+    )
     export(report, testbed.out, ("json", "markdown", "terminal"))
     link_latest(testbed.out)
     testbed.console.print(f"results: {testbed.out}")

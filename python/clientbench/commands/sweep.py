@@ -5,7 +5,8 @@ Bench and throughput per client and point, and `plots/sweep-<dimension>.png`."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..errors import SetupError
 from ..model import Row
@@ -73,32 +74,51 @@ def summary(dimension: str, results: Sequence[tuple[Any, Sequence[Row]]]) -> Rep
             for _, rows in results:
                 row = next((r for r in rows if r.client.label == label), None)
                 agg = row.aggregate if row else None
-                cells.append("failed" if row is not None and row.failed else
-                             "-" if agg is None else format(getattr(agg.median, metric), fmt))
+                cells.append(
+                    "failed"
+                    if row is not None and row.failed
+                    else "-"
+                    if agg is None
+                    else format(getattr(agg.median, metric), fmt)
+                )
             body.append(cells)
         return Table(columns, body)
 
-    return Report("sweep", [Heading(f"Sweep over {dimension}"), Heading("Bench (ms, median over repeats)", 2),
-                            table("bench_ms", ".2f"), Heading("Throughput (requests/s, median over repeats)", 2),
-                            table("throughput_rps", ".0f")])
+    return Report(
+        "sweep",
+        [
+            Heading(f"Sweep over {dimension}"),
+            Heading("Bench (ms, median over repeats)", 2),
+            table("bench_ms", ".2f"),
+            Heading("Throughput (requests/s, median over repeats)", 2),
+            table("throughput_rps", ".0f"),
+        ],
+    )
 
 
 def write_point(testbed: Testbed, wl: Workload, dimension: str, value: Any, rows: Sequence[Row]) -> None:
     results = testbed.results(wl, rows, sweep={"dimension": dimension, "value": value})
-    export(Report("table", [run_table(rows)], results=results),
-           testbed.out / "points" / f"{dimension}-{value}", FILES)
+    export(Report("table", [run_table(rows)], results=results), testbed.out / "points" / f"{dimension}-{value}", FILES)
 
 
-def sweep(dimension: str, values: str | None, specs: Sequence[ClientSpec], base: Workload, options: Options,
-          argv: Sequence[str]) -> int:
+def sweep(
+    dimension: str,
+    values: str | None,
+    specs: Sequence[ClientSpec],
+    base: Workload,
+    options: Options,
+    argv: Sequence[str],
+) -> int:
     points_ = points(dimension, values)
     testbed = Testbed(options, argv, kind=f"sweep-{dimension}")
     results: list[tuple[Any, list[Row]]] = []
     with testbed:
         for value in points_:
             wl = workload_at(base, dimension, value)
-            testbed.console.print(f"[bold]{dimension} = {value}[/]: {wl.workers} workers x {wl.requests} "
-                                  f"requests, GET {wl.path}, {wl.connection}")
+            testbed.console.print(
+                f"[bold]{dimension} = {value}[/]: {wl.workers} workers x {wl.requests} "
+                f"requests, GET {wl.path}, {wl.connection}"
+            )
             point_dir = testbed.out / "points" / f"{dimension}-{value}"
             point_dir.mkdir(parents=True)
             rows: list[Row] = []
@@ -111,10 +131,16 @@ def sweep(dimension: str, values: str | None, specs: Sequence[ClientSpec], base:
             write_point(testbed, workload_at(base, dimension, value), dimension, value, rows)
     numeric = dimension != "connection"
     report = summary(dimension, results)
-    report.figures.append(Figure("sweep", f"sweep-{dimension}.png",
-                                 f"Bench and throughput vs {AXIS[dimension]} (median of {base.repeat} run(s))",
-                                 points=results, axis=AXIS[dimension],
-                                 log_x=numeric and dimension in ("workers", "payload")))
+    report.figures.append(
+        Figure(
+            "sweep",
+            f"sweep-{dimension}.png",
+            f"Bench and throughput vs {AXIS[dimension]} (median of {base.repeat} run(s))",
+            points=results,
+            axis=AXIS[dimension],
+            log_x=numeric and dimension in ("workers", "payload"),
+        )
+    )
     export(report, out, ("markdown", "plots"))
     link_latest(out)
     for value, rows in results:

@@ -29,18 +29,24 @@ async def close(session: aiohttp.ClientSession) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     p = harness.parser(__doc__ or "")
-    p.add_argument("--loop", choices=["asyncio", "uvloop"], default="asyncio",
-                   help="event loop implementation (default asyncio)")
+    p.add_argument(
+        "--loop", choices=["asyncio", "uvloop"], default="asyncio", help="event loop implementation (default asyncio)"
+    )
     args = p.parse_args(argv)
-    info = {"language": "Python", "library": "aiohttp", "library_version": aiohttp.__version__,
-            "mode": "async", "gil": None}
+    info = {
+        "language": "Python",
+        "library": "aiohttp",
+        "library_version": aiohttp.__version__,
+        "mode": "async",
+        "gil": None,
+    }
     loop_factory = None
     if args.loop == "uvloop":
         import uvloop
 
         loop_factory = uvloop.new_event_loop
         info["library"] = "aiohttp+uvloop"
-        info["library_version"] += f" (uvloop {uvloop.__version__})"
+        info["library_version"] = f"{aiohttp.__version__} (uvloop {harness.version('uvloop')})"
     harness.run(args, info, async_=harness.AsyncDriver(make_client, request, close), loop_factory=loop_factory)
 
 

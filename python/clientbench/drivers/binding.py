@@ -23,10 +23,14 @@ MODULES = {"beast": "beast_client", "reqwest": "reqwest_client"}
 
 def library_info(module: Any, binding: str) -> dict[str, Any]:
     if binding == "beast":
-        return {"library_version": module.boost_version,  # same column as the native C++ row
-                "binding": f"beast_client {module.__version__} (pybind11, Boost {module.boost_version})"}
-    return {"library_version": module.reqwest_version,  # same column as the native Rust row
-            "binding": f"reqwest_client {module.__version__} (PyO3)"}
+        return {
+            "library_version": module.boost_version,  # same column as the native C++ row
+            "binding": f"beast_client {module.__version__} (pybind11, Boost {module.boost_version})",
+        }
+    return {
+        "library_version": module.reqwest_version,  # same column as the native Rust row
+        "binding": f"reqwest_client {module.__version__} (PyO3)",
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,31 +42,44 @@ def main(argv: list[str] | None = None) -> int:
     try:
         mod: Any = importlib.import_module(MODULES[args.binding])
     except ImportError as exc:
-        print(f"binding: cannot import {MODULES[args.binding]} ({exc}); install it with "
-              f"`pip install ./bindings/{args.binding}`", file=sys.stderr)
+        print(
+            f"binding: cannot import {MODULES[args.binding]} ({exc}); install it with "
+            f"`pip install ./bindings/{args.binding}`",
+            file=sys.stderr,
+        )
         return 1
 
     def make_client(a: argparse.Namespace) -> Any:
         return mod.Client(timeout=a.timeout)
 
     def held(client: Any, url: str) -> tuple[int, int]:
-        return client.fetch_len(url, release_gil=False)
+        status, nbytes = client.fetch_len(url, release_gil=False)
+        return status, nbytes
 
     async def make_async_client(a: argparse.Namespace) -> Any:
         return mod.AsyncClient(timeout=a.timeout)
 
     async def request_async(client: Any, url: str) -> tuple[int, int]:
-        return await client.fetch_len(url)
+        status, nbytes = await client.fetch_len(url)
+        return status, nbytes
 
     async def close_async(client: Any) -> None:
         client.close()
 
     # Released is the default of fetch_len: call the native method directly (no Python frame, no kwargs).
     request = mod.Client.fetch_len if args.gil == "released" else held
-    info = {"language": "Python", "library": args.binding, **library_info(mod, args.binding),
-            "gil": args.gil if args.mode == "sync" else None}
-    harness.run(args, info, harness.SyncDriver(make_client, request, lambda c: c.close()),
-                harness.AsyncDriver(make_async_client, request_async, close_async))
+    info = {
+        "language": "Python",
+        "library": args.binding,
+        **library_info(mod, args.binding),
+        "gil": args.gil if args.mode == "sync" else None,
+    }
+    harness.run(
+        args,
+        info,
+        harness.SyncDriver(make_client, request, lambda c: c.close()),
+        harness.AsyncDriver(make_async_client, request_async, close_async),
+    )
     return 0
 
 

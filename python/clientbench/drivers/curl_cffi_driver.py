@@ -5,40 +5,43 @@ from __future__ import annotations
 
 import argparse
 
-import curl_cffi
 from curl_cffi import requests as cr
 
 from . import harness
 
 
-def make_client(args: argparse.Namespace) -> cr.Session:
-    s = cr.Session(timeout=args.timeout, trust_env=False)
+def make_client(args: argparse.Namespace) -> cr.Session[cr.Response]:
+    s: cr.Session[cr.Response] = cr.Session(timeout=args.timeout, trust_env=False)
     return s
 
 
-def request(session: cr.Session, url: str) -> tuple[int, int]:
+def request(session: cr.Session[cr.Response], url: str) -> tuple[int, int]:
     r = session.get(url)
     return r.status_code, len(r.content)
 
 
-async def make_async_client(args: argparse.Namespace) -> cr.AsyncSession:
+async def make_async_client(args: argparse.Namespace) -> cr.AsyncSession[cr.Response]:
     return cr.AsyncSession(timeout=args.timeout, trust_env=False, max_clients=1)
 
 
-async def request_async(session: cr.AsyncSession, url: str) -> tuple[int, int]:
+async def request_async(session: cr.AsyncSession[cr.Response], url: str) -> tuple[int, int]:
     r = await session.get(url)
     return r.status_code, len(r.content)
 
 
-async def close_async(session: cr.AsyncSession) -> None:
+async def close_async(session: cr.AsyncSession[cr.Response]) -> None:
     await session.close()
 
 
 def main(argv: list[str] | None = None) -> None:
     args = harness.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
-    info = {"language": "Python", "library": "curl_cffi", "library_version": curl_cffi.__version__, "gil": None}
-    harness.run(args, info, harness.SyncDriver(make_client, request, lambda s: s.close()),
-                harness.AsyncDriver(make_async_client, request_async, close_async))
+    info = {"language": "Python", "library": "curl_cffi", "library_version": harness.version("curl_cffi"), "gil": None}
+    harness.run(
+        args,
+        info,
+        harness.SyncDriver(make_client, request, lambda s: s.close()),
+        harness.AsyncDriver(make_async_client, request_async, close_async),
+    )
 
 
 if __name__ == "__main__":

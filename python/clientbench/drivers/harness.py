@@ -13,8 +13,9 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 SCHEMA_ID = "clientbench.raw/1"
 
@@ -28,19 +29,27 @@ AsyncRequest = Callable[[C, str], Awaitable["tuple[int, int]"]]
 def parser(description: str, *, gil: bool = False, modes: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
     if modes:
-        p.add_argument("--mode", choices=modes, default=modes[0],
-                       help=f"the library's native mode to use (default {modes[0]})")
+        p.add_argument(
+            "--mode", choices=modes, default=modes[0], help=f"the library's native mode to use (default {modes[0]})"
+        )
     p.add_argument("--url", required=True, help="URL every request goes to")
     p.add_argument("--workers", type=_positive, default=10, help="workers, each with its own client (default 10)")
     p.add_argument("--requests", type=_positive, default=100, help="timed requests per worker (default 100)")
     p.add_argument("--warmup", type=_non_negative, default=0, help="untimed requests per worker (default 0)")
     p.add_argument("--timeout", type=_positive_float, default=30.0, help="per-request timeout, s (default 30)")
-    p.add_argument("--connection", choices=["keep-alive", "new"], default="keep-alive",
-                   help="keep-alive: one connection per worker (default); new: a new client and connection "
-                        "for every request")
+    p.add_argument(
+        "--connection",
+        choices=["keep-alive", "new"],
+        default="keep-alive",
+        help="keep-alive: one connection per worker (default); new: a new client and connection for every request",
+    )
     if gil:
-        p.add_argument("--gil", choices=["held", "released"], default="released",
-                       help="hold or release the GIL during I/O (default released)")
+        p.add_argument(
+            "--gil",
+            choices=["held", "released"],
+            default="released",
+            help="hold or release the GIL during I/O (default released)",
+        )
     return p
 
 
@@ -66,8 +75,15 @@ def _positive_float(text: str) -> float:
 
 
 #: The failure classes, the same in every language's harness (docs/raw-format.md, "Failure reasons").
-FAILURE_CLASSES = ("TimeoutError", "ConnectionError", "ProtocolError", "InvalidUrl", "InvalidRequest", "Cancelled",
-                   "Error")
+FAILURE_CLASSES = (
+    "TimeoutError",
+    "ConnectionError",
+    "ProtocolError",
+    "InvalidUrl",
+    "InvalidRequest",
+    "Cancelled",
+    "Error",
+)
 
 
 def failure_class(exc: BaseException) -> str:
@@ -107,8 +123,9 @@ class Worker:
     loop_start: int = 0
     loop_end: int = 0
 
-    def record(self, index: int, start: int, end: int, status: int | None, nbytes: int,
-               error: BaseException | None) -> None:
+    def record(
+        self, index: int, start: int, end: int, status: int | None, nbytes: int, error: BaseException | None
+    ) -> None:
         self.starts.append(start)
         self.latencies.append(end - start)
         self.nbytes += nbytes
@@ -127,17 +144,34 @@ class Worker:
         }
 
 
-def document(args: argparse.Namespace, client: dict[str, Any], wall_ns: int, t0: int,
-             workers: list[Worker], cpu_ns: int) -> dict[str, Any]:
+def document(
+    args: argparse.Namespace, client: dict[str, Any], wall_ns: int, t0: int, workers: list[Worker], cpu_ns: int
+) -> dict[str, Any]:
     return {
         "schema": SCHEMA_ID,
         "client": client,
-        "workload": {"url": args.url, "workers": args.workers, "requests": args.requests,
-                     "warmup": args.warmup, "timeout_s": args.timeout, "connection": args.connection},
+        "workload": {
+            "url": args.url,
+            "workers": args.workers,
+            "requests": args.requests,
+            "warmup": args.warmup,
+            "timeout_s": args.timeout,
+            "connection": args.connection,
+        },
         "wall_ns": wall_ns,
         "cpu_ns": cpu_ns,
         "workers": [w.to_json(t0) for w in workers],
     }
+
+
+def version(distribution: str) -> str | None:
+    """An installed package's version (not every library exports a typed `__version__`)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def peak_rss_kib() -> int | None:
@@ -167,7 +201,7 @@ class SyncDriver(Generic[C]):
     """W threads, each with its own client, N sequential requests each."""
 
     make_client: Callable[[argparse.Namespace], C]
-    request: SyncRequest
+    request: SyncRequest[C]
     close: Callable[[C], None] = lambda client: None
 
     def _timed_loop(self, w: Worker, client: C, args: argparse.Namespace) -> None:
@@ -252,7 +286,7 @@ class AsyncDriver(Generic[C]):
     """W tasks on one event loop, each with its own client, N sequential requests each."""
 
     make_client: Callable[[argparse.Namespace], Awaitable[C]]
-    request: AsyncRequest
+    request: AsyncRequest[C]
     close: Callable[[C], Awaitable[None]]
 
     async def _run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
@@ -309,8 +343,12 @@ class AsyncDriver(Generic[C]):
                         pass
         return document(args, client_info, wall, t0, workers, cpu)
 
-    def run(self, args: argparse.Namespace, client_info: dict[str, Any],
-            loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None) -> dict[str, Any]:
+    def run(
+        self,
+        args: argparse.Namespace,
+        client_info: dict[str, Any],
+        loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
+    ) -> dict[str, Any]:
         if loop_factory is None:
             return asyncio.run(self._run(args, client_info))
         loop = loop_factory()
@@ -320,9 +358,13 @@ class AsyncDriver(Generic[C]):
             loop.close()
 
 
-def run(args: argparse.Namespace, info: dict[str, Any], sync: "SyncDriver[Any] | None" = None,
-        async_: "AsyncDriver[Any] | None" = None,
-        loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None) -> None:
+def run(
+    args: argparse.Namespace,
+    info: dict[str, Any],
+    sync: SyncDriver[Any] | None = None,
+    async_: AsyncDriver[Any] | None = None,
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
+) -> None:
     """Run the driver of `args.mode` (or the only one given) and print the document."""
     mode = getattr(args, "mode", "sync" if sync else "async")
     info = {**info, "mode": mode}

@@ -38,8 +38,12 @@ async def close_async(client: httpx.AsyncClient) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = harness.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
     info = {"language": "Python", "library": "httpx", "library_version": httpx.__version__, "gil": None}
-    harness.run(args, info, harness.SyncDriver(make_client, request, lambda c: c.close()),
-                harness.AsyncDriver(make_async_client, request_async, close_async))
+    harness.run(
+        args,
+        info,
+        harness.SyncDriver(make_client, request, lambda c: c.close()),
+        harness.AsyncDriver(make_async_client, request_async, close_async),
+    )
 
 
 if __name__ == "__main__":

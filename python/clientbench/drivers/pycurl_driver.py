@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-
 import pycurl
 
 from . import harness
@@ -31,11 +29,15 @@ class Handle:
 
 def main(argv: list[str] | None = None) -> None:
     args = harness.parser(__doc__ or "").parse_args(argv)
-    info = {"language": "Python", "library": "pycurl",
-            "library_version": f"{pycurl.version_info()[1]} (pycurl {getattr(pycurl, '__version__', '?')})",
-            "gil": None}
-    harness.run(args, info, harness.SyncDriver(lambda a: Handle(a.timeout), lambda h, url: h.get(url),
-                                               lambda h: h.curl.close()))
+    info = {
+        "language": "Python",
+        "library": "pycurl",
+        "library_version": f"{pycurl.version_info()[1]} (pycurl {getattr(pycurl, '__version__', '?')})",
+        "gil": None,
+    }
+    harness.run(
+        args, info, harness.SyncDriver(lambda a: Handle(a.timeout), lambda h, url: h.get(url), lambda h: h.curl.close())
+    )
 
 
 if __name__ == "__main__":

@@ -40,8 +40,12 @@ async def close_async(client: Client) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = harness.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
     info = {"language": "Python", "library": "pyreqwest", "library_version": version("pyreqwest"), "gil": None}
-    harness.run(args, info, harness.SyncDriver(make_client, request, lambda c: c.close()),
-                harness.AsyncDriver(make_async_client, request_async, close_async))
+    harness.run(
+        args,
+        info,
+        harness.SyncDriver(make_client, request, lambda c: c.close()),
+        harness.AsyncDriver(make_async_client, request_async, close_async),
+    )
 
 
 if __name__ == "__main__":

@@ -23,8 +23,13 @@ def request(session: requests.Session, url: str) -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> None:
     args = harness.parser(__doc__ or "").parse_args(argv)
-    info = {"language": "Python", "library": "requests", "library_version": requests.__version__,
-            "mode": "sync", "gil": None}
+    info = {
+        "language": "Python",
+        "library": "requests",
+        "library_version": requests.__version__,
+        "mode": "sync",
+        "gil": None,
+    }
     driver = harness.SyncDriver(make_client, request, lambda s: s.close())
     harness.emit(driver.run(args, info))
 

@@ -43,8 +43,12 @@ async def close_async(client: rnet.Client) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = harness.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
     info = {"language": "Python", "library": "rnet", "library_version": version("rnet"), "gil": None}
-    harness.run(args, info, harness.SyncDriver(make_client, request),
-                harness.AsyncDriver(make_async_client, request_async, close_async))
+    harness.run(
+        args,
+        info,
+        harness.SyncDriver(make_client, request),
+        harness.AsyncDriver(make_async_client, request_async, close_async),
+    )
     # rnet 2.4.2 segfaults in its runtime teardown at interpreter exit after async requests with larger
     # bodies (seen with /bytes/1000000: ~80% of runs), after the document has been printed. Skip the teardown.
     sys.stdout.flush()

@@ -96,10 +96,20 @@ def main() -> None:
             t.start()
         for t in threads:
             t.join()
-    print(json.dumps({"schema": "clientbench.soak/1", "requests": tally.done, "failures": tally.failures,
-                      "reasons": dict(tally.reasons.most_common(5)), "rss_warm_kib": tally.rss_warm,
-                      "rss_end_kib": rss_kib(), "elapsed_s": round(time.monotonic() - t0, 2),
-                      "stopped_by_time": tally.done < args.requests}))
+    print(
+        json.dumps(
+            {
+                "schema": "clientbench.soak/1",
+                "requests": tally.done,
+                "failures": tally.failures,
+                "reasons": dict(tally.reasons.most_common(5)),
+                "rss_warm_kib": tally.rss_warm,
+                "rss_end_kib": rss_kib(),
+                "elapsed_s": round(time.monotonic() - t0, 2),
+                "stopped_by_time": tally.done < args.requests,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

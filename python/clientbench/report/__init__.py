@@ -15,9 +15,10 @@ Adding a format = one new module with a registered exporter, plus its name in th
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence, Union
+from typing import Any, Protocol
 
 from ..model import Results, Row
 
@@ -53,7 +54,7 @@ class Image:
     path: str  # relative to the report's folder
 
 
-Block = Union[Heading, Text, Table, Image]
+Block = Heading | Text | Table | Image
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ def register(name: str) -> Callable[[type], type]:
     def add(cls: type) -> type:
         EXPORTERS[name] = cls()
         return cls
+
     return add
 
 

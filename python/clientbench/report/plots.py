@@ -4,8 +4,9 @@ units) and legend."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -69,10 +70,11 @@ def bench_bars(rows: Sequence[Row], path: Path, title: str) -> Path | None:
     hi = np.array([a.bench_max_ms for _, a in data]) - bench
     y = np.arange(len(data))
     fig, ax = plt.subplots(figsize=(10, 0.55 * len(data) + 1.6), layout="constrained")
-    ax.barh(y - 0.2, bench, height=0.4, xerr=[lo, hi], capsize=3, label="Bench (wall time of the group)",
-            color="tab:blue")
+    ax.barh(
+        y - 0.2, bench, height=0.4, xerr=[lo, hi], capsize=3, label="Bench (wall time of the group)", color="tab:blue"
+    )
     ax.barh(y + 0.2, lmean, height=0.4, label="LMean (mean worker loop time)", color="tab:orange", alpha=0.8)
-    for yi, b, top in zip(y, bench, bench + hi):
+    for yi, b, top in zip(y, bench, bench + hi, strict=True):
         ax.text(top, yi - 0.2, f"  {b:.1f}", va="center", fontsize=8)
     ax.set_xlim(0, float((bench + hi).max()) * 1.12)
     ax.set_yticks(y, labels, fontsize=8)
@@ -93,9 +95,10 @@ def timeline(rows: Sequence[Row], path: Path, title: str) -> Path | None:
     data = [(r.client.label, r.raw) for r in rows if r.raw is not None]
     if not data:
         return None
-    fig, axes = plt.subplots(len(data), 1, figsize=(11, 1.9 * len(data) + 1.2), sharex=True, squeeze=False,
-                             layout="constrained")
-    for ax, (label, raw) in zip(axes[:, 0], data):
+    fig, axes = plt.subplots(
+        len(data), 1, figsize=(11, 1.9 * len(data) + 1.2), sharex=True, squeeze=False, layout="constrained"
+    )
+    for ax, (label, raw) in zip(axes[:, 0], data, strict=True):
         wall = raw["wall_ns"] / 1e6
         lanes, colors = [], []
         for w in raw["workers"]:
@@ -105,8 +108,9 @@ def timeline(rows: Sequence[Row], path: Path, title: str) -> Path | None:
             colors.append("tab:red" if failed.all() and done.size else "tab:blue")
         ax.eventplot(lanes, colors=colors, lineoffsets=np.arange(len(lanes)), linelengths=0.8, linewidths=0.6)
         ax.axvline(wall, color="black", linestyle="--", linewidth=1)
-        ax.set_title(f"{label}: Bench {wall:.1f} ms in the run shown (dashed line; the last repeat)",
-                     fontsize=9, loc="left")
+        ax.set_title(
+            f"{label}: Bench {wall:.1f} ms in the run shown (dashed line; the last repeat)", fontsize=9, loc="left"
+        )
         ax.set_ylabel("worker")
         ax.set_ylim(-0.6, len(lanes) - 0.4)
         ax.grid(True, axis="x", alpha=0.3)
@@ -117,8 +121,9 @@ def timeline(rows: Sequence[Row], path: Path, title: str) -> Path | None:
     return path
 
 
-def sweep_curves(points: Sequence[tuple[Any, Sequence[Row]]], dimension: str, path: Path,
-                 title: str, log_x: bool = False) -> Path | None:
+def sweep_curves(
+    points: Sequence[tuple[Any, Sequence[Row]]], dimension: str, path: Path, title: str, log_x: bool = False
+) -> Path | None:
     """Bench and throughput per client against the swept dimension."""
     series: dict[str, list[tuple[Any, float, float]]] = {}
     for value, rows in points:
@@ -154,12 +159,20 @@ def sweep_curves(points: Sequence[tuple[Any, Sequence[Row]]], dimension: str, pa
 
 def standard_figures(rows: Sequence[Row], subtitle: str, timeline_rows: Sequence[Row] | None = None) -> list[Figure]:
     """A run's plots: latency percentiles, Bench bars, and the timeline of the GIL rows (if any)."""
-    figures = [Figure("latency", "latency.png", f"Request latency by percentile ({subtitle})", rows),
-               Figure("bench", "bench.png", f"Bench and LMean per client ({subtitle})", rows)]
+    figures = [
+        Figure("latency", "latency.png", f"Request latency by percentile ({subtitle})", rows),
+        Figure("bench", "bench.png", f"Bench and LMean per client ({subtitle})", rows),
+    ]
     gil_rows = list(timeline_rows) if timeline_rows is not None else [r for r in rows if r.client.gil]
     if gil_rows:
-        figures.append(Figure("timeline", "timeline.png",
-                              f"Requests per worker over time: GIL held vs released ({subtitle})", gil_rows))
+        figures.append(
+            Figure(
+                "timeline",
+                "timeline.png",
+                f"Requests per worker over time: GIL held vs released ({subtitle})",
+                gil_rows,
+            )
+        )
     return figures
 
 

@@ -6,8 +6,8 @@ every figure is the median over the repeats and `Spread` is Bench's min-max rang
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from ..model import Row
 from . import Column, Table
@@ -16,7 +16,7 @@ from . import Column, Table
 @dataclass(frozen=True)
 class RunColumn:
     label: str
-    cell: Callable[[Row, "Context"], str]
+    cell: Callable[[Row, Context], str]
     numeric: bool = True
     terminal: bool = True  # shown in the terminal table (all columns go to the files)
 
@@ -36,6 +36,7 @@ def _median(name: str, digits: int = 2) -> Callable[[Row, Context], str]:
     def cell(row: Row, ctx: Context) -> str:
         agg = row.aggregate
         return "-" if agg is None else fmt(getattr(agg.median, name), digits)
+
     return cell
 
 
@@ -99,8 +100,11 @@ COLUMNS: tuple[RunColumn, ...] = (
 
 
 def context(rows: Sequence[Row]) -> Context:
-    floors = [r.aggregate.median.mean_ms for r in rows
-              if r.client.floor and not r.failed and r.aggregate and r.aggregate.median.mean_ms]
+    floors = [
+        r.aggregate.median.mean_ms
+        for r in rows
+        if r.client.floor and not r.failed and r.aggregate and r.aggregate.median.mean_ms
+    ]
     return Context(floor_mean_ms=min(floors) if floors else None)
 
 
@@ -110,5 +114,9 @@ def run_table(rows: Sequence[Row], title: str | None = None, *, terminal: bool =
     cols = [c for c in COLUMNS if c.terminal or not terminal]
     if ctx.floor_mean_ms is None:
         cols = [c for c in cols if c.label != "xfloor"]
-    return Table([Column(c.label, c.numeric) for c in cols], [[c.cell(r, ctx) for c in cols] for r in rows],
-                 title=title, styles=["red" if r.failed else None for r in rows])
+    return Table(
+        [Column(c.label, c.numeric) for c in cols],
+        [[c.cell(r, ctx) for c in cols] for r in rows],
+        title=title,
+        styles=["red" if r.failed else None for r in rows],
+    )

@@ -15,8 +15,12 @@ from . import Report, Table, Text, register
 def rich_table(table: Table) -> RichTable:
     out = RichTable(title=table.title, header_style="bold")
     for c in table.columns:
-        out.add_column(c.label, justify="right" if c.numeric else "left", overflow="fold",
-                       max_width=48 if c.label == "Status" else None)
+        out.add_column(
+            c.label,
+            justify="right" if c.numeric else "left",
+            overflow="fold",
+            max_width=48 if c.label == "Status" else None,
+        )
     for i, cells in enumerate(table.rows):
         out.add_row(*cells, style=table.styles[i] if i < len(table.styles) else None)
     return out

@@ -10,9 +10,9 @@ from __future__ import annotations
 import fnmatch
 import importlib.util
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 from ..errors import SetupError
 from ..model import Client
@@ -38,8 +38,9 @@ class ClientSpec:
     def argv(self) -> list[str]:
         """The driver command without workload flags; SetupError if it cannot run here."""
         if self.needs_module and importlib.util.find_spec(self.needs_module) is None:
-            raise SetupError(f"Python module {self.needs_module!r} is not installed in {sys.prefix}; "
-                             f"run `{self.install_hint}`")
+            raise SetupError(
+                f"Python module {self.needs_module!r} is not installed in {sys.prefix}; run `{self.install_hint}`"
+            )
         return self.command()
 
 
@@ -51,11 +52,31 @@ def _python(module: str, *extra: str) -> Callable[[], list[str]]:
     return lambda: [sys.executable, "-m", f"clientbench.drivers.{module}", *extra]
 
 
-def _spec(name: str, language: str, library: str, mode: str, command: Callable[[], list[str]], *,
-          gil: str | None = None, fixed_workers: int | None = None, floor: bool = False, optional: bool = False,
-          needs_module: str | None = None, install_hint: str = "make build", default: bool = True) -> ClientSpec:
-    client = Client(name=name, language=language, library=library, mode=mode, gil=gil,
-                    fixed_workers=fixed_workers, floor=floor, optional=optional)
+def _spec(
+    name: str,
+    language: str,
+    library: str,
+    mode: str,
+    command: Callable[[], list[str]],
+    *,
+    gil: str | None = None,
+    fixed_workers: int | None = None,
+    floor: bool = False,
+    optional: bool = False,
+    needs_module: str | None = None,
+    install_hint: str = "make build",
+    default: bool = True,
+) -> ClientSpec:
+    client = Client(
+        name=name,
+        language=language,
+        library=library,
+        mode=mode,
+        gil=gil,
+        fixed_workers=fixed_workers,
+        floor=floor,
+        optional=optional,
+    )
     return ClientSpec(client, command, needs_module=needs_module, install_hint=install_hint, default=default)
 
 
@@ -65,33 +86,98 @@ _REQWEST = (paths.reqwest_driver, "Rust reqwest driver")
 CLIENTS: tuple[ClientSpec, ...] = (
     _spec("cpp-beast", "C++", "beast", "sync", _native(*_BEAST)),
     _spec("rust-reqwest", "Rust", "reqwest", "async", _native(*_REQWEST)),
-    _spec("py-requests", "Python", "requests", "sync", _python("requests_driver"),
-          needs_module="requests", install_hint="make venv"),
-    _spec("py-beast-held", "Python", "beast", "sync", _python("binding", "--binding", "beast", "--gil", "held"),
-          gil="held", needs_module="beast_client", install_hint="make bindings"),
-    _spec("py-beast-released", "Python", "beast", "sync",
-          _python("binding", "--binding", "beast", "--gil", "released"),
-          gil="released", needs_module="beast_client", install_hint="make bindings"),
-    _spec("py-aiohttp", "Python", "aiohttp", "async", _python("aiohttp_driver"),
-          needs_module="aiohttp", install_hint="make venv"),
-    _spec("py-reqwest-async", "Python", "reqwest", "async",
-          _python("binding", "--binding", "reqwest", "--mode", "async"),
-          needs_module="reqwest_client", install_hint="make bindings"),
-    _spec("py-reqwest-held", "Python", "reqwest", "sync",
-          _python("binding", "--binding", "reqwest", "--gil", "held"),
-          gil="held", needs_module="reqwest_client", install_hint="make bindings"),
-    _spec("py-reqwest-released", "Python", "reqwest", "sync",
-          _python("binding", "--binding", "reqwest", "--gil", "released"),
-          gil="released", needs_module="reqwest_client", install_hint="make bindings"),
+    _spec(
+        "py-requests",
+        "Python",
+        "requests",
+        "sync",
+        _python("requests_driver"),
+        needs_module="requests",
+        install_hint="make venv",
+    ),
+    _spec(
+        "py-beast-held",
+        "Python",
+        "beast",
+        "sync",
+        _python("binding", "--binding", "beast", "--gil", "held"),
+        gil="held",
+        needs_module="beast_client",
+        install_hint="make bindings",
+    ),
+    _spec(
+        "py-beast-released",
+        "Python",
+        "beast",
+        "sync",
+        _python("binding", "--binding", "beast", "--gil", "released"),
+        gil="released",
+        needs_module="beast_client",
+        install_hint="make bindings",
+    ),
+    _spec(
+        "py-aiohttp",
+        "Python",
+        "aiohttp",
+        "async",
+        _python("aiohttp_driver"),
+        needs_module="aiohttp",
+        install_hint="make venv",
+    ),
+    _spec(
+        "py-reqwest-async",
+        "Python",
+        "reqwest",
+        "async",
+        _python("binding", "--binding", "reqwest", "--mode", "async"),
+        needs_module="reqwest_client",
+        install_hint="make bindings",
+    ),
+    _spec(
+        "py-reqwest-held",
+        "Python",
+        "reqwest",
+        "sync",
+        _python("binding", "--binding", "reqwest", "--gil", "held"),
+        gil="held",
+        needs_module="reqwest_client",
+        install_hint="make bindings",
+    ),
+    _spec(
+        "py-reqwest-released",
+        "Python",
+        "reqwest",
+        "sync",
+        _python("binding", "--binding", "reqwest", "--gil", "released"),
+        gil="released",
+        needs_module="reqwest_client",
+        install_hint="make bindings",
+    ),
     # -- more native rows and the floor (make run-all) ---------------------------------------------
     _spec("cpp-beast-serial", "C++", "beast", "sync", _native(*_BEAST), default=False, fixed_workers=1),
     _spec("rust-reqwest-sync", "Rust", "reqwest", "sync", _native(*_REQWEST, "--mode", "sync"), default=False),
-    _spec("cpp-floor", "C++", "raw socket", "sync", _native(paths.floor_driver, "C++ floor driver"),
-          default=False, floor=True),
+    _spec(
+        "cpp-floor",
+        "C++",
+        "raw socket",
+        "sync",
+        _native(paths.floor_driver, "C++ floor driver"),
+        default=False,
+        floor=True,
+    ),
     # -- peers from PyPI (make peers; make run-all) -------------------------------------------------
     *(
-        _spec(name, "Python", library, mode, _python(module, *extra), needs_module=needs,
-              install_hint="make peers", default=False, optional=True)
+        _spec(
+            name,
+            "Python",
+            library,
+            mode,
+            _python(module, *extra),
+            needs_module=needs,
+            install_hint="make peers",
+            default=False,
+            optional=True,
+        )
         for name, library, mode, module, extra, needs in (
             ("py-httpx-sync", "httpx", "sync", "httpx_driver", ("--mode", "sync"), "httpx"),
             ("py-httpx-async", "httpx", "async", "httpx_driver", ("--mode", "async"), "httpx"),
@@ -109,8 +195,9 @@ CLIENTS: tuple[ClientSpec, ...] = (
 )
 
 
-def select(patterns: Sequence[str] | None, clients: Sequence[ClientSpec] = CLIENTS,
-           everything: bool = False) -> list[ClientSpec]:
+def select(
+    patterns: Sequence[str] | None, clients: Sequence[ClientSpec] = CLIENTS, everything: bool = False
+) -> list[ClientSpec]:
     """Rows whose name matches any of the comma-separated glob patterns, in table order; without
     patterns the default rows (or every row with `everything`)."""
     if not patterns:

@@ -12,8 +12,9 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any, Callable, Sequence
+from typing import IO, Any
 
 from ..errors import SetupError
 from ..files import write_atomic
@@ -82,13 +83,24 @@ def _collect(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[str, str,
     code = os.waitstatus_to_exitcode(status)
     proc.returncode = code  # reaped here: keep Popen from waiting again
     usage = ProcessUsage(rusage.ru_utime + rusage.ru_stime, int(rusage.ru_maxrss))
-    decode = lambda chunks: b"".join(chunks).decode("utf-8", "replace")  # noqa: E731
-    return decode(out), decode(err), code, usage, timed_out
+    return _decode(out), _decode(err), code, usage, timed_out
 
 
-def run_driver(spec: ClientSpec, url: str, workload: Workload, *, row_timeout_s: float,
-               log_dir: Path | None = None, expected_body_bytes: int | None = None,
-               tag: str = "", hash_seed: int | None = None) -> DriverRun:
+def _decode(chunks: list[bytes]) -> str:
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def run_driver(
+    spec: ClientSpec,
+    url: str,
+    workload: Workload,
+    *,
+    row_timeout_s: float,
+    log_dir: Path | None = None,
+    expected_body_bytes: int | None = None,
+    tag: str = "",
+    hash_seed: int | None = None,
+) -> DriverRun:
     """Run one driver once. `expected_body_bytes` (per request) enables the body-integrity check.
 
     `hash_seed` sets PYTHONHASHSEED for the driver: a Python process's hash seed changes its memory
@@ -104,8 +116,14 @@ def run_driver(spec: ClientSpec, url: str, workload: Workload, *, row_timeout_s:
         return DriverRun(spec.client, ok=False, reason=f"skipped: {exc}" if skipped else str(exc), skipped=skipped)
     result = DriverRun(spec.client, ok=False, command=argv, hash_seed=hash_seed)
     env = None if hash_seed is None else {**os.environ, "PYTHONHASHSEED": str(hash_seed)}
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            preexec_fn=_driver_preexec, env=env)
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=_driver_preexec,
+        env=env,
+    )
     with proc:
         out, err, code, result.usage, timed_out = _collect(proc, row_timeout_s)
     result.returncode = code
@@ -133,8 +151,10 @@ def run_driver(spec: ClientSpec, url: str, workload: Workload, *, row_timeout_s:
         reasons = sorted({f["reason"] for w in result.raw["workers"] for f in w["failures"]})
         result.reason = f"{s.errors} of {s.requests} requests failed: " + "; ".join(reasons[:3])
     elif expected_body_bytes is not None and s.body_bytes != s.requests * expected_body_bytes:
-        result.integrity_error = (f"body integrity: received {s.body_bytes} bytes, expected "
-                                  f"{s.requests} x {expected_body_bytes} = {s.requests * expected_body_bytes}")
+        result.integrity_error = (
+            f"body integrity: received {s.body_bytes} bytes, expected "
+            f"{s.requests} x {expected_body_bytes} = {s.requests * expected_body_bytes}"
+        )
         result.reason = result.integrity_error
     return result
 
@@ -144,26 +164,40 @@ def _driver_preexec() -> None:
     child_preexec()
 
 
-def run_plan(specs: Sequence[ClientSpec], url: str, workload: Workload, *,
-             row_timeout_s: float, out_dir: Path | None, expected_body_bytes: int | None = None,
-             on_start: Callable[[ClientSpec, int], None] = lambda s, i: None,
-             on_done: Callable[[DriverRun, int], None] = lambda r, i: None,
-             rows: list[Row] | None = None) -> list[Row]:
+def run_plan(
+    specs: Sequence[ClientSpec],
+    url: str,
+    workload: Workload,
+    *,
+    row_timeout_s: float,
+    out_dir: Path | None,
+    expected_body_bytes: int | None = None,
+    on_start: Callable[[ClientSpec, int], None] = lambda s, i: None,
+    on_done: Callable[[DriverRun, int], None] = lambda r, i: None,
+    rows: list[Row] | None = None,
+) -> list[Row]:
     """Run every spec `workload.repeat` times, interleaved round-robin (A B C A B C ...), never all repeats of one
     client in a row, so that a slow phase of the machine hits every client alike. The rows are appended
     to `rows` (if given) before the first driver starts, so an interrupted plan leaves partial rows."""
     rows = rows if rows is not None else []
     rows.extend(Row(spec.client) for spec in specs)
-    plan = list(zip(specs, rows[-len(specs):])) if specs else []
+    plan = list(zip(specs, rows[-len(specs) :], strict=True)) if specs else []
     for rep in range(workload.repeat):
         for spec, row in plan:
             if rep and row.skipped:  # not installed here: once is enough
                 continue
             on_start(spec, rep)
             tag = f".{rep}"
-            result = run_driver(spec, url, workload, row_timeout_s=row_timeout_s,
-                                log_dir=out_dir / "logs" if out_dir else None,
-                                expected_body_bytes=expected_body_bytes, tag=tag, hash_seed=rep)
+            result = run_driver(
+                spec,
+                url,
+                workload,
+                row_timeout_s=row_timeout_s,
+                log_dir=out_dir / "logs" if out_dir else None,
+                expected_body_bytes=expected_body_bytes,
+                tag=tag,
+                hash_seed=rep,
+            )
             if out_dir is not None and result.raw is not None:
                 (out_dir / "raw").mkdir(parents=True, exist_ok=True)
                 result.raw_file = f"raw/{spec.name}{tag}.json"

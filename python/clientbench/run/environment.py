@@ -14,8 +14,22 @@ from typing import Any
 
 from .paths import repo_root
 
-PY_PACKAGES = ("numpy", "requests", "aiohttp", "beast-client", "reqwest-client", "matplotlib", "rich", "httpx", "urllib3",
-               "pycurl", "uvloop", "pyreqwest", "rnet", "curl_cffi")
+PY_PACKAGES = (
+    "numpy",
+    "requests",
+    "aiohttp",
+    "beast-client",
+    "reqwest-client",
+    "matplotlib",
+    "rich",
+    "httpx",
+    "urllib3",
+    "pycurl",
+    "uvloop",
+    "pyreqwest",
+    "rnet",
+    "curl_cffi",
+)
 
 
 def _run(*cmd: str, cwd: Path | None = None) -> str | None:
@@ -47,7 +61,7 @@ def _os_release() -> str | None:
 
 
 def _versions() -> dict[str, str | None]:
-    out = {}
+    out: dict[str, str | None] = {}
     for name in PY_PACKAGES:
         try:
             out[name] = metadata.version(name)
@@ -61,8 +75,14 @@ def _cmake_cache(root: Path) -> dict[str, str]:
     try:
         for line in (root / "build" / "cpp-beast" / "CMakeCache.txt").read_text().splitlines():
             key = line.split(":", 1)[0]
-            if key in ("CMAKE_BUILD_TYPE", "CMAKE_CXX_COMPILER", "CMAKE_CXX_FLAGS", "CMAKE_CXX_FLAGS_RELEASE",
-                       "Boost_DIR", "Boost_INCLUDE_DIR"):
+            if key in (
+                "CMAKE_BUILD_TYPE",
+                "CMAKE_CXX_COMPILER",
+                "CMAKE_CXX_FLAGS",
+                "CMAKE_CXX_FLAGS_RELEASE",
+                "Boost_DIR",
+                "Boost_INCLUDE_DIR",
+            ):
                 flags[key] = line.split("=", 1)[1] if "=" in line else ""
     except OSError:
         pass
@@ -77,8 +97,10 @@ def capture(argv: list[str]) -> dict[str, Any]:
         root = None
     git = {}
     if root is not None:
-        git = {"commit": _run("git", "rev-parse", "HEAD", cwd=root),
-               "dirty": bool(_run("git", "status", "--porcelain", "--untracked-files=no", cwd=root))}
+        git = {
+            "commit": _run("git", "rev-parse", "HEAD", cwd=root),
+            "dirty": bool(_run("git", "status", "--porcelain", "--untracked-files=no", cwd=root)),
+        }
     try:
         affinity = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -87,14 +109,22 @@ def capture(argv: list[str]) -> dict[str, Any]:
         "command": " ".join(shlex.quote(a) for a in argv),
         "cpu": {"model": _cpu_model(), "logical_cores": os.cpu_count(), "usable_cores": affinity},
         "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
-        if hasattr(os, "sysconf") else None,
+        if hasattr(os, "sysconf")
+        else None,
         "os": _os_release(),
         "kernel": platform.release(),
         "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "python": {"version": platform.python_version(), "implementation": platform.python_implementation(),
-                   "executable": sys.executable},
-        "toolchains": {"g++": _run("g++", "--version"), "cmake": _run("cmake", "--version"),
-                       "rustc": _run("rustc", "--version"), "cargo": _run("cargo", "--version")},
+        "python": {
+            "version": platform.python_version(),
+            "implementation": platform.python_implementation(),
+            "executable": sys.executable,
+        },
+        "toolchains": {
+            "g++": _run("g++", "--version"),
+            "cmake": _run("cmake", "--version"),
+            "rustc": _run("rustc", "--version"),
+            "cargo": _run("cargo", "--version"),
+        },
         "python_packages": _versions(),
         "build": {"cpp": _cmake_cache(root) if root else {}, "rust_profile": "release"},
         "git": git,

@@ -17,8 +17,9 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Sequence
+from typing import IO
 
 from ..errors import SetupError
 from .paths import require, server_binary
@@ -40,8 +41,16 @@ def child_preexec() -> None:
 
 
 class Server:
-    def __init__(self, binary: Path | None = None, *, threads: int | None = None, port: int = 0,
-                 log: Path | None = None, extra_args: Sequence[str] = (), start_timeout: float = 20.0):
+    def __init__(
+        self,
+        binary: Path | None = None,
+        *,
+        threads: int | None = None,
+        port: int = 0,
+        log: Path | None = None,
+        extra_args: Sequence[str] = (),
+        start_timeout: float = 20.0,
+    ):
         self.binary = require(binary or server_binary(), "server binary")
         self.threads = threads
         self.port = port
@@ -54,7 +63,7 @@ class Server:
         self._drain: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         self.start()
         return self
 
@@ -66,8 +75,9 @@ class Server:
         if self.threads:
             cmd += ["--threads", str(self.threads)]
         self._log = open(self.log_path, "wb") if self.log_path else open("/dev/null", "wb")
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log, stdin=subprocess.DEVNULL,
-                                     preexec_fn=child_preexec)
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=self._log, stdin=subprocess.DEVNULL, preexec_fn=child_preexec
+        )
         try:
             self.url = self._read_url()
             self._drain = threading.Thread(target=self._drain_stdout, daemon=True)
@@ -80,8 +90,9 @@ class Server:
 
     def _read_url(self) -> str:
         assert self.proc and self.proc.stdout
+        stdout = self.proc.stdout
         result: list[bytes] = []
-        reader = threading.Thread(target=lambda: result.append(self.proc.stdout.readline()), daemon=True)
+        reader = threading.Thread(target=lambda: result.append(stdout.readline()), daemon=True)
         reader.start()
         reader.join(self.start_timeout)
         line = result[0] if result else b""
@@ -97,7 +108,8 @@ class Server:
 
     def _drain_stdout(self) -> None:
         assert self.proc and self.proc.stdout and self._log
-        for chunk in iter(lambda: self.proc.stdout.read(4096), b""):
+        stdout = self.proc.stdout
+        for chunk in iter(lambda: stdout.read(4096), b""):
             try:
                 self._log.write(chunk)
             except ValueError:  # log closed

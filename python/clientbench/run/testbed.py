@@ -8,10 +8,11 @@ import os
 import signal
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any, Sequence
+from typing import Any
 
 from rich.console import Console
 
@@ -91,13 +92,15 @@ class Testbed:
         self._previous: Any = None
         self.environment = capture(self.argv)
 
-    def __enter__(self) -> "Testbed":
+    def __enter__(self) -> Testbed:
         self._previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             if self.options.target:
                 self.base_url = self.options.target.rstrip("/")
-                if probe_body_bytes(self.base_url + "/health", 5) is None and \
-                        probe_body_bytes(self.base_url + "/", 5) is None:
+                if (
+                    probe_body_bytes(self.base_url + "/health", 5) is None
+                    and probe_body_bytes(self.base_url + "/", 5) is None
+                ):
                     raise SetupError(f"--target {self.options.target} does not answer HTTP GET")
             else:
                 self.server = Server(threads=self.options.server_threads, log=self.out / "server.log")
@@ -118,8 +121,7 @@ class Testbed:
             signal.signal(signal.SIGTERM, self._previous)
             self._previous = None
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> bool:
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> bool:
         self._stop()
         if et is KeyboardInterrupt:
             self.interrupted = "interrupted (Ctrl-C)"
@@ -127,8 +129,7 @@ class Testbed:
             self.interrupted = "terminated (SIGTERM)"
         else:
             return False
-        self.console.print(f"[red]{self.interrupted}[/]; the server was stopped, partial results are in "
-                           f"{self.out}")
+        self.console.print(f"[red]{self.interrupted}[/]; the server was stopped, partial results are in {self.out}")
         return True  # swallowed: the caller writes partial results and returns exit_code
 
     @property
@@ -140,15 +141,22 @@ class Testbed:
     def results(self, workload: Workload, rows: Sequence[Row], **extra: Any) -> Results:
         """The results document of these rows, as measured on this testbed."""
         return Results(
-            workload=workload, rows=list(rows),
+            workload=workload,
+            rows=list(rows),
             created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            version=__version__, command=self.argv,
-            server={"url": self.base_url, "started_by_clientbench": not self.options.target,
-                    "threads": None if self.options.target else self.options.server_threads},
-            environment=self.environment, interrupted=self.interrupted, extra=extra)
+            version=__version__,
+            command=self.argv,
+            server={
+                "url": self.base_url,
+                "started_by_clientbench": not self.options.target,
+                "threads": None if self.options.target else self.options.server_threads,
+            },
+            environment=self.environment,
+            interrupted=self.interrupted,
+            extra=extra,
+        )
 
-    def run_rows(self, specs: Sequence[ClientSpec], workload: Workload, out: Path,
-                 rows_sink: list[Row]) -> list[Row]:
+    def run_rows(self, specs: Sequence[ClientSpec], workload: Workload, out: Path, rows_sink: list[Row]) -> list[Row]:
         """Run the plan with progress output; rows are appended to rows_sink as soon as they exist,
         so partial results survive an interrupt."""
         url = self.base_url + workload.path
@@ -169,13 +177,23 @@ class Testbed:
             figures = f"Bench {s.bench_ms:8.2f} ms  errors {s.errors}" if s else "no result"
             mark = "[red]FAILED[/]" if result.failed else "[green]ok[/]    "
             rep_txt = f" #{rep + 1}" if repeat > 1 else ""
-            self.console.print(f"  {result.client.name + rep_txt:26} {mark} {figures}"
-                               + (f"  [dim]{result.reason}[/]" if result.reason else ""))
+            self.console.print(
+                f"  {result.client.name + rep_txt:26} {mark} {figures}"
+                + (f"  [dim]{result.reason}[/]" if result.reason else "")
+            )
 
         try:
-            plan_rows = run_plan(specs, url, workload, row_timeout_s=self.options.row_timeout_s,
-                                 out_dir=out, expected_body_bytes=expected, on_start=on_start,
-                                 on_done=on_done, rows=rows_sink)
+            plan_rows = run_plan(
+                specs,
+                url,
+                workload,
+                row_timeout_s=self.options.row_timeout_s,
+                out_dir=out,
+                expected_body_bytes=expected,
+                on_start=on_start,
+                on_done=on_done,
+                rows=rows_sink,
+            )
         finally:
             status.stop()
         return plan_rows

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -16,9 +16,10 @@ class InvalidResult(ValueError):
     """A driver printed something that is not a valid raw document."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(name: str) -> dict[str, Any]:
-    return json.loads(resources.files(__package__).joinpath(name).read_text(encoding="utf-8"))
+    doc: dict[str, Any] = json.loads(resources.files(__package__).joinpath(name).read_text(encoding="utf-8"))
+    return doc
 
 
 def raw_schema() -> dict[str, Any]:
@@ -67,7 +68,7 @@ def parse_raw(text: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise InvalidResult(f"driver output is not JSON: {exc}") from None
     validate_raw(doc)
-    return doc
+    return dict(doc)
 
 
 def validate_raw(doc: Any) -> None:
@@ -82,8 +83,10 @@ def validate_raw(doc: Any) -> None:
     for i, w in enumerate(doc["workers"]):
         n = wl["requests"]
         if len(w["latencies_ns"]) != n or len(w["start_ns"]) != n:
-            raise InvalidResult(f"worker {i} reported {len(w['latencies_ns'])} latencies and "
-                                f"{len(w['start_ns'])} starts, workload says {n} requests")
+            raise InvalidResult(
+                f"worker {i} reported {len(w['latencies_ns'])} latencies and "
+                f"{len(w['start_ns'])} starts, workload says {n} requests"
+            )
         bad = [f["index"] for f in w["failures"] if f["index"] >= n]
         if bad:
             raise InvalidResult(f"worker {i} has failures with out-of-range indexes {bad[:5]}")
