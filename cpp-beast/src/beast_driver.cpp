@@ -8,9 +8,9 @@
 
 namespace {
 
-class BeastSession final : public harness::Session {
+class BeastClient final : public harness::Client {
 public:
-    explicit BeastSession(double timeout_s)
+    explicit BeastClient(double timeout_s)
         : client_(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(timeout_s))) {}
     harness::Fetch get(const std::string& url) override {
         const int status = client_.get(url);
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
         std::string("beast-client ") + beast_client::version + ", one io_context per thread",
         "\nRuns the clientbench workload with the Boost.Beast client (one beast_client::Client per thread)\n"
         "and prints one clientbench.raw/1 JSON document on stdout (see docs/raw-format.md).",
-        [](double timeout_s) { return std::make_unique<BeastSession>(timeout_s); },
+        [](double timeout_s) { return std::make_unique<BeastClient>(timeout_s); },
     };
     return harness::main(argc, argv, driver);
 }

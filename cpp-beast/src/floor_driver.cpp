@@ -52,10 +52,10 @@ std::string_view trim(std::string_view s) {
 // Thrown when a re-used connection turns out to be closed before any byte of the response.
 struct Stale {};
 
-class FloorSession final : public harness::Session {
+class FloorClient final : public harness::Client {
 public:
-    explicit FloorSession(double timeout_s) : timeout_s_(timeout_s), buf_(kHeadLimit) {}
-    ~FloorSession() override { disconnect(); }
+    explicit FloorClient(double timeout_s) : timeout_s_(timeout_s), buf_(kHeadLimit) {}
+    ~FloorClient() override { disconnect(); }
 
     harness::Fetch get(const std::string& url) override {
         if (url != url_text_) {
@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
         "\nThe floor: a minimal raw-socket client that sends a pre-built GET and reads exactly one\n"
         "Content-Length response per request (one blocking socket per thread). Prints one clientbench.raw/1\n"
         "JSON document on stdout (see docs/raw-format.md).",
-        [](double timeout_s) { return std::make_unique<FloorSession>(timeout_s); },
+        [](double timeout_s) { return std::make_unique<FloorClient>(timeout_s); },
     };
     return harness::main(argc, argv, driver);
 }

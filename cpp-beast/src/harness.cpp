@@ -1,15 +1,17 @@
 // The clientbench driver contract (docs/raw-format.md) for C++ clients, shared by beast-driver and
-// floor-driver: only how to open a session and do one GET differs between them.
+// floor-driver: only how to create a worker's client and do one GET with it differs between them.
 //
-// W std::threads, each with its own session (own keep-alive connection); K untimed warmup requests;
+// W std::threads, each with its own harness::Client (own keep-alive connection); K untimed warmup requests;
 // then every worker waits at a start gate: once all are ready, main takes t0 (and the process CPU time)
 // and opens the gate, so no timed loop starts before t0. Then N sequential timed GETs per worker (with
-// --connection new, a new session, hence a new connection, for every timed request, created inside the
-// timed section). Prints one clientbench.raw/1 JSON document on stdout.
+// --connection new, a new client, hence a new connection, for every timed request, created inside the
+// timed section). Prints one clientbench.raw/1 JSON document on stdout. A failed request's reason is
+// `status <code>` or failure_reason() of the exception (harness.hpp).
 #include "harness.hpp"
 
 #include "beast_client/client.hpp"
 
+#include <cxxabi.h>
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -30,10 +32,11 @@
 #include <string_view>
 #include <system_error>
 #include <thread>
+#include <typeinfo>
 #include <vector>
 
 namespace harness {
-Session::~Session() = default;
+Client::~Client() = default;
 }  // namespace harness
 
 namespace {
@@ -140,7 +143,11 @@ std::optional<Options> parse_args(int argc, char** argv) {
 
 // Appends s as a JSON string literal. Invalid UTF-8 is replaced with U+FFFD so the document is always
 // valid JSON (error messages can quote bytes from the network or the command line).
-void json_string(std::string& out, std::string_view s) {
+void json_string(std::string& out, std::string_view s) { harness::append_json_string(out, s); }
+
+}  // namespace
+
+void harness::append_json_string(std::string& out, std::string_view s) {
     static const char* hex = "0123456789abcdef";
     out += '"';
     std::size_t i = 0;
@@ -201,6 +208,8 @@ void json_string(std::string& out, std::string_view s) {
     }
     out += '"';
 }
+
+namespace {
 
 void json_double(std::string& out, double v) {
     char buf[64];
@@ -286,35 +295,51 @@ std::string one_line(std::string text) {
     return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
 }
 
-std::string describe(const std::exception& e) {
-    std::string name = "std::exception";
-    if (const auto* err = dynamic_cast<const beast_client::Error*>(&e))
-        name = err->type_name();
-    else if (dynamic_cast<const beast_client::ConcurrentUse*>(&e))
-        name = "ConcurrentUse";
-    else if (dynamic_cast<const std::bad_alloc*>(&e))
-        name = "std::bad_alloc";
-    else if (dynamic_cast<const std::invalid_argument*>(&e))
-        name = "std::invalid_argument";
-    else if (dynamic_cast<const std::system_error*>(&e))
-        name = "std::system_error";
-    const std::string text = one_line(e.what());
-    return text.empty() ? name : name + ": " + text;
+// The exception's dynamic type, demangled ("std::runtime_error", "beast_client::ConcurrentUse").
+std::string type_name_of(const std::exception& e) {
+    const char* mangled = typeid(e).name();
+    int status = -1;
+    std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(mangled, nullptr, nullptr, &status),
+                                                     std::free);
+    return status == 0 && demangled ? std::string(demangled.get()) : std::string(mangled);
+}
+
+bool is_failure_class(std::string_view name) {
+    for (const char* c :
+         {"TimeoutError", "ConnectionError", "ProtocolError", "InvalidUrl", "InvalidRequest", "Cancelled", "Error"})
+        if (name == c) return true;
+    return false;
+}
+
+// `<class>: <detail>` (just the class when there is nothing to say)
+std::string reason(const std::string& cls, const std::string& detail) {
+    return detail.empty() ? cls : cls + ": " + detail;
+}
+
+const char* kNoClient = "the driver created no client";
+
+std::unique_ptr<harness::Client> make_client(const harness::Driver& d, double timeout) {
+    auto client = d.make_client(timeout);
+    if (!client) throw std::runtime_error(kNoClient);
+    return client;
 }
 
 void run_worker(const harness::Driver& d, const Options& o, Worker& w, StartGate& gate) {
-    std::unique_ptr<harness::Session> client;
+    std::unique_ptr<harness::Client> client;
     const double timeout = std::min(o.timeout, 3.0e8);
     try {
-        client = d.open(timeout);
+        client = make_client(d, timeout);
         for (long k = 0; k < o.warmup; ++k) {
             try {
                 client->get(o.url);
-            } catch (const std::exception&) {  // warmup failures are not measured
+            } catch (...) {  // warmup failures are not measured
             }
         }
     } catch (const std::exception& e) {  // still arrive at the gate so nobody waits forever
-        w.setup_error = describe(e);
+        w.setup_error = harness::failure_reason(e);
+        client.reset();
+    } catch (...) {
+        w.setup_error = reason("Error", "unknown exception");
         client.reset();
     }
     w.starts.reserve(static_cast<std::size_t>(o.requests));
@@ -328,18 +353,20 @@ void run_worker(const harness::Driver& d, const Options& o, Worker& w, StartGate
         std::uint64_t nbytes = 0;
         std::string error;
         if (!client && !o.new_connection) {
-            error = w.setup_error.empty() ? "RuntimeError: no client" : w.setup_error;
+            error = w.setup_error.empty() ? reason("Error", kNoClient) : w.setup_error;
         } else {
             try {
                 if (o.new_connection) {  // a fresh client (and connection) for every request
                     client.reset();
-                    client = d.open(timeout);
+                    client = make_client(d, timeout);
                 }
                 const harness::Fetch fetch = client->get(o.url);
                 status = fetch.status;
                 nbytes = fetch.bytes;
             } catch (const std::exception& e) {
-                error = describe(e);
+                error = harness::failure_reason(e);
+            } catch (...) {
+                error = reason("Error", "unknown exception");
             }
         }
         const std::int64_t end = now_ns();
@@ -434,6 +461,21 @@ int run(const harness::Driver& d, const Options& o) {
 }
 
 }  // namespace
+
+std::string harness::failure_reason(const std::exception& e) {
+    std::string cls = "Error";
+    std::string name;  // the exception's own type name
+    if (const auto* err = dynamic_cast<const beast_client::Error*>(&e)) {
+        name = err->type_name();
+        if (is_failure_class(name)) cls = name;
+    } else {
+        if (dynamic_cast<const std::invalid_argument*>(&e)) cls = "InvalidRequest";
+        name = type_name_of(e);
+    }
+    const std::string text = one_line(e.what());
+    if (name == cls) return reason(cls, text);
+    return reason(cls, text.empty() || text == name ? name : name + ": " + text);
+}
 
 int harness::main(int argc, char** argv, const Driver& d) {
     kProg = d.prog;

@@ -1,12 +1,14 @@
 // The clientbench driver harness for C++ clients (docs/raw-format.md): command line, W worker threads,
 // start gate, timing, failure accounting and the clientbench.raw/1 JSON document. A driver supplies only
-// how to open a session (one keep-alive connection) and how to do one GET on it.
+// how to create a worker's client (one keep-alive connection) and how to do one GET with it.
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace harness {
 
@@ -16,11 +18,12 @@ struct Fetch {
     std::uint64_t bytes = 0;
 };
 
-/// One worker's client. `get` throws (preferably a beast_client::Error subclass, whose type name ends up
-/// in the failure reason) on any transport or protocol error; non-2xx statuses are returned.
-class Session {
+/// One worker's client (owning its keep-alive connection). `get` throws (preferably a beast_client::Error
+/// subclass, whose type name is the failure class) on any transport or protocol error; non-2xx statuses are
+/// returned.
+class Client {
 public:
-    virtual ~Session();
+    virtual ~Client();
     virtual Fetch get(const std::string& url) = 0;
 };
 
@@ -31,8 +34,19 @@ struct Driver {
     std::string library_version;  // client.library_version
     std::string notes;            // client.notes
     std::string help;             // extra --help text (what the driver measures)
-    std::function<std::unique_ptr<Session>(double timeout_s)> open;
+    std::function<std::unique_ptr<Client>(double timeout_s)> make_client;  // throws when it cannot
 };
+
+/// The canonical failure reason of an exception, the same in every language's harness: `<Class>: <message>`,
+/// Class one of TimeoutError, ConnectionError, ProtocolError, InvalidUrl, InvalidRequest, Cancelled, Error.
+/// beast_client::Error subclasses give their type_name(); std::invalid_argument (an invalid method or header)
+/// is InvalidRequest; anything else is Error. When the exception's own type is not the class, its name leads
+/// the message ("Error: std::bad_alloc", "InvalidRequest: std::invalid_argument: ..."). One line.
+/// (A non-2xx response is not an exception: its reason is `status <code>`.)
+std::string failure_reason(const std::exception& e);
+
+/// Appends `s` as a JSON string literal (invalid UTF-8 becomes U+FFFD).
+void append_json_string(std::string& out, std::string_view s);
 
 /// Parses the contract's flags, runs the workload, prints the document; returns the exit status.
 int main(int argc, char** argv, const Driver& driver);

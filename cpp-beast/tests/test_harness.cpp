@@ -1,0 +1,132 @@
+// The driver harness (src/harness.hpp): canonical failure reasons, and harness::main's failure accounting
+// with fake clients (no network).
+#include "harness.hpp"
+
+#include "beast_client/client.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <new>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+using harness::failure_reason;
+
+namespace {
+
+// The failure reasons in a clientbench.raw/1 document, in order (the harness's own JSON: no escapes here).
+std::vector<std::string> reasons_in(const std::string& doc) {
+    static const std::regex re(R"re("reason":"([^"]*)")re");
+    std::vector<std::string> out;
+    for (auto it = std::sregex_iterator(doc.begin(), doc.end(), re); it != std::sregex_iterator(); ++it)
+        out.push_back((*it)[1].str());
+    return out;
+}
+
+// Runs harness::main with `make_client` and the given flags; returns stdout.
+std::string run_driver(std::function<std::unique_ptr<harness::Client>(double)> make_client,
+                       std::vector<std::string> flags, int* exit_status = nullptr) {
+    const harness::Driver driver{"test-driver", "C++", "fake", "0", "", "", std::move(make_client)};
+    std::vector<std::string> args{"test-driver", "--url", "http://127.0.0.1:9/"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    testing::internal::CaptureStdout();
+    const int rc = harness::main(static_cast<int>(argv.size()), argv.data(), driver);
+    const std::string out = testing::internal::GetCapturedStdout();
+    if (exit_status) *exit_status = rc;
+    return out;
+}
+
+// Answers from a script: a status, or an exception to throw.
+class ScriptedClient final : public harness::Client {
+public:
+    explicit ScriptedClient(std::vector<std::function<harness::Fetch()>> script) : script_(std::move(script)) {}
+    harness::Fetch get(const std::string&) override { return script_.at(next_++ % script_.size())(); }
+
+private:
+    std::vector<std::function<harness::Fetch()>> script_;
+    std::size_t next_ = 0;
+};
+
+}  // namespace
+
+TEST(FailureReason, ClientErrorsKeepTheirClass) {
+    EXPECT_EQ(failure_reason(beast_client::TimeoutError("request timed out")), "TimeoutError: request timed out");
+    EXPECT_EQ(failure_reason(beast_client::ConnectionError("refused", beast_client::ConnectionError::Kind::refused)),
+              "ConnectionError: refused");
+    EXPECT_EQ(failure_reason(beast_client::ProtocolError("bad status line")), "ProtocolError: bad status line");
+    EXPECT_EQ(failure_reason(beast_client::InvalidUrl("invalid URL 'x'")), "InvalidUrl: invalid URL 'x'");
+    EXPECT_EQ(failure_reason(beast_client::Cancelled("cancelled")), "Cancelled: cancelled");
+    EXPECT_EQ(failure_reason(beast_client::Error("internal error")), "Error: internal error");
+}
+
+TEST(FailureReason, InvalidArgumentIsInvalidRequest) {
+    EXPECT_EQ(failure_reason(std::invalid_argument("invalid HTTP method 'G T'")),
+              "InvalidRequest: std::invalid_argument: invalid HTTP method 'G T'");
+}
+
+TEST(FailureReason, AnyOtherExceptionIsError) {
+    EXPECT_EQ(failure_reason(std::runtime_error("boom")), "Error: std::runtime_error: boom");
+    EXPECT_EQ(failure_reason(std::bad_alloc()), "Error: std::bad_alloc");
+    EXPECT_EQ(failure_reason(beast_client::ConcurrentUse()),
+              "Error: beast_client::ConcurrentUse: Client is already in use by another thread");
+    const std::string sys = failure_reason(std::system_error(std::make_error_code(std::errc::too_many_files_open)));
+    EXPECT_EQ(sys.rfind("Error: std::system_error: ", 0), 0u) << sys;
+}
+
+TEST(FailureReason, IsOneLine) {
+    EXPECT_EQ(failure_reason(beast_client::ProtocolError("line one\r\nline two\n")),
+              "ProtocolError: line one  line two");
+    EXPECT_EQ(failure_reason(beast_client::TimeoutError("")), "TimeoutError");
+}
+
+TEST(Harness, RequestFailuresHaveCanonicalReasons) {
+    const auto make = [](double) {
+        return std::make_unique<ScriptedClient>(std::vector<std::function<harness::Fetch()>>{
+            []() -> harness::Fetch { throw beast_client::TimeoutError("timed out after 1 s"); },
+            [] {
+                return harness::Fetch{503, 3};
+            },
+            []() -> harness::Fetch { throw std::logic_error("oops"); },
+            []() -> harness::Fetch { throw 42; },  // not even a std::exception
+            [] {
+                return harness::Fetch{200, 5};
+            },
+        });
+    };
+    int rc = -1;
+    const std::string doc = run_driver(make, {"--workers", "1", "--requests", "5"}, &rc);
+    EXPECT_EQ(rc, 0);
+    EXPECT_EQ(reasons_in(doc), (std::vector<std::string>{"TimeoutError: timed out after 1 s", "status 503",
+                                                         "Error: std::logic_error: oops", "Error: unknown exception"}))
+        << doc;
+    EXPECT_NE(doc.find("\"reason\":\"status 503\",\"status\":503"), std::string::npos) << doc;
+    EXPECT_NE(doc.find("\"bytes\":8,"), std::string::npos) << doc;
+}
+
+TEST(Harness, SetupFailureIsTheReasonOfEveryRequest) {
+    const auto throws = [](double) -> std::unique_ptr<harness::Client> {
+        throw beast_client::ConnectionError("cannot connect to 127.0.0.1:9: Connection refused");
+    };
+    for (const char* connection : {"keep-alive", "new"}) {
+        const std::string doc = run_driver(throws, {"--workers", "2", "--requests", "2", "--connection", connection});
+        EXPECT_EQ(reasons_in(doc),
+                  std::vector<std::string>(4, "ConnectionError: cannot connect to 127.0.0.1:9: Connection refused"))
+            << doc;
+    }
+    const auto runtime = [](double) -> std::unique_ptr<harness::Client> { throw std::runtime_error("no sockets"); };
+    EXPECT_EQ(reasons_in(run_driver(runtime, {"--workers", "1", "--requests", "2"})),
+              std::vector<std::string>(2, "Error: std::runtime_error: no sockets"));
+}
+
+TEST(Harness, NoClientIsAnError) {
+    const auto none = [](double) { return std::unique_ptr<harness::Client>(); };
+    for (const char* connection : {"keep-alive", "new"})
+        EXPECT_EQ(reasons_in(run_driver(none, {"--workers", "1", "--requests", "2", "--connection", connection})),
+                  std::vector<std::string>(2, "Error: std::runtime_error: the driver created no client"));
+}
