@@ -1,7 +1,7 @@
 // beast-soak: many requests through beast_client::Client from W threads, bounded in time, storing no
-// per-request samples, so that memory growth means a leak. Prints one JSON line (the format of
-// python/clientbench/drivers/soak_binding.py): requests, failures, reasons, RSS after warm-up and at
-// the end (KiB), elapsed seconds. Used by `clientbench soak` / `make soak`.
+// per-request samples, so that memory growth means a leak. Prints one JSON line, clientbench.soak/1 (the
+// format of python/clientbench/drivers/soak_binding.py; "schema" is its first key): requests, failures,
+// reasons, RSS after warm-up and at the end (KiB), elapsed seconds. Used by `clientbench soak` / `make soak`.
 #include "beast_client/client.hpp"
 
 #include <atomic>
@@ -121,8 +121,8 @@ int main(int argc, char** argv) {
     reasons_json += "}";
     const long warm = rss_warm.load();
     std::printf(
-        "{\"requests\":%ld,\"failures\":%ld,\"reasons\":%s,\"rss_warm_kib\":%s,\"rss_end_kib\":%ld,"
-        "\"elapsed_s\":%.2f,\"stopped_by_time\":%s}\n",
+        "{\"schema\":\"clientbench.soak/1\",\"requests\":%ld,\"failures\":%ld,\"reasons\":%s,"
+        "\"rss_warm_kib\":%s,\"rss_end_kib\":%ld,\"elapsed_s\":%.2f,\"stopped_by_time\":%s}\n",
         done.load(), failures.load(), reasons_json.c_str(), warm < 0 ? "null" : std::to_string(warm).c_str(), rss_kib(),
         elapsed, done.load() < o.requests ? "true" : "false");
     return 0;
