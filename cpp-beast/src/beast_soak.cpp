@@ -2,8 +2,11 @@
 // per-request samples, so that memory growth means a leak. Prints one JSON line, clientbench.soak/1 (the
 // format of python/clientbench/drivers/soak_binding.py; "schema" is its first key): requests, failures,
 // reasons, RSS after warm-up and at the end (KiB), elapsed seconds. Used by `clientbench soak` / `make soak`.
+// Failure reasons are the drivers' canonical ones (harness::failure_reason); the line keeps the most common.
 #include "beast_client/client.hpp"
+#include "harness.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -13,9 +16,12 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
+
+constexpr std::size_t kTopReasons = 5;
 
 long rss_kib() {
     std::ifstream f("/proc/self/status");
@@ -100,11 +106,11 @@ int main(int argc, char** argv) {
         while (issued.fetch_add(1) < o.requests && std::chrono::steady_clock::now() < deadline) {
             try {
                 const int status = client.get(o.url);
-                record(status == 200, "status " + std::to_string(status));
-            } catch (const beast_client::Error& e) {
-                record(false, e.type_name());
+                record(status == 200, status == 200 ? std::string() : "status " + std::to_string(status));
             } catch (const std::exception& e) {
-                record(false, "std::exception");
+                record(false, harness::failure_reason(e));
+            } catch (...) {
+                record(false, "Error: unknown exception");
             }
         }
     };
@@ -113,10 +119,15 @@ int main(int argc, char** argv) {
     for (auto& t : threads) t.join();
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
+    // the most common reasons (as many as the Python soak targets report), most common first
+    std::vector<std::pair<std::string, long>> top(reasons.begin(), reasons.end());
+    std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (top.size() > kTopReasons) top.resize(kTopReasons);
     std::string reasons_json = "{";
-    for (const auto& [reason, count] : reasons) {
+    for (const auto& [reason, count] : top) {
         if (reasons_json.size() > 1) reasons_json += ",";
-        reasons_json += "\"" + reason + "\":" + std::to_string(count);  // type names and "status N": no escaping needed
+        harness::append_json_string(reasons_json, reason);
+        reasons_json += ":" + std::to_string(count);
     }
     reasons_json += "}";
     const long warm = rss_warm.load();
