@@ -6,9 +6,10 @@
 //! [`ClientError::InvalidUrl`]. Redirects are not followed (a 3xx is returned like any other status).
 //!
 //! * [`build_client`] — the client configuration every user shares.
-//! * [`Client`] — async `get` / `fetch` that read the whole body, classify failures into
-//!   [`ClientError`], and re-send an idempotent request once when a kept-alive connection turns out to
-//!   have been closed by the server while it sat idle.
+//! * [`Client`] — async `get` / `fetch` that read the whole body and classify failures into
+//!   [`ClientError`]. A kept-alive connection that the server closed while it sat idle is noticed
+//!   before it is reused, for every method (see [`Client::send`]); an idempotent request is re-sent once
+//!   when the server closed the connection just as the request went out.
 //! * [`BlockingClient`] — the same on a private current-thread tokio runtime, with a cancel callback
 //!   polled every [`CANCEL_POLL`] (the Python binding checks for signals there).
 
@@ -128,11 +129,13 @@ impl Client {
         &self.http
     }
 
-    /// Send the request; if an idempotent request fails before any response head arrived because the
-    /// connection was closed or reset (a pooled keep-alive connection the server closed while idle),
-    /// send it once more — the failed connection is gone from the pool, so on a new one (or another idle
-    /// one) — within what is left of the timeout. Nothing else is ever retried; a response that broke
-    /// off after its head arrived is never retried either.
+    /// Send the request. First the runtime is given the chance to notice pooled connections that the
+    /// server closed while they sat idle ([`settle_idle_connections`]), so such a connection is never
+    /// used, whatever the method. If the server closes the connection just as the request goes out (its
+    /// FIN was still on the way), the request may or may not have reached it: then, and only for an
+    /// idempotent method, the request is sent once more — the failed connection is gone from the pool,
+    /// so on a new one (or another idle one) — within what is left of the timeout. Nothing else is ever
+    /// retried; a response that broke off after its head arrived is never retried either.
     async fn send(
         &self,
         method: Method,
@@ -141,6 +144,7 @@ impl Client {
         body: Option<Bytes>,
     ) -> Result<reqwest::Response, ClientError> {
         let started = Instant::now();
+        settle_idle_connections().await;
         let build = |timeout: Option<Duration>| {
             let mut rb = self.http.request(method.clone(), url.clone()).headers(headers.clone());
             if let Some(b) = &body {
@@ -199,6 +203,35 @@ impl Client {
             .collect();
         let body = resp.bytes().await.map_err(|e| classify(&e))?;
         Ok(Response { status, headers, body })
+    }
+}
+
+/// Let the runtime catch up with what happened on the pooled connections while it was not running,
+/// before the pool hands one out.
+///
+/// A keep-alive connection that the server closed while it sat idle is only known to be closed once its
+/// hyper connection task has read the server's FIN (EOF while idle closes it, and the pool then discards
+/// it). That needs the runtime to poll its I/O driver and then run the task. A multi-thread runtime does
+/// so on its own, as soon as the FIN arrives. A current-thread runtime only runs inside `block_on`,
+/// which is how [`BlockingClient`] (and a caller's `block_on(client.get(..))`) uses it: between two
+/// requests nobody polls, the pool still counts the dead connection as idle and open, the request is
+/// written into it, and the server's kernel answers with a reset. hyper then reports "connection closed
+/// before message completed" after the request may have been sent, which is only safe to retry for
+/// idempotent methods: a POST or PATCH after a pause longer than the server's keep-alive timeout failed.
+///
+/// So on a current-thread runtime, yield twice before checking a connection out: the first yield makes
+/// the scheduler poll the I/O driver (recording the FIN and waking the connection's task); the second
+/// lets that task run (it reads EOF and closes, so the pool discards the connection, or, if the request
+/// was already queued to it, hands the unsent request back and hyper-util sends it on a new connection).
+/// Either way a connection found closed before anything was sent on it is never an error, for every
+/// method. What remains is the unavoidable race of a FIN still in flight while the request is written;
+/// that is what the idempotent re-send in [`Client::send`] covers. Cost: two `epoll_wait(0)` per request.
+async fn settle_idle_connections() {
+    let current_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread);
+    if current_thread {
+        tokio::task::yield_now().await;
+        tokio::task::yield_now().await;
     }
 }
 
