@@ -19,7 +19,7 @@ BEAST_SRC   := $(shell find cpp-beast bindings/beast -type f \( -name '*.cpp' -o
 REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '*.rs' -o -name '*.toml' \
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.lock
 
-.PHONY: help run run-all stability gil sweep soak sanitize test build system-deps venv peers rust cpp bindings wheels clean
+.PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps venv peers rust cpp bindings wheels clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -58,15 +58,32 @@ test: build bindings peers wheels  ## set up everything and run every test (carg
 	$(VPY) -m pytest -q bindings/reqwest/tests
 	$(VPY) -m pytest -q python/tests
 
+# what `make lint` checks: every Python file of ours, and the C++ of the client and its binding
+PY_LINT     := python bindings/beast/src bindings/beast/tests bindings/reqwest/python bindings/reqwest/tests
+CPP_LINT    := $(shell find cpp-beast bindings/beast/src -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) \
+                 -not -path '*/build/*' 2>/dev/null)
+
+lint: venv bindings system-deps  ## ruff, mypy, stubtest of both bindings, clippy, rustfmt, clang-format (CI runs it)
+	$(VPY) -m ruff check --config python/pyproject.toml $(PY_LINT)
+	$(VPY) -m ruff format --check --config python/pyproject.toml $(PY_LINT)
+	cd python && ../$(VPY) -m mypy clientbench
+	@# stubtest imports the installed packages: run it outside the source tree
+	cd build && ../$(VPY) -m mypy.stubtest beast_client._core --allowlist ../bindings/beast/stubtest-allowlist.txt
+	cd build && ../$(VPY) -m mypy.stubtest reqwest_client._core
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	$(CARGO) fmt --all --check
+	clang-format --dry-run --Werror $(CPP_LINT)
+
 build: system-deps venv rust cpp  ## release builds of the server and the native drivers
 
-system-deps:  ## Boost headers, CMake, ninja, GoogleTest from apt when missing (sudo when not root)
+system-deps:  ## Boost headers, CMake, ninja, GoogleTest, clang-format from apt when missing (sudo when not root)
 	@missing=""; \
 	echo '#include <boost/beast/version.hpp>' | $(CXX) -x c++ -std=c++17 -fsyntax-only - 2>/dev/null \
 	  || missing="$$missing libboost1.81-dev"; \
 	command -v ninja >/dev/null || missing="$$missing ninja-build"; \
 	command -v $(CMAKE) >/dev/null || missing="$$missing cmake"; \
 	[ -e /usr/include/gtest/gtest.h ] || missing="$$missing libgtest-dev"; \
+	command -v clang-format >/dev/null || missing="$$missing clang-format"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && \
@@ -110,7 +127,9 @@ $(STAMPS)/reqwest-client: $(VENV)/.installed $(REQWEST_SRC)
 	$(VPY) -m pip install -q ./bindings/reqwest
 	@mkdir -p $(STAMPS) && touch $@
 
-wheels: $(STAMPS)/wheels  ## build both bindings' wheels into dist/
+wheels: $(STAMPS)/wheels  ## build both bindings' wheels into dist/ (again when dist/ lost them)
+	@ls dist/beast_client-*.whl dist/reqwest_client-*.whl >/dev/null 2>&1 || \
+	  { rm -f $(STAMPS)/wheels && $(MAKE) --no-print-directory $(STAMPS)/wheels; }
 
 $(STAMPS)/wheels: $(VENV)/.installed $(BEAST_SRC) $(REQWEST_SRC) | system-deps
 	$(VPY) -m pip wheel -q --no-deps -w dist ./bindings/beast ./bindings/reqwest

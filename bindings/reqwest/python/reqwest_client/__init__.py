@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Mapping
 from types import TracebackType
-from typing import Mapping, Optional, Tuple, Type, Union
 
 from ._core import Client, Completer, ProtocolError, RawAsyncClient, Response, __version__, reqwest_version
 
@@ -24,7 +24,7 @@ __all__ = ["AsyncClient", "Client", "ProtocolError", "Response", "__version__", 
 
 #: one Completer per event loop: its pipe is registered with loop.add_reader, and its drain() resolves
 #: the loop's futures on the loop's own thread (no tokio thread ever touches Python)
-_completers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Completer]" = weakref.WeakKeyDictionary()
+_completers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Completer] = weakref.WeakKeyDictionary()
 
 
 def _completer() -> Completer:
@@ -51,12 +51,13 @@ class AsyncClient:
         """GET `url`, read the whole body, return the status."""
         return await self._raw.get(url, _completer())
 
-    async def fetch_len(self, url: str) -> Tuple[int, int]:
+    async def fetch_len(self, url: str) -> tuple[int, int]:
         """GET `url`, read the whole body, return ``(status, body bytes)``."""
         return await self._raw.fetch_len(url, _completer())
 
-    async def request(self, method: str, url: str, *, headers: Optional[Mapping[str, str]] = None,
-                      body: Optional[Union[bytes, bytearray]] = None) -> Response:
+    async def request(
+        self, method: str, url: str, *, headers: Mapping[str, str] | None = None, body: bytes | bytearray | None = None
+    ) -> Response:
         """Any method with optional headers and body; returns a `Response` with the whole body."""
         return await self._raw.request(method, url, _completer(), headers=headers, body=body)
 
@@ -72,11 +73,12 @@ class AsyncClient:
         """Close the connection pool (requests already running finish first). Idempotent."""
         self._raw.close()
 
-    async def __aenter__(self) -> "AsyncClient":
+    async def __aenter__(self) -> AsyncClient:
         return self
 
-    async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                        tb: Optional[TracebackType]) -> bool:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
         self.close()
         return False
 

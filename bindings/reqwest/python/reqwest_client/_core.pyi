@@ -1,5 +1,8 @@
+from collections.abc import Awaitable, Mapping
 from types import TracebackType
-from typing import Awaitable, Mapping, Optional, Tuple, Type
+from typing import final
+
+__all__ = ["Client", "RawAsyncClient", "Completer", "Response", "ProtocolError", "__version__", "reqwest_version"]
 
 __version__: str
 reqwest_version: str
@@ -7,6 +10,7 @@ reqwest_version: str
 class ProtocolError(OSError):
     """The server's response is not valid HTTP/1.1 (bad status line, headers or framing)."""
 
+@final
 class Response:
     @property
     def status(self) -> int: ...
@@ -16,19 +20,20 @@ class Response:
     @property
     def body(self) -> bytes: ...
 
+@final
 class Client:
-    def __init__(self, timeout: float = 30.0) -> None: ...
+    def __new__(cls, timeout: float = 30.0) -> Client: ...
     def get(self, url: str, *, release_gil: bool = True) -> int:
         """GET url, read the whole body, return the status (body size: last_body_bytes)."""
-    def fetch_len(self, url: str, *, release_gil: bool = True) -> Tuple[int, int]:
+    def fetch_len(self, url: str, *, release_gil: bool = True) -> tuple[int, int]:
         """GET url, read the whole body, return (status, body bytes)."""
     def request(
         self,
         method: str,
         url: str,
         *,
-        headers: Optional[Mapping[str, str]] = None,
-        body: Optional[bytes | bytearray] = None,
+        headers: Mapping[str, str] | None = None,
+        body: bytes | bytearray | None = None,
         release_gil: bool = True,
     ) -> Response: ...
     @property
@@ -38,33 +43,35 @@ class Client:
     @property
     def closed(self) -> bool: ...
     def close(self) -> None: ...
-    def __enter__(self) -> "Client": ...
+    def __enter__(self) -> Client: ...
     def __exit__(
         self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> bool: ...
 
+@final
 class Completer:
     """Internal: resolves one event loop's futures (register fileno() with loop.add_reader(fd, drain))."""
     def __init__(self) -> None: ...
     def fileno(self) -> int: ...
     def drain(self) -> None: ...
 
+@final
 class RawAsyncClient:
     """Internal: methods return futures of the running loop. Use reqwest_client.AsyncClient."""
-    def __init__(self, timeout: float = 30.0) -> None: ...
+    def __new__(cls, timeout: float = 30.0) -> RawAsyncClient: ...
     def get(self, url: str, completer: Completer) -> Awaitable[int]: ...
-    def fetch_len(self, url: str, completer: Completer) -> Awaitable[Tuple[int, int]]: ...
+    def fetch_len(self, url: str, completer: Completer) -> Awaitable[tuple[int, int]]: ...
     def request(
         self,
         method: str,
         url: str,
         completer: Completer,
         *,
-        headers: Optional[Mapping[str, str]] = None,
-        body: Optional[bytes | bytearray] = None,
+        headers: Mapping[str, str] | None = None,
+        body: bytes | bytearray | None = None,
     ) -> Awaitable[Response]: ...
     @property
     def timeout(self) -> float: ...
