@@ -19,7 +19,7 @@ BEAST_SRC   := $(shell find cpp-beast bindings/beast -type f \( -name '*.cpp' -o
 REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '*.rs' -o -name '*.toml' \
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.lock
 
-.PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps venv peers rust cpp bindings wheels clean
+.PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps venv peers rust cpp bindings wheels toxiproxy clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -37,10 +37,10 @@ stability: build bindings  ## two consecutive runs, compared: how far each row's
 	$(VPY) -m clientbench compare "$$(cat results/.stability-a)" results/latest
 	@rm -f results/.stability-a
 
-gil: build bindings  ## the GIL report: serial baseline, GIL held vs released, timeline, generated reading
+gil: build bindings toxiproxy  ## the GIL report: serial baseline, GIL held vs released, timeline, generated reading
 	$(VPY) -m clientbench gil $(ARGS)
 
-sweep: build bindings  ## concurrency sweep (DIM=workers|payload|delay|connection)
+sweep: build bindings toxiproxy  ## one dimension (DIM=workers|payload|delay|connection|rtt)
 	$(VPY) -m clientbench sweep $(or $(DIM),workers) $(ARGS)
 
 soak: build bindings  ## 1,000,000 requests through each binding and native client: failures and RSS growth
@@ -50,7 +50,7 @@ sanitize: system-deps  ## cpp-beast under ASan + UBSan (+ LSan): ctest, the driv
 	$(CARGO) build --release -p clientbench-server
 	cpp-beast/sanitize.sh
 
-test: build bindings peers wheels  ## set up everything and run every test (cargo, ctest, pytest)
+test: build bindings peers wheels toxiproxy  ## set up everything and run every test (cargo, ctest, pytest)
 	$(CARGO) test --release -p clientbench-server -p reqwest-bench
 	$(CMAKE) --build $(CPP_BUILD) --target beast_client_tests
 	ctest --test-dir $(CPP_BUILD) --output-on-failure
@@ -135,6 +135,19 @@ $(STAMPS)/wheels: $(VENV)/.installed $(BEAST_SRC) $(REQWEST_SRC) | system-deps
 	$(VPY) -m pip wheel -q --no-deps -w dist ./bindings/beast ./bindings/reqwest
 	@ls -1 dist/*.whl
 	@mkdir -p $(STAMPS) && touch $@
+
+# toxiproxy (network emulation in user space: the kernel here has no netem), pinned; its version is the one
+# the runner records (python/clientbench/run/network.py)
+TOXIPROXY_VERSION := $(shell sed -n 's/^TOXIPROXY_VERSION = "\(.*\)"/\1/p' python/clientbench/run/network.py)
+TOXIPROXY   := build/bin/toxiproxy-server
+
+toxiproxy: $(TOXIPROXY)  ## build toxiproxy (pinned) into build/bin with the Go toolchain
+
+$(TOXIPROXY): python/clientbench/run/network.py
+	@command -v go >/dev/null || { echo "make toxiproxy: the Go toolchain (go) is not on PATH; it builds toxiproxy"; exit 1; }
+	@mkdir -p build/bin
+	GOBIN=$(abspath build/bin) go install github.com/Shopify/toxiproxy/v2/cmd/server@$(TOXIPROXY_VERSION)
+	mv build/bin/server $@
 
 clean:  ## remove build outputs (keeps results/)
 	rm -rf build target dist $(VENV) bindings/beast/build

@@ -10,6 +10,8 @@ from pathlib import Path
 from . import __version__
 from .errors import SetupError
 from .run.clients import CLIENTS, select
+from .run.network import PRESETS, Network
+from .run.network import parse as parse_network
 from .run.testbed import Options
 from .workload import DEFAULT, REFERENCE, Workload, resolve
 
@@ -37,6 +39,13 @@ def _number(kind: type, minimum: float, what: str, strict: bool = False):  # typ
 positive = _number(int, 1, "a whole number")
 non_negative = _number(int, 0, "a whole number")
 seconds = _number(float, 0, "seconds", strict=True)
+
+
+def network_spec(text: str) -> Network | None:
+    try:
+        return parse_network(text)
+    except SetupError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def request_path(text: str) -> str:
@@ -128,6 +137,14 @@ def add_session_options(p: argparse.ArgumentParser) -> None:
         default=300.0,
         help="kill a driver that runs longer than this many s (default 300)",
     )
+    g.add_argument(
+        "--network",
+        metavar="SPEC",
+        type=network_spec,
+        default=None,
+        help="emulate a network through toxiproxy (`make toxiproxy`): rtt=1ms, rtt=10ms,jitter=1ms, "
+        f"rate=100mbit, or a preset ({', '.join(PRESETS)}); rtt=0 measures the proxy alone",
+    )
     g.add_argument("-o", "--out", type=Path, default=None, help="results folder (default: results/)")
 
 
@@ -154,16 +171,17 @@ def build_parser() -> Parser:
 
     sweep = sub.add_parser(
         "sweep",
-        help="run the clients over one dimension (workers, payload, delay, connection)",
+        help="run the clients over one dimension (workers, payload, delay, connection, rtt)",
         description="Run the selected clients at every point of one dimension; writes a "
         "table per point, sweep.md and a plot of Bench and throughput vs the "
         "dimension.",
     )
     sweep.add_argument(
         "dimension",
-        choices=["workers", "payload", "delay", "connection"],
+        choices=["workers", "payload", "delay", "connection", "rtt"],
         help="workers: 1..32 workers; payload: /bytes/N sizes; delay: /delay/ms; "
-        "connection: keep-alive vs a new connection per request",
+        "connection: keep-alive vs a new connection per request; rtt: round-trip time in ms through "
+        "toxiproxy (0,1,2,5,10)",
     )
     sweep.add_argument(
         "--values", metavar="LIST", help="comma-separated points (default per dimension, e.g. workers 1,2,4,8,10,16,32)"
@@ -180,6 +198,14 @@ def build_parser() -> Parser:
         "and the request timeline plot.",
     )
     add_workload_options(gil)
+    gil.add_argument(
+        "--rtt",
+        type=non_negative,
+        default=1,
+        metavar="MS",
+        help="also run the W-worker phase at this round trip through toxiproxy (default 1 ms; 0: skip; "
+        "not with --network, which puts the whole report on that network)",
+    )
     add_session_options(gil)
 
     cmp_ = sub.add_parser(
@@ -225,7 +251,11 @@ def workload(args: argparse.Namespace) -> Workload:
 
 def testbed_options(args: argparse.Namespace) -> Options:
     return Options(
-        target=args.target, server_threads=args.server_threads, row_timeout_s=args.row_timeout_s, out=args.out
+        target=args.target,
+        server_threads=args.server_threads,
+        row_timeout_s=args.row_timeout_s,
+        out=args.out,
+        network=args.network,
     )
 
 
@@ -266,7 +296,7 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "gil":
         from .commands.gil import gil_report
 
-        return gil_report(workload(args), testbed_options(args), argv)
+        return gil_report(workload(args), testbed_options(args), argv, rtt_ms=args.rtt)
     if args.command == "sweep":
         from .commands.sweep import sweep
 

@@ -56,6 +56,6 @@ def run(specs: Sequence[ClientSpec], workload: Workload, options: Options, argv:
     )
     link_latest(out)
     if rows:
-        show(rows, workload.describe())
+        show(rows, testbed.describe(workload))
     testbed.console.print(f"results: {out}")
     return exit_status(testbed, rows)

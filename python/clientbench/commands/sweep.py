@@ -5,14 +5,16 @@ Bench and throughput per client and point, and `plots/sweep-<dimension>.png`."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import SetupError
 from ..model import Row
-from ..report import FILES, Column, Figure, Heading, Report, Table, export
+from ..report import FILES, Column, Figure, Heading, Report, Table, Text, export
 from ..report.table import run_table
 from ..run.clients import ClientSpec
+from ..run.network import Network
 from ..run.testbed import Options, Testbed, link_latest
 from ..workload import Workload
 from .run import exit_status, show
@@ -22,13 +24,18 @@ DEFAULTS = {
     "payload": "13,1024,10240,102400,1048576",
     "delay": "0,1,5,20",
     "connection": "keep-alive,new",
+    # toxiproxy delays in whole ms, so 0.5 ms cannot be emulated
+    "rtt": "0,1,2,5,10",
 }
 AXIS = {
     "workers": "workers (W)",
     "payload": "response body size (bytes)",
     "delay": "server delay per request (ms)",
     "connection": "connection mode",
+    "rtt": "round-trip time (ms, emulated by toxiproxy)",
 }
+#: a Python row is "as fast as native" at a point where its Bench is within this factor of the best native row's
+NATIVE_WITHIN = 1.10
 
 
 def points(dimension: str, values: str | None) -> list[Any]:
@@ -57,7 +64,48 @@ def workload_at(base: Workload, dimension: str, value: Any) -> Workload:
         return base.replace(path=f"/bytes/{value}")
     if dimension == "delay":
         return base.replace(path=f"/delay/{value}")
-    return base.replace(connection=value)
+    if dimension == "connection":
+        return base.replace(connection=value)
+    return base  # rtt: the same workload, through another proxy (network_at)
+
+
+def native_reach(results: Sequence[tuple[Any, Sequence[Row]]]) -> tuple[Table, list[str]]:
+    """Per Python client, the first point where its Bench is within NATIVE_WITHIN of the fastest native row
+    (C++ or Rust) at that point; the table of the ratios and the sentences, both from the figures."""
+
+    def bench(row: Row) -> float | None:
+        agg = row.aggregate
+        return None if row.failed or agg is None else agg.median.bench_ms
+
+    labels: list[str] = []
+    for _, rows in results:
+        labels += [r.client.label for r in rows if r.client.language == "Python" and r.client.label not in labels]
+    columns = [Column("Client", False), *(Column(f"{v}") for v, _ in results), Column("within 10% from", False)]
+    body, text = [], []
+    for label in labels:
+        cells, reached = [label], None
+        for value, rows in results:
+            natives = [b for r in rows if r.client.language in ("C++", "Rust") and (b := bench(r)) is not None]
+            row = next((r for r in rows if r.client.label == label), None)
+            mine = bench(row) if row is not None else None
+            if mine is None or not natives:
+                cells.append("-")
+                continue
+            ratio = mine / min(natives)
+            cells.append(f"{ratio:.2f}")
+            if reached is None and ratio <= NATIVE_WITHIN:
+                reached = value
+        cells.append("-" if reached is None else str(reached))
+        body.append(cells)
+        text.append(
+            f"- {label}: "
+            + (
+                f"within {NATIVE_WITHIN - 1:.0%} of the fastest native client from {reached} on."
+                if reached is not None
+                else f"never within {NATIVE_WITHIN - 1:.0%} of the fastest native client here."
+            )
+        )
+    return Table(columns, body), text
 
 
 def summary(dimension: str, results: Sequence[tuple[Any, Sequence[Row]]]) -> Report:
@@ -84,6 +132,7 @@ def summary(dimension: str, results: Sequence[tuple[Any, Sequence[Row]]]) -> Rep
             body.append(cells)
         return Table(columns, body)
 
+    reach, sentences = native_reach(results)
     return Report(
         "sweep",
         [
@@ -92,12 +141,24 @@ def summary(dimension: str, results: Sequence[tuple[Any, Sequence[Row]]]) -> Rep
             table("bench_ms", ".2f"),
             Heading("Throughput (requests/s, median over repeats)", 2),
             table("throughput_rps", ".0f"),
+            Heading(f"Bench / fastest native Bench, per {dimension} (generated from the figures above)", 2),
+            reach,
+            Text(sentences),
         ],
     )
 
 
+def network_at(testbed: Testbed, dimension: str, value: Any) -> Network | None:
+    if dimension != "rtt":
+        return testbed.options.network
+    base = testbed.options.network or Network()
+    return dataclasses.replace(base, rtt_ms=int(value), name=None)
+
+
 def write_point(testbed: Testbed, wl: Workload, dimension: str, value: Any, rows: Sequence[Row]) -> None:
-    results = testbed.results(wl, rows, sweep={"dimension": dimension, "value": value})
+    results = testbed.results(
+        wl, rows, network_at(testbed, dimension, value), sweep={"dimension": dimension, "value": value}
+    )
     export(Report("table", [run_table(rows)], results=results), testbed.out / "points" / f"{dimension}-{value}", FILES)
 
 
@@ -123,7 +184,9 @@ def sweep(
             point_dir.mkdir(parents=True)
             rows: list[Row] = []
             results.append((value, rows))
-            testbed.run_rows(specs, wl, point_dir, rows)
+            network = network_at(testbed, dimension, value)
+            url = testbed.via(network) if dimension == "rtt" and network is not None else None
+            testbed.run_rows(specs, wl, point_dir, rows, base_url=url)
             write_point(testbed, wl, dimension, value, rows)
     out = testbed.out
     for value, rows in results:  # an interrupted point still gets its tables

@@ -23,6 +23,7 @@ from ..workload import Workload
 from .clients import ClientSpec
 from .driver import run_plan
 from .environment import capture
+from .network import Network, Toxiproxy, through
 from .paths import repo_root
 from .server import Server
 
@@ -75,6 +76,7 @@ class Options:
     server_threads: int | None = None
     row_timeout_s: float = 300.0
     out: Path | None = None  # the parent of the results folder (default: results/)
+    network: Network | None = None  # emulated through toxiproxy; None: straight to the server (loopback)
 
 
 class Testbed:
@@ -87,7 +89,10 @@ class Testbed:
         self.out = new_results_dir(options.out, kind)
         self.console = Console(stderr=True, highlight=False)
         self.server: Server | None = None
-        self.base_url: str = ""
+        self.base_url: str = ""  # where the drivers send their requests (the proxy's, with a network)
+        self.server_url: str = ""  # the server itself
+        self.toxiproxy: Toxiproxy | None = None
+        self._proxies = 0
         self.interrupted: str | None = None
         self._previous: Any = None
         self.environment = capture(self.argv)
@@ -106,6 +111,9 @@ class Testbed:
                 self.server = Server(threads=self.options.server_threads, log=self.out / "server.log")
                 with self.console.status("starting the axum server"):
                     self.base_url = self.server.start()
+            self.server_url = self.base_url
+            if self.options.network is not None:
+                self.base_url = self.via(self.options.network)
         except BaseException:
             self._stop()
             if self.server is None and not any(self.out.iterdir()):  # nothing measured: leave no empty folder
@@ -113,7 +121,18 @@ class Testbed:
             raise
         return self
 
+    def via(self, network: Network) -> str:
+        """The base URL of a new proxy to the server with this network's toxics (toxiproxy starts once)."""
+        if self.toxiproxy is None:
+            self.toxiproxy = Toxiproxy(log=self.out / "toxiproxy.log")
+            self.toxiproxy.start()
+        self._proxies += 1
+        return through(self.toxiproxy, self.server_url, network, name=f"server{self._proxies}")
+
     def _stop(self) -> None:
+        if self.toxiproxy is not None:
+            self.toxiproxy.stop()
+            self.toxiproxy = None
         if self.server is not None:
             self.server.stop()
             self.server = None
@@ -132,14 +151,22 @@ class Testbed:
         self.console.print(f"[red]{self.interrupted}[/]; the server was stopped, partial results are in {self.out}")
         return True  # swallowed: the caller writes partial results and returns exit_code
 
+    def describe(self, workload: Workload) -> str:
+        """A table title: the workload, and the network when one is emulated."""
+        net = f"; network {self.options.network.describe()}" if self.options.network else ""
+        return workload.describe() + net
+
     @property
     def exit_code(self) -> int | None:
         if self.interrupted is None:
             return None
         return 130 if self.interrupted.startswith("interrupted") else 143
 
-    def results(self, workload: Workload, rows: Sequence[Row], **extra: Any) -> Results:
-        """The results document of these rows, as measured on this testbed."""
+    def results(self, workload: Workload, rows: Sequence[Row], network: Network | None = None, **extra: Any) -> Results:
+        """The results document of these rows, as measured on this testbed (through `network`, default the
+        testbed's own)."""
+        network = network or self.options.network
+        extra = {"network": network.to_json() if network else None, **extra}
         return Results(
             workload=workload,
             rows=list(rows),
@@ -156,10 +183,17 @@ class Testbed:
             extra=extra,
         )
 
-    def run_rows(self, specs: Sequence[ClientSpec], workload: Workload, out: Path, rows_sink: list[Row]) -> list[Row]:
+    def run_rows(
+        self,
+        specs: Sequence[ClientSpec],
+        workload: Workload,
+        out: Path,
+        rows_sink: list[Row],
+        base_url: str | None = None,
+    ) -> list[Row]:
         """Run the plan with progress output; rows are appended to rows_sink as soon as they exist,
         so partial results survive an interrupt."""
-        url = self.base_url + workload.path
+        url = (base_url or self.base_url) + workload.path
         expected = probe_body_bytes(url, workload.timeout_s)
         repeat = workload.repeat
         total = len(specs) * repeat
