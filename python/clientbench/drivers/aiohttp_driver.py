@@ -11,7 +11,7 @@ from . import harness
 
 async def make_client(args: argparse.Namespace) -> aiohttp.ClientSession:
     return aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=1),  # one keep-alive connection per worker
+        connector=aiohttp.TCPConnector(limit=1, ssl=harness.ssl_context(args)),  # one keep-alive connection
         timeout=aiohttp.ClientTimeout(total=args.timeout),
         trust_env=False,
     )

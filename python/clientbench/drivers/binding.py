@@ -49,15 +49,18 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
 
+    # verify= only when asked for: the plain-HTTP rows keep the exact call they always made
+    tls = {"verify": harness.verify(args)} if args.ca_file or args.insecure else {}
+
     def make_client(a: argparse.Namespace) -> Any:
-        return mod.Client(timeout=a.timeout)
+        return mod.Client(timeout=a.timeout, **tls)
 
     def held(client: Any, url: str) -> tuple[int, int]:
         status, nbytes = client.fetch_len(url, release_gil=False)
         return status, nbytes
 
     async def make_async_client(a: argparse.Namespace) -> Any:
-        return mod.AsyncClient(timeout=a.timeout)
+        return mod.AsyncClient(timeout=a.timeout, **tls)
 
     async def request_async(client: Any, url: str) -> tuple[int, int]:
         status, nbytes = await client.fetch_len(url)

@@ -4,14 +4,22 @@ per task)."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
+from curl_cffi import CurlOpt
 from curl_cffi import requests as cr
 
 from . import harness
 
 
+def _tls(args: argparse.Namespace) -> dict[str, Any]:
+    """curl's own options: CAINFO for --ca-file, no verification for --insecure."""
+    options = {CurlOpt.CAINFO: args.ca_file} if args.ca_file else None
+    return {"verify": not args.insecure, "curl_options": options}
+
+
 def make_client(args: argparse.Namespace) -> cr.Session[cr.Response]:
-    s: cr.Session[cr.Response] = cr.Session(timeout=args.timeout, trust_env=False)
+    s: cr.Session[cr.Response] = cr.Session(timeout=args.timeout, trust_env=False, **_tls(args))
     return s
 
 
@@ -21,7 +29,7 @@ def request(session: cr.Session[cr.Response], url: str) -> tuple[int, int]:
 
 
 async def make_async_client(args: argparse.Namespace) -> cr.AsyncSession[cr.Response]:
-    return cr.AsyncSession(timeout=args.timeout, trust_env=False, max_clients=1)
+    return cr.AsyncSession(timeout=args.timeout, trust_env=False, max_clients=1, **_tls(args))
 
 
 async def request_async(session: cr.AsyncSession[cr.Response], url: str) -> tuple[int, int]:

@@ -14,7 +14,7 @@ def _limits() -> httpx.Limits:
 
 
 def make_client(args: argparse.Namespace) -> httpx.Client:
-    return httpx.Client(timeout=args.timeout, limits=_limits(), trust_env=False)
+    return httpx.Client(timeout=args.timeout, limits=_limits(), trust_env=False, verify=harness.ssl_context(args))
 
 
 def request(client: httpx.Client, url: str) -> tuple[int, int]:
@@ -23,7 +23,7 @@ def request(client: httpx.Client, url: str) -> tuple[int, int]:
 
 
 async def make_async_client(args: argparse.Namespace) -> httpx.AsyncClient:
-    return httpx.AsyncClient(timeout=args.timeout, limits=_limits(), trust_env=False)
+    return httpx.AsyncClient(timeout=args.timeout, limits=_limits(), trust_env=False, verify=harness.ssl_context(args))
 
 
 async def request_async(client: httpx.AsyncClient, url: str) -> tuple[int, int]:

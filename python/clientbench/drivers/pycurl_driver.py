@@ -8,8 +8,13 @@ from . import harness
 
 
 class Handle:
-    def __init__(self, timeout: float):
+    def __init__(self, timeout: float, ca_file: str | None = None, insecure: bool = False):
         self.curl = pycurl.Curl()
+        if ca_file:
+            self.curl.setopt(pycurl.CAINFO, ca_file)
+        if insecure:
+            self.curl.setopt(pycurl.SSL_VERIFYPEER, 0)
+            self.curl.setopt(pycurl.SSL_VERIFYHOST, 0)
         self.nbytes = 0
         self.curl.setopt(pycurl.TIMEOUT_MS, int(timeout * 1000))
         self.curl.setopt(pycurl.NOSIGNAL, 1)
@@ -36,7 +41,11 @@ def main(argv: list[str] | None = None) -> None:
         "gil": None,
     }
     harness.run(
-        args, info, harness.SyncDriver(lambda a: Handle(a.timeout), lambda h, url: h.get(url), lambda h: h.curl.close())
+        args,
+        info,
+        harness.SyncDriver(
+            lambda a: Handle(a.timeout, a.ca_file, a.insecure), lambda h, url: h.get(url), lambda h: h.curl.close()
+        ),
     )
 
 

@@ -11,7 +11,8 @@ from . import harness
 
 def make_client(args: argparse.Namespace) -> requests.Session:
     session = requests.Session()
-    session.trust_env = False  # no proxy / netrc lookups: measure the client, not the environment
+    session.trust_env = False
+    session.verify = harness.verify(args)  # no proxy / netrc lookups: measure the client, not the environment
     session.timeout = args.timeout  # type: ignore[attr-defined]  # read back in request()
     return session
 

@@ -1,4 +1,4 @@
-"""Python `urllib3`, sync: W threads, one `HTTPConnectionPool` of size 1 (one connection) per thread."""
+"""Python `urllib3`, sync: W threads, one `HTTP(S)ConnectionPool` of size 1 (one connection) per thread."""
 
 from __future__ import annotations
 
@@ -12,10 +12,21 @@ from . import harness
 
 def make_client(args: argparse.Namespace) -> urllib3.HTTPConnectionPool:
     u = parse_url(args.url)
-    if u.scheme != "http" or not u.host:
+    if u.scheme not in ("http", "https") or not u.host:
         raise ValueError(f"unsupported URL {args.url!r}")
-    return urllib3.HTTPConnectionPool(
-        u.host, u.port or 80, maxsize=1, block=True, retries=False, timeout=urllib3.Timeout(total=args.timeout)
+    timeout = urllib3.Timeout(total=args.timeout)
+    if u.scheme == "http":
+        return urllib3.HTTPConnectionPool(u.host, u.port or 80, maxsize=1, block=True, retries=False, timeout=timeout)
+    harness.verify(args)  # (quiets urllib3's warning with --insecure)
+    return urllib3.HTTPSConnectionPool(
+        u.host,
+        u.port or 443,
+        maxsize=1,
+        block=True,
+        retries=False,
+        timeout=timeout,
+        cert_reqs="CERT_NONE" if args.insecure else "CERT_REQUIRED",
+        ca_certs=args.ca_file,
     )
 
 
