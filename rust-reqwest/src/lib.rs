@@ -12,8 +12,11 @@
 //!   when the server closed the connection just as the request went out.
 //! * [`BlockingClient`] — the same on a private current-thread tokio runtime, with a cancel callback
 //!   polled every [`CANCEL_POLL`] (the Python binding checks for signals there).
+//! * [`harness`] — the clientbench driver contract (flags, workers, timing, the raw document) that the
+//!   `reqwest-driver` binary runs this client with.
 
 mod error;
+pub mod harness;
 
 use std::future::Future;
 use std::time::{Duration, Instant};
