@@ -146,6 +146,26 @@ def add_session_options(p: argparse.ArgumentParser) -> None:
         f"rate=100mbit, or a preset ({', '.join(PRESETS)}); rtt=0 measures the proxy alone",
     )
     g.add_argument("-o", "--out", type=Path, default=None, help="results folder (default: results/)")
+    t = p.add_argument_group("https")
+    t.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS: the started server makes a throw-away CA and a certificate for localhost, 127.0.0.1 and "
+        "::1, and every driver is given that CA",
+    )
+    t.add_argument(
+        "--tls-version",
+        choices=["1.2", "1.3"],
+        default=None,
+        help="with --tls: the only TLS version the server accepts (default: both)",
+    )
+    trust = t.add_mutually_exclusive_group()
+    trust.add_argument(
+        "--ca-file", metavar="PATH", type=Path, default=None, help="with --target https://...: the CA (PEM) to trust"
+    )
+    trust.add_argument(
+        "--insecure", action="store_true", help="https: the drivers do not verify the certificate (unsafe)"
+    )
 
 
 def build_parser() -> Parser:
@@ -250,12 +270,34 @@ def workload(args: argparse.Namespace) -> Workload:
 
 
 def testbed_options(args: argparse.Namespace) -> Options:
+    """The testbed's options, checked together (one line for what does not fit)."""
+    https_target = bool(args.target) and args.target.lower().startswith("https://")
+    if args.target and not args.target.lower().startswith(("http://", "https://")):
+        raise SetupError(f"--target must be an http:// or https:// URL, got {args.target!r}")
+    if args.tls and args.target:
+        raise SetupError(
+            "--tls starts the server with HTTPS; for a running server give --target https://... "
+            "(and --ca-file when its certificate is not from a system root)"
+        )
+    if args.tls_version and not args.tls:
+        raise SetupError("--tls-version goes with --tls (it restricts the started server)")
+    if args.ca_file is not None:
+        if not https_target:
+            raise SetupError("--ca-file goes with --target https://... (with --tls the server's own CA is used)")
+        if not args.ca_file.is_file():
+            raise SetupError(f"--ca-file {args.ca_file}: no such file")
+    if args.insecure and not (args.tls or https_target):
+        raise SetupError("--insecure goes with --tls or --target https://...")
     return Options(
         target=args.target,
         server_threads=args.server_threads,
         row_timeout_s=args.row_timeout_s,
         out=args.out,
         network=args.network,
+        tls=args.tls,
+        tls_version=args.tls_version,
+        ca_file=str(args.ca_file.resolve()) if args.ca_file else None,
+        insecure=args.insecure,
     )
 
 

@@ -100,6 +100,7 @@ def run_driver(
     expected_body_bytes: int | None = None,
     tag: str = "",
     hash_seed: int | None = None,
+    driver_flags: Sequence[str] = (),
 ) -> DriverRun:
     """Run one driver once. `expected_body_bytes` (per request) enables the body-integrity check.
 
@@ -110,7 +111,7 @@ def run_driver(
     if spec.client.fixed_workers is not None:
         workload = workload.replace(workers=spec.client.fixed_workers)
     try:
-        argv = spec.argv() + workload.flags(url)
+        argv = spec.argv() + workload.flags(url) + list(driver_flags)
     except SetupError as exc:
         skipped = spec.client.optional and spec.needs_module is not None
         return DriverRun(spec.client, ok=False, reason=f"skipped: {exc}" if skipped else str(exc), skipped=skipped)
@@ -172,6 +173,7 @@ def run_plan(
     row_timeout_s: float,
     out_dir: Path | None,
     expected_body_bytes: int | None = None,
+    driver_flags: Sequence[str] = (),
     on_start: Callable[[ClientSpec, int], None] = lambda s, i: None,
     on_done: Callable[[DriverRun, int], None] = lambda r, i: None,
     rows: list[Row] | None = None,
@@ -197,6 +199,7 @@ def run_plan(
                 expected_body_bytes=expected_body_bytes,
                 tag=tag,
                 hash_seed=rep,
+                driver_flags=driver_flags,
             )
             if out_dir is not None and result.raw is not None:
                 (out_dir / "raw").mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import json
 import signal
+import ssl
 import subprocess
 import sys
 import threading
@@ -40,6 +41,15 @@ def child_preexec() -> None:
     _die_with_parent()
 
 
+def https_context(ca_file: str | None = None, insecure: bool = False) -> ssl.SSLContext:
+    """The runner's own TLS client settings (health check, body probe): the CA file, or the system roots."""
+    ctx = ssl.create_default_context(cafile=ca_file)
+    if insecure:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
 class Server:
     def __init__(
         self,
@@ -50,6 +60,9 @@ class Server:
         log: Path | None = None,
         extra_args: Sequence[str] = (),
         start_timeout: float = 20.0,
+        tls: bool = False,
+        tls_dir: Path | None = None,
+        tls_version: str | None = None,
     ):
         self.binary = require(binary or server_binary(), "server binary")
         self.threads = threads
@@ -57,7 +70,11 @@ class Server:
         self.log_path = log
         self.extra_args = list(extra_args)
         self.start_timeout = start_timeout
+        self.tls = tls
+        self.tls_dir = tls_dir
+        self.tls_version = tls_version
         self.url: str = ""
+        self.ca_file: str | None = None  # with tls: the throw-away CA the server generated (PEM)
         self.proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._drain: threading.Thread | None = None
@@ -74,6 +91,12 @@ class Server:
         cmd = [str(self.binary), "--host", "127.0.0.1", "--port", str(self.port), *self.extra_args]
         if self.threads:
             cmd += ["--threads", str(self.threads)]
+        if self.tls:
+            cmd += ["--tls"]
+            if self.tls_dir is not None:
+                cmd += ["--tls-dir", str(self.tls_dir)]
+            if self.tls_version:
+                cmd += ["--tls-version", self.tls_version]
         self._log = open(self.log_path, "wb") if self.log_path else open("/dev/null", "wb")
         self.proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=self._log, stdin=subprocess.DEVNULL, preexec_fn=child_preexec
@@ -102,9 +125,15 @@ class Server:
             raise SetupError(f"server {why} within {self.start_timeout:.0f}s; see its log")
         try:
             msg = json.loads(line)
+            if self.tls:
+                self.ca_file = msg.get("ca_file")
             return str(msg["url"]).rstrip("/")
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             raise SetupError(f"server printed an unexpected first line: {line[:200]!r}") from None
+
+    def context(self) -> ssl.SSLContext | None:
+        """What a client of this server must trust (None for plain HTTP)."""
+        return https_context(self.ca_file) if self.tls else None
 
     def _drain_stdout(self) -> None:
         assert self.proc and self.proc.stdout and self._log
@@ -119,7 +148,7 @@ class Server:
         deadline = time.monotonic() + self.start_timeout
         while True:
             try:
-                with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
+                with urllib.request.urlopen(self.url + "/health", timeout=2, context=self.context()) as r:
                     if r.status == 200:
                         return
             except (urllib.error.URLError, OSError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import signal
+import ssl
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
@@ -25,7 +26,7 @@ from .driver import run_plan
 from .environment import capture
 from .network import Network, Toxiproxy, through
 from .paths import repo_root
-from .server import Server
+from .server import Server, https_context
 
 
 class Terminated(BaseException):
@@ -59,10 +60,10 @@ def link_latest(out: Path) -> None:
         pass
 
 
-def probe_body_bytes(url: str, timeout: float) -> int | None:
+def probe_body_bytes(url: str, timeout: float, context: ssl.SSLContext | None = None) -> int | None:
     """Body length of one GET to url (the runner's own reference for the body-integrity check)."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
+        with urllib.request.urlopen(url, timeout=timeout, context=context) as r:
             return len(r.read()) if r.status == 200 else None
     except (urllib.error.URLError, OSError, ValueError):
         return None
@@ -77,6 +78,16 @@ class Options:
     row_timeout_s: float = 300.0
     out: Path | None = None  # the parent of the results folder (default: results/)
     network: Network | None = None  # emulated through toxiproxy; None: straight to the server (loopback)
+    tls: bool = False  # start the server with HTTPS (a throw-away CA), and give the drivers that CA
+    tls_version: str | None = None  # "1.2" or "1.3": the only TLS version the started server accepts
+    ca_file: str | None = None  # with --target https://...: the CA to trust (default: the system's roots)
+    insecure: bool = False  # with --target https://...: do not verify the certificate
+
+    @property
+    def scheme(self) -> str:
+        if self.target:
+            return self.target.split("://", 1)[0].lower()
+        return "https" if self.tls else "http"
 
 
 class Testbed:
@@ -92,6 +103,7 @@ class Testbed:
         self.base_url: str = ""  # where the drivers send their requests (the proxy's, with a network)
         self.server_url: str = ""  # the server itself
         self.toxiproxy: Toxiproxy | None = None
+        self.ca_file: str | None = options.ca_file  # what the drivers trust (the started server's CA with --tls)
         self._proxies = 0
         self.interrupted: str | None = None
         self._previous: Any = None
@@ -102,15 +114,23 @@ class Testbed:
         try:
             if self.options.target:
                 self.base_url = self.options.target.rstrip("/")
+                ctx = self.context()
                 if (
-                    probe_body_bytes(self.base_url + "/health", 5) is None
-                    and probe_body_bytes(self.base_url + "/", 5) is None
+                    probe_body_bytes(self.base_url + "/health", 5, ctx) is None
+                    and probe_body_bytes(self.base_url + "/", 5, ctx) is None
                 ):
                     raise SetupError(f"--target {self.options.target} does not answer HTTP GET")
             else:
-                self.server = Server(threads=self.options.server_threads, log=self.out / "server.log")
+                self.server = Server(
+                    threads=self.options.server_threads,
+                    log=self.out / "server.log",
+                    tls=self.options.tls,
+                    tls_dir=self.out / "tls" if self.options.tls else None,
+                    tls_version=self.options.tls_version,
+                )
                 with self.console.status("starting the axum server"):
                     self.base_url = self.server.start()
+                self.ca_file = self.server.ca_file
             self.server_url = self.base_url
             if self.options.network is not None:
                 self.base_url = self.via(self.options.network)
@@ -120,6 +140,20 @@ class Testbed:
                 self.out.rmdir()
             raise
         return self
+
+    def context(self) -> ssl.SSLContext | None:
+        """The runner's own TLS settings for its probes (None for plain HTTP)."""
+        if self.options.scheme != "https":
+            return None
+        return https_context(self.ca_file, self.options.insecure)
+
+    def driver_flags(self) -> list[str]:
+        """The TLS flags every driver gets (docs/raw-format.md): the CA to trust, or --insecure."""
+        if self.options.scheme != "https":
+            return []
+        if self.options.insecure:
+            return ["--insecure"]
+        return ["--ca-file", self.ca_file] if self.ca_file else []
 
     def via(self, network: Network) -> str:
         """The base URL of a new proxy to the server with this network's toxics (toxiproxy starts once)."""
@@ -166,7 +200,14 @@ class Testbed:
         """The results document of these rows, as measured on this testbed (through `network`, default the
         testbed's own)."""
         network = network or self.options.network
-        extra = {"network": network.to_json() if network else None, **extra}
+        tls = None
+        if self.options.scheme == "https":
+            tls = {
+                "ca_file": self.ca_file,
+                "verify": not self.options.insecure,
+                "server_versions": self.options.tls_version or "1.2,1.3" if self.server else None,
+            }
+        extra = {"network": network.to_json() if network else None, "scheme": self.options.scheme, "tls": tls, **extra}
         return Results(
             workload=workload,
             rows=list(rows),
@@ -194,7 +235,7 @@ class Testbed:
         """Run the plan with progress output; rows are appended to rows_sink as soon as they exist,
         so partial results survive an interrupt."""
         url = (base_url or self.base_url) + workload.path
-        expected = probe_body_bytes(url, workload.timeout_s)
+        expected = probe_body_bytes(url, workload.timeout_s, self.context())
         repeat = workload.repeat
         total = len(specs) * repeat
         done = 0
@@ -224,6 +265,7 @@ class Testbed:
                 row_timeout_s=self.options.row_timeout_s,
                 out_dir=out,
                 expected_body_bytes=expected,
+                driver_flags=self.driver_flags(),
                 on_start=on_start,
                 on_done=on_done,
                 rows=rows_sink,
