@@ -1,5 +1,5 @@
-//! `ClientError`: the four failure classes every clientbench client reports (plus the local ones), and
-//! the classification of `reqwest::Error` into them.
+//! `ClientError`: the failure classes every clientbench client reports (docs/raw-format.md, "Failure
+//! reasons"), and the classification of `reqwest::Error` into them.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -34,21 +34,28 @@ pub enum ClientError {
     Protocol(String),
     /// The caller's cancel callback asked to stop (BlockingClient only); the request was dropped.
     Cancelled,
-    /// The client cannot be used this way (closed, or called from inside a tokio runtime).
+    /// The client cannot be built or used this way (closed, or called from inside a tokio runtime);
+    /// its failure class is the catch-all `Error`.
     Usage(String),
 }
 
+/// The failure classes, the same in every language's harness (cpp-beast's `beast_client::Error::type_name`,
+/// python/clientbench/drivers/harness.py): a failed request's reason is `<Class>: <message>`.
+pub const FAILURE_CLASSES: [&str; 7] =
+    ["TimeoutError", "ConnectionError", "ProtocolError", "InvalidUrl", "InvalidRequest", "Cancelled", "Error"];
+
 impl ClientError {
-    /// Short class name, used as the prefix of driver failure reasons.
+    /// The failure class (one of [`FAILURE_CLASSES`]): the prefix of driver failure reasons.
+    /// A [`ClientError::Usage`] error (the client used the wrong way) is the catch-all `Error`.
     pub fn kind(&self) -> &'static str {
         match self {
             ClientError::InvalidUrl(_) => "InvalidUrl",
             ClientError::InvalidRequest(_) => "InvalidRequest",
-            ClientError::Timeout(_) => "Timeout",
-            ClientError::Connection(..) => "Connection",
-            ClientError::Protocol(_) => "Protocol",
+            ClientError::Timeout(_) => "TimeoutError",
+            ClientError::Connection(..) => "ConnectionError",
+            ClientError::Protocol(_) => "ProtocolError",
             ClientError::Cancelled => "Cancelled",
-            ClientError::Usage(_) => "Usage",
+            ClientError::Usage(_) => "Error",
         }
     }
 
@@ -66,6 +73,7 @@ impl ClientError {
     }
 }
 
+/// `<Class>: <message>`, the canonical failure reason.
 impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.kind(), self.message())

@@ -585,4 +585,14 @@ mod tests {
         // one client per worker for the warm-up, then one per timed request
         assert_eq!(driver.clients.load(Ordering::Relaxed), 2 * (1 + 5));
     }
+
+    #[test]
+    fn failure_reasons_are_canonical() {
+        assert_eq!(failure_reason(&Ok((200, 5))), None);
+        assert_eq!(failure_reason(&Ok((503, 0))).as_deref(), Some("status 503"));
+        assert_eq!(failure_reason(&Ok((204, 0))).as_deref(), Some("status 204"));
+        assert_eq!(failure_reason(&Err(timeout())).as_deref(), Some("TimeoutError: request timed out"));
+        let refused = ClientError::Connection(crate::ConnectionKind::Refused, "connection refused".into());
+        assert_eq!(failure_reason(&Err(refused)).as_deref(), Some("ConnectionError: connection refused"));
+    }
 }

@@ -25,7 +25,7 @@ use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, Url};
 
-pub use error::{chain_text, classify, ClientError, ConnectionKind};
+pub use error::{chain_text, classify, ClientError, ConnectionKind, FAILURE_CLASSES};
 
 /// The locked version of the reqwest crate this was built with (read from Cargo.lock by build.rs).
 pub const REQWEST_VERSION: &str = env!("REQWEST_VERSION");

@@ -9,7 +9,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use reqwest_bench::{parse_url, BlockingClient, Client, ClientError, ConnectionKind};
+use reqwest_bench::{parse_url, BlockingClient, Client, ClientError, ConnectionKind, FAILURE_CLASSES};
 
 const IO_LIMIT: Duration = Duration::from_secs(10);
 
@@ -406,6 +406,43 @@ fn blocking_client_inside_tokio_runtime_is_usage_error() {
     let c = BlockingClient::new(Duration::from_secs(1)).expect("client");
     let err = rt().block_on(async { c.get("http://127.0.0.1:9/", || false) }).expect_err("usage");
     assert!(matches!(err, ClientError::Usage(_)), "{err:?}");
+}
+
+/// Failure reasons start with the class names every harness uses (C++ beast_client::Error::type_name,
+/// Python's harness): `<Class>: <message>`.
+#[test]
+fn failure_reasons_use_the_shared_class_names() {
+    let cases = [
+        (ClientError::Timeout("t".into()), "TimeoutError: t"),
+        (ClientError::Connection(ConnectionKind::Refused, "r".into()), "ConnectionError: r"),
+        (ClientError::Connection(ConnectionKind::Other, "o".into()), "ConnectionError: o"),
+        (ClientError::Protocol("p".into()), "ProtocolError: p"),
+        (ClientError::InvalidUrl("u".into()), "InvalidUrl: u"),
+        (ClientError::InvalidRequest("q".into()), "InvalidRequest: q"),
+        (ClientError::Cancelled, "Cancelled: request cancelled"),
+        (ClientError::Usage("client is closed".into()), "Error: client is closed"),
+    ];
+    for (err, text) in cases {
+        assert!(FAILURE_CLASSES.contains(&err.kind()), "{err:?}");
+        assert_eq!(err.to_string(), text);
+    }
+    // and what real failures print
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let refused = rt().block_on(client(Duration::from_secs(5)).get(&format!("http://127.0.0.1:{port}/")));
+    let text = refused.expect_err("refused").to_string();
+    assert!(text.starts_with("ConnectionError: ") && text.contains("refused"), "{text}");
+    let (url, _) = serve(1, |stream, _| {
+        let mut r = BufReader::new(stream);
+        let _ = read_request(&mut r);
+        thread::sleep(Duration::from_secs(2));
+    });
+    let timed_out = rt().block_on(client(Duration::from_millis(200)).get(&url)).expect_err("timeout").to_string();
+    assert!(timed_out.starts_with("TimeoutError: "), "{timed_out}");
+    let bad = BlockingClient::new(Duration::from_secs(1)).expect("client").get("https://127.0.0.1/", || false);
+    assert!(bad.expect_err("https").to_string().starts_with("InvalidUrl: "));
 }
 
 #[test]
