@@ -17,7 +17,10 @@
 #include <boost/optional/optional.hpp>
 #include <boost/version.hpp>
 
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -159,7 +162,22 @@ ConnectionError::Kind kind_of(const beast::error_code& ec) {
     return ConnectionError::Kind::other;
 }
 
-// The server closed a kept-alive connection before this request reached it (idle close / reset).
+// RFC 9110 9.2.2: a request with an idempotent method may be sent again after a connection failure; any
+// other (POST, PATCH, CONNECT, extension methods) must not be, once it may have reached the server.
+bool is_idempotent(http::verb method) {
+    switch (method) {
+        case http::verb::get:
+        case http::verb::head:
+        case http::verb::options:
+        case http::verb::trace:
+        case http::verb::put:
+        case http::verb::delete_: return true;
+        default: return false;
+    }
+}
+
+// The connection failed the way a kept-alive connection does when the server had closed it (idle close /
+// reset) by the time the request arrived.
 bool is_stale_connection(const beast::error_code& ec) {
     return ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
            ec == net::error::broken_pipe || ec == net::error::connection_aborted;
@@ -361,9 +379,25 @@ struct Client::Impl {
         }
     }
 
-    // Makes sure a connection to u is open; returns true when an existing one is re-used.
+    // Whether the idle kept-alive connection can carry a new request: nothing unread is buffered and the
+    // server has neither closed nor reset it. One non-blocking MSG_PEEK: EAGAIN = open and quiet; 0 = the
+    // server's FIN (e.g. its keep-alive timeout); an error = reset; data = bytes the server sent unasked
+    // (e.g. a 408 before closing), which cannot be the response to the next request.
+    bool reusable() {
+        if (buffer.size() != 0) return false;
+        char c;
+        for (;;) {
+            const auto n = ::recv(stream.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+            if (n < 0 && errno == EINTR) continue;
+            return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+        }
+    }
+
+    // Makes sure a connection to u is open; returns true when an existing one is re-used. A kept-alive
+    // connection that the server closed while it was idle is replaced here, before anything is sent on it,
+    // for every method.
     bool connect(const Url& u, Clock::time_point deadline, const CancelCheck& cancel, const std::string& where) {
-        if (open && u.port == port && u.host == host) return true;
+        if (open && u.port == port && u.host == host && reusable()) return true;
         drop();
         std::vector<tcp::endpoint> endpoints;
         beast::error_code ec;
@@ -404,13 +438,18 @@ struct Client::Impl {
         return false;
     }
 
-    // One request/response exchange, with the single transparent retry of a stale kept-alive connection.
+    // One request/response exchange. connect() has already replaced a kept-alive connection found closed.
+    // If the server closes a re-used connection after that check (a race with its idle timeout), the
+    // request is sent again once, on a new connection, only when that is harmless: no byte of the response
+    // had arrived, and either no byte of the request had been sent or the method is idempotent (a repeat
+    // has the effect of one request, RFC 9110 9.2.2).
     // `reader` is (re)created for each attempt; after a failure it holds what was received.
     void roundtrip(const Url& u, http::request<http::string_body>& req, std::optional<ResponseReader>& reader,
                    bool keep, std::uint64_t body_limit, const CancelCheck& cancel) {
         const auto deadline = Clock::now() + owner.timeout_;
         const std::string where = host_port(u.host, u.port);
         const bool head = req.method() == http::verb::head;
+        const bool idempotent = is_idempotent(req.method());
         for (int attempt = 0;; ++attempt) {
             reader.reset();
             const bool reused = connect(u, deadline, cancel, where);
@@ -418,14 +457,16 @@ struct Client::Impl {
 
             beast::error_code ec;
             bool done = false;
-            http::async_write(stream, req, [&](const beast::error_code& e, std::size_t) {
+            std::size_t sent = 0;  // bytes of the request handed to the kernel
+            http::async_write(stream, req, [&](const beast::error_code& e, std::size_t n) {
                 ec = e;
+                sent = n;
                 done = true;
             });
             wait(done, deadline, cancel, Phase::write, true, where);
             if (ec) {
                 drop();
-                if (may_retry && is_stale_connection(ec)) continue;
+                if (may_retry && is_stale_connection(ec) && (idempotent || sent == 0)) continue;
                 fail(ec, Phase::write, where);
             }
 
@@ -446,8 +487,15 @@ struct Client::Impl {
                     const bool started = interim || parser.got_some();
                     drop();
                     if (may_retry && !started && is_stale_connection(ec)) {
-                        retry = true;
-                        break;
+                        if (idempotent) {
+                            retry = true;
+                            break;
+                        }
+                        throw ConnectionError("connection to " + where +
+                                                  " closed by the server before a response was received (" +
+                                                  str(req.method_string()) +
+                                                  " is not idempotent: not re-sent, the server may have received it)",
+                                              ConnectionError::Kind::reset);
                     }
                     fail(ec, Phase::read, where);
                 }

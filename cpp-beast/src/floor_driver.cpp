@@ -8,8 +8,9 @@
 // without Content-Length (chunked, EOF-delimited) are a ProtocolError, and the timeout applies to each
 // socket operation (SO_RCVTIMEO/SO_SNDTIMEO) rather than to the whole request.
 //
-// Like the Beast client, a request on a re-used connection that the server closed meanwhile (EOF or reset
-// before any response byte) is retried once on a new connection, and `Connection: close` is honoured.
+// A GET (idempotent, so sending it again is harmless) on a re-used connection that the server closed
+// meanwhile (EOF or reset before any response byte) is retried once on a new connection, and `Connection:
+// close` is honoured. (Unlike the Beast client, it does not check an idle connection before re-using it.)
 #include "beast_client/client.hpp"
 #include "harness.hpp"
 

@@ -8,6 +8,7 @@
 #include <boost/asio/write.hpp>
 
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <atomic>
 #include <cctype>
@@ -55,6 +56,13 @@ public:
         boost::system::error_code ec;
         sock_->set_option(net::socket_base::linger(true, 0), ec);
         sock_->close(ec);
+    }
+    // Waits up to `limit` for the next request to start (or the peer to close); false when the connection
+    // stayed idle that long (a server's keep-alive timeout).
+    bool wait_readable(std::chrono::milliseconds limit) {
+        if (!buf_.empty()) return true;
+        pollfd p{sock_->native_handle(), POLLIN, 0};
+        return ::poll(&p, 1, static_cast<int>(limit.count())) > 0;
     }
     // Blocks until the peer closes or the server shuts down.
     void wait_closed() {
@@ -370,9 +378,9 @@ TEST(Client, InvalidMethodOrHeaderIsRejectedBeforeSending) {
     EXPECT_EQ(server.accepts(), 0);
 }
 
-// ---- keep-alive retry rules ------------------------------------------------------------------------
+// ---- keep-alive: idle closes and the retry rules ----------------------------------------------------
 
-TEST(Client, IdleCloseBetweenRequestsIsRetriedOnce) {
+TEST(Client, IdleCloseBetweenRequestsReopensTheConnection) {
     TestServer server([](Conn& c) {
         if (c.read_request()) c.write(kHello);
         c.close();  // the idle keep-alive connection goes away before the next request
@@ -387,7 +395,7 @@ TEST(Client, IdleCloseBetweenRequestsIsRetriedOnce) {
     EXPECT_EQ(c.connections_opened(), 3u);
 }
 
-TEST(Client, IdleResetBetweenRequestsIsRetriedOnce) {
+TEST(Client, IdleResetBetweenRequestsReopensTheConnection) {
     TestServer server([](Conn& c) {
         if (c.read_request()) c.write(kHello);
         std::this_thread::sleep_for(20ms);
@@ -398,6 +406,83 @@ TEST(Client, IdleResetBetweenRequestsIsRetriedOnce) {
     std::this_thread::sleep_for(80ms);
     EXPECT_EQ(c.get(server.url()), 200);
     EXPECT_EQ(server.accepts(), 2);
+}
+
+// A server with a 200 ms keep-alive timeout; every request, with its body, is sent after a 400 ms pause,
+// i.e. after the server closed the idle connection: the client notices before sending and reconnects, and
+// the server sees each request exactly once, whatever the method.
+TEST(Client, IdleTimeoutCloseIsReopenedBeforeSendingForEveryMethod) {
+    TestServer server([](Conn& c) {
+        std::string req;
+        while (c.wait_readable(200ms) && c.read_request(&req)) {
+            const std::string line = req.substr(0, req.find("\r\n"));
+            c.write("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(line.size()) + "\r\n\r\n" + line);
+        }
+        c.close();  // idle for 200 ms (or the client closed)
+    });
+    Client c(2s);
+    EXPECT_EQ(c.get(server.url("/first")), 200);
+    const std::vector<std::string> methods{"GET", "POST", "PUT", "PATCH"};
+    for (const auto& method : methods) {
+        std::this_thread::sleep_for(400ms);
+        const std::string body = "body of the " + method + " request";
+        const auto r = c.request(method, server.url("/" + method), {{"Content-Type", "text/plain"}}, body);
+        EXPECT_EQ(r.status, 200) << method;
+        EXPECT_EQ(r.body, method + " /" + method + " HTTP/1.1") << method;
+    }
+    EXPECT_EQ(server.accepts(), 5);
+    EXPECT_EQ(c.connections_opened(), 5u);
+    const auto reqs = server.requests();
+    ASSERT_EQ(reqs.size(), 5u);
+    for (std::size_t i = 0; i < methods.size(); ++i) {
+        const std::string& m = methods[i];
+        const std::string& q = reqs[i + 1];
+        EXPECT_EQ(q.rfind(m + " /" + m + " HTTP/1.1\r\n", 0), 0u) << q;
+        const std::string body = "body of the " + m + " request";
+        EXPECT_EQ(q.substr(q.size() - body.size()), body) << q;
+    }
+}
+
+// The server receives a request on a re-used connection and closes it without answering (as when its
+// idle timeout and the request cross): a request that may have reached the server is sent again only
+// when its method is idempotent. POST and PATCH fail and reach the server exactly once.
+TEST(Client, ClosedAfterTheRequestArrivedOnlyIdempotentMethodsAreResent) {
+    TestServer server([](Conn& c) {
+        std::string req;
+        if (!c.read_request(&req)) return;
+        c.write(kHello);
+        if (req.rfind("GET /setup ", 0) == 0) {  // the request after the setup GET goes unanswered
+            c.read_request();
+            c.close();
+            return;
+        }
+        while (c.read_request()) c.write(kHello);
+    });
+    const auto count = [&](const std::string& start) {
+        int n = 0;
+        for (const auto& q : server.requests()) n += q.rfind(start, 0) == 0;
+        return n;
+    };
+    for (const std::string method : {"POST", "PATCH", "GET", "PUT", "DELETE"}) {
+        Client c(2s);
+        const std::string start = method + " /" + method + " HTTP/1.1\r\n";
+        ASSERT_EQ(c.get(server.url("/setup")), 200);
+        if (method == "POST" || method == "PATCH") {
+            try {
+                c.request(method, server.url("/" + method), {}, "once");
+                FAIL() << method << ": no error";
+            } catch (const beast_client::ConnectionError& e) {
+                EXPECT_NE(std::string(e.what()).find(method + " is not idempotent: not re-sent"), std::string::npos)
+                    << e.what();
+            }
+            EXPECT_EQ(c.connections_opened(), 1u) << method;
+            EXPECT_EQ(count(start), 1) << method;
+        } else {
+            EXPECT_EQ(c.request(method, server.url("/" + method), {}, "twice").status, 200) << method;
+            EXPECT_EQ(c.connections_opened(), 2u) << method;
+            EXPECT_EQ(count(start), 2) << method;  // RFC 9110 9.2.2: a repeat has the effect of one request
+        }
+    }
 }
 
 TEST(Client, FreshConnectionIsNeverRetried) {

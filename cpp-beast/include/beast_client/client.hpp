@@ -2,8 +2,13 @@
 //
 // One Client owns one keep-alive connection (re-used while the host:port stays the same; re-opened after
 // `Connection: close`, an HTTP/1.0 or EOF-delimited response, or an error) and its own io_context.
-// A request on a re-used connection that the server had closed in the meantime (EOF / reset before any
-// byte of the response) is retried once, transparently, on a new connection; nothing else is retried.
+// Before a kept-alive connection is re-used, a non-blocking peek checks that the server has not closed it
+// while it was idle (its keep-alive timeout); if it has, a new connection is opened transparently, for every
+// method, before anything is sent. If the server closes a re-used connection after that check (a race with
+// its timeout: EOF / reset before any byte of the response), the request is sent again, once, on a new
+// connection, only when that is harmless: no byte of it had been sent, or its method is idempotent (GET,
+// HEAD, PUT, DELETE, OPTIONS, TRACE; RFC 9110 9.2.2). A POST, PATCH or other request that may have reached
+// the server is never re-sent: it fails with ConnectionError. Nothing else is retried.
 //
 // Every request (resolve + connect + write + read, including that retry) is bounded by the client's
 // timeout: the operations are asynchronous and the client runs its io_context in slices of at most
