@@ -1,7 +1,9 @@
 //! reqwest-soak: many requests through `reqwest_bench::Client` from W tokio tasks, bounded in time,
-//! storing no per-request samples, so that memory growth means a leak. Prints one JSON line (the format
-//! of python/clientbench/drivers/soak_binding.py): requests, failures, reasons, RSS after warm-up and at
-//! the end (KiB), elapsed seconds. Used by `clientbench soak` / `make soak`.
+//! storing no per-request samples, so that memory growth means a leak. Prints one JSON line,
+//! `clientbench.soak/1` (docs/soak-format.md; "schema" is its first key): requests, failures, reasons,
+//! RSS after warm-up and at the end (KiB), elapsed seconds. Used by `clientbench soak` / `make soak`.
+//! Failure reasons are the drivers' canonical ones (`harness::failure_reason`); the line keeps the most
+//! common, most common first, as the C++ and Python soak targets do.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -9,7 +11,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use reqwest_bench::Client;
+use reqwest_bench::{harness, Client};
+use serde::ser::{Serialize, Serializer};
+
+/// The `schema` of the line.
+const SCHEMA: &str = "clientbench.soak/1";
+/// How many of the most common failure reasons the line keeps (as the other soak targets).
+const TOP_REASONS: usize = 5;
 
 /// Soak the reqwest client: R requests from W tasks, bounded in time.
 #[derive(Parser, Debug)]
@@ -48,11 +56,11 @@ struct Tally {
 }
 
 impl Tally {
-    fn record(&self, ok: bool, reason: impl FnOnce() -> String, warmup: u64) {
-        if !ok {
+    fn record(&self, reason: Option<String>, warmup: u64) {
+        if let Some(reason) = reason {
             self.failures.fetch_add(1, Ordering::Relaxed);
             if let Ok(mut r) = self.reasons.lock() {
-                *r.entry(reason()).or_insert(0) += 1;
+                *r.entry(reason).or_insert(0) += 1;
             }
         }
         let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -99,11 +107,8 @@ fn main() -> std::process::ExitCode {
                     }
                 };
                 while tally.issued.fetch_add(1, Ordering::Relaxed) < total && Instant::now() < deadline {
-                    match client.get(&url).await {
-                        Ok((200, _)) => tally.record(true, String::new, warmup),
-                        Ok((status, _)) => tally.record(false, || format!("status {status}"), warmup),
-                        Err(e) => tally.record(false, || e.kind().to_string(), warmup),
-                    }
+                    let result = client.get(&url).await;
+                    tally.record(harness::failure_reason(&result), warmup);
                 }
             }));
         }
@@ -114,15 +119,56 @@ fn main() -> std::process::ExitCode {
     let done = tally.done.load(Ordering::Relaxed);
     let warm = tally.rss_warm.load(Ordering::Relaxed);
     let reasons = tally.reasons.lock().map(|r| r.clone()).unwrap_or_default();
-    let doc = serde_json::json!({
-        "requests": done,
-        "failures": tally.failures.load(Ordering::Relaxed),
-        "reasons": reasons,
-        "rss_warm_kib": if warm < 0 { serde_json::Value::Null } else { warm.into() },
-        "rss_end_kib": rss_kib(),
-        "elapsed_s": (t0.elapsed().as_secs_f64() * 100.0).round() / 100.0,
-        "stopped_by_time": done < args.requests,
-    });
-    println!("{doc}");
-    std::process::ExitCode::SUCCESS
+    let line = SoakLine {
+        schema: SCHEMA,
+        requests: done,
+        failures: tally.failures.load(Ordering::Relaxed),
+        reasons: TopReasons::of(reasons),
+        rss_warm_kib: (warm >= 0).then_some(warm),
+        rss_end_kib: rss_kib(),
+        elapsed_s: (t0.elapsed().as_secs_f64() * 100.0).round() / 100.0,
+        stopped_by_time: done < args.requests,
+    };
+    match serde_json::to_string(&line) {
+        Ok(text) => {
+            println!("{text}");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("reqwest-soak: cannot serialise the result: {e}");
+            std::process::ExitCode::from(1)
+        }
+    }
+}
+
+/// The line, keys in this order (docs/soak-format.md).
+#[derive(serde::Serialize)]
+struct SoakLine {
+    schema: &'static str,
+    requests: u64,
+    failures: u64,
+    reasons: TopReasons,
+    rss_warm_kib: Option<i64>,
+    rss_end_kib: i64,
+    elapsed_s: f64,
+    stopped_by_time: bool,
+}
+
+/// The most common failure reasons with their counts, most common first (ties in reason order),
+/// serialised as a JSON object in that order.
+struct TopReasons(Vec<(String, u64)>);
+
+impl TopReasons {
+    fn of(counts: BTreeMap<String, u64>) -> Self {
+        let mut top: Vec<(String, u64)> = counts.into_iter().collect();
+        top.sort_by(|a, b| b.1.cmp(&a.1)); // stable: equal counts stay in reason order
+        top.truncate(TOP_REASONS);
+        TopReasons(top)
+    }
+}
+
+impl Serialize for TopReasons {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(reason, count)| (reason, count)))
+    }
 }
