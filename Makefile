@@ -76,7 +76,7 @@ lint: venv bindings system-deps  ## ruff, mypy, stubtest of both bindings, clipp
 
 build: system-deps venv rust cpp  ## release builds of the server and the native drivers
 
-system-deps:  ## Boost headers, CMake, ninja, GoogleTest, clang-format from apt when missing (sudo when not root)
+system-deps:  ## Boost headers, OpenSSL, CMake, ninja, GoogleTest, clang-format from apt when missing (sudo when not root)
 	@missing=""; \
 	echo '#include <boost/beast/version.hpp>' | $(CXX) -x c++ -std=c++17 -fsyntax-only - 2>/dev/null \
 	  || missing="$$missing libboost1.81-dev"; \
@@ -84,6 +84,7 @@ system-deps:  ## Boost headers, CMake, ninja, GoogleTest, clang-format from apt 
 	command -v $(CMAKE) >/dev/null || missing="$$missing cmake"; \
 	[ -e /usr/include/gtest/gtest.h ] || missing="$$missing libgtest-dev"; \
 	command -v clang-format >/dev/null || missing="$$missing clang-format"; \
+	[ -e /usr/include/openssl/ssl.h ] || missing="$$missing libssl-dev"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && \
