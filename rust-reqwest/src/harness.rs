@@ -511,11 +511,9 @@ mod tests {
             self.0.make_client(timeout)
         }
 
-        fn get(&self, client: &FakeClient, _url: &str) -> impl Future<Output = Result<(u16, u64), ClientError>> + Send {
-            async move {
-                tokio::task::yield_now().await;
-                answer(client)
-            }
+        async fn get(&self, client: &FakeClient, _url: &str) -> Result<(u16, u64), ClientError> {
+            tokio::task::yield_now().await;
+            answer(client)
         }
     }
 

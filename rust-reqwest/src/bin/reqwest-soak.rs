@@ -161,7 +161,7 @@ struct TopReasons(Vec<(String, u64)>);
 impl TopReasons {
     fn of(counts: BTreeMap<String, u64>) -> Self {
         let mut top: Vec<(String, u64)> = counts.into_iter().collect();
-        top.sort_by(|a, b| b.1.cmp(&a.1)); // stable: equal counts stay in reason order
+        top.sort_by_key(|(_, count)| std::cmp::Reverse(*count)); // stable: ties stay in reason order
         top.truncate(TOP_REASONS);
         TopReasons(top)
     }
