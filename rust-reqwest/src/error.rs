@@ -122,9 +122,9 @@ fn classify_chain(err: &reqwest::Error) -> Option<Class> {
         if let Some(io) = e.downcast_ref::<io::Error>() {
             match io.kind() {
                 io::ErrorKind::ConnectionRefused => return Some(Class::Connection(ConnectionKind::Refused)),
-                io::ErrorKind::ConnectionReset
-                | io::ErrorKind::ConnectionAborted
-                | io::ErrorKind::BrokenPipe => return Some(Class::Connection(ConnectionKind::Reset)),
+                io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted | io::ErrorKind::BrokenPipe => {
+                    return Some(Class::Connection(ConnectionKind::Reset))
+                }
                 io::ErrorKind::UnexpectedEof => return Some(Class::Connection(ConnectionKind::Closed)),
                 io::ErrorKind::TimedOut => return Some(Class::Timeout),
                 io::ErrorKind::InvalidData => return Some(Class::Protocol),

@@ -177,9 +177,8 @@ fn bad_chunked_framing_is_protocol() {
     let (url, _) = serve(1, |stream, _| {
         let mut r = BufReader::new(stream);
         if read_request(&mut r).is_some() {
-            let _ = r
-                .get_mut()
-                .write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n");
+            let _ =
+                r.get_mut().write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n");
         }
         thread::sleep(Duration::from_millis(200));
     });

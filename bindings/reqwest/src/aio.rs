@@ -270,9 +270,7 @@ impl RawAsyncClient {
         let headers = extract_headers(headers)?;
         let body = extract_body(body)?;
         let client = self.handle()?;
-        spawn(completer, async move {
-            client.fetch(&method, &url, &headers, body).await.map(Outcome::Response)
-        })
+        spawn(completer, async move { client.fetch(&method, &url, &headers, body).await.map(Outcome::Response) })
     }
 
     #[getter]

@@ -22,8 +22,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use pyo3::create_exception;
 use pyo3::exceptions::{
-    PyConnectionError, PyConnectionRefusedError, PyConnectionResetError, PyOSError, PyRuntimeError,
-    PyTimeoutError, PyTypeError, PyValueError,
+    PyConnectionError, PyConnectionRefusedError, PyConnectionResetError, PyOSError, PyRuntimeError, PyTimeoutError,
+    PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -63,14 +63,11 @@ pub(crate) fn extract_headers(headers: Option<&Bound<'_, PyAny>>) -> PyResult<Ve
     if h.is_none() {
         return Ok(Vec::new());
     }
-    let items = h
-        .call_method0("items")
-        .map_err(|_| PyTypeError::new_err("headers must be a mapping of str to str"))?;
+    let items = h.call_method0("items").map_err(|_| PyTypeError::new_err("headers must be a mapping of str to str"))?;
     let mut out = Vec::new();
     for item in items.try_iter()? {
-        let pair: (String, String) = item?
-            .extract()
-            .map_err(|_| PyTypeError::new_err("headers must be a mapping of str to str"))?;
+        let pair: (String, String) =
+            item?.extract().map_err(|_| PyTypeError::new_err("headers must be a mapping of str to str"))?;
         out.push(pair);
     }
     Ok(out)
@@ -88,10 +85,7 @@ pub(crate) fn extract_body(body: Option<&Bound<'_, PyAny>>) -> PyResult<Option<B
     if let Ok(array) = b.cast::<PyByteArray>() {
         return Ok(Some(Bytes::from(array.to_vec())));
     }
-    Err(PyTypeError::new_err(format!(
-        "body must be bytes, bytearray or None, not {}",
-        b.get_type().name()?
-    )))
+    Err(PyTypeError::new_err(format!("body must be bytes, bytearray or None, not {}", b.get_type().name()?)))
 }
 
 /// A complete HTTP response.
