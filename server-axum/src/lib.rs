@@ -117,9 +117,7 @@ async fn delay(Path(raw): Path<String>) -> Response {
 }
 
 async fn status(Path(raw): Path<String>) -> Response {
-    let code = parse_bounded(&raw, 599)
-        .filter(|c| *c >= 200)
-        .and_then(|c| StatusCode::from_u16(c as u16).ok());
+    let code = parse_bounded(&raw, 599).filter(|c| *c >= 200).and_then(|c| StatusCode::from_u16(c as u16).ok());
     match code {
         // 204, 205 and 304 must not carry content (RFC 9110 §15.3.5, §15.3.6, §15.4.5);
         // answer them with an empty body so no misleading Content-Length is sent.
@@ -138,13 +136,7 @@ async fn health() -> Response {
 }
 
 async fn close() -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, TEXT_PLAIN),
-            (header::CONNECTION, HeaderValue::from_static("close")),
-        ],
-        HELLO,
-    )
+    ([(header::CONTENT_TYPE, TEXT_PLAIN), (header::CONNECTION, HeaderValue::from_static("close"))], HELLO)
         .into_response()
 }
 
@@ -155,10 +147,7 @@ pub fn app() -> Router {
         .route("/bytes/{n}", get(bytes))
         .route("/delay/{ms}", get(delay))
         .route("/status/{code}", get(status))
-        .route(
-            "/echo",
-            post(echo).layer(DefaultBodyLimit::max(MAX_ECHO_BYTES)),
-        )
+        .route("/echo", post(echo).layer(DefaultBodyLimit::max(MAX_ECHO_BYTES)))
         .route("/health", get(health))
         .route("/close", get(close))
 }
@@ -170,10 +159,7 @@ pub fn app() -> Router {
 #[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not everywhere
 pub fn raise_nofile_limit() -> std::io::Result<u64> {
     // SAFETY: getrlimit/setrlimit only read/write the `rlimit` struct we pass.
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -192,10 +178,7 @@ pub fn raise_nofile_limit() -> std::io::Result<u64> {
         if want <= lim.rlim_cur {
             break;
         }
-        let new = libc::rlimit {
-            rlim_cur: want,
-            rlim_max: lim.rlim_max,
-        };
+        let new = libc::rlimit { rlim_cur: want, rlim_max: lim.rlim_max };
         if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &new) } == 0 {
             return Ok(want as u64);
         }
@@ -230,10 +213,7 @@ mod unit {
     #[allow(clippy::unnecessary_cast)]
     fn nofile_limit_is_raised_to_hard() {
         let got = raise_nofile_limit().expect("raise_nofile_limit");
-        let mut lim = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
+        let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
         assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
         assert_eq!(got, lim.rlim_cur as u64);
         if lim.rlim_max != libc::RLIM_INFINITY {

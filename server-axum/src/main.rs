@@ -76,11 +76,7 @@ async fn bind(host: &str, port: u16) -> std::io::Result<TcpListener> {
     let mut last_err = None;
     for addr in lookup_host((host, port)).await? {
         let res = (|| {
-            let socket = if addr.is_ipv4() {
-                TcpSocket::new_v4()?
-            } else {
-                TcpSocket::new_v6()?
-            };
+            let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
             socket.set_reuseaddr(true)?;
             socket.bind(addr)?;
             socket.listen(LISTEN_BACKLOG)
@@ -90,21 +86,14 @@ async fn bind(host: &str, port: u16) -> std::io::Result<TcpListener> {
             Err(e) => last_err = Some(e),
         }
     }
-    Err(last_err.unwrap_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "could not resolve to any address",
-        )
-    }))
+    Err(last_err
+        .unwrap_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "could not resolve to any address")))
 }
 
 async fn run(args: Args) -> ExitCode {
     // Register signal handlers before announcing the address, so a signal sent right
     // after the listening line is seen is handled gracefully.
-    let (mut sigterm, mut sigint) = match (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) {
+    let (mut sigterm, mut sigint) = match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
         (Ok(t), Ok(i)) => (t, i),
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("clientbench-server: failed to install signal handlers: {e}");
@@ -115,10 +104,7 @@ async fn run(args: Args) -> ExitCode {
     let listener = match bind(&args.host, args.port).await {
         Ok(l) => l,
         Err(e) => {
-            eprintln!(
-                "clientbench-server: failed to bind {}:{}: {e}",
-                args.host, args.port
-            );
+            eprintln!("clientbench-server: failed to bind {}:{}: {e}", args.host, args.port);
             return ExitCode::from(1);
         }
     };
@@ -133,11 +119,8 @@ async fn run(args: Args) -> ExitCode {
     clientbench_server::warm_up();
 
     let url = format!("http://{addr}");
-    let line = serde_json::to_string(&Listening {
-        event: "listening",
-        url: &url,
-    })
-    .expect("serializing two strings cannot fail");
+    let line = serde_json::to_string(&Listening { event: "listening", url: &url })
+        .expect("serializing two strings cannot fail");
     {
         let mut out = std::io::stdout().lock();
         if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
@@ -153,10 +136,9 @@ async fn run(args: Args) -> ExitCode {
 
     let (stop_tx, mut stop_rx) = watch::channel(false);
     let mut graceful_rx = stop_rx.clone();
-    let server =
-        axum::serve(listener, clientbench_server::app()).with_graceful_shutdown(async move {
-            let _ = graceful_rx.wait_for(|stop| *stop).await;
-        });
+    let server = axum::serve(listener, clientbench_server::app()).with_graceful_shutdown(async move {
+        let _ = graceful_rx.wait_for(|stop| *stop).await;
+    });
 
     let signal_watcher = async move {
         let name = tokio::select! {

@@ -85,10 +85,7 @@ fn finish(mut server: Server) {
     server.assert_healthy();
     server.assert_no_panic();
     let (status, stderr) = server.terminate();
-    assert!(
-        status.success(),
-        "exit status {status:?}; stderr:\n{stderr}"
-    );
+    assert!(status.success(), "exit status {status:?}; stderr:\n{stderr}");
     assert!(!stderr.contains("panicked"), "server panicked:\n{stderr}");
 }
 
@@ -98,11 +95,8 @@ fn probe_all(addr: SocketAddr, cases: Vec<(String, Vec<u8>)>) -> Vec<(String, Ou
     let mut results = Vec::with_capacity(cases.len());
     let mut cases = cases.into_iter().peekable();
     while cases.peek().is_some() {
-        let batch: Vec<_> = cases
-            .by_ref()
-            .take(PARALLEL)
-            .map(|(name, raw)| thread::spawn(move || (name, probe(addr, &raw))))
-            .collect();
+        let batch: Vec<_> =
+            cases.by_ref().take(PARALLEL).map(|(name, raw)| thread::spawn(move || (name, probe(addr, &raw)))).collect();
         results.extend(batch.into_iter().map(|t| t.join().expect("probe thread")));
     }
     results
@@ -110,11 +104,7 @@ fn probe_all(addr: SocketAddr, cases: Vec<(String, Vec<u8>)>) -> Vec<(String, Ou
 
 fn assert_all(results: Vec<(String, Outcome)>, ok: impl Fn(&Outcome) -> bool) {
     let bad: Vec<_> = results.iter().filter(|(_, o)| !ok(o)).collect();
-    assert!(
-        bad.is_empty(),
-        "{} unexpected outcomes: {bad:#?}",
-        bad.len()
-    );
+    assert!(bad.is_empty(), "{} unexpected outcomes: {bad:#?}", bad.len());
 }
 
 /// Out-of-range and malformed path values are answered in-protocol with the exact 4xx,
@@ -169,9 +159,7 @@ fn bad_values_get_exact_4xx_on_one_keep_alive_connection() {
     let mut results = Vec::new();
     for (method, path, want) in cases {
         let req = format!("{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
-        (&stream)
-            .write_all(req.as_bytes())
-            .expect("write (connection closed?)");
+        (&stream).write_all(req.as_bytes()).expect("write (connection closed?)");
         let mut reader = BufReader::new(&stream);
         let got = match read_response(&mut reader) {
             Ok(Some(r)) => Outcome::Status(r.status),
@@ -185,19 +173,13 @@ fn bad_values_get_exact_4xx_on_one_keep_alive_connection() {
             break; // the rest would fail for the same reason
         }
     }
-    let mismatched: Vec<_> = results
-        .iter()
-        .zip(cases)
-        .filter(|((_, got), (_, _, want))| *got != Outcome::Status(*want))
-        .collect();
+    let mismatched: Vec<_> =
+        results.iter().zip(cases).filter(|((_, got), (_, _, want))| *got != Outcome::Status(*want)).collect();
     assert!(mismatched.is_empty(), "unexpected answers: {mismatched:#?}");
     assert_eq!(results.len(), cases.len());
     // The same connection still serves a normal request.
     let resp = common::get(&stream, "/").expect("GET / after the bad ones");
-    assert_eq!(
-        (resp.status, resp.body.as_slice()),
-        (200, &b"Hello, World!"[..])
-    );
+    assert_eq!((resp.status, resp.body.as_slice()), (200, &b"Hello, World!"[..]));
     finish(server);
 }
 
@@ -205,18 +187,9 @@ fn bad_values_get_exact_4xx_on_one_keep_alive_connection() {
 #[test]
 fn malformed_http_gets_4xx_or_close() {
     let server = spawn_server(&[], None);
-    let long_path = format!(
-        "GET /{} HTTP/1.1\r\nHost: x\r\n\r\n",
-        "a".repeat(100 * 1024)
-    );
-    let long_bytes_path = format!(
-        "GET /bytes/{} HTTP/1.1\r\nHost: x\r\n\r\n",
-        "9".repeat(100 * 1024)
-    );
-    let huge_header = format!(
-        "GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
-        "b".repeat(1 << 20)
-    );
+    let long_path = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(100 * 1024));
+    let long_bytes_path = format!("GET /bytes/{} HTTP/1.1\r\nHost: x\r\n\r\n", "9".repeat(100 * 1024));
+    let huge_header = format!("GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "b".repeat(1 << 20));
     let many_headers = {
         let mut s = String::from("GET / HTTP/1.1\r\nHost: x\r\n");
         for i in 0..10_000 {
@@ -324,11 +297,7 @@ fn truncated_body_then_close_is_not_served() {
         (&stream).write_all(raw).unwrap();
         stream.shutdown(Shutdown::Write).unwrap();
         let got = outcome(&stream);
-        assert!(
-            got.is_4xx_or_closed(),
-            "{:?}: {got:?}",
-            String::from_utf8_lossy(raw)
-        );
+        assert!(got.is_4xx_or_closed(), "{:?}: {got:?}", String::from_utf8_lossy(raw));
     }
     finish(server);
 }
@@ -355,15 +324,8 @@ fn content_length_with_chunked_is_read_as_chunked_then_closed() {
             assert_eq!(r.body, b"abcde", "not read as chunked");
             assert_eq!(r.header("connection"), Some("close"));
             let mut rest = Vec::new();
-            let n = reader
-                .read_to_end(&mut rest)
-                .expect("EOF expected, not a timeout");
-            assert_eq!(
-                n,
-                0,
-                "smuggled request answered: {:?}",
-                String::from_utf8_lossy(&rest)
-            );
+            let n = reader.read_to_end(&mut rest).expect("EOF expected, not a timeout");
+            assert_eq!(n, 0, "smuggled request answered: {:?}", String::from_utf8_lossy(&rest));
         }
         Err(e) => panic!("{e}"),
     }
@@ -384,9 +346,7 @@ impl XorShift {
         (self.next() % n as u64) as usize
     }
     fn bytes(&mut self, len: usize, alphabet: &[u8]) -> Vec<u8> {
-        (0..len)
-            .map(|_| alphabet[self.below(alphabet.len())])
-            .collect()
+        (0..len).map(|_| alphabet[self.below(alphabet.len())]).collect()
     }
 }
 
@@ -405,17 +365,11 @@ fn random_requests_get_4xx_or_close() {
             let alphabet = if rng.below(2) == 0 { &printable } else { &all };
             let len = 1 + rng.below(40);
             // No '?' or '#': "/bytes/1?junk" is a valid request for /bytes/1.
-            let mut value: Vec<u8> = rng
-                .bytes(len, alphabet)
-                .into_iter()
-                .map(|b| if b == b'?' || b == b'#' { b'x' } else { b })
-                .collect();
+            let mut value: Vec<u8> =
+                rng.bytes(len, alphabet).into_iter().map(|b| if b == b'?' || b == b'#' { b'x' } else { b }).collect();
             if rng.below(3) == 0 {
                 // Percent-encode some of it, as a client would.
-                value = value
-                    .iter()
-                    .flat_map(|b| format!("%{b:02X}").into_bytes())
-                    .collect();
+                value = value.iter().flat_map(|b| format!("%{b:02X}").into_bytes()).collect();
             }
             value.push(b'x'); // never a valid number, even after percent-decoding
             let mut req = format!("GET {route}").into_bytes();

@@ -45,19 +45,9 @@ impl Conn {
     async fn get(&mut self, path: &str) -> Result<(u16, Vec<u8>), String> {
         let req = format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n");
         let fut = async {
-            self.reader
-                .get_mut()
-                .write_all(req.as_bytes())
-                .await
-                .map_err(|e| format!("write: {e}"))?;
+            self.reader.get_mut().write_all(req.as_bytes()).await.map_err(|e| format!("write: {e}"))?;
             self.line.clear();
-            if self
-                .reader
-                .read_line(&mut self.line)
-                .await
-                .map_err(|e| format!("read: {e}"))?
-                == 0
-            {
+            if self.reader.read_line(&mut self.line).await.map_err(|e| format!("read: {e}"))? == 0 {
                 return Err("connection closed before status line".to_owned());
             }
             let status: u16 = self
@@ -69,13 +59,7 @@ impl Conn {
             let mut len = None;
             loop {
                 self.line.clear();
-                if self
-                    .reader
-                    .read_line(&mut self.line)
-                    .await
-                    .map_err(|e| format!("read: {e}"))?
-                    == 0
-                {
+                if self.reader.read_line(&mut self.line).await.map_err(|e| format!("read: {e}"))? == 0 {
                     return Err("EOF inside headers".to_owned());
                 }
                 let h = self.line.trim_end();
@@ -84,20 +68,13 @@ impl Conn {
                 }
                 if let Some((k, v)) = h.split_once(':') {
                     if k.eq_ignore_ascii_case("content-length") {
-                        len = Some(
-                            v.trim()
-                                .parse::<usize>()
-                                .map_err(|e| format!("content-length: {e}"))?,
-                        );
+                        len = Some(v.trim().parse::<usize>().map_err(|e| format!("content-length: {e}"))?);
                     }
                 }
             }
             let len = len.ok_or("no content-length")?;
             let mut body = vec![0; len];
-            self.reader
-                .read_exact(&mut body)
-                .await
-                .map_err(|e| format!("read body: {e}"))?;
+            self.reader.read_exact(&mut body).await.map_err(|e| format!("read body: {e}"))?;
             Ok((status, body))
         };
         tokio::time::timeout(OP_TIMEOUT, fut)
@@ -114,11 +91,7 @@ fn check(res: Result<(u16, Vec<u8>), String>, path: &str) -> Result<(), String> 
     let ok = if path == "/" {
         body == b"Hello, World!"
     } else {
-        body.len() == BIG
-            && body
-                .iter()
-                .enumerate()
-                .all(|(i, b)| *b == clientbench_server::pattern_byte(i))
+        body.len() == BIG && body.iter().enumerate().all(|(i, b)| *b == clientbench_server::pattern_byte(i))
     };
     if !ok {
         return Err(format!("GET {path}: wrong body ({} bytes)", body.len()));
@@ -128,9 +101,7 @@ fn check(res: Result<(u16, Vec<u8>), String>, path: &str) -> Result<(), String> 
 
 #[cfg(target_os = "linux")]
 fn open_fds(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|d| d.count())
-        .unwrap_or(0)
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -179,12 +150,7 @@ async fn holds_1000_keep_alive_connections() {
                 Err(e) => errors.push(e),
             }
         }
-        assert!(
-            errors.is_empty(),
-            "{} connect errors, first: {:?}",
-            errors.len(),
-            errors.first()
-        );
+        assert!(errors.is_empty(), "{} connect errors, first: {:?}", errors.len(), errors.first());
         assert_eq!(streams.len(), CONNECTIONS);
         let connected_at = start.elapsed();
         // Only meaningful if the kernel lets the server have a backlog >= 1000.
@@ -199,9 +165,7 @@ async fn holds_1000_keep_alive_connections() {
                  listen backlog too small?"
             );
         } else if slow > 0 {
-            eprintln!(
-                "load: {slow} slow connects (net.core.somaxconn = {somaxconn} < {CONNECTIONS})"
-            );
+            eprintln!("load: {slow} slow connects (net.core.somaxconn = {somaxconn} < {CONNECTIONS})");
         }
 
         // Phases 1 and 2: every connection in its own task; barriers (with this task as the
@@ -213,29 +177,22 @@ async fn holds_1000_keep_alive_connections() {
         let ok_mixed = Arc::new(AtomicUsize::new(0));
         let mut tasks = Vec::with_capacity(CONNECTIONS);
         for (i, s) in streams.into_iter().enumerate() {
-            let (first_done, go_on, phase1_done) = (
-                Arc::clone(&first_done),
-                Arc::clone(&go_on),
-                Arc::clone(&phase1_done),
-            );
+            let (first_done, go_on, phase1_done) =
+                (Arc::clone(&first_done), Arc::clone(&go_on), Arc::clone(&phase1_done));
             let (ok, ok_mixed) = (Arc::clone(&ok), Arc::clone(&ok_mixed));
             tasks.push(tokio::spawn(async move {
-                let mut c = Conn {
-                    reader: BufReader::new(s),
-                    line: String::new(),
-                };
+                let mut c = Conn { reader: BufReader::new(s), line: String::new() };
                 let mut errs = Vec::new();
                 let mut alive = true;
-                let mut one =
-                    |res: Result<(), String>, counter: &AtomicUsize, alive: &mut bool| match res {
-                        Ok(()) => {
-                            counter.fetch_add(1, Ordering::Relaxed);
-                        }
-                        Err(e) => {
-                            errs.push(format!("conn {i}: {e}"));
-                            *alive = false; // framing is lost: stop using this connection
-                        }
-                    };
+                let mut one = |res: Result<(), String>, counter: &AtomicUsize, alive: &mut bool| match res {
+                    Ok(()) => {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(e) => {
+                        errs.push(format!("conn {i}: {e}"));
+                        *alive = false; // framing is lost: stop using this connection
+                    }
+                };
                 let r = check(c.get("/").await, "/");
                 one(r, &ok, &mut alive);
                 first_done.wait().await;
@@ -252,11 +209,7 @@ async fn holds_1000_keep_alive_connections() {
                     if !alive {
                         break;
                     }
-                    let path = if i % 10 == 0 && k % 2 == 0 {
-                        "/bytes/65536"
-                    } else {
-                        "/"
-                    };
+                    let path = if i % 10 == 0 && k % 2 == 0 { "/bytes/65536" } else { "/" };
                     let r = check(c.get(path).await, path);
                     one(r, &ok_mixed, &mut alive);
                 }
@@ -278,10 +231,7 @@ async fn holds_1000_keep_alive_connections() {
                 usize::MAX
             }
         };
-        assert!(
-            fds >= CONNECTIONS,
-            "server has only {fds} open descriptors while {CONNECTIONS} connections are open"
-        );
+        assert!(fds >= CONNECTIONS, "server has only {fds} open descriptors while {CONNECTIONS} connections are open");
         go_on.wait().await;
         phase1_done.wait().await;
         let phase1_at = start.elapsed();
@@ -298,30 +248,16 @@ async fn holds_1000_keep_alive_connections() {
              (server fds: {fds}), phase 1 done at {phase1_at:?}, phase 2 done at {:?}",
             start.elapsed()
         );
-        (
-            conns,
-            errors,
-            ok.load(Ordering::Relaxed),
-            ok_mixed.load(Ordering::Relaxed),
-        )
+        (conns, errors, ok.load(Ordering::Relaxed), ok_mixed.load(Ordering::Relaxed))
     };
 
     let (conns, errors, ok, ok_mixed) = tokio::time::timeout(TOTAL_TIMEOUT, run)
         .await
         .unwrap_or_else(|_| panic!("load test did not finish within {TOTAL_TIMEOUT:?}"));
 
-    assert!(
-        errors.is_empty(),
-        "{} errors, first ones: {:#?}",
-        errors.len(),
-        &errors[..errors.len().min(5)]
-    );
+    assert!(errors.is_empty(), "{} errors, first ones: {:#?}", errors.len(), &errors[..errors.len().min(5)]);
     assert_eq!(ok, CONNECTIONS * REQUESTS, "phase 1 successful responses");
-    assert_eq!(
-        ok_mixed,
-        CONNECTIONS * MIXED_REQUESTS,
-        "phase 2 successful responses"
-    );
+    assert_eq!(ok_mixed, CONNECTIONS * MIXED_REQUESTS, "phase 2 successful responses");
 
     // Still alive and answering, with all 1000 connections still open.
     assert_eq!(conns.len(), CONNECTIONS);
@@ -331,13 +267,7 @@ async fn holds_1000_keep_alive_connections() {
     // SIGTERM with 1000 idle keep-alive connections open: clean exit with status 0.
     let (status, stderr) = tokio::task::block_in_place(|| server.terminate());
     drop(conns);
-    assert!(
-        status.success(),
-        "exit status {status:?}; stderr:\n{stderr}"
-    );
+    assert!(status.success(), "exit status {status:?}; stderr:\n{stderr}");
     assert!(!stderr.contains("panicked"), "server panicked:\n{stderr}");
-    assert!(
-        !stderr.contains("could not raise"),
-        "server could not raise its open-file limit:\n{stderr}"
-    );
+    assert!(!stderr.contains("could not raise"), "server could not raise its open-file limit:\n{stderr}");
 }

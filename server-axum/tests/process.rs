@@ -19,10 +19,7 @@ fn get(stream: &TcpStream, path: &str) -> RawResponse {
 #[test]
 fn listening_line_format() {
     let server = spawn_server(&[], None);
-    let expected = format!(
-        "{{\"event\":\"listening\",\"url\":\"http://127.0.0.1:{}\"}}\n",
-        server.addr.port()
-    );
+    let expected = format!("{{\"event\":\"listening\",\"url\":\"http://127.0.0.1:{}\"}}\n", server.addr.port());
     assert_eq!(server.line, expected);
     assert_ne!(server.addr.port(), 0);
 }
@@ -35,19 +32,14 @@ fn serve_then_signal(sig: libc::c_int, extra: &[&str]) {
         let resp = get(&stream, "/");
         assert_eq!(resp.status_line, "HTTP/1.1 200 OK");
         assert_eq!(resp.header("content-length"), Some("13"));
-        assert_eq!(
-            resp.header("content-type"),
-            Some("text/plain; charset=utf-8")
-        );
+        assert_eq!(resp.header("content-type"), Some("text/plain; charset=utf-8"));
         assert_eq!(resp.body, b"Hello, World!");
     }
     let resp = get(&stream, "/bytes/100");
     assert_eq!(resp.body.len(), 100);
 
     // The idle keep-alive connection stays open while we signal.
-    let status = server
-        .signal_and_wait(sig, Duration::from_secs(5))
-        .expect("server did not exit within 5 s");
+    let status = server.signal_and_wait(sig, Duration::from_secs(5)).expect("server did not exit within 5 s");
     assert!(status.success(), "exit status {status:?}");
 
     // Nothing but the listening line on stdout.
@@ -69,24 +61,14 @@ fn sigint_exits_zero() {
 fn sigterm_with_request_in_flight_exits_within_grace() {
     let mut server = spawn_server(&[], None);
     let mut stream = connect(server.addr);
-    stream
-        .write_all(b"GET /delay/10000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        .unwrap();
+    stream.write_all(b"GET /delay/10000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
     thread::sleep(Duration::from_millis(200)); // let the request reach the handler
     let start = Instant::now();
-    let status = server
-        .signal_and_wait(libc::SIGTERM, Duration::from_secs(5))
-        .expect("server did not exit within 5 s");
+    let status = server.signal_and_wait(libc::SIGTERM, Duration::from_secs(5)).expect("server did not exit within 5 s");
     assert!(status.success(), "exit status {status:?}");
     let took = start.elapsed();
-    assert!(
-        took >= Duration::from_millis(1500),
-        "exited too early: {took:?}"
-    );
-    assert!(
-        took < Duration::from_secs(4),
-        "grace period too long: {took:?}"
-    );
+    assert!(took >= Duration::from_millis(1500), "exited too early: {took:?}");
+    assert!(took < Duration::from_secs(4), "grace period too long: {took:?}");
 }
 
 #[test]
@@ -94,20 +76,15 @@ fn close_endpoint_closes_connection() {
     let server = spawn_server(&[], None);
     let stream = connect(server.addr);
     let mut w = &stream;
-    w.write_all(b"GET /close HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        .unwrap();
+    w.write_all(b"GET /close HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
     let mut reader = BufReader::new(&stream);
-    let resp = read_response(&mut reader)
-        .expect("read /close response")
-        .expect("a response before the close");
+    let resp = read_response(&mut reader).expect("read /close response").expect("a response before the close");
     assert_eq!(resp.status_line, "HTTP/1.1 200 OK");
     assert_eq!(resp.header("connection"), Some("close"));
     assert_eq!(resp.body, b"Hello, World!");
     // The server must close its side: the next read sees EOF (not a timeout).
     let mut buf = [0u8; 16];
-    let n = reader
-        .read(&mut buf)
-        .expect("read after /close (timeout = not closed)");
+    let n = reader.read(&mut buf).expect("read after /close (timeout = not closed)");
     assert_eq!(n, 0, "expected EOF after /close response");
 }
 
@@ -148,15 +125,8 @@ fn run_to_completion(args: &[&str]) -> (ExitStatus, String, String) {
     };
     let mut out = String::new();
     let mut err = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_to_string(&mut err)
-        .unwrap();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    BufReader::new(child.stderr.take().unwrap()).read_to_string(&mut err).unwrap();
     (status, out, err)
 }
 
@@ -166,15 +136,8 @@ fn port_in_use_fails_cleanly() {
     let port = blocker.local_addr().unwrap().port().to_string();
     let (status, out, err) = run_to_completion(&["--host", "127.0.0.1", "--port", &port]);
     assert_eq!(status.code(), Some(1), "stderr: {err}");
-    assert!(
-        !err.trim().is_empty(),
-        "expected an error message on stderr"
-    );
-    assert_eq!(
-        err.trim().lines().count(),
-        1,
-        "one-line error expected: {err}"
-    );
+    assert!(!err.trim().is_empty(), "expected an error message on stderr");
+    assert_eq!(err.trim().lines().count(), 1, "one-line error expected: {err}");
     assert!(!err.contains("panicked"), "panic on bind failure: {err}");
     assert_eq!(out, "", "nothing on stdout when bind fails");
     drop(blocker);

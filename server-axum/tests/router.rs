@@ -13,15 +13,8 @@ use tower::ServiceExt;
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 async fn send(method: Method, uri: &str, body: Body) -> Response {
-    let req = Request::builder()
-        .method(method)
-        .uri(uri)
-        .body(body)
-        .unwrap();
-    tokio::time::timeout(TIMEOUT, app().oneshot(req))
-        .await
-        .expect("request timed out")
-        .unwrap()
+    let req = Request::builder().method(method).uri(uri).body(body).unwrap();
+    tokio::time::timeout(TIMEOUT, app().oneshot(req)).await.expect("request timed out").unwrap()
 }
 
 async fn get(uri: &str) -> Response {
@@ -29,11 +22,7 @@ async fn get(uri: &str) -> Response {
 }
 
 async fn body_of(resp: Response) -> Bytes {
-    tokio::time::timeout(TIMEOUT, resp.into_body().collect())
-        .await
-        .expect("body timed out")
-        .unwrap()
-        .to_bytes()
+    tokio::time::timeout(TIMEOUT, resp.into_body().collect()).await.expect("body timed out").unwrap().to_bytes()
 }
 
 fn header_str(resp: &Response, name: header::HeaderName) -> Option<&str> {
@@ -54,10 +43,7 @@ async fn assert_status(uri: &str, expected: StatusCode) -> Bytes {
 async fn root_hello_world() {
     let resp = get("/").await;
     assert_eq!(resp.status(), StatusCode::OK);
-    assert_eq!(
-        header_str(&resp, header::CONTENT_TYPE),
-        Some("text/plain; charset=utf-8")
-    );
+    assert_eq!(header_str(&resp, header::CONTENT_TYPE), Some("text/plain; charset=utf-8"));
     assert_eq!(content_length(&resp), Some(13));
     let body = body_of(resp).await;
     assert_eq!(&body[..], b"Hello, World!");
@@ -67,22 +53,11 @@ async fn root_hello_world() {
 async fn check_bytes(n: usize) {
     let resp = get(&format!("/bytes/{n}")).await;
     assert_eq!(resp.status(), StatusCode::OK, "/bytes/{n}");
-    assert_eq!(
-        header_str(&resp, header::CONTENT_TYPE),
-        Some("application/octet-stream")
-    );
-    assert_eq!(
-        content_length(&resp),
-        Some(n as u64),
-        "/bytes/{n} content-length"
-    );
+    assert_eq!(header_str(&resp, header::CONTENT_TYPE), Some("application/octet-stream"));
+    assert_eq!(content_length(&resp), Some(n as u64), "/bytes/{n} content-length");
     let body = body_of(resp).await;
     assert_eq!(body.len(), n);
-    if let Some(i) = body
-        .iter()
-        .enumerate()
-        .position(|(i, b)| *b != pattern_byte(i))
-    {
+    if let Some(i) = body.iter().enumerate().position(|(i, b)| *b != pattern_byte(i)) {
         panic!("/bytes/{n}: pattern mismatch at byte {i}");
     }
 }
@@ -108,13 +83,7 @@ async fn bytes_max_is_ok() {
 
 #[tokio::test]
 async fn bytes_rejects_out_of_range_and_garbage() {
-    for uri in [
-        "/bytes/67108865",
-        "/bytes/abc",
-        "/bytes/-1",
-        "/bytes/1.5",
-        "/bytes/99999999999999999999999999",
-    ] {
+    for uri in ["/bytes/67108865", "/bytes/abc", "/bytes/-1", "/bytes/1.5", "/bytes/99999999999999999999999999"] {
         let body = assert_status(uri, StatusCode::BAD_REQUEST).await;
         assert!(!body.is_empty(), "{uri}: 400 should carry a reason");
     }
@@ -124,11 +93,7 @@ async fn bytes_rejects_out_of_range_and_garbage() {
 async fn delay_sleeps() {
     let start = Instant::now();
     let body = assert_status("/delay/10", StatusCode::OK).await;
-    assert!(
-        start.elapsed() >= Duration::from_millis(10),
-        "{:?}",
-        start.elapsed()
-    );
+    assert!(start.elapsed() >= Duration::from_millis(10), "{:?}", start.elapsed());
     assert_eq!(&body[..], HELLO.as_bytes());
     assert_status("/delay/0", StatusCode::OK).await;
 }
@@ -152,24 +117,14 @@ async fn status_codes() {
     for code in [204u16, 205, 304] {
         let resp = get(&format!("/status/{code}")).await;
         assert_eq!(resp.status().as_u16(), code);
-        assert!(
-            !matches!(content_length(&resp), Some(n) if n > 0),
-            "{code} must not advertise content"
-        );
+        assert!(!matches!(content_length(&resp), Some(n) if n > 0), "{code} must not advertise content");
         assert!(body_of(resp).await.is_empty(), "{code} must have no body");
     }
 }
 
 #[tokio::test]
 async fn status_rejects_out_of_range_and_garbage() {
-    for uri in [
-        "/status/99",
-        "/status/100",
-        "/status/199",
-        "/status/600",
-        "/status/x",
-        "/status/70000",
-    ] {
+    for uri in ["/status/99", "/status/100", "/status/199", "/status/600", "/status/x", "/status/70000"] {
         assert_status(uri, StatusCode::BAD_REQUEST).await;
     }
 }
@@ -189,21 +144,11 @@ async fn echo_round_trip() {
 
 #[tokio::test]
 async fn echo_limit() {
-    let resp = send(
-        Method::POST,
-        "/echo",
-        Body::from(vec![b'x'; MAX_ECHO_BYTES]),
-    )
-    .await;
+    let resp = send(Method::POST, "/echo", Body::from(vec![b'x'; MAX_ECHO_BYTES])).await;
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(body_of(resp).await.len(), MAX_ECHO_BYTES);
 
-    let resp = send(
-        Method::POST,
-        "/echo",
-        Body::from(vec![b'x'; MAX_ECHO_BYTES + 1]),
-    )
-    .await;
+    let resp = send(Method::POST, "/echo", Body::from(vec![b'x'; MAX_ECHO_BYTES + 1])).await;
     assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
 }
 

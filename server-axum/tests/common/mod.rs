@@ -36,10 +36,7 @@ impl Drop for Server {
 /// The current (soft, hard) `RLIMIT_NOFILE` of this process.
 #[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not everywhere
 pub fn nofile_limits() -> (u64, u64) {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
     (lim.rlim_cur as u64, lim.rlim_max as u64)
 }
@@ -48,19 +45,12 @@ pub fn nofile_limits() -> (u64, u64) {
 /// soft `RLIMIT_NOFILE` lowered to `n` (hard limit unchanged), as under a default 1024 limit.
 pub fn spawn_server(extra: &[&str], soft_nofile: Option<u64>) -> Server {
     let mut cmd = Command::new(BIN);
-    cmd.args(["--port", "0"])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(["--port", "0"]).args(extra).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     if let Some(soft) = soft_nofile {
         // SAFETY: getrlimit/setrlimit are async-signal-safe; nothing else runs in the hook.
         unsafe {
             cmd.pre_exec(move || {
-                let mut lim = libc::rlimit {
-                    rlim_cur: 0,
-                    rlim_max: 0,
-                };
+                let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
                 if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -110,8 +100,7 @@ pub fn spawn_server(extra: &[&str], soft_nofile: Option<u64>) -> Server {
             panic!("no listening line: {other:?}");
         }
     };
-    let v: serde_json::Value =
-        serde_json::from_str(line.trim_end()).expect("listening line is JSON");
+    let v: serde_json::Value = serde_json::from_str(line.trim_end()).expect("listening line is JSON");
     assert_eq!(v["event"], "listening", "{line}");
     let addr: SocketAddr = v["url"]
         .as_str()
@@ -214,10 +203,7 @@ pub struct RawResponse {
 
 impl RawResponse {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 }
 
@@ -230,9 +216,7 @@ pub fn read_response(reader: &mut impl BufRead) -> std::io::Result<Option<RawRes
     match reader.read_line(&mut status_line) {
         Ok(0) => return Ok(None),
         Ok(_) => {}
-        Err(e) if e.kind() == ErrorKind::ConnectionReset && status_line.is_empty() => {
-            return Ok(None)
-        }
+        Err(e) if e.kind() == ErrorKind::ConnectionReset && status_line.is_empty() => return Ok(None),
         Err(e) => return Err(e),
     }
     let bad = |msg: String| Error::new(ErrorKind::InvalidData, msg);
@@ -252,21 +236,12 @@ pub fn read_response(reader: &mut impl BufRead) -> std::io::Result<Option<RawRes
         if line.is_empty() {
             break;
         }
-        let (k, v) = line
-            .split_once(':')
-            .ok_or_else(|| bad(format!("header without colon {line:?}")))?;
+        let (k, v) = line.split_once(':').ok_or_else(|| bad(format!("header without colon {line:?}")))?;
         headers.push((k.trim().to_owned(), v.trim().to_owned()));
     }
-    let mut resp = RawResponse {
-        status_line,
-        status,
-        headers,
-        body: Vec::new(),
-    };
+    let mut resp = RawResponse { status_line, status, headers, body: Vec::new() };
     let len: usize = match resp.header("content-length") {
-        Some(v) => v
-            .parse()
-            .map_err(|_| bad(format!("bad content-length {v:?}")))?,
+        Some(v) => v.parse().map_err(|_| bad(format!("bad content-length {v:?}")))?,
         None if matches!(status, 204 | 205 | 304) => 0,
         None => return Err(bad(format!("no content-length: {}", resp.status_line))),
     };
@@ -283,9 +258,8 @@ pub fn get(stream: &TcpStream, path: &str) -> std::io::Result<RawResponse> {
     let mut w = stream;
     write!(w, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")?;
     let mut reader = BufReader::new(stream);
-    let resp = read_response(&mut reader)?.ok_or_else(|| {
-        std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "connection closed")
-    })?;
+    let resp = read_response(&mut reader)?
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "connection closed"))?;
     assert!(reader.buffer().is_empty(), "extra bytes after response");
     Ok(resp)
 }
