@@ -198,10 +198,10 @@ def build_parser() -> Parser:
     )
     sweep.add_argument(
         "dimension",
-        choices=["workers", "payload", "delay", "connection", "rtt"],
+        choices=["workers", "payload", "delay", "connection", "rtt", "tls"],
         help="workers: 1..32 workers; payload: /bytes/N sizes; delay: /delay/ms; "
         "connection: keep-alive vs a new connection per request; rtt: round-trip time in ms through "
-        "toxiproxy (0,1,2,5,10)",
+        "toxiproxy (0,1,2,5,10); tls: http vs HTTPS with TLS 1.2 and 1.3 (with --connection new: the handshake)",
     )
     sweep.add_argument(
         "--values", metavar="LIST", help="comma-separated points (default per dimension, e.g. workers 1,2,4,8,10,16,32)"

@@ -150,7 +150,7 @@ def gil_report(workload: Workload, options: Options, argv: Sequence[str], rtt_ms
         if rtt_net is not None:
             testbed.console.print(f"[bold]{workload.workers} workers at rtt {rtt_ms} ms[/] (toxiproxy)")
             (testbed.out / "rtt").mkdir()
-            testbed.run_rows(specs, workload, testbed.out / "rtt", at_rtt, base_url=testbed.via(rtt_net))
+            testbed.run_rows(specs, workload, testbed.out / "rtt", at_rtt, testbed.via(rtt_net))
     out = testbed.out
     subtitle = f"W={workload.workers}, N={workload.requests}"
     export(

@@ -15,7 +15,7 @@ from ..report import FILES, Column, Figure, Heading, Report, Table, Text, export
 from ..report.table import run_table
 from ..run.clients import ClientSpec
 from ..run.network import Network
-from ..run.testbed import Options, Testbed, link_latest
+from ..run.testbed import Endpoint, Options, Testbed, link_latest
 from ..workload import Workload
 from .run import exit_status, show
 
@@ -26,6 +26,8 @@ DEFAULTS = {
     "connection": "keep-alive,new",
     # toxiproxy delays in whole ms, so 0.5 ms cannot be emulated
     "rtt": "0,1,2,5,10",
+    # plain HTTP, then HTTPS with the server restricted to one TLS version
+    "tls": "http,1.2,1.3",
 }
 AXIS = {
     "workers": "workers (W)",
@@ -33,6 +35,7 @@ AXIS = {
     "delay": "server delay per request (ms)",
     "connection": "connection mode",
     "rtt": "round-trip time (ms, emulated by toxiproxy)",
+    "tls": "scheme and TLS version",
 }
 #: a Python row is "as fast as native" at a point where its Bench is within this factor of the best native row's
 NATIVE_WITHIN = 1.10
@@ -46,6 +49,11 @@ def points(dimension: str, values: str | None) -> list[Any]:
         bad = [v for v in items if v not in ("keep-alive", "new")]
         if bad:
             raise SetupError(f"connection values are keep-alive and new, got {', '.join(bad)}")
+        return items
+    if dimension == "tls":
+        bad = [v for v in items if v not in ("http", "1.2", "1.3")]
+        if bad:
+            raise SetupError(f"tls values are http, 1.2 and 1.3, got {', '.join(bad)}")
         return items
     try:
         nums = [int(v) for v in items]
@@ -155,9 +163,28 @@ def network_at(testbed: Testbed, dimension: str, value: Any) -> Network | None:
     return dataclasses.replace(base, rtt_ms=int(value), name=None)
 
 
-def write_point(testbed: Testbed, wl: Workload, dimension: str, value: Any, rows: Sequence[Row]) -> None:
+def endpoint_at(testbed: Testbed, dimension: str, value: Any) -> Endpoint:
+    """Where the point's requests go: through a proxy of its own (rtt), to a server of its own (tls: plain, or
+    HTTPS restricted to one version), else where every request of the testbed goes."""
+    if dimension == "rtt":
+        network = network_at(testbed, dimension, value)
+        assert network is not None
+        return testbed.via(network)
+    if dimension == "tls":
+        server = testbed.start_server(tls=value != "http", tls_version=None if value == "http" else value)
+        return testbed.via(testbed.options.network, server) if testbed.options.network else server
+    return testbed.endpoint
+
+
+def write_point(
+    testbed: Testbed, wl: Workload, dimension: str, value: Any, rows: Sequence[Row], endpoint: Endpoint | None
+) -> None:
     results = testbed.results(
-        wl, rows, network_at(testbed, dimension, value), sweep={"dimension": dimension, "value": value}
+        wl,
+        rows,
+        network_at(testbed, dimension, value),
+        endpoint,
+        sweep={"dimension": dimension, "value": value},
     )
     export(Report("table", [run_table(rows)], results=results), testbed.out / "points" / f"{dimension}-{value}", FILES)
 
@@ -172,7 +199,10 @@ def sweep(
 ) -> int:
     points_ = points(dimension, values)
     testbed = Testbed(options, argv, kind=f"sweep-{dimension}")
+    if dimension == "tls" and options.target:
+        raise SetupError("sweep tls starts servers of its own (plain, and HTTPS per TLS version): drop --target")
     results: list[tuple[Any, list[Row]]] = []
+    endpoints: dict[Any, Endpoint] = {}
     with testbed:
         for value in points_:
             wl = workload_at(base, dimension, value)
@@ -184,14 +214,14 @@ def sweep(
             point_dir.mkdir(parents=True)
             rows: list[Row] = []
             results.append((value, rows))
-            network = network_at(testbed, dimension, value)
-            url = testbed.via(network) if dimension == "rtt" and network is not None else None
-            testbed.run_rows(specs, wl, point_dir, rows, base_url=url)
-            write_point(testbed, wl, dimension, value, rows)
+            endpoint = endpoint_at(testbed, dimension, value)
+            endpoints[value] = endpoint
+            testbed.run_rows(specs, wl, point_dir, rows, endpoint)
+            write_point(testbed, wl, dimension, value, rows, endpoint)
     out = testbed.out
     for value, rows in results:  # an interrupted point still gets its tables
         if not (out / "points" / f"{dimension}-{value}" / "results.json").exists():
-            write_point(testbed, workload_at(base, dimension, value), dimension, value, rows)
+            write_point(testbed, workload_at(base, dimension, value), dimension, value, rows, endpoints.get(value))
     numeric = dimension != "connection"
     report = summary(dimension, results)
     report.figures.append(

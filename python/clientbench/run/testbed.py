@@ -3,6 +3,7 @@ signal handling and progress display. Used by every command that sends requests 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import signal
@@ -90,86 +91,117 @@ class Options:
         return "https" if self.tls else "http"
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the drivers send their requests, and what they trust there."""
+
+    url: str  # base URL, no trailing slash
+    ca_file: str | None = None  # https: the CA to trust (None: the system roots)
+    insecure: bool = False  # https: no verification
+    tls_version: str | None = None  # the only TLS version the server accepts (None: its defaults)
+
+    @property
+    def scheme(self) -> str:
+        return self.url.split("://", 1)[0].lower()
+
+    def context(self) -> ssl.SSLContext | None:
+        """The runner's own TLS settings for its probes (None for plain HTTP)."""
+        return https_context(self.ca_file, self.insecure) if self.scheme == "https" else None
+
+    def driver_flags(self) -> list[str]:
+        """The TLS flags every driver gets (docs/raw-format.md): the CA to trust, or --insecure."""
+        if self.scheme != "https":
+            return []
+        if self.insecure:
+            return ["--insecure"]
+        return ["--ca-file", self.ca_file] if self.ca_file else []
+
+
 class Testbed:
-    """`with Testbed(options, argv) as t:` starts the server (unless --target), stops it on every path,
-    turns SIGTERM into an exception, and remembers whether the command was interrupted."""
+    """`with Testbed(options, argv) as t:` starts the server (unless --target), stops it and everything else
+    it started (more servers, toxiproxy) on every path, turns SIGTERM into an exception, and remembers
+    whether the command was interrupted."""
 
     def __init__(self, options: Options, argv: Sequence[str], kind: str = ""):
         self.options = options
         self.argv = ["clientbench", *argv]
         self.out = new_results_dir(options.out, kind)
         self.console = Console(stderr=True, highlight=False)
-        self.server: Server | None = None
-        self.base_url: str = ""  # where the drivers send their requests (the proxy's, with a network)
-        self.server_url: str = ""  # the server itself
+        self.servers: list[Server] = []
+        self.server_endpoint = Endpoint("")  # the server itself
+        self.endpoint = Endpoint("")  # where the drivers go by default (a proxy, with --network)
         self.toxiproxy: Toxiproxy | None = None
-        self.ca_file: str | None = options.ca_file  # what the drivers trust (the started server's CA with --tls)
         self._proxies = 0
         self.interrupted: str | None = None
         self._previous: Any = None
         self.environment = capture(self.argv)
 
+    @property
+    def base_url(self) -> str:
+        return self.endpoint.url
+
+    @property
+    def server(self) -> Server | None:
+        return self.servers[0] if self.servers else None
+
     def __enter__(self) -> Testbed:
         self._previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             if self.options.target:
-                self.base_url = self.options.target.rstrip("/")
-                ctx = self.context()
-                if (
-                    probe_body_bytes(self.base_url + "/health", 5, ctx) is None
-                    and probe_body_bytes(self.base_url + "/", 5, ctx) is None
-                ):
+                self.server_endpoint = Endpoint(
+                    self.options.target.rstrip("/"), self.options.ca_file, self.options.insecure
+                )
+                ctx = self.server_endpoint.context()
+                url = self.server_endpoint.url
+                if probe_body_bytes(url + "/health", 5, ctx) is None and probe_body_bytes(url + "/", 5, ctx) is None:
                     raise SetupError(f"--target {self.options.target} does not answer HTTP GET")
             else:
-                self.server = Server(
-                    threads=self.options.server_threads,
-                    log=self.out / "server.log",
-                    tls=self.options.tls,
-                    tls_dir=self.out / "tls" if self.options.tls else None,
-                    tls_version=self.options.tls_version,
-                )
-                with self.console.status("starting the axum server"):
-                    self.base_url = self.server.start()
-                self.ca_file = self.server.ca_file
-            self.server_url = self.base_url
+                tls = self.options.tls
+                self.server_endpoint = self.start_server(tls, self.options.tls_version if tls else None)
+                if self.options.insecure:
+                    self.server_endpoint = dataclasses.replace(self.server_endpoint, insecure=True)
+            self.endpoint = self.server_endpoint
             if self.options.network is not None:
-                self.base_url = self.via(self.options.network)
+                self.endpoint = self.via(self.options.network)
         except BaseException:
             self._stop()
-            if self.server is None and not any(self.out.iterdir()):  # nothing measured: leave no empty folder
+            if not any(self.out.iterdir()):  # nothing measured: leave no empty folder
                 self.out.rmdir()
             raise
         return self
 
-    def context(self) -> ssl.SSLContext | None:
-        """The runner's own TLS settings for its probes (None for plain HTTP)."""
-        if self.options.scheme != "https":
-            return None
-        return https_context(self.ca_file, self.options.insecure)
+    def start_server(self, tls: bool = False, tls_version: str | None = None) -> Endpoint:
+        """Start a server (the first one, or one more, e.g. per TLS version of a sweep); stopped with us."""
+        n = len(self.servers)
+        suffix = f"-{n + 1}" if n else ""
+        server = Server(
+            threads=self.options.server_threads,
+            log=self.out / f"server{suffix}.log",
+            tls=tls,
+            tls_dir=self.out / f"tls{suffix}" if tls else None,
+            tls_version=tls_version,
+        )
+        self.servers.append(server)
+        with self.console.status("starting the axum server" + (" (HTTPS)" if tls else "")):
+            url = server.start()
+        return Endpoint(url, server.ca_file, tls_version=tls_version)
 
-    def driver_flags(self) -> list[str]:
-        """The TLS flags every driver gets (docs/raw-format.md): the CA to trust, or --insecure."""
-        if self.options.scheme != "https":
-            return []
-        if self.options.insecure:
-            return ["--insecure"]
-        return ["--ca-file", self.ca_file] if self.ca_file else []
-
-    def via(self, network: Network) -> str:
-        """The base URL of a new proxy to the server with this network's toxics (toxiproxy starts once)."""
+    def via(self, network: Network, endpoint: Endpoint | None = None) -> Endpoint:
+        """A new proxy to the server (or `endpoint`) with this network's toxics (toxiproxy starts once)."""
+        target = endpoint or self.server_endpoint
         if self.toxiproxy is None:
             self.toxiproxy = Toxiproxy(log=self.out / "toxiproxy.log")
             self.toxiproxy.start()
         self._proxies += 1
-        return through(self.toxiproxy, self.server_url, network, name=f"server{self._proxies}")
+        url = through(self.toxiproxy, target.url, network, name=f"server{self._proxies}")
+        return dataclasses.replace(target, url=url)
 
     def _stop(self) -> None:
         if self.toxiproxy is not None:
             self.toxiproxy.stop()
             self.toxiproxy = None
-        if self.server is not None:
-            self.server.stop()
-            self.server = None
+        while self.servers:
+            self.servers.pop().stop()
         if self._previous is not None:
             signal.signal(signal.SIGTERM, self._previous)
             self._previous = None
@@ -196,18 +228,26 @@ class Testbed:
             return None
         return 130 if self.interrupted.startswith("interrupted") else 143
 
-    def results(self, workload: Workload, rows: Sequence[Row], network: Network | None = None, **extra: Any) -> Results:
-        """The results document of these rows, as measured on this testbed (through `network`, default the
-        testbed's own)."""
+    def results(
+        self,
+        workload: Workload,
+        rows: Sequence[Row],
+        network: Network | None = None,
+        endpoint: Endpoint | None = None,
+        **extra: Any,
+    ) -> Results:
+        """The results document of these rows, as measured on this testbed (through `network` to `endpoint`,
+        by default the testbed's own)."""
         network = network or self.options.network
+        endpoint = endpoint or self.endpoint
         tls = None
-        if self.options.scheme == "https":
+        if endpoint.scheme == "https":
             tls = {
-                "ca_file": self.ca_file,
-                "verify": not self.options.insecure,
-                "server_versions": self.options.tls_version or "1.2,1.3" if self.server else None,
+                "ca_file": endpoint.ca_file,
+                "verify": not endpoint.insecure,
+                "server_versions": None if self.options.target else (endpoint.tls_version or "1.2,1.3"),
             }
-        extra = {"network": network.to_json() if network else None, "scheme": self.options.scheme, "tls": tls, **extra}
+        extra = {"network": network.to_json() if network else None, "scheme": endpoint.scheme, "tls": tls, **extra}
         return Results(
             workload=workload,
             rows=list(rows),
@@ -215,7 +255,7 @@ class Testbed:
             version=__version__,
             command=self.argv,
             server={
-                "url": self.base_url,
+                "url": endpoint.url,
                 "started_by_clientbench": not self.options.target,
                 "threads": None if self.options.target else self.options.server_threads,
             },
@@ -230,12 +270,13 @@ class Testbed:
         workload: Workload,
         out: Path,
         rows_sink: list[Row],
-        base_url: str | None = None,
+        endpoint: Endpoint | None = None,
     ) -> list[Row]:
         """Run the plan with progress output; rows are appended to rows_sink as soon as they exist,
         so partial results survive an interrupt."""
-        url = (base_url or self.base_url) + workload.path
-        expected = probe_body_bytes(url, workload.timeout_s, self.context())
+        endpoint = endpoint or self.endpoint
+        url = endpoint.url + workload.path
+        expected = probe_body_bytes(url, workload.timeout_s, endpoint.context())
         repeat = workload.repeat
         total = len(specs) * repeat
         done = 0
@@ -265,7 +306,7 @@ class Testbed:
                 row_timeout_s=self.options.row_timeout_s,
                 out_dir=out,
                 expected_body_bytes=expected,
-                driver_flags=self.driver_flags(),
+                driver_flags=endpoint.driver_flags(),
                 on_start=on_start,
                 on_done=on_done,
                 rows=rows_sink,
