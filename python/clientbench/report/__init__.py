@@ -10,104 +10,40 @@ the exporters asked for; each format is one small module here with one `@registe
     terminal.py  (stdout)         the tables and text, with rich
     plots.py     plots/*.png      the figures, with matplotlib
 
-Adding a format = one new module with a registered exporter, plus its name in the import line at the end.
+Adding a format = one new module with a registered exporter (`@register("name")` from `.base`), plus its
+name in the registry import line below.
 """
 
-from __future__ import annotations
+# the registry: one module per format, each registering its exporter when imported
+from . import csv, json, markdown, plots, terminal  # noqa: E402,F401,I001
+from .base import (
+    EXPORTERS,
+    FILES,
+    Block,
+    Column,
+    Exporter,
+    Figure,
+    Heading,
+    Image,
+    Report,
+    Table,
+    Text,
+    export,
+    register,
+)
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
-
-from ..model import Results, Row
-
-
-@dataclass(frozen=True)
-class Column:
-    label: str
-    numeric: bool = True
-
-
-@dataclass
-class Table:
-    columns: list[Column]
-    rows: list[list[str]]
-    title: str | None = None  # shown on the terminal; Markdown puts headings in their own block
-    styles: list[str | None] = field(default_factory=list)  # per row, terminal only (e.g. "red")
-
-
-@dataclass(frozen=True)
-class Heading:
-    text: str
-    level: int = 1
-
-
-@dataclass(frozen=True)
-class Text:
-    lines: Sequence[str]  # each line one paragraph or list item, as Markdown
-
-
-@dataclass(frozen=True)
-class Image:
-    alt: str
-    path: str  # relative to the report's folder
-
-
-Block = Heading | Text | Table | Image
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A plot to draw: `kind` names a function of report/plots.py, `file` goes under plots/."""
-
-    kind: str  # "latency" | "bench" | "timeline" | "sweep"
-    file: str
-    title: str
-    rows: Sequence[Row] = ()
-    points: Sequence[tuple[Any, Sequence[Row]]] = ()  # for "sweep": (value, rows) per point
-    axis: str = ""  # for "sweep": the x axis label
-    log_x: bool = False
-
-
-@dataclass
-class Report:
-    name: str  # file stem: table -> table.md, table.csv
-    blocks: list[Block] = field(default_factory=list)
-    results: Results | None = None  # the json exporter writes results.json from it
-    document: dict[str, Any] | None = None  # or a JSON document of its own (<name>.json)
-    figures: list[Figure] = field(default_factory=list)
-
-    @property
-    def tables(self) -> list[Table]:
-        return [b for b in self.blocks if isinstance(b, Table)]
-
-
-class Exporter(Protocol):
-    def export(self, report: Report, out: Path | None) -> list[Path]:
-        """Write (or show) the report; return the files written."""
-        ...
-
-
-EXPORTERS: dict[str, Exporter] = {}
-
-
-def register(name: str) -> Callable[[type], type]:
-    def add(cls: type) -> type:
-        EXPORTERS[name] = cls()
-        return cls
-
-    return add
-
-
-def export(report: Report, out: Path | None, formats: Sequence[str]) -> list[Path]:
-    written: list[Path] = []
-    for name in formats:
-        written += EXPORTERS[name].export(report, out)
-    return written
-
-
-#: the formats every run folder gets
-FILES = ("json", "markdown", "csv")
-
-from . import csv, json, markdown, plots, terminal  # noqa: E402,F401  (the registry: one name per format)
+__all__ = [
+    "EXPORTERS",
+    "FILES",
+    "Block",
+    "Column",
+    "Exporter",
+    "Figure",
+    "Heading",
+    "Image",
+    "Report",
+    "Table",
+    "Text",
+    "export",
+    "register",
+]

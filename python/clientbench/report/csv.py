@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 
 from ..files import write_atomic
-from . import Report, Table, register
+from .base import Report, Table, register
 
 
 def render(table: Table) -> str:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ..files import write_atomic
-from . import Report, register
+from .base import Report, register
 
 
 @register("json")

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..model import Row
-from . import Column, Table
+from .base import Column, Table
 
 
 @dataclass(frozen=True)
