@@ -1,37 +1,77 @@
-"""Every driver of the table against the real server, validated against the schema by the runner."""
+"""Every driver of the table (native, bindings, peers) against the real server and a counting raw server,
+through the runner (which validates each document against the raw schema)."""
+
+from __future__ import annotations
 
 import importlib.util
 
+import beast_client
 import pytest
-
-from clientbench.clients import CLIENTS
-from clientbench.runner import Workload, run_driver
+import reqwest_client
+from clientbench.run.clients import CLIENTS
+from clientbench.run.driver import run_driver
+from clientbench.workload import Workload
+from support.rawserver import RawServer, answer
 
 SMALL = Workload(workers=3, requests=5, warmup=1, timeout_s=5)
 NAMES = [c.name for c in CLIENTS]
+HELLO = b"Hello, World!"
+#: the version each driver reports for its library: our bindings report the library they wrap (the same
+#: column as the native row of that library)
+LIBRARY_VERSIONS = {"beast": beast_client.boost_version, "reqwest": reqwest_client.reqwest_version}
+#: the exception our bindings raise for a refused connection, kept after the failure class in the reason
+BINDING_ROWS = {"py-beast-held", "py-beast-released", "py-reqwest-async", "py-reqwest-held", "py-reqwest-released"}
 
 
 @pytest.fixture(params=CLIENTS, ids=NAMES)
 def spec(request):
     spec = request.param
-    if spec.optional and importlib.util.find_spec(spec.needs_module) is None:
+    if spec.client.optional and importlib.util.find_spec(spec.needs_module) is None:
         pytest.skip(f"peer {spec.needs_module} is not installed here (make peers)")
     return spec
 
 
+def workers_of(spec, workers: int) -> int:
+    return spec.client.fixed_workers or workers
+
+
 def test_driver_meets_the_contract(spec, server):
-    row = run_driver(spec, server.url + "/", SMALL, row_timeout_s=120)
-    assert row.ok, row.reason
-    raw, s = row.raw, row.stats
-    assert (raw["client"]["language"], raw["client"]["library"]) == (spec.language, spec.library)
-    assert raw["client"]["mode"] == spec.mode and raw["client"]["gil"] == spec.gil
-    workers = spec.fixed_workers or 3
-    assert raw["workload"]["workers"] == workers and raw["workload"]["requests"] == 5
-    assert s.requests == workers * 5 and s.errors == 0, row.reason
-    assert s.body_bytes == workers * 5 * len(b"Hello, World!")
+    run = run_driver(spec, server.url + "/", SMALL, row_timeout_s=120)
+    assert run.ok, run.reason
+    raw, s = run.raw, run.stats
+    c = spec.client
+    assert (raw["client"]["language"], raw["client"]["library"]) == (c.language, c.library)
+    assert raw["client"]["mode"] == c.mode and raw["client"]["gil"] == c.gil
+    if c.library in LIBRARY_VERSIONS:
+        assert raw["client"]["library_version"] == LIBRARY_VERSIONS[c.library]
+    else:
+        assert isinstance(raw["client"]["library_version"], str) and raw["client"]["library_version"]
+    if c.language == "Rust":  # nothing but the contract's fields
+        assert raw["client"] == {
+            "language": "Rust",
+            "library": "reqwest",
+            "mode": c.mode,
+            "gil": None,
+            "library_version": reqwest_client.reqwest_version,
+        }
+    workers = workers_of(spec, 3)
+    assert raw["workload"] == {
+        "url": server.url + "/",
+        "workers": workers,
+        "requests": 5,
+        "warmup": 1,
+        "timeout_s": 5,
+        "connection": "keep-alive",
+    }
+    assert s.requests == workers * 5 and s.errors == 0, run.reason
+    assert s.body_bytes == workers * 5 * len(HELLO)
+    assert len(raw["workers"]) == workers
+    for w in raw["workers"]:
+        assert len(w["latencies_ns"]) == len(w["start_ns"]) == 5
+        assert w["failures"] == [] and w["bytes"] == 5 * len(HELLO)
     # every harness reports its own CPU time and peak RSS (VmHWM, not the forked runner's pages)
     assert raw["cpu_ns"] > 0 and 0 < raw["peak_rss_kib"] < 512 * 1024
-    if spec.language != "Python":
+    if c.language != "Python":
         assert s.peak_rss_mib < 40, "a native driver's RSS must not include the Python runner's"
     # the group clock covers every worker's timed loop
     assert s.bench_ms >= max(w["elapsed_ns"] for w in raw["workers"]) / 1e6 * 0.99
@@ -41,38 +81,96 @@ def test_driver_meets_the_contract(spec, server):
 
 def test_driver_reads_whole_large_bodies(spec, server):
     n = 1_000_000
-    row = run_driver(spec, f"{server.url}/bytes/{n}", Workload(2, 2, 0, 10), row_timeout_s=120,
-                     expected_body_bytes=n)
-    assert row.ok and row.stats.errors == 0 and not row.failed, row.reason
-    assert row.stats.body_bytes == row.stats.requests * n
+    run = run_driver(spec, f"{server.url}/bytes/{n}", Workload(2, 2, 0, 10), row_timeout_s=120, expected_body_bytes=n)
+    assert run.ok and run.stats.errors == 0 and not run.failed, run.reason
+    assert run.stats.body_bytes == run.stats.requests * n
 
 
 def test_non_200_is_a_counted_failure(spec, server):
-    row = run_driver(spec, server.url + "/status/500", Workload(2, 3, 0, 5), row_timeout_s=120)
-    assert row.ok, row.reason  # the driver worked ...
-    n = row.stats.requests
-    assert n == (spec.fixed_workers or 2) * 3 and row.stats.errors == n  # ... and every request failed
-    assert row.failed
-    failures = [f for w in row.raw["workers"] for f in w["failures"]]
-    assert sorted(f["index"] for f in failures) == sorted(list(range(3)) * (n // 3))
-    assert all(f.get("status") == 500 for f in failures)
+    run = run_driver(spec, server.url + "/status/500", Workload(2, 3, 0, 5), row_timeout_s=120)
+    assert run.ok, run.reason  # the driver worked ...
+    n = run.stats.requests
+    assert n == workers_of(spec, 2) * 3 and run.stats.errors == n  # ... and every request failed
+    assert run.failed
+    for w in run.raw["workers"]:
+        assert [f["index"] for f in w["failures"]] == [0, 1, 2]
+        assert [(f["status"], f["reason"]) for f in w["failures"]] == [(500, "status 500")] * 3
 
 
 def test_closed_port_gives_failures_not_a_crash(spec, closed_port_url):
-    row = run_driver(spec, closed_port_url, Workload(2, 2, 0, 2), row_timeout_s=120)
-    assert row.ok, row.reason
-    assert row.stats.errors == row.stats.requests == (spec.fixed_workers or 2) * 2 and row.failed
-    reasons = [f["reason"] for w in row.raw["workers"] for f in w["failures"]]
-    assert all(reasons)
+    run = run_driver(spec, closed_port_url, Workload(2, 2, 0, 2), row_timeout_s=120)
+    assert run.ok, run.reason
+    assert run.stats.errors == run.stats.requests == workers_of(spec, 2) * 2 and run.failed
+    reasons = [f["reason"] for w in run.raw["workers"] for f in w["failures"]]
+    assert len(reasons) == run.stats.requests and all(reasons)
+
+
+#: drivers whose failure reasons are not in the shared classes yet: pycurl raises pycurl.error, which
+#: harness.failure_class does not classify (non-strict: drop once fixed)
+UNCLASSIFIED = {"py-pycurl"}
+
+
+def test_closed_port_failures_are_classified(spec, closed_port_url, request):
+    if spec.name in UNCLASSIFIED:
+        request.applymarker(pytest.mark.xfail(reason="reasons not in the shared failure classes yet", strict=False))
+    run = run_driver(spec, closed_port_url, Workload(2, 1, 0, 2), row_timeout_s=120)
+    reasons = [f["reason"] for w in run.raw["workers"] for f in w["failures"]]
+    assert len(reasons) == workers_of(spec, 2)
+    # `<Class>: <message>`, the class shared by the three languages' harnesses (docs/raw-format.md)
+    assert all(r.split(":", 1)[0] == "ConnectionError" and r.split(":", 1)[1].strip() for r in reasons), reasons
+    if spec.name in BINDING_ROWS:  # the binding's own exception is kept after the class
+        assert all(r.startswith("ConnectionError: ConnectionRefusedError: ") for r in reasons), reasons
 
 
 def test_new_connection_mode(spec, server):
-    row = run_driver(spec, server.url + "/", Workload(2, 3, 0, 5, connection="new"), row_timeout_s=120)
-    assert row.ok and row.stats.errors == 0, row.reason
-    assert row.raw["workload"].get("connection", "new") == "new"
+    run = run_driver(
+        spec,
+        server.url + "/",
+        Workload(2, 3, 0, 5, connection="new"),
+        row_timeout_s=120,
+        expected_body_bytes=len(HELLO),
+    )
+    assert run.ok and run.stats.errors == 0 and not run.failed, run.reason
+    assert run.raw["workload"]["connection"] == "new"  # required, and what the driver ran with
+
+
+#: a body the real server never sends: the integrity check proves the requests went to the counting server
+COUNTED = b"counted body\r\n"
+
+
+#: peers whose keep-alive is not reliable: rnet's blocking client opens a second connection for a worker in
+#: about half the runs (a request goes out before the previous response's connection is back in its pool)
+UNRELIABLE_KEEP_ALIVE = {"py-rnet-sync"}
+
+
+@pytest.mark.parametrize("connection", ["keep-alive", "new"])
+def test_connections_opened(spec, connection, request):
+    """`--connection new` really opens one connection per timed request; keep-alive one per worker.
+
+    Counted where the connections arrive (accepts of a raw server), with W=2, N=3, no warm-up. Every driver
+    builds its clients lazily, so nothing connects before the first request: no setup connection. So
+    keep-alive gives exactly W connections and new exactly W x N (measured for every driver, including the
+    peers; a serial row's W is 1). A warm-up would add one connection per worker in new mode (the warm-up
+    requests use the worker's first client), which is why it is 0 here."""
+    if connection == "keep-alive" and spec.name in UNRELIABLE_KEEP_ALIVE:
+        request.applymarker(pytest.mark.xfail(reason="opens an extra keep-alive connection now and then", strict=False))
+    assert len(COUNTED) == 14
+    workers, requests = workers_of(spec, 2), 3
+    with RawServer(answer(COUNTED)) as srv:
+        run = run_driver(
+            spec,
+            srv.url + "/",
+            Workload(2, requests, 0, 5, connection=connection),
+            row_timeout_s=120,
+            expected_body_bytes=len(COUNTED),
+        )
+        assert run.ok and run.stats.errors == 0 and not run.failed, run.reason
+        assert run.raw["workload"]["connection"] == connection
+        assert len(srv.heads) == workers * requests  # no request sent twice, none outside the loop
+        assert srv.accepted == (workers if connection == "keep-alive" else workers * requests)
 
 
 def test_body_integrity_check_catches_a_short_count(spec, server):
-    row = run_driver(spec, server.url + "/", Workload(1, 2, 0, 5), row_timeout_s=120, expected_body_bytes=14)
-    assert row.ok and row.stats.errors == 0
-    assert row.failed and "body integrity" in row.integrity_error
+    run = run_driver(spec, server.url + "/", Workload(1, 2, 0, 5), row_timeout_s=120, expected_body_bytes=14)
+    assert run.ok and run.stats.errors == 0
+    assert run.failed and "body integrity" in run.integrity_error

@@ -1,28 +1,22 @@
-"""beast_client (pybind11 binding of cpp-beast): API, errors, keep-alive, the GIL, the driver."""
+"""beast_client (pybind11 binding of cpp-beast): API, argument errors, keep-alive, threads, signals, the GIL.
+
+The fault catalogue (bad URLs, refused, timeouts, broken and malformed responses, idle keep-alive closes) is
+python/tests/test_faults.py, for both bindings at once; the benchmark drivers are python/tests/test_drivers.py."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
-
-import pytest
 
 import beast_client
-
-REPO = Path(__file__).resolve().parents[3]
-HELLO = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
-
-from beast_test_helpers import read_request  # noqa: E402  (conftest puts this directory on sys.path)
-
+import pytest
 
 # ---- API shape ------------------------------------------------------------------------------------
+
 
 def test_module_metadata():
     assert isinstance(beast_client.__version__, str) and beast_client.__version__
@@ -49,8 +43,11 @@ def test_context_manager_and_close(server):
         assert same is c
         assert c.get(server.url + "/") == 200
     assert c.closed and repr(c).endswith(" closed>")
-    for call in (lambda: c.get(server.url + "/"), lambda: c.fetch_len(server.url + "/"),
-                 lambda: c.request("GET", server.url + "/")):
+    for call in (
+        lambda: c.get(server.url + "/"),
+        lambda: c.fetch_len(server.url + "/"),
+        lambda: c.request("GET", server.url + "/"),
+    ):
         with pytest.raises(RuntimeError, match="closed"):
             call()
     c.close()  # idempotent
@@ -81,8 +78,12 @@ def test_clients_take_attributes(server):
 
 def test_request_post_with_headers_and_body(server):
     with beast_client.Client(timeout=5.0) as c:
-        r = c.request("POST", server.url + "/echo", headers={"Content-Type": "text/plain", "X-Test": "1"},
-                      body=b"payload \x00\xff")
+        r = c.request(
+            "POST",
+            server.url + "/echo",
+            headers={"Content-Type": "text/plain", "X-Test": "1"},
+            body=b"payload \x00\xff",
+        )
         assert isinstance(r, beast_client.Response)
         assert r.status == 200
         assert r.body == b"payload \x00\xff"
@@ -131,78 +132,7 @@ def test_keep_alive_reopens_after_connection_close(server):
         assert c._connections_opened == 2
 
 
-def test_idle_close_by_the_server_is_retried_transparently(raw_server):
-    def handler(conn: socket.socket) -> None:
-        if read_request(conn):
-            conn.sendall(HELLO)
-        conn.close()  # the kept-alive connection goes away between requests
-
-    s = raw_server(handler)
-    with beast_client.Client(timeout=5.0) as c:
-        assert c.get(s.url + "/") == 200
-        time.sleep(0.05)
-        assert c.get(s.url + "/") == 200
-    assert s.accepts == 2
-
-
 # ---- errors ---------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("url", ["https://127.0.0.1/", "", "garbage", "http://", "http://h:0/", "http://h:70000/",
-                                 "ftp://h/", "http://h /x"])
-def test_invalid_url_is_value_error(url):
-    with beast_client.Client(timeout=1.0) as c:
-        with pytest.raises(ValueError):
-            c.get(url)
-        with pytest.raises(ValueError):
-            c.request("GET", url)
-
-
-def test_refused_port_is_connection_error(closed_port_url):
-    with beast_client.Client(timeout=2.0) as c:
-        with pytest.raises(ConnectionError) as info:
-            c.get(closed_port_url)
-        assert isinstance(info.value, ConnectionRefusedError)
-        assert closed_port_url[len("http://"):-1] in str(info.value)
-
-
-def test_malformed_response_is_protocol_error(raw_server):
-    def handler(conn: socket.socket) -> None:
-        if read_request(conn):
-            conn.sendall(b"SOMETHING ELSE\r\n\r\n")
-
-    s = raw_server(handler)
-    with beast_client.Client(timeout=2.0) as c:
-        with pytest.raises(beast_client.ProtocolError) as info:
-            c.get(s.url + "/")
-        assert isinstance(info.value, OSError)
-        assert f"127.0.0.1:{s.port}" in str(info.value)
-
-
-def test_server_that_never_answers_times_out(raw_server):
-    def handler(conn: socket.socket) -> None:
-        read_request(conn)
-        conn.recv(1)  # until the client goes away
-
-    s = raw_server(handler)
-    with beast_client.Client(timeout=0.3) as c:
-        for release in (True, False):
-            t0 = time.monotonic()
-            with pytest.raises(TimeoutError):
-                c.get(s.url + "/", release_gil=release)
-            assert 0.25 <= time.monotonic() - t0 < 0.3 + 1.0
-
-
-def test_close_mid_body_is_connection_error(raw_server):
-    def handler(conn: socket.socket) -> None:
-        if read_request(conn):
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc")
-        conn.close()
-
-    s = raw_server(handler)
-    with beast_client.Client(timeout=2.0) as c:
-        with pytest.raises(ConnectionError, match="before the response was complete"):
-            c.get(s.url + "/")
-        assert c.last_body_bytes == 3
 
 
 def test_concurrent_use_of_one_client_is_runtime_error(server):
@@ -268,6 +198,7 @@ def test_signal_interrupts_a_blocked_get(server, release_gil):
 
 # ---- the GIL --------------------------------------------------------------------------------------
 
+
 def _progress_during_get(url: str, release_gil: bool) -> tuple[int, float]:
     """How far a pure-Python counter thread gets while this thread is inside get(url)."""
     count = [0]
@@ -311,8 +242,10 @@ def test_threads_overlap_only_with_the_gil_released(server):
         clients = [beast_client.Client(timeout=10.0) for _ in range(4)]
         for c in clients:
             c.get(server.url + "/")
-        threads = [threading.Thread(target=c.get, args=(server.url + "/delay/200",),
-                                    kwargs={"release_gil": release_gil}) for c in clients]
+        threads = [
+            threading.Thread(target=c.get, args=(server.url + "/delay/200",), kwargs={"release_gil": release_gil})
+            for c in clients
+        ]
         t0 = time.monotonic()
         for t in threads:
             t.start()
@@ -327,54 +260,3 @@ def test_threads_overlap_only_with_the_gil_released(server):
     assert released < 0.6, released  # ~0.2 s: the four requests overlap
     assert held > 0.7, held  # ~0.8 s: one at a time
     assert held > 2 * released
-
-
-# ---- the benchmark drivers ------------------------------------------------------------------------
-
-def _schema() -> dict:
-    return json.loads((REPO / "python" / "clientbench" / "schema" / "raw-result.schema.json").read_text())
-
-
-def _run(argv: list[str]) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "python"),
-                                                                    os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
-
-@pytest.mark.parametrize("gil", ["held", "released"])
-def test_python_driver_output_validates(server, gil):
-    jsonschema = pytest.importorskip("jsonschema")
-    doc = _run([sys.executable, "-m", "clientbench.drivers.binding", "--binding", "beast", "--url", server.url + "/",
-                "--workers", "3", "--requests", "7", "--warmup", "1", "--timeout", "5", "--gil", gil])
-    jsonschema.validate(doc, _schema())
-    assert doc["client"]["language"] == "Python" and doc["client"]["library"] == "beast"
-    assert doc["client"]["mode"] == "sync" and doc["client"]["gil"] == gil
-    assert doc["client"]["library_version"] == beast_client.boost_version
-    assert len(doc["workers"]) == 3
-    for w in doc["workers"]:
-        assert len(w["latencies_ns"]) == len(w["start_ns"]) == 7
-        assert w["failures"] == [] and w["bytes"] == 7 * len(b"Hello, World!")
-
-
-def test_python_driver_records_failures(closed_port_url):
-    jsonschema = pytest.importorskip("jsonschema")
-    doc = _run([sys.executable, "-m", "clientbench.drivers.binding", "--binding", "beast", "--url", closed_port_url,
-                "--workers", "2", "--requests", "2", "--timeout", "2"])
-    jsonschema.validate(doc, _schema())
-    failures = [f for w in doc["workers"] for f in w["failures"]]
-    assert len(failures) == 4
-    assert all(f["reason"].startswith("ConnectionRefusedError: ") for f in failures)
-
-
-def test_native_driver_output_validates(server):
-    jsonschema = pytest.importorskip("jsonschema")
-    driver = REPO / "build" / "cpp-beast" / "beast-driver"
-    if not driver.exists():
-        pytest.skip(f"{driver} not built")
-    doc = _run([str(driver), "--url", server.url + "/", "--workers", "4", "--requests", "25"])
-    jsonschema.validate(doc, _schema())
-    assert doc["client"]["language"] == "C++" and doc["client"]["gil"] is None
-    assert sum(len(w["failures"]) for w in doc["workers"]) == 0
-    assert sum(w["bytes"] for w in doc["workers"]) == 100 * len(b"Hello, World!")

@@ -1,27 +1,17 @@
-"""Make `clientbench` (repository python/) importable, and provide the axum server for the tests."""
+"""The fixtures shared by the three pytest suites (`server`, `closed_port_url`, `raw_server`) are in
+python/tests/support/ of the checkout: put it (and `clientbench`, when it is not installed) on sys.path."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Iterator
-
-import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 
 try:
-    import clientbench  # noqa: F401
+    import clientbench  # noqa: F401  (server control)
 except ImportError:
     sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "python" / "tests"))
 
-
-@pytest.fixture(scope="session")
-def server() -> Iterator[str]:
-    """Base URL (no trailing slash) of a clientbench-server started for this test session.
-
-    Needs target/release/clientbench-server: `cargo build --release -p clientbench-server`."""
-    from clientbench.server import Server
-
-    with Server(REPO / "target" / "release" / "clientbench-server") as s:
-        yield s.url
+pytest_plugins = ("support.fixtures",)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import beast_client
 import reqwest_client
@@ -37,6 +38,8 @@ FACTORIES: dict[str, Callable[[float], Any]] = {
     "reqwest": lambda t: reqwest_client.Client(timeout=t),
     "reqwest-async": AsyncAdapter,
 }
+#: the binding module of each kind (its ProtocolError, ...)
+MODULES = {"beast": beast_client, "reqwest": reqwest_client, "reqwest-async": reqwest_client}
 
 
 def make(kind: str, timeout: float) -> Any:
