@@ -2,7 +2,6 @@ import math
 
 import numpy as np
 import pytest
-
 from clientbench.stats import nearest_rank, row_stats
 
 
@@ -54,10 +53,20 @@ def _doc(workers, wall_ns):
 
 
 def test_row_stats_excludes_failed_latencies_and_counts_them():
-    w0 = {"elapsed_ns": 4_000_000, "latencies_ns": [1_000_000, 2_000_000, 9_000_000],
-          "start_ns": [0, 1, 2], "bytes": 26, "failures": [{"index": 2, "reason": "status 500"}]}
-    w1 = {"elapsed_ns": 2_000_000, "latencies_ns": [3_000_000, 4_000_000, 5_000_000],
-          "start_ns": [0, 1, 2], "bytes": 39, "failures": []}
+    w0 = {
+        "elapsed_ns": 4_000_000,
+        "latencies_ns": [1_000_000, 2_000_000, 9_000_000],
+        "start_ns": [0, 1, 2],
+        "bytes": 26,
+        "failures": [{"index": 2, "reason": "status 500"}],
+    }
+    w1 = {
+        "elapsed_ns": 2_000_000,
+        "latencies_ns": [3_000_000, 4_000_000, 5_000_000],
+        "start_ns": [0, 1, 2],
+        "bytes": 39,
+        "failures": [],
+    }
     s = row_stats(_doc([w0, w1], 8_000_000))
     assert s.requests == 6 and s.errors == 1
     assert s.mean_ms == pytest.approx(3.0)  # (1+2+3+4+5)/5, the 9 ms failure excluded
@@ -70,7 +79,12 @@ def test_row_stats_excludes_failed_latencies_and_counts_them():
 
 
 def test_row_stats_all_failed_has_no_latency_figures():
-    w = {"elapsed_ns": 1000, "latencies_ns": [10, 20], "start_ns": [0, 10], "bytes": 0,
-         "failures": [{"index": 0, "reason": "x"}, {"index": 1, "reason": "x"}]}
+    w = {
+        "elapsed_ns": 1000,
+        "latencies_ns": [10, 20],
+        "start_ns": [0, 10],
+        "bytes": 0,
+        "failures": [{"index": 0, "reason": "x"}, {"index": 1, "reason": "x"}],
+    }
     s = row_stats(_doc([w], 1000))
     assert s.errors == 2 and s.mean_ms is None and s.p99_ms is None and s.throughput_rps == 0

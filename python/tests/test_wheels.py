@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from clientbench.paths import repo_root
+from clientbench.run.paths import repo_root
 
 CHECK = r"""
 import sys, importlib, pathlib
@@ -36,8 +35,9 @@ def test_wheel_installs_into_a_new_venv_and_makes_a_request(tmp_path, server, di
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-index", "--no-deps", str(wheel)],
-                   check=True, timeout=120)
+    subprocess.run(
+        [str(py), "-m", "pip", "install", "-q", "--no-index", "--no-deps", str(wheel)], check=True, timeout=120
+    )
     out = subprocess.run([str(py), "-c", CHECK, module, server.url], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["200", "wheel"]

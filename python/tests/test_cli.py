@@ -1,0 +1,277 @@
+"""The command line (cli.py, `python -m clientbench`): one-line errors, the server always stopped (also on
+Ctrl-C/SIGTERM, with partial results), every command end to end, and the package's layering (no module but
+__main__ imports cli)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import clientbench
+import clientbench.cli as cli
+import clientbench.run.testbed as testbed
+import pytest
+from clientbench.run.server import Server
+from clientbench.schema import validate_results
+from support import fake_driver
+
+PACKAGE = Path(clientbench.__file__).parent
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead for our purposes
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _run_dir(out: Path) -> Path:
+    (run_dir,) = [p for p in out.iterdir() if p.is_dir() and not p.is_symlink()]
+    return run_dir
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "--workers", "0"], "must be >= 1"),
+        (["run", "--requests", "ten"], "expected a whole number"),
+        (["run", "--timeout", "0"], "must be > 0"),
+        (["run", "--path", "nope"], "starts with '/'"),
+        (["run", "--connection", "sometimes"], "invalid choice"),
+        (["run", "--bogus"], "unrecognized arguments"),
+        (["sweep", "colour"], "invalid choice"),
+    ],
+)
+def test_bad_cli_input_is_one_line(capsys, argv, message):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 2  # the error, and where to find help
+
+
+def test_setup_errors_are_one_line(capsys):
+    assert cli.main(["run", "--clients", "nope", "--out", "/nonexistent/x"]) == 2
+    err = capsys.readouterr().err
+    assert "no client matches" in err and len(err.strip().splitlines()) == 1
+
+
+def test_unreachable_target_is_one_line_and_leaves_no_folder(tmp_path, capsys, closed_port_url):
+    assert cli.main(["run", "--target", closed_port_url, "-r", "1", "--out", str(tmp_path)]) == 2
+    assert "does not answer" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_list_and_run_as_the_default_command(capsys):
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "cpp-beast" in out and "py-httpx-sync" in out and "(not in the default set)" in out
+    with pytest.raises(SystemExit):  # options without a command are run's
+        cli.main(["--workers", "0"])
+    assert "must be >= 1" in capsys.readouterr().err
+
+
+# -- the server is always stopped ------------------------------------------------------------------
+
+
+def test_server_is_stopped_when_a_driver_crashes(tmp_path, monkeypatch):
+    started: list[Server] = []
+
+    class Recording(Server):
+        def start(self) -> str:
+            started.append(self)
+            url = super().start()
+            self.recorded_pid = self.proc.pid
+            return url
+
+    crash = fake_driver.code_spec("crash", "import sys; sys.exit(1)")
+    good = fake_driver.code_spec("good", "import sys; sys.exit(0)")  # prints nothing: invalid output
+    monkeypatch.setattr(testbed, "Server", Recording)
+    monkeypatch.setattr(cli, "select", lambda patterns, everything=False: [crash, good])
+    code = cli.main(["run", "-w", "1", "-n", "1", "-r", "2", "--out", str(tmp_path)])
+    assert code == 1
+    assert started and not _alive(started[0].recorded_pid)
+    run_dir = _run_dir(tmp_path)
+    results = json.loads((run_dir / "results.json").read_text())
+    validate_results(results)
+    assert [r["status"] for r in results["rows"]] == ["failed", "failed"]
+    assert [len(r["runs"]) for r in results["rows"]] == [2, 2]  # every repeat ran, none was skipped
+    assert results["complete"] is True
+    assert "Errors" in (run_dir / "table.md").read_text()
+    assert (run_dir / "table.csv").read_text().startswith("Language,Library,")
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_stops_server_and_driver_and_writes_partial_results(tmp_path, sig, code):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clientbench", "run", "--clients", "py-requests", "-w", "1", "-n", "50",
+         "--path", "/delay/200", "--out", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(_children(proc.pid)) < 2:  # server + driver
+            time.sleep(0.1)
+        kids = _children(proc.pid)
+        assert len(kids) >= 2, "server and driver did not start"
+        time.sleep(0.5)
+        proc.send_signal(sig)
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == code, proc.stderr.read()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(k) for k in kids):
+        time.sleep(0.1)
+    assert not any(_alive(k) for k in kids)
+    results = json.loads((_run_dir(tmp_path) / "results.json").read_text())
+    validate_results(results)
+    assert results["complete"] is False and results["interrupted"]
+    assert [r["status"] for r in results["rows"]] == ["not run"]  # interrupted in its first run
+
+
+# -- every command end to end ----------------------------------------------------------------------
+
+
+def test_a_real_run_writes_every_file_and_a_valid_results_json(tmp_path):
+    """End to end through the CLI: two real drivers, two repeats, every output of the run folder."""
+    code = cli.main(["run", "--clients", "cpp-beast,py-requests", "-w", "2", "-n", "5", "-r", "2", "--warmup", "1",
+                     "--out", str(tmp_path)])  # fmt: skip
+    assert code == 0
+    run_dir = tmp_path / "latest"
+    assert run_dir.is_symlink()
+    results = json.loads((run_dir / "results.json").read_text())
+    validate_results(results)
+    assert results["schema"] == "clientbench.results/2"
+    assert results["workload"] == {
+        "workers": 2,
+        "requests": 5,
+        "warmup": 1,
+        "timeout_s": 30.0,
+        "path": "/",
+        "connection": "keep-alive",
+        "repeat": 2,
+    }
+    assert [r["client"]["name"] for r in results["rows"]] == ["cpp-beast", "py-requests"]
+    assert all(r["status"] == "ok" and len(r["runs"]) == 2 for r in results["rows"])
+    assert all(r["aggregate"]["median"]["requests"] == 2 * 2 * 5 for r in results["rows"])
+    env = results["environment"]
+    assert env["cpu"]["logical_cores"] and env["python"]["version"] and env["toolchains"]["rustc"]
+    assert env["python_packages"]["requests"]
+    for name in ("table.md", "table.csv", "server.log", "plots/latency.png", "plots/bench.png",
+                 "raw/cpp-beast.0.json", "raw/py-requests.1.json"):  # fmt: skip
+        assert (run_dir / name).is_file(), name
+
+
+def test_sweep_end_to_end(tmp_path):
+    code = cli.main(["sweep", "payload", "--values", "13,4096", "--clients", "cpp-beast,py-requests", "-w", "2",
+                     "-n", "3", "-r", "1", "--warmup", "0", "--out", str(tmp_path)])  # fmt: skip
+    assert code == 0
+    run_dir = tmp_path / "latest"
+    summary = (run_dir / "sweep.md").read_text()
+    assert "payload=13" in summary and "payload=4096" in summary and "C++ beast (sync)" in summary
+    for value in (13, 4096):
+        results = json.loads((run_dir / "points" / f"payload-{value}" / "results.json").read_text())
+        validate_results(results)
+        assert results["workload"]["path"] == f"/bytes/{value}"
+        assert all(r["aggregate"]["median"]["body_bytes"] == 2 * 3 * value for r in results["rows"])
+    assert (run_dir / "plots" / "sweep-payload.png").stat().st_size > 10_000
+
+
+def test_gil_report_end_to_end(tmp_path):
+    code = cli.main(["gil", "-w", "3", "-n", "20", "-r", "1", "--warmup", "1", "--out", str(tmp_path)])
+    assert code == 0
+    run_dir = tmp_path / "latest"
+    report = (run_dir / "gil.md").read_text()
+    assert "## Reading (generated from the figures below)" in report
+    assert "**beast, GIL held**" in report and "**reqwest, GIL held**" in report
+    assert "no complete held/released pair" not in report
+    validate_results(json.loads((run_dir / "serial" / "results.json").read_text()))
+    assert (run_dir / "plots" / "timeline.png").stat().st_size > 10_000
+
+
+def test_soak_end_to_end(tmp_path):
+    """Every soak target (bindings, native executables) with a small count: no failures, a JSON report."""
+    code = cli.main(["soak", "-n", "3000", "--warmup", "500", "-w", "4", "--out", str(tmp_path)])
+    assert code == 0
+    report = json.loads((tmp_path / "latest" / "soak.json").read_text())
+    assert [r["target"] for r in report["results"]] == ["py-beast", "py-reqwest", "py-reqwest-async", "cpp-beast",
+                                                        "rust-reqwest"]  # fmt: skip
+    for r in report["results"]:
+        assert r["passed"] and r["requests"] == 3000 and r["failures"] == 0, r
+        assert r["rss_warm_kib"] and r["rss_end_kib"]
+
+
+# -- layering -------------------------------------------------------------------------------------
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module `path` imports (relative imports resolved; `from X import name` counts X and X.name)."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.add(target)
+            found |= {f"{target}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("clientbench."):
+            found.add(node.value)  # importlib.import_module("clientbench.x")
+    return found
+
+
+def test_no_module_but_main_imports_the_cli():
+    modules = sorted(PACKAGE.rglob("*.py"))
+    assert len(modules) > 20 and PACKAGE / "commands" / "run.py" in modules
+    importers = sorted(
+        _module_name(p)
+        for p in modules
+        if any(m == "clientbench.cli" or m.startswith("clientbench.cli.") for m in imported_modules(p))
+    )
+    assert importers == ["clientbench.__main__"]
+
+
+def test_the_import_resolver_sees_relative_imports():
+    assert "clientbench.cli" in imported_modules(PACKAGE / "__main__.py")  # `from .cli import main`
+    run = imported_modules(PACKAGE / "commands" / "run.py")
+    assert {"clientbench.model", "clientbench.report", "clientbench.run.testbed"} <= run  # `from ..x import y`

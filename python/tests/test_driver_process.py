@@ -1,0 +1,122 @@
+"""Driver processes (run/driver.py) and the client registry (run/clients.py): a misbehaving driver gives a
+failed run with the reason, never a crash of the runner; the plan interleaves the repeats."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+
+import pytest
+from clientbench.errors import SetupError
+from clientbench.model import DriverRun
+from clientbench.run.clients import CLIENTS, select
+from clientbench.run.driver import run_driver, run_plan
+from clientbench.workload import Workload
+from support import fake_driver
+
+NOWHERE = "http://127.0.0.1:1/"  # the fake drivers send no request
+
+
+def test_crashing_driver_gives_a_failed_run():
+    spec = fake_driver.code_spec("crash", "import sys; sys.stderr.write('boom\\n'); sys.exit(3)")
+    run = run_driver(spec, NOWHERE, Workload(), row_timeout_s=30)
+    assert not run.ok and run.failed and run.status == "failed"
+    assert run.returncode == 3
+    assert run.reason == "driver exited with status 3: boom"
+
+
+def test_driver_killed_by_a_signal():
+    spec = fake_driver.code_spec("segv", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
+    run = run_driver(spec, NOWHERE, Workload(), row_timeout_s=30)
+    assert not run.ok and "signal 11" in run.reason
+
+
+def test_invalid_json_gives_a_failed_run():
+    run = run_driver(fake_driver.code_spec("garbage", "print('{not json')"), NOWHERE, Workload(), row_timeout_s=30)
+    assert not run.ok and "not JSON" in run.reason
+
+
+def test_hung_driver_is_killed_at_the_row_timeout():
+    t0 = time.monotonic()
+    run = run_driver(fake_driver.code_spec("hang", "import time; time.sleep(60)"), NOWHERE, Workload(), row_timeout_s=1)
+    assert not run.ok and "timed out" in run.reason
+    assert time.monotonic() - t0 < 15
+
+
+def test_a_good_driver_gets_the_workload_as_flags():
+    wl = Workload(workers=2, requests=3, warmup=1, timeout_s=4, connection="new")
+    run = run_driver(fake_driver.spec("good"), NOWHERE, wl, row_timeout_s=30, hash_seed=7)
+    assert run.ok and not run.failed and run.status == "ok", run.reason
+    assert run.command[-len(wl.flags(NOWHERE)) :] == wl.flags(NOWHERE)
+    assert run.raw["workload"] == {
+        "url": NOWHERE,
+        "workers": 2,
+        "requests": 3,
+        "warmup": 1,
+        "timeout_s": 4,
+        "connection": "new",
+    }
+    assert run.stats.requests == 6 and run.stats.body_bytes == 6 * 13
+    assert run.hash_seed == 7 and run.usage is not None and run.returncode == 0
+
+
+def test_fixed_workers_override_the_workload():
+    base = fake_driver.spec("serial")
+    spec = dataclasses.replace(base, client=dataclasses.replace(base.client, fixed_workers=1))
+    run = run_driver(spec, NOWHERE, Workload(workers=5, requests=2), row_timeout_s=30)
+    assert run.ok and run.raw["workload"]["workers"] == 1 and run.stats.requests == 2
+
+
+def test_missing_peer_is_skipped_and_missing_binding_is_an_error():
+    base = fake_driver.spec("peer", optional=True)
+    peer = dataclasses.replace(base, needs_module="no_such_module_here")
+    run = run_driver(peer, NOWHERE, Workload(), row_timeout_s=30)
+    assert run.skipped and not run.failed and run.status == "skipped"
+    assert run.reason.startswith("skipped: ") and "no_such_module_here" in run.reason
+    ours = dataclasses.replace(peer, client=dataclasses.replace(peer.client, optional=False))
+    run = run_driver(ours, NOWHERE, Workload(), row_timeout_s=30)
+    assert not run.skipped and run.failed and "no_such_module_here" in run.reason
+
+
+def test_plan_interleaves_the_repeats_round_robin(tmp_path):
+    a, b = fake_driver.spec("a"), fake_driver.spec("b", "--crash-on-repeat", "1")
+    order: list[tuple[str, int]] = []
+    done: list[DriverRun] = []
+    rows = run_plan(
+        [a, b],
+        NOWHERE,
+        Workload(workers=1, requests=2, repeat=3),
+        row_timeout_s=30,
+        out_dir=tmp_path,
+        on_start=lambda s, i: order.append((s.name, i)),
+        on_done=lambda r, i: done.append(r),
+    )
+    assert order == [("a", 0), ("b", 0), ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+    assert [r.client.name for r in rows] == ["a", "b"] and len(done) == 6
+    assert [run.hash_seed for run in rows[0].runs] == [0, 1, 2]  # repeat i runs with PYTHONHASHSEED=i
+    assert [run.status for run in rows[1].runs] == ["ok", "failed", "ok"]
+    # every good run's raw document is kept, named after the row and the repeat; every run's stderr too
+    assert [run.raw_file for run in rows[1].runs] == ["raw/b.0.json", None, "raw/b.2.json"]
+    assert json.loads((tmp_path / "raw" / "a.2.json").read_text())["schema"] == "clientbench.raw/1"
+    assert "boom (repeat 1)" in (tmp_path / "logs" / "b.1.stderr.log").read_text()
+
+
+def test_select_by_name_and_glob():
+    assert [c.name for c in select(["cpp-beast"])] == ["cpp-beast"]
+    assert {c.name for c in select(["py-reqwest-*"])} == {"py-reqwest-async", "py-reqwest-held", "py-reqwest-released"}
+    assert [c.name for c in select(["rust-reqwest,cpp-beast"])] == ["cpp-beast", "rust-reqwest"]  # table order
+    assert [c.name for c in select(None)] == [c.name for c in CLIENTS if c.default]
+    assert len(select(None, everything=True)) == len(CLIENTS)
+    assert {"cpp-beast", "rust-reqwest", "py-requests", "py-aiohttp"} <= {c.name for c in select(None)}
+    with pytest.raises(SetupError, match="no client matches 'nope'"):
+        select(["nope"])
+
+
+def test_registry_rows_are_unique_and_only_peers_are_optional():
+    names = [c.name for c in CLIENTS]
+    assert len(names) == len(set(names))
+    assert all(c.name == c.client.name and c.label == c.client.label for c in CLIENTS)
+    for c in CLIENTS:
+        assert c.client.optional == (c.install_hint == "make peers"), c.name
+        assert not (c.client.optional and c.default), c.name  # peers are never in the default set
