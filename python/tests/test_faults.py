@@ -197,11 +197,14 @@ def test_keep_alive_reused_until_the_server_idle_timeout(client, raw_server):
     assert srv.accepted == 3
 
 
-def test_connection_close_responses(client, raw_server):
+def test_connection_close_responses(client, raw_server, server):
     srv = raw_server(rs.connection_close)
     for _ in range(3):
         assert client.get(srv.url + "/") == 200
     assert srv.accepted == 3
+    for _ in range(5):  # the real server's /close (Connection: close), between kept-alive requests
+        assert client.get(server.url + "/close") == 200
+        assert client.get(server.url + "/") == 200
 
 
 def test_500_is_returned(client, raw_server):

@@ -99,13 +99,6 @@ def test_non_2xx_is_returned(server: Server) -> None:
         assert c.get(server.url + "/") == 200  # the connection is still fine
 
 
-def test_close_endpoint_reconnects_transparently(server: Server) -> None:
-    with Client(timeout=5) as c:
-        for _ in range(5):
-            assert c.get(server.url + "/close") == 200
-            assert c.get(server.url + "/") == 200
-
-
 def test_one_client_from_two_threads(server: Server) -> None:
     with Client(timeout=5) as c:
         results: list[int] = []
