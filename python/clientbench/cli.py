@@ -9,7 +9,9 @@ from pathlib import Path
 
 from . import __version__
 from .errors import SetupError
-from .run.clients import CLIENTS, select
+from .run.clients import CLIENTS, ClientSpec, select, under
+from .run.interpreters import Interpreter
+from .run.interpreters import resolve as resolve_interpreters
 from .run.network import PRESETS, Network
 from .run.network import parse as parse_network
 from .run.testbed import Options
@@ -115,6 +117,18 @@ def add_selection_options(p: argparse.ArgumentParser) -> None:
         help="comma-separated client names or globs, e.g. 'py-*' (default: the default set; see `clientbench list`)",
     )
     g.add_argument("--all", action="store_true", help="every client, not only the default set")
+    add_interpreter_options(g)
+
+
+def add_interpreter_options(g: argparse._ArgumentGroup) -> None:
+    which = g.add_mutually_exclusive_group()
+    which.add_argument(
+        "--interpreters",
+        metavar="LIST",
+        help="run every Python row under each of these interpreters: system (this one), a label built by "
+        "`make freethreaded` (e.g. 3.13, 3.13t) or a path to a python; e.g. system,3.13,3.13t",
+    )
+    which.add_argument("--python", metavar="PATH", help="run the Python rows under this python instead")
 
 
 def add_session_options(p: argparse.ArgumentParser) -> None:
@@ -218,6 +232,7 @@ def build_parser() -> Parser:
         "and the request timeline plot.",
     )
     add_workload_options(gil)
+    add_interpreter_options(gil.add_argument_group("interpreters"))
     gil.add_argument(
         "--rtt",
         type=non_negative,
@@ -267,6 +282,19 @@ def build_parser() -> Parser:
 def workload(args: argparse.Namespace) -> Workload:
     """The workload, resolved once: explicit flags, else --reference's method, else the defaults."""
     return resolve(vars(args), reference=args.reference)
+
+
+def interpreters(args: argparse.Namespace) -> list[Interpreter | None]:
+    if args.python:
+        return resolve_interpreters([args.python])
+    if args.interpreters:
+        return resolve_interpreters([i.strip() for i in args.interpreters.split(",") if i.strip()])
+    return []
+
+
+def selection(args: argparse.Namespace) -> list[ClientSpec]:
+    """The rows: --clients (or the defaults, or --all), each Python row under every --interpreters."""
+    return under(select(args.clients, everything=args.all), interpreters(args))
 
 
 def testbed_options(args: argparse.Namespace) -> Options:
@@ -338,18 +366,18 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "gil":
         from .commands.gil import gil_report
 
-        return gil_report(workload(args), testbed_options(args), argv, rtt_ms=args.rtt)
+        return gil_report(workload(args), testbed_options(args), argv, rtt_ms=args.rtt, interpreters=interpreters(args))
     if args.command == "sweep":
         from .commands.sweep import sweep
 
         return sweep(
             args.dimension,
             args.values,
-            select(args.clients, everything=args.all),
+            selection(args),
             workload(args),
             testbed_options(args),
             argv,
         )
     from .commands.run import run
 
-    return run(select(args.clients, everything=args.all), workload(args), testbed_options(args), argv)
+    return run(selection(args), workload(args), testbed_options(args), argv)

@@ -31,12 +31,14 @@ class Client:
     fixed_workers: int | None = None  # e.g. 1 for a serial row, whatever --workers says
     floor: bool = False  # a raw-socket floor row: the `xfloor` column divides by its Mean
     optional: bool = False  # a peer from PyPI: when not installed the row is skipped, not failed
+    interpreter: str | None = None  # a Python row under another interpreter: its label (3.13t); None: the runner's
 
     @property
     def label(self) -> str:
         gil = f", GIL {self.gil}" if self.gil else ""
         serial = ", W=1" if self.fixed_workers == 1 else ""
-        return f"{self.language} {self.library} ({self.mode}{gil}{serial})"
+        interp = f", Python {self.interpreter}" if self.interpreter else ""
+        return f"{self.language} {self.library} ({self.mode}{gil}{serial}{interp})"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -50,6 +52,7 @@ class Client:
             "fixed_workers": self.fixed_workers,
             "floor": self.floor,
             "optional": self.optional,
+            "interpreter": self.interpreter,
         }
 
     @classmethod
@@ -63,6 +66,7 @@ class Client:
             fixed_workers=doc.get("fixed_workers"),
             floor=bool(doc.get("floor")),
             optional=bool(doc.get("optional")),
+            interpreter=doc.get("interpreter"),
         )
 
 
@@ -225,7 +229,7 @@ class Row:
             info={
                 k: v
                 for k, v in doc["client"].items()
-                if k not in ("name", "label", "fixed_workers", "floor", "optional")
+                if k not in ("name", "label", "fixed_workers", "floor", "optional", "interpreter")
             },
         )
         row.runs = [DriverRun.from_json(client, r) for r in doc["runs"]]

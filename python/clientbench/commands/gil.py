@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from ..model import Row
 from ..report import Block, Figure, Heading, Image, Report, Text, export
 from ..report.table import run_table
-from ..run.clients import select
+from ..run.clients import select, under
+from ..run.interpreters import Interpreter
 from ..run.network import Network
 from ..run.testbed import Options, Testbed, link_latest
 from ..stats import Aggregate
@@ -129,10 +130,16 @@ def rtt_reading(rows: Sequence[Row], workers: int, rtt_ms: int) -> list[str]:
     return out
 
 
-def gil_report(workload: Workload, options: Options, argv: Sequence[str], rtt_ms: int = 1) -> int:
+def gil_report(
+    workload: Workload,
+    options: Options,
+    argv: Sequence[str],
+    rtt_ms: int = 1,
+    interpreters: Sequence[Interpreter | None] = (),
+) -> int:
     """rtt_ms > 0 adds the W-worker phase once more through toxiproxy at that round trip (not when the whole
     report already runs through --network)."""
-    specs = select(GIL_CLIENTS)
+    specs = under(select(GIL_CLIENTS), interpreters)
     # the same total work as the parallel phase, in one worker: 100 requests alone last a few ms, too short
     # to measure (on 2 cores the native row then came out slower than its own binding)
     serial_wl = workload.replace(workers=1, requests=workload.requests * workload.workers)

@@ -13,6 +13,7 @@ import json
 import os
 import ssl
 import sys
+import sysconfig
 import threading
 import time
 import warnings
@@ -223,10 +224,32 @@ def peak_rss_kib() -> int | None:
     return None
 
 
+def interpreter() -> dict[str, Any]:
+    """The interpreter the driver ran on, as measured at the end of the run: free-threaded build or not,
+    whether the GIL was enabled at run time (a C extension without free-threading support re-enables it when
+    imported), and which client packages ran with compiled extension modules (the others ran pure Python)."""
+    extensions: dict[str, list[str]] = {}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None) or ""
+        top = name.split(".", 1)[0]
+        if file.endswith((".so", ".pyd")) and top not in sys.stdlib_module_names:
+            extensions.setdefault(top, []).append(name)
+    is_gil_enabled = getattr(sys, "_is_gil_enabled", None)
+    return {
+        "implementation": sys.implementation.name,
+        "version": ".".join(map(str, sys.version_info[:3])),
+        "free_threaded": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+        "gil_enabled": bool(is_gil_enabled()) if is_gil_enabled is not None else True,
+        "executable": sys.executable,
+        "extensions": {k: sorted(v) for k, v in sorted(extensions.items())},
+    }
+
+
 def emit(doc: dict[str, Any]) -> None:
     rss = peak_rss_kib()
     if rss is not None:
         doc["peak_rss_kib"] = rss
+    doc["client"]["python"] = interpreter()
     json.dump(doc, sys.stdout, separators=(",", ":"))
     sys.stdout.write("\n")
     sys.stdout.flush()

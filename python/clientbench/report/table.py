@@ -72,8 +72,13 @@ def _status(row: Row, ctx: Context) -> str:
 
 
 def _library(row: Row, ctx: Context) -> str:
-    fixed = row.client.fixed_workers
-    return row.client.library + (f" (W={fixed})" if fixed else "")
+    notes = [f"W={row.client.fixed_workers}"] if row.client.fixed_workers else []
+    if row.client.interpreter:
+        notes.append(f"Python {row.client.interpreter}")
+    python = (row.info or {}).get("python") or {}
+    if python.get("free_threaded"):  # what the driver saw at the end of its run, after importing its client
+        notes.append("GIL off" if not python.get("gil_enabled") else "GIL re-enabled")
+    return row.client.library + (f" ({', '.join(notes)})" if notes else "")
 
 
 COLUMNS: tuple[RunColumn, ...] = (

@@ -7,6 +7,7 @@ names with shell-style globs, e.g. `--clients 'py-*'` or `--clients cpp-beast,ru
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import importlib.util
 import sys
@@ -17,15 +18,44 @@ from pathlib import Path
 from ..errors import SetupError
 from ..model import Client
 from . import paths
+from .interpreters import Interpreter, has_module
+
+
+@dataclass(frozen=True)
+class PythonDriver:
+    """A Python driver: `python -m clientbench.drivers.<module> <args>`, under any interpreter."""
+
+    module: str
+    args: tuple[str, ...] = ()
+
+    def argv(self, python: str) -> list[str]:
+        return [python, "-m", f"clientbench.drivers.{self.module}", *self.args]
 
 
 @dataclass(frozen=True)
 class ClientSpec:
     client: Client
-    command: Callable[[], list[str]] = field(compare=False, repr=False)
+    command: Callable[[], list[str]] | PythonDriver = field(compare=False, repr=False)
     needs_module: str | None = None  # Python module the driver imports (bindings, peers)
     install_hint: str = "make build"
     default: bool = True  # in the default selection (`make run`); others need --clients or `--all`
+    python: Interpreter | None = None  # a Python row under another interpreter (None: the runner's own)
+
+    @property
+    def is_python(self) -> bool:
+        return isinstance(self.command, PythonDriver)
+
+    def under(self, interpreter: Interpreter | None) -> ClientSpec:
+        """This Python row under another interpreter (named `<name>@<label>`)."""
+        if interpreter is None or not self.is_python:
+            return self
+        client = dataclasses.replace(
+            self.client, name=f"{self.client.name}@{interpreter.label}", interpreter=interpreter.label
+        )
+        return dataclasses.replace(self, client=client, python=interpreter)
+
+    def env(self) -> dict[str, str]:
+        return self.python.env() if self.python is not None else {}
 
     @property
     def name(self) -> str:
@@ -37,10 +67,20 @@ class ClientSpec:
 
     def argv(self) -> list[str]:
         """The driver command without workload flags; SetupError if it cannot run here."""
-        if self.needs_module and importlib.util.find_spec(self.needs_module) is None:
-            raise SetupError(
-                f"Python module {self.needs_module!r} is not installed in {sys.prefix}; run `{self.install_hint}`"
-            )
+        if isinstance(self.command, PythonDriver):
+            python = self.python.executable if self.python is not None else sys.executable
+            if self.needs_module:
+                found = (
+                    has_module(python, self.needs_module)
+                    if self.python is not None
+                    else importlib.util.find_spec(self.needs_module) is not None
+                )
+                if not found:
+                    where = python if self.python is not None else sys.prefix
+                    raise SetupError(
+                        f"Python module {self.needs_module!r} is not installed in {where}; run `{self.install_hint}`"
+                    )
+            return self.command.argv(python)
         return self.command()
 
 
@@ -48,8 +88,8 @@ def _native(path: Callable[[], Path], what: str, *extra: str) -> Callable[[], li
     return lambda: [str(paths.require(path(), what)), *extra]
 
 
-def _python(module: str, *extra: str) -> Callable[[], list[str]]:
-    return lambda: [sys.executable, "-m", f"clientbench.drivers.{module}", *extra]
+def _python(module: str, *extra: str) -> PythonDriver:
+    return PythonDriver(module, extra)
 
 
 def _spec(
@@ -57,7 +97,7 @@ def _spec(
     language: str,
     library: str,
     mode: str,
-    command: Callable[[], list[str]],
+    command: Callable[[], list[str]] | PythonDriver,
     *,
     gil: str | None = None,
     fixed_workers: int | None = None,
@@ -208,3 +248,13 @@ def select(
         names = ", ".join(c.name for c in clients)
         raise SetupError(f"no client matches {', '.join(map(repr, unknown))}; known clients: {names}")
     return [c for c in clients if any(fnmatch.fnmatchcase(c.name, p) for p in wanted)]
+
+
+def under(specs: Sequence[ClientSpec], interpreters: Sequence[Interpreter | None]) -> list[ClientSpec]:
+    """Every Python row once per interpreter (None: the runner's own), next to each other; native rows once."""
+    if not interpreters:
+        return list(specs)
+    out: list[ClientSpec] = []
+    for spec in specs:
+        out += [spec.under(i) for i in interpreters] if spec.is_python else [spec]
+    return out

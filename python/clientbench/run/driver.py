@@ -116,7 +116,10 @@ def run_driver(
         skipped = spec.client.optional and spec.needs_module is not None
         return DriverRun(spec.client, ok=False, reason=f"skipped: {exc}" if skipped else str(exc), skipped=skipped)
     result = DriverRun(spec.client, ok=False, command=argv, hash_seed=hash_seed)
-    env = None if hash_seed is None else {**os.environ, "PYTHONHASHSEED": str(hash_seed)}
+    extra_env = spec.env()
+    if hash_seed is not None:
+        extra_env["PYTHONHASHSEED"] = str(hash_seed)
+    env = {**os.environ, **extra_env} if extra_env else None
     proc = subprocess.Popen(
         argv,
         stdout=subprocess.PIPE,
