@@ -67,7 +67,7 @@ def ways_to_get(client: Any, url: str, held: bool = False) -> dict[str, Callable
     "url",
     [
         "", "not a url", "garbage", "http://", "http:///path", "://127.0.0.1/", "127.0.0.1:80/",
-        "https://127.0.0.1/", "https://127.0.0.1:1/", "ftp://127.0.0.1/", "ftp://h/", "file:///etc/passwd",
+        "ftp://127.0.0.1/", "ftp://h/", "file:///etc/passwd",
         "http://127.0.0.1:99999/", "http://h:70000/", "http://127.0.0.1:abc/", "http://127.0.0.1:-1/",
         "http://127.0.0.1:0/", "http://h:0/", "http://[::1/", "http://exa mple.com/", "http://h /x",
     ],
@@ -75,6 +75,19 @@ def ways_to_get(client: Any, url: str, held: bool = False) -> dict[str, Callable
 def test_bad_urls_raise_value_error(client, url):
     raises_within(lambda: client.get(url), ValueError, limit=SLACK)
     raises_within(lambda: client.request("GET", url), ValueError, limit=SLACK)
+
+
+def speaks_tls(client: Any) -> bool:
+    """A client with HTTPS support (it reports what a connection negotiated in `tls_info`)."""
+    return hasattr(getattr(client, "client", client), "tls_info")  # AsyncAdapter wraps the AsyncClient
+
+
+@pytest.mark.parametrize("url", ["https://127.0.0.1/", "https://127.0.0.1:1/"])
+def test_https_url(client, url):
+    """A plain-http client refuses https:// (ValueError); one that speaks TLS connects, and nothing listens."""
+    expected = ConnectionError if speaks_tls(client) else ValueError
+    raises_within(lambda: client.get(url), expected)
+    raises_within(lambda: client.request("GET", url), expected)
 
 
 def test_unresolvable_host(client):

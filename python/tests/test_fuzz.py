@@ -7,7 +7,7 @@ problem ConnectionError; malformed HTTP <module>.ProtocolError (an OSError). Nev
 never another exception type, and the client stays usable afterwards.
 
 Safety: every URL these tests send can only reach 127.0.0.0/8 (or ::1) and never needs a DNS lookup.
-Fully arbitrary strings are only used when they cannot be an http: URL at all (see `_may_be_http`); URLs
+Fully arbitrary strings are only used when they cannot be an http: or https: URL at all (see `_may_be_http`); URLs
 with a fuzzed authority are built from a fixed list of loopback hosts, with the fuzzed parts (user info,
 port) drawn from alphabets that cannot end the authority early or move the host.
 
@@ -84,11 +84,12 @@ def _ascii_lower(s: str) -> str:
 
 
 def _may_be_http(s: str) -> bool:
-    """True when s could be taken for an http: URL by either parser (the WHATWG parser reqwest uses
-    strips leading C0/space and removes tabs/newlines anywhere, so ignore those too): such strings
-    could name a non-loopback host and are never sent as arbitrary text."""
+    """True when s could be taken for an http: or https: URL by either parser (the WHATWG parser reqwest
+    uses strips leading C0/space and removes tabs/newlines anywhere, so ignore those too): such strings
+    could name a non-loopback host and are never sent as arbitrary text (https: too, for a client that
+    speaks TLS)."""
     squeezed = "".join(ch for ch in s if ord(ch) > 0x20)
-    return "http:" in _ascii_lower(squeezed) or "http:" in squeezed.casefold()
+    return any(scheme in _ascii_lower(squeezed) or scheme in squeezed.casefold() for scheme in ("http:", "https:"))
 
 
 # RFC 9110 token (methods, header names)
@@ -120,8 +121,6 @@ PATTERN = bytes(ord("a") + i % 26 for i in range(100_000 + 26))  # the server's 
 
 NOT_HTTP_PREFIXES = [
     "",
-    "https://",
-    "HTTPS://127.0.0.1/",
     "ftp://",
     "ws://",
     "file:///",
