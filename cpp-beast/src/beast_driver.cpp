@@ -1,21 +1,25 @@
 // beast-driver: the clientbench workload with the Boost.Beast client (beast_client::Client), W threads.
+// https:// URLs too: --ca-file / --insecure become the client's TlsConfig.
 #include "beast_client/client.hpp"
 #include "harness.hpp"
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace {
 
 class BeastClient final : public harness::Client {
 public:
-    explicit BeastClient(double timeout_s)
-        : client_(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(timeout_s))) {}
+    explicit BeastClient(const harness::ClientOptions& o)
+        : client_(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(o.timeout_s)),
+                  beast_client::TlsConfig{!o.insecure, o.ca_file}) {}
     harness::Fetch get(const std::string& url) override {
         const int status = client_.get(url);
         return {status, client_.last_body_bytes()};
     }
+    std::optional<beast_client::TlsInfo> tls_info() const override { return client_.tls_info(); }
 
 private:
     beast_client::Client client_;
@@ -32,7 +36,7 @@ int main(int argc, char** argv) {
         std::string("beast-client ") + beast_client::version + ", one io_context per thread",
         "\nRuns the clientbench workload with the Boost.Beast client (one beast_client::Client per thread)\n"
         "and prints one clientbench.raw/1 JSON document on stdout (see docs/raw-format.md).",
-        [](double timeout_s) { return std::make_unique<BeastClient>(timeout_s); },
+        [](const harness::ClientOptions& o) { return std::make_unique<BeastClient>(o); },
     };
     return harness::main(argc, argv, driver);
 }

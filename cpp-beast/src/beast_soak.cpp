@@ -3,6 +3,7 @@
 // format of python/clientbench/drivers/soak_binding.py; "schema" is its first key): requests, failures,
 // reasons, RSS after warm-up and at the end (KiB), elapsed seconds. Used by `clientbench soak` / `make soak`.
 // Failure reasons are the drivers' canonical ones (harness::failure_reason); the line keeps the most common.
+// https:// URLs take the drivers' --ca-file PATH / --insecure (docs/raw-format.md).
 #include "beast_client/client.hpp"
 #include "harness.hpp"
 
@@ -35,25 +36,38 @@ struct Options {
     std::string url;
     long requests = 1000000, workers = 10, warmup = 50000;
     double max_seconds = 600;
+    beast_client::TlsConfig tls;  // --ca-file / --insecure
 };
 
 [[noreturn]] void usage(const std::string& error) {
     std::fprintf(stderr,
                  "beast-soak: error: %s\nusage: beast-soak --url URL [--requests R] [--workers W] [--warmup K] "
-                 "[--max-seconds S]\n",
+                 "[--max-seconds S] [--ca-file PATH | --insecure]\n",
                  error.c_str());
     std::exit(2);
 }
 
 Options parse(int argc, char** argv) {
     Options o;
+    bool insecure = false;
     for (int i = 1; i < argc; i += 2) {
         const std::string flag = argv[i];
+        if (flag == "--insecure") {  // a switch
+            insecure = true;
+            o.tls.verify = false;
+            --i;
+            continue;
+        }
         if (i + 1 >= argc) usage(flag + " expects a value");
         const std::string v = argv[i + 1];
         char* end = nullptr;
         if (flag == "--url") {
             o.url = v;
+            continue;
+        }
+        if (flag == "--ca-file") {
+            if (v.empty()) usage("--ca-file must not be empty");
+            o.tls.ca_file = v;
             continue;
         }
         const double x = std::strtod(v.c_str(), &end);
@@ -71,10 +85,18 @@ Options parse(int argc, char** argv) {
     }
     if (o.url.empty()) usage("--url is required");
     if (o.workers < 1) usage("--workers must be >= 1");
+    if (insecure && !o.tls.ca_file.empty()) usage("--ca-file and --insecure are mutually exclusive");
     try {
         beast_client::parse_url(o.url);
     } catch (const beast_client::InvalidUrl& e) {
         usage(std::string("--url: ") + e.what());
+    }
+    if (!o.tls.ca_file.empty()) {
+        try {
+            beast_client::Client probe(std::chrono::seconds(10), o.tls);  // loads the file: fails now, not per request
+        } catch (const std::exception& e) {
+            usage(std::string("--ca-file: ") + e.what());
+        }
     }
     return o;
 }
@@ -102,7 +124,7 @@ int main(int argc, char** argv) {
         if (n >= o.warmup && rss_warm.load() < 0) rss_warm.compare_exchange_strong(expected, rss_kib());
     };
     auto work = [&] {
-        beast_client::Client client(std::chrono::seconds(10));
+        beast_client::Client client(std::chrono::seconds(10), o.tls);
         while (issued.fetch_add(1) < o.requests && std::chrono::steady_clock::now() < deadline) {
             try {
                 const int status = client.get(o.url);

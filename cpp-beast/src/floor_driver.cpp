@@ -11,9 +11,20 @@
 // A GET (idempotent, so sending it again is harmless) on a re-used connection that the server closed
 // meanwhile (EOF or reset before any response byte) is retried once on a new connection, and `Connection:
 // close` is honoured. (Unlike the Beast client, it does not check an idle connection before re-using it.)
+//
+// https:// URLs: the same, with OpenSSL used directly on the blocking socket (SSL_connect, SSL_write of the
+// pre-built request, SSL_read of exactly one Content-Length response), still no HTTP library. TLS 1.2 and 1.3,
+// SNI, the chain checked against the system's roots or --ca-file and the host name / IP address against the
+// certificate (OpenSSL's own checks, SSL_set1_host), or nothing with --insecure. A failed handshake is a
+// TLSError; the connection is closed without a close_notify. Plain http:// takes exactly the old path.
 #include "beast_client/client.hpp"
 #include "harness.hpp"
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
+
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -23,17 +34,25 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 namespace {
 
 using beast_client::ConnectionError;
 using beast_client::ProtocolError;
+using beast_client::TLSError;
 
 constexpr std::size_t kHeadLimit = 64 * 1024;
 
@@ -53,10 +72,80 @@ std::string_view trim(std::string_view s) {
 // Thrown when a re-used connection turns out to be closed before any byte of the response.
 struct Stale {};
 
+// OpenSSL's text for the oldest error in this thread's queue (which is then emptied).
+std::string openssl_error(const char* fallback) {
+    const unsigned long e = ERR_get_error();
+    ERR_clear_error();
+    if (e == 0) return fallback;
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof buf);
+    return buf;
+}
+
+using SslCtx = std::shared_ptr<SSL_CTX>;
+
+// The TLS client settings: TLS 1.2-1.3, and what to trust.
+SslCtx make_ssl_ctx(const harness::ClientOptions& o) {
+    SslCtx ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
+    if (!ctx) throw TLSError("cannot create a TLS context: " + openssl_error("out of memory"));
+    SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
+#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
+    SSL_CTX_set_options(ctx.get(), SSL_OP_IGNORE_UNEXPECTED_EOF);  // a close without close_notify is an EOF
+#endif
+    if (o.insecure) {
+        SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
+        return ctx;
+    }
+    SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
+    if (o.ca_file.empty()) {
+        // the system's roots, parsed once per process (tens of ms with OpenSSL 3) and shared; never freed
+        static X509_STORE* const store = [] {
+            X509_STORE* s = X509_STORE_new();
+            if (s && X509_STORE_set_default_paths(s) != 1) {
+                X509_STORE_free(s);
+                s = nullptr;
+            }
+            ERR_clear_error();
+            return s;
+        }();
+        if (!store) throw TLSError("cannot load the system's trust store");
+        SSL_CTX_set1_cert_store(ctx.get(), store);
+    } else {
+        if (std::FILE* f = std::fopen(o.ca_file.c_str(), "r"))
+            std::fclose(f);
+        else
+            throw std::system_error(errno, std::generic_category(), "cannot open the CA file '" + o.ca_file + "'");
+        if (SSL_CTX_load_verify_locations(ctx.get(), o.ca_file.c_str(), nullptr) != 1)
+            throw std::invalid_argument("the CA file '" + o.ca_file + "' holds no usable PEM certificate (" +
+                                        openssl_error("unknown error") + ")");
+    }
+    return ctx;
+}
+
+// One SSL_CTX per process for all FloorClients (they all have the driver's options): creating one costs
+// ~0.5 ms with OpenSSL 3, which --connection new would otherwise pay per request. SSL_new() on a shared SSL_CTX
+// is thread-safe.
+SslCtx shared_ssl_ctx(const harness::ClientOptions& o) {
+    static std::mutex mutex;
+    // never destroyed: OpenSSL's own atexit clean-up may run before static destructors would
+    static auto* const made = new std::vector<std::pair<std::string, SslCtx>>();
+    const std::string key = (o.insecure ? "insecure\n" : "verify\n") + o.ca_file;
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [k, ctx] : *made)
+        if (k == key) return ctx;
+    SslCtx ctx = make_ssl_ctx(o);
+    made->emplace_back(key, ctx);
+    return ctx;
+}
+
 class FloorClient final : public harness::Client {
 public:
-    explicit FloorClient(double timeout_s) : timeout_s_(timeout_s), buf_(kHeadLimit) {}
+    explicit FloorClient(const harness::ClientOptions& o) : timeout_s_(o.timeout_s), options_(o), buf_(kHeadLimit) {
+        if (!o.ca_file.empty()) ctx_ = shared_ssl_ctx(o);  // a bad --ca-file fails here (the harness checks)
+    }
     ~FloorClient() override { disconnect(); }
+
+    std::optional<beast_client::TlsInfo> tls_info() const override { return tls_info_; }
 
     harness::Fetch get(const std::string& url) override {
         if (url != url_text_) {
@@ -93,6 +182,8 @@ private:
     std::string where() const { return url_.host + ":" + std::to_string(url_.port); }
 
     void disconnect() {
+        if (ssl_) SSL_free(ssl_);  // no SSL_shutdown: nothing waits for the server's close_notify
+        ssl_ = nullptr;
         if (fd_ >= 0) ::close(fd_);
         fd_ = -1;
         have_ = 0;
@@ -134,6 +225,7 @@ private:
             ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);  // also bounds connect()
             if (::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
                 fd_ = fd;
+                if (url_.https) handshake();
                 return;
             }
             last_err = errno;
@@ -142,8 +234,91 @@ private:
         fail_errno("connect to", last_err);
     }
 
+    // The TLS handshake on the connected socket fd_ (each socket operation bounded by the timeout).
+    void handshake() {
+        if (!ctx_) ctx_ = shared_ssl_ctx(options_);
+        ssl_ = SSL_new(ctx_.get());
+        if (!ssl_ || SSL_set_fd(ssl_, fd_) != 1) {
+            disconnect();
+            throw TLSError("cannot set up TLS for " + where() + ": " + openssl_error("out of memory"));
+        }
+        unsigned char ip[16];
+        const bool is_ip =
+            ::inet_pton(AF_INET, url_.host.c_str(), ip) == 1 || ::inet_pton(AF_INET6, url_.host.c_str(), ip) == 1;
+        if (!is_ip) SSL_set_tlsext_host_name(ssl_, url_.host.c_str());  // SNI: host names only
+        if (!options_.insecure) {
+            const int ok = is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_), url_.host.c_str())
+                                 : SSL_set1_host(ssl_, url_.host.c_str());
+            if (ok != 1) {
+                disconnect();
+                throw TLSError("cannot verify the host name '" + url_.host + "': " + openssl_error("unknown error"));
+            }
+        }
+        ERR_clear_error();
+        const int rc = SSL_connect(ssl_);
+        if (rc == 1) {
+            tls_info_ = beast_client::TlsInfo{SSL_get_version(ssl_), SSL_get_cipher_name(ssl_)};
+            return;
+        }
+        const int err = SSL_get_error(ssl_, rc);
+        const int sys = errno;
+        std::string why;
+        if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE ||
+            (err == SSL_ERROR_SYSCALL && (sys == EAGAIN || sys == EWOULDBLOCK))) {
+            ERR_clear_error();
+            disconnect();
+            throw beast_client::TimeoutError("TLS handshake with " + where() + " timed out");
+        }
+        if (err == SSL_ERROR_SSL && SSL_get_verify_result(ssl_) != X509_V_OK) {
+            why =
+                std::string("certificate verify failed: ") + X509_verify_cert_error_string(SSL_get_verify_result(ssl_));
+            ERR_clear_error();
+        } else if (err == SSL_ERROR_SYSCALL) {
+            why = ERR_peek_error() != 0 ? openssl_error("")
+                  : sys != 0            ? std::strerror(sys)
+                                        : "the server closed the connection";
+        } else {
+            why = openssl_error("handshake failed");
+        }
+        disconnect();
+        throw TLSError("TLS handshake with " + where() + " failed: " + why);
+    }
+
+    // SSL_read / SSL_write failed with `rc`: returns 0 for a clean EOF, else throws (errno-style where the
+    // cause is the socket, so that fill()/exchange() see EAGAIN = timeout, ECONNRESET = reset).
+    int tls_failure(int rc, const char* what) {
+        const int err = SSL_get_error(ssl_, rc);
+        const int sys = errno;
+        if (err == SSL_ERROR_ZERO_RETURN) {
+            ERR_clear_error();
+            return 0;
+        }
+        if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+            ERR_clear_error();
+            return EAGAIN;
+        }
+        if (err == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) return sys == 0 ? 0 : sys;
+        const std::string text = openssl_error("TLS error");
+        disconnect();
+        throw TLSError(std::string("TLS error: ") + what + " " + where() + ": " + text);
+    }
+
     // Reads more bytes into buf_ at have_; returns false on EOF.
     bool fill() {
+        if (ssl_) {
+            for (;;) {
+                const int room = static_cast<int>(std::min<std::size_t>(buf_.size() - have_, INT_MAX));
+                const int n = SSL_read(ssl_, buf_.data() + have_, room);
+                if (n > 0) {
+                    have_ += static_cast<std::size_t>(n);
+                    return true;
+                }
+                const int err = tls_failure(n, "read from");
+                if (err == 0) return false;
+                if (err == EINTR) continue;
+                fail_errno("read from", err);
+            }
+        }
         for (;;) {
             const ssize_t n = ::recv(fd_, buf_.data() + have_, buf_.size() - have_, 0);
             if (n > 0) {
@@ -159,6 +334,16 @@ private:
     harness::Fetch exchange() {
         // write the pre-built request
         std::size_t sent = 0;
+        while (ssl_ && sent < request_.size()) {
+            const int n = SSL_write(ssl_, request_.data() + sent, static_cast<int>(request_.size() - sent));
+            if (n <= 0) {
+                const int err = tls_failure(n, "write to");
+                if (err == EINTR) continue;
+                if (err == 0 || err == EPIPE || err == ECONNRESET) throw Stale{};
+                fail_errno("write to", err);
+            }
+            sent += static_cast<std::size_t>(n);
+        }
         while (sent < request_.size()) {
             const ssize_t n = ::send(fd_, request_.data() + sent, request_.size() - sent, MSG_NOSIGNAL);
             if (n < 0) {
@@ -243,6 +428,10 @@ private:
     }
 
     double timeout_s_;
+    harness::ClientOptions options_;
+    SslCtx ctx_;          // https: the process's, taken at the first connection (at construction with --ca-file)
+    SSL* ssl_ = nullptr;  // https: the TLS session on fd_
+    std::optional<beast_client::TlsInfo> tls_info_;
     int fd_ = -1;
     std::string url_text_;
     beast_client::Url url_{};
@@ -259,11 +448,14 @@ int main(int argc, char** argv) {
         "C++",
         "raw socket",
         "POSIX sockets",
-        "pre-built request, Content-Length responses only, blocking socket per thread",
+        std::string("pre-built request, Content-Length responses only, blocking socket per thread; https: ") +
+            OpenSSL_version(OPENSSL_VERSION),
         "\nThe floor: a minimal raw-socket client that sends a pre-built GET and reads exactly one\n"
-        "Content-Length response per request (one blocking socket per thread). Prints one clientbench.raw/1\n"
-        "JSON document on stdout (see docs/raw-format.md).",
-        [](double timeout_s) { return std::make_unique<FloorClient>(timeout_s); },
+        "Content-Length response per request (one blocking socket per thread; https: OpenSSL directly on it).\n"
+        "Prints one clientbench.raw/1 JSON document on stdout (see docs/raw-format.md).",
+        [](const harness::ClientOptions& o) { return std::make_unique<FloorClient>(o); },
     };
+    // OpenSSL writes to the socket with write(2): a peer that has closed must not kill the process
+    std::signal(SIGPIPE, SIG_IGN);
     return harness::main(argc, argv, driver);
 }

@@ -6,7 +6,9 @@
 // and opens the gate, so no timed loop starts before t0. Then N sequential timed GETs per worker (with
 // --connection new, a new client, hence a new connection, for every timed request, created inside the
 // timed section). Prints one clientbench.raw/1 JSON document on stdout. A failed request's reason is
-// `status <code>` or failure_reason() of the exception (harness.hpp).
+// `status <code>` or failure_reason() of the exception (harness.hpp). For https:// URLs, --ca-file / --insecure
+// reach the clients through ClientOptions, and worker 0's negotiated TLS version and cipher are reported as
+// client.tls ({"version", "cipher"}, null for http).
 #include "harness.hpp"
 
 #include "beast_client/client.hpp"
@@ -57,6 +59,8 @@ struct Options {
     long warmup = 0;
     double timeout = 30.0;
     bool new_connection = false;  // --connection new
+    std::string ca_file;          // --ca-file
+    bool insecure = false;        // --insecure
 };
 
 struct UsageError {
@@ -65,15 +69,17 @@ struct UsageError {
 
 const char* kUsage =
     " --url URL [--workers W] [--requests N] [--warmup K] [--timeout SECONDS]\n"
-    "        [--connection keep-alive|new]\n"
+    "        [--connection keep-alive|new] [--ca-file PATH | --insecure]\n"
     "\n"
-    "  --url URL          URL every request goes to (http://host:port/path), required\n"
+    "  --url URL          URL every request goes to (http[s]://host:port/path), required\n"
     "  --workers W        threads, each with its own client (default 10)\n"
     "  --requests N       timed requests per worker (default 100)\n"
     "  --warmup K         untimed requests per worker before the timed loop (default 0)\n"
     "  --timeout SECONDS  per-request timeout (default 30)\n"
     "  --connection C     keep-alive: one connection per worker (default); new: a new client and\n"
     "                     connection for every timed request\n"
+    "  --ca-file PATH     https: trust the CA certificates in this PEM file instead of the system's\n"
+    "  --insecure         https: do not verify the server's certificate (unsafe: for measurements only)\n"
     "  -h, --help         show this help\n";
 
 long parse_int(const std::string& flag, const std::string& text, long min) {
@@ -110,8 +116,13 @@ std::optional<Options> parse_args(int argc, char** argv) {
             arg = arg.substr(0, eq);
             inline_value = true;
         }
+        if (arg == "--insecure") {  // a switch: no value
+            if (inline_value) throw UsageError{"--insecure takes no value"};
+            o.insecure = true;
+            continue;
+        }
         if (arg != "--url" && arg != "--workers" && arg != "--requests" && arg != "--warmup" && arg != "--timeout" &&
-            arg != "--connection")
+            arg != "--connection" && arg != "--ca-file")
             throw UsageError{"unknown argument '" + std::string(argv[i]) + "'"};
         if (!inline_value) {
             if (i + 1 >= argc) throw UsageError{arg + " expects a value"};
@@ -131,11 +142,15 @@ std::optional<Options> parse_args(int argc, char** argv) {
             if (value != "keep-alive" && value != "new")
                 throw UsageError{"--connection must be keep-alive or new, got '" + value + "'"};
             o.new_connection = value == "new";
+        } else if (arg == "--ca-file") {
+            if (value.empty()) throw UsageError{"--ca-file must not be empty"};
+            o.ca_file = value;
         } else {
             o.timeout = parse_seconds(arg, value);
         }
     }
     if (!have_url) throw UsageError{"the following argument is required: --url"};
+    if (o.insecure && !o.ca_file.empty()) throw UsageError{"--ca-file and --insecure are mutually exclusive"};
     return o;
 }
 
@@ -234,7 +249,8 @@ struct Worker {
     std::uint64_t bytes = 0;
     std::int64_t loop_start = 0;
     std::int64_t loop_end = 0;
-    std::string setup_error;  // non-empty when the client could not be created
+    std::string setup_error;                   // non-empty when the client could not be created
+    std::optional<beast_client::TlsInfo> tls;  // of the client's connection after the timed loop
 };
 
 // Workers arrive when ready and wait until main opens the gate; main waits until all have arrived.
@@ -305,8 +321,8 @@ std::string type_name_of(const std::exception& e) {
 }
 
 bool is_failure_class(std::string_view name) {
-    for (const char* c :
-         {"TimeoutError", "ConnectionError", "ProtocolError", "InvalidUrl", "InvalidRequest", "Cancelled", "Error"})
+    for (const char* c : {"TimeoutError", "TLSError", "ConnectionError", "ProtocolError", "InvalidUrl",
+                          "InvalidRequest", "Cancelled", "Error"})
         if (name == c) return true;
     return false;
 }
@@ -318,17 +334,19 @@ std::string reason(const std::string& cls, const std::string& detail) {
 
 const char* kNoClient = "the driver created no client";
 
-std::unique_ptr<harness::Client> make_client(const harness::Driver& d, double timeout) {
-    auto client = d.make_client(timeout);
+harness::ClientOptions client_options(const Options& o) { return {std::min(o.timeout, 3.0e8), o.ca_file, o.insecure}; }
+
+std::unique_ptr<harness::Client> make_client(const harness::Driver& d, const harness::ClientOptions& options) {
+    auto client = d.make_client(options);
     if (!client) throw std::runtime_error(kNoClient);
     return client;
 }
 
 void run_worker(const harness::Driver& d, const Options& o, Worker& w, StartGate& gate) {
     std::unique_ptr<harness::Client> client;
-    const double timeout = std::min(o.timeout, 3.0e8);
+    const harness::ClientOptions options = client_options(o);
     try {
-        client = make_client(d, timeout);
+        client = make_client(d, options);
         for (long k = 0; k < o.warmup; ++k) {
             try {
                 client->get(o.url);
@@ -358,7 +376,7 @@ void run_worker(const harness::Driver& d, const Options& o, Worker& w, StartGate
             try {
                 if (o.new_connection) {  // a fresh client (and connection) for every request
                     client.reset();
-                    client = make_client(d, timeout);
+                    client = make_client(d, options);
                 }
                 const harness::Fetch fetch = client->get(o.url);
                 status = fetch.status;
@@ -379,6 +397,12 @@ void run_worker(const harness::Driver& d, const Options& o, Worker& w, StartGate
             w.failures.push_back({i, "status " + std::to_string(*status), status});
     }
     w.loop_end = now_ns();
+    if (client) {
+        try {
+            w.tls = client->tls_info();
+        } catch (...) {  // diagnostics only
+        }
+    }
 }
 
 std::string document(const harness::Driver& d, const Options& o, const std::vector<Worker>& workers, std::int64_t t0,
@@ -393,6 +417,16 @@ std::string document(const harness::Driver& d, const Options& o, const std::vect
     json_string(out, d.library_version);
     out += ",\"mode\":\"sync\",\"gil\":null,\"notes\":";
     json_string(out, d.notes);
+    out += ",\"tls\":";
+    if (!workers.empty() && workers[0].tls) {  // worker 0's connection
+        out += "{\"version\":";
+        json_string(out, workers[0].tls->version);
+        out += ",\"cipher\":";
+        json_string(out, workers[0].tls->cipher);
+        out += "}";
+    } else {
+        out += "null";
+    }
     out += "},\"workload\":{\"url\":";
     json_string(out, o.url);
     out += ",\"workers\":" + std::to_string(o.workers) + ",\"requests\":" + std::to_string(o.requests) +
@@ -493,6 +527,14 @@ int harness::main(int argc, char** argv, const Driver& d) {
     if (!options) {
         std::printf("usage: %s%s%s\n", kProg, kUsage, d.help.c_str());
         return 0;
+    }
+    if (!options->ca_file.empty()) {  // a CA file that cannot be used is a usage error, not N failed requests
+        try {
+            make_client(d, client_options(*options));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: error: --ca-file: %s\n", kProg, one_line(e.what()).c_str());
+            return 2;
+        }
     }
     try {
         return run(d, *options);

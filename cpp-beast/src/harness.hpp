@@ -3,10 +3,13 @@
 // how to create a worker's client (one keep-alive connection) and how to do one GET with it.
 #pragma once
 
+#include "beast_client/client.hpp"  // TlsInfo
+
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +28,16 @@ class Client {
 public:
     virtual ~Client();
     virtual Fetch get(const std::string& url) = 0;
+    /// The negotiated TLS version and cipher of the client's (last) connection; nullopt for plain http or
+    /// when the client cannot tell. Worker 0's ends up in the document's client section ("tls").
+    virtual std::optional<beast_client::TlsInfo> tls_info() const { return std::nullopt; }
+};
+
+/// What a worker's client is created with: the contract's --timeout, --ca-file and --insecure.
+struct ClientOptions {
+    double timeout_s = 30.0;
+    std::string ca_file;    // https: trust the CA certificates in this PEM file instead of the system's
+    bool insecure = false;  // https: do not verify the server's certificate (unsafe)
 };
 
 struct Driver {
@@ -34,12 +47,14 @@ struct Driver {
     std::string library_version;  // client.library_version
     std::string notes;            // client.notes
     std::string help;             // extra --help text (what the driver measures)
-    std::function<std::unique_ptr<Client>(double timeout_s)> make_client;  // throws when it cannot
+    /// Throws when it cannot. With --ca-file, harness::main first creates one client (before any worker
+    /// starts) to check the file: an exception then is a usage error (exit status 2).
+    std::function<std::unique_ptr<Client>(const ClientOptions&)> make_client;
 };
 
 /// The canonical failure reason of an exception, the same in every language's harness: `<Class>: <message>`,
-/// Class one of TimeoutError, ConnectionError, ProtocolError, InvalidUrl, InvalidRequest, Cancelled, Error.
-/// beast_client::Error subclasses give their type_name(); std::invalid_argument (an invalid method or header)
+/// Class one of TimeoutError, TLSError, ConnectionError, ProtocolError, InvalidUrl, InvalidRequest, Cancelled,
+/// Error. beast_client::Error subclasses give their type_name(); std::invalid_argument (an invalid method or header)
 /// is InvalidRequest; anything else is Error. When the exception's own type is not the class, its name leads
 /// the message ("Error: std::bad_alloc", "InvalidRequest: std::invalid_argument: ..."). One line.
 /// (A non-2xx response is not an exception: its reason is `status <code>`.)

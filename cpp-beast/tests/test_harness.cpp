@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <new>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -28,7 +29,7 @@ std::vector<std::string> reasons_in(const std::string& doc) {
 }
 
 // Runs harness::main with `make_client` and the given flags; returns stdout.
-std::string run_driver(std::function<std::unique_ptr<harness::Client>(double)> make_client,
+std::string run_driver(std::function<std::unique_ptr<harness::Client>(const harness::ClientOptions&)> make_client,
                        std::vector<std::string> flags, int* exit_status = nullptr) {
     const harness::Driver driver{"test-driver", "C++", "fake", "0", "", "", std::move(make_client)};
     std::vector<std::string> args{"test-driver", "--url", "http://127.0.0.1:9/"};
@@ -86,7 +87,7 @@ TEST(FailureReason, IsOneLine) {
 }
 
 TEST(Harness, RequestFailuresHaveCanonicalReasons) {
-    const auto make = [](double) {
+    const auto make = [](const harness::ClientOptions&) {
         return std::make_unique<ScriptedClient>(std::vector<std::function<harness::Fetch()>>{
             []() -> harness::Fetch { throw beast_client::TimeoutError("timed out after 1 s"); },
             [] {
@@ -110,7 +111,7 @@ TEST(Harness, RequestFailuresHaveCanonicalReasons) {
 }
 
 TEST(Harness, SetupFailureIsTheReasonOfEveryRequest) {
-    const auto throws = [](double) -> std::unique_ptr<harness::Client> {
+    const auto throws = [](const harness::ClientOptions&) -> std::unique_ptr<harness::Client> {
         throw beast_client::ConnectionError("cannot connect to 127.0.0.1:9: Connection refused");
     };
     for (const char* connection : {"keep-alive", "new"}) {
@@ -119,14 +120,130 @@ TEST(Harness, SetupFailureIsTheReasonOfEveryRequest) {
                   std::vector<std::string>(4, "ConnectionError: cannot connect to 127.0.0.1:9: Connection refused"))
             << doc;
     }
-    const auto runtime = [](double) -> std::unique_ptr<harness::Client> { throw std::runtime_error("no sockets"); };
+    const auto runtime = [](const harness::ClientOptions&) -> std::unique_ptr<harness::Client> {
+        throw std::runtime_error("no sockets");
+    };
     EXPECT_EQ(reasons_in(run_driver(runtime, {"--workers", "1", "--requests", "2"})),
               std::vector<std::string>(2, "Error: std::runtime_error: no sockets"));
 }
 
 TEST(Harness, NoClientIsAnError) {
-    const auto none = [](double) { return std::unique_ptr<harness::Client>(); };
+    const auto none = [](const harness::ClientOptions&) { return std::unique_ptr<harness::Client>(); };
     for (const char* connection : {"keep-alive", "new"})
         EXPECT_EQ(reasons_in(run_driver(none, {"--workers", "1", "--requests", "2", "--connection", connection})),
                   std::vector<std::string>(2, "Error: std::runtime_error: the driver created no client"));
+}
+
+// ---- TLS: the contract's --ca-file / --insecure, TLSError reasons, client.tls ----------------------
+
+TEST(FailureReason, TlsErrorKeepsItsClass) {
+    EXPECT_EQ(failure_reason(beast_client::TLSError("TLS handshake with h:443 failed: certificate verify failed: "
+                                                    "certificate has expired")),
+              "TLSError: TLS handshake with h:443 failed: certificate verify failed: certificate has expired");
+}
+
+namespace {
+
+// Records the options it was created with; reports a TLS version when asked to.
+class OptionsClient final : public harness::Client {
+public:
+    OptionsClient(const harness::ClientOptions& o, std::vector<harness::ClientOptions>* seen, bool tls) : tls_(tls) {
+        seen->push_back(o);
+    }
+    harness::Fetch get(const std::string&) override { return {200, 1}; }
+    std::optional<beast_client::TlsInfo> tls_info() const override {
+        if (!tls_) return std::nullopt;
+        return beast_client::TlsInfo{"TLSv1.3", "TLS_AES_256_GCM_SHA384"};
+    }
+
+private:
+    bool tls_;
+};
+
+}  // namespace
+
+TEST(Harness, CaFileAndInsecureReachTheClients) {
+    std::vector<harness::ClientOptions> seen;
+    const auto make = [&seen](const harness::ClientOptions& o) {
+        return std::make_unique<OptionsClient>(o, &seen, false);
+    };
+    int rc = -1;
+    run_driver(make, {"--workers", "1", "--requests", "1", "--ca-file", "/tmp/ca.pem", "--timeout", "2.5"}, &rc);
+    EXPECT_EQ(rc, 0);
+    ASSERT_EQ(seen.size(), 2u);  // the up-front check of --ca-file, then the worker's
+    for (const auto& o : seen) {
+        EXPECT_EQ(o.ca_file, "/tmp/ca.pem");
+        EXPECT_FALSE(o.insecure);
+        EXPECT_EQ(o.timeout_s, 2.5);
+    }
+    seen.clear();
+    run_driver(make, {"--workers", "2", "--requests", "1", "--insecure"}, &rc);
+    EXPECT_EQ(rc, 0);
+    ASSERT_EQ(seen.size(), 2u);
+    for (const auto& o : seen) {
+        EXPECT_TRUE(o.ca_file.empty());
+        EXPECT_TRUE(o.insecure);
+    }
+    seen.clear();
+    run_driver(make, {"--workers", "1", "--requests", "1"}, &rc);
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_TRUE(seen[0].ca_file.empty());
+    EXPECT_FALSE(seen[0].insecure);
+}
+
+TEST(Harness, TlsFlagsUsageErrors) {
+    const auto make = [](const harness::ClientOptions&) -> std::unique_ptr<harness::Client> {
+        throw std::invalid_argument("the CA file 'x' holds no usable PEM certificate");
+    };
+    for (const auto& flags : std::vector<std::vector<std::string>>{{"--ca-file", "ca.pem", "--insecure"},
+                                                                   {"--insecure", "--ca-file=ca.pem"},
+                                                                   {"--insecure=yes"},
+                                                                   {"--ca-file"},
+                                                                   {"--ca-file", ""},
+                                                                   {"--ca-file", "bad.pem"}}) {
+        int rc = -1;
+        testing::internal::CaptureStderr();
+        const std::string out = run_driver(make, flags, &rc);
+        const std::string err = testing::internal::GetCapturedStderr();
+        EXPECT_EQ(rc, 2) << flags[0];
+        EXPECT_TRUE(out.empty()) << out;
+        EXPECT_NE(err.find("test-driver: error: "), std::string::npos) << err;
+    }
+}
+
+TEST(Harness, HelpListsTheTlsFlags) {
+    const std::string out = run_driver([](const harness::ClientOptions&) { return nullptr; }, {"--help"});
+    EXPECT_NE(out.find("[--ca-file PATH | --insecure]"), std::string::npos) << out;
+    EXPECT_NE(out.find("  --ca-file PATH "), std::string::npos) << out;
+    EXPECT_NE(out.find("  --insecure "), std::string::npos) << out;
+}
+
+TEST(Harness, DocumentReportsWorkerZerosTls) {
+    std::vector<harness::ClientOptions> seen;
+    const std::string tls =
+        run_driver([&seen](const harness::ClientOptions& o) { return std::make_unique<OptionsClient>(o, &seen, true); },
+                   {"--workers", "2", "--requests", "1"});
+    EXPECT_NE(tls.find(",\"tls\":{\"version\":\"TLSv1.3\",\"cipher\":\"TLS_AES_256_GCM_SHA384\"}},\"workload\""),
+              std::string::npos)
+        << tls;
+    const std::string plain = run_driver(
+        [&seen](const harness::ClientOptions& o) { return std::make_unique<OptionsClient>(o, &seen, false); },
+        {"--workers", "1", "--requests", "1"});
+    EXPECT_NE(plain.find(",\"tls\":null},\"workload\""), std::string::npos) << plain;
+}
+
+TEST(Harness, TlsErrorsAreCountedWithTheirClass) {
+    const auto make = [](const harness::ClientOptions&) {
+        return std::make_unique<ScriptedClient>(std::vector<std::function<harness::Fetch()>>{
+            []() -> harness::Fetch {
+                throw beast_client::TLSError(
+                    "TLS handshake with 127.0.0.1:9 failed: certificate verify failed: "
+                    "hostname mismatch");
+            },
+        });
+    };
+    EXPECT_EQ(reasons_in(run_driver(make, {"--workers", "1", "--requests", "2"})),
+              std::vector<std::string>(2,
+                                       "TLSError: TLS handshake with 127.0.0.1:9 failed: certificate verify "
+                                       "failed: hostname mismatch"));
 }

@@ -43,12 +43,25 @@ TEST(ParseUrl, Ipv6Literal) {
     EXPECT_EQ(parse_url("http://[::1]").port, 80);
 }
 
-TEST(ParseUrl, RejectsHttps) {
-    try {
-        parse_url("https://127.0.0.1/");
-        FAIL() << "https accepted";
-    } catch (const InvalidUrl& e) {
-        EXPECT_NE(std::string(e.what()).find("https is not supported"), std::string::npos) << e.what();
+TEST(ParseUrl, Https) {
+    const auto u = parse_url("HTTPS://Example.com/a?b");
+    EXPECT_TRUE(u.https);
+    EXPECT_EQ(u.host, "example.com");
+    EXPECT_EQ(u.port, 443);
+    EXPECT_EQ(u.target, "/a?b");
+    EXPECT_EQ(parse_url("https://127.0.0.1:8443").port, 8443);
+    EXPECT_EQ(parse_url("https://[::1]").port, 443);
+    EXPECT_FALSE(parse_url("http://h/").https);
+}
+
+TEST(ParseUrl, RejectsOtherSchemes) {
+    for (const char* url : {"ftp://h/", "ws://h/", "httpss://h/", "file:///etc/passwd"}) {
+        try {
+            parse_url(url);
+            FAIL() << url << " accepted";
+        } catch (const InvalidUrl& e) {
+            EXPECT_NE(std::string(e.what()).find("(http:// or https://)"), std::string::npos) << e.what();
+        }
     }
 }
 
@@ -99,7 +112,7 @@ TEST(ClientConstruction, RejectsNonPositiveTimeout) {
 
 TEST(ClientConstruction, GetRejectsInvalidUrlWithoutNetwork) {
     beast_client::Client c(std::chrono::milliseconds(300));
-    EXPECT_THROW(c.get("https://127.0.0.1/"), InvalidUrl);
+    EXPECT_THROW(c.get("ftp://127.0.0.1/"), InvalidUrl);
     EXPECT_THROW(c.get(""), InvalidUrl);
     EXPECT_THROW(c.request("GET", "http://h:0/"), InvalidUrl);
     EXPECT_EQ(c.connections_opened(), 0u);

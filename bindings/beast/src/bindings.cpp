@@ -1,8 +1,9 @@
 // beast_client._core: pybind11 bindings of the C++ client in cpp-beast/.
 //
-// The GIL is released around the network I/O. While a request waits, the client polls a cancel check
-// every 50 ms; the check briefly re-acquires the GIL and runs PyErr_CheckSignals(), so Ctrl-C (or any
-// signal handler that raises) interrupts a blocked get()/request() in the main thread promptly.
+// The GIL is released around the network I/O (connect, TLS handshake, send, receive) and while a CA bundle is
+// loaded. While a request waits, the client polls a cancel check every 50 ms; the check briefly re-acquires
+// the GIL and runs PyErr_CheckSignals(), so Ctrl-C (or any signal handler that raises) interrupts a blocked
+// get()/request() in the main thread promptly.
 #include <pybind11/pybind11.h>  // first: it includes Python.h
 
 #include "beast_client/client.hpp"
@@ -15,6 +16,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <utility>
 
 namespace py = pybind11;
@@ -26,8 +28,10 @@ namespace bc = beast_client;
 
 namespace {
 
-// beast_client.ProtocolError (subclass of OSError), created once at import.
+// beast_client.ProtocolError (subclass of OSError) and beast_client.TLSError (subclass of ConnectionError),
+// created once at import.
 PYBIND11_CONSTINIT py::gil_safe_call_once_and_store<py::object> protocol_error_type;
+PYBIND11_CONSTINIT py::gil_safe_call_once_and_store<py::object> tls_error_type;
 
 struct PyResponse {
     int status;
@@ -42,12 +46,42 @@ std::chrono::nanoseconds to_timeout(double seconds) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(capped));
 }
 
+// `verify=` as in requests: True (the system's trust store), False (no verification), or the path of a CA
+// bundle (str or os.PathLike; bytes paths work too). Anything else is a TypeError; an empty path a ValueError.
+bc::TlsConfig to_tls_config(const py::object& verify) {
+    if (PyBool_Check(verify.ptr())) return bc::TlsConfig{verify.ptr() == Py_True, {}};
+    if (!py::isinstance<py::str>(verify) && !py::isinstance<py::bytes>(verify) &&
+        !PyObject_HasAttrString(verify.ptr(), "__fspath__"))
+        throw py::type_error(std::string("verify must be True, False or the path of a CA bundle (str or "
+                                         "os.PathLike), not ") +
+                             Py_TYPE(verify.ptr())->tp_name);
+    auto path = py::reinterpret_steal<py::object>(PyOS_FSPath(verify.ptr()));
+    if (!path) throw py::error_already_set();
+    if (py::isinstance<py::str>(path)) {  // to the file system's encoding (surrogateescape), as open() does
+        path = py::reinterpret_steal<py::object>(PyUnicode_EncodeFSDefault(path.ptr()));
+        if (!path) throw py::error_already_set();
+    }
+    std::string bytes = path.cast<std::string>();
+    if (bytes.empty()) throw py::value_error("verify: the CA bundle path is empty");
+    if (bytes.find('\0') != std::string::npos) throw py::value_error("verify: embedded null character in the path");
+    return bc::TlsConfig{true, std::move(bytes)};
+}
+
 // The Python Client: the C++ client plus the Python-level "closed" state (as in reqwest_client: after
 // close(), requests raise RuntimeError).
 struct PyClient {
-    explicit PyClient(double timeout) : timeout_s(timeout), client(to_timeout(timeout)) {}
+    PyClient(double timeout, bc::TlsConfig tls, py::object verify_arg)
+        : timeout_s(timeout), verify(std::move(verify_arg)), client(make_client(timeout, std::move(tls))) {}
+
+    // Without the GIL: loading a large CA bundle takes a while. (C++17: the prvalue initializes the member.)
+    static bc::Client make_client(double timeout, bc::TlsConfig tls) {
+        const auto t = to_timeout(timeout);
+        py::gil_scoped_release nogil;
+        return bc::Client(t, std::move(tls));
+    }
 
     double timeout_s;
+    py::object verify;  // as given (read-only property)
     bc::Client client;
     std::atomic<bool> closed{false};
 
@@ -184,6 +218,8 @@ void translate(std::exception_ptr p) {
         py::set_error(PyExc_ValueError, e.what());
     } catch (const bc::TimeoutError& e) {
         py::set_error(PyExc_TimeoutError, e.what());
+    } catch (const bc::TLSError& e) {
+        py::set_error(tls_error_type.get_stored(), e.what());
     } catch (const bc::ConnectionError& e) {
         switch (e.kind()) {
             case bc::ConnectionError::Kind::refused: py::set_error(PyExc_ConnectionRefusedError, e.what()); break;
@@ -216,6 +252,17 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
         return type;
     });
     m.attr("ProtocolError") = protocol_error_type.get_stored();
+    tls_error_type.call_once_and_store_result([&]() -> py::object {
+        auto type = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
+            "beast_client.TLSError",
+            "A TLS failure (a subclass of ConnectionError): the server's certificate is untrusted, expired or not\n"
+            "for this host name / IP address, or the handshake failed (no common protocol, an alert, an\n"
+            "https:// URL to a plain-HTTP server).",
+            PyExc_ConnectionError, nullptr));
+        if (!type) throw py::error_already_set();
+        return type;
+    });
+    m.attr("TLSError") = tls_error_type.get_stored();
     py::register_local_exception_translator(translate);
 
     py::class_<PyResponse> response_cls(m, "Response", "A complete HTTP response (returned by Client.request).");
@@ -244,8 +291,31 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
         "HTTP/1.1 client with one keep-alive connection (Boost.Beast). Not for concurrent\n"
         "use: a second thread calling into a busy Client gets RuntimeError; use one per thread.");
     client_cls
-        .def(py::init<double>(), py::arg("timeout") = 30.0,
-             "timeout: seconds allowed for each whole request (connect, send, receive the whole body), > 0.")
+        .def(py::init([](double timeout, const py::object& verify) {
+                 to_timeout(timeout);  // ValueError before anything else
+                 bc::TlsConfig tls = to_tls_config(verify);
+                 const std::string path = tls.ca_file;
+                 try {
+                     return std::make_unique<PyClient>(timeout, std::move(tls), verify);
+                 } catch (const std::system_error& e) {  // the CA bundle cannot be opened: as open() reports it
+                     const int err = e.code().value();
+                     const auto filename = py::reinterpret_steal<py::object>(PyUnicode_DecodeFSDefault(path.c_str()));
+                     if (!filename) throw py::error_already_set();
+                     // OSError(errno, strerror, filename) is FileNotFoundError, PermissionError, ... by errno
+                     py::object exc = py::reinterpret_borrow<py::object>(PyExc_OSError)(
+                         err, std::generic_category().message(err), filename);
+                     PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+                     throw py::error_already_set();
+                 }
+             }),
+             py::arg("timeout") = 30.0, py::arg("verify") = true,
+             "timeout: seconds allowed for each whole request (connect, TLS handshake, send, receive the\n"
+             "whole body), > 0.\n"
+             "verify (https:// URLs), as in requests: True = the system's trust store; a path (str or\n"
+             "os.PathLike) = trust the CA certificates in this PEM file (or c_rehash directory) instead;\n"
+             "False = no verification at all (UNSAFE: anyone on the path can impersonate the server).\n"
+             "A CA bundle that cannot be opened raises FileNotFoundError / PermissionError (OSError);\n"
+             "one without any PEM certificate ValueError; a verify of another type TypeError.")
         .def("__enter__", [](py::object self) { return self; })
         .def("__exit__",
              [](PyClient& c, const py::args&) {
@@ -258,6 +328,21 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
         .def_property_readonly("closed", [](const PyClient& c) { return c.closed.load(); })
         .def_property_readonly(
             "timeout", [](const PyClient& c) { return c.timeout_s; }, "The per-request timeout, seconds.")
+        .def_property_readonly(
+            "verify", [](const PyClient& c) { return c.verify; }, "The verify argument, as given.")
+        .def_property_readonly(
+            "tls_info",
+            [](const PyClient& c) -> py::object {
+                const auto info = c.client.tls_info();
+                if (!info) return py::none();
+                py::dict out;
+                out["version"] = info->version;
+                out["cipher"] = info->cipher;
+                return std::move(out);
+            },
+            "{'version': 'TLSv1.3', 'cipher': 'TLS_AES_256_GCM_SHA384'} of the most recently opened\n"
+            "connection (kept after it closed; OpenSSL's names); None before the first connection and when\n"
+            "it was plain http.")
         .def(
             "get",
             [](PyClient& self, const std::string& url, bool release_gil) {
@@ -304,7 +389,10 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
         .def("__repr__", [](const PyClient& c) {
             char buf[64];
             std::snprintf(buf, sizeof buf, "%g", c.timeout_s);
-            return std::string("<beast_client.Client timeout=") + buf + (c.closed.load() ? " closed>" : ">");
+            std::string verify;
+            if (!(PyBool_Check(c.verify.ptr()) && c.verify.ptr() == Py_True))
+                verify = " verify=" + py::repr(c.verify).cast<std::string>();
+            return std::string("<beast_client.Client timeout=") + buf + verify + (c.closed.load() ? " closed>" : ">");
         });
     client_cls.attr("__module__") = "beast_client";
 }
