@@ -101,14 +101,7 @@ def test_closed_port_gives_failures_not_a_crash(spec, closed_port_url):
     assert len(reasons) == run.stats.requests and all(reasons)
 
 
-#: drivers whose failure reasons are not in the shared classes yet: pycurl raises pycurl.error, which
-#: harness.failure_class does not classify (non-strict: drop once fixed)
-UNCLASSIFIED = {"py-pycurl"}
-
-
 def test_closed_port_failures_are_classified(spec, closed_port_url, request):
-    if spec.name in UNCLASSIFIED:
-        request.applymarker(pytest.mark.xfail(reason="reasons not in the shared failure classes yet", strict=False))
     run = run_driver(spec, closed_port_url, Workload(2, 1, 0, 2), row_timeout_s=120)
     reasons = [f["reason"] for w in run.raw["workers"] for f in w["failures"]]
     assert len(reasons) == workers_of(spec, 2)

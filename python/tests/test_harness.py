@@ -42,21 +42,13 @@ def test_describe(exc, reason):
     assert reason.split(":", 1)[0] == failure_class(exc) in FAILURE_CLASSES
 
 
-#: misclassified today by failure_class, which looks at the exception's own class name only: a URL the
-#: library cannot use is not InvalidUrl, a reset connection not ConnectionError, and libcurl's error codes
-#: are ignored (non-strict: these pass once failure_class is fixed; then drop the mark). Exceptions whose
-#: class depends on the case (a short body is a ConnectionError, bad framing a ProtocolError: aiohttp's
-#: ClientPayloadError, httpx's RemoteProtocolError, ...) are not listed.
-KNOWN_MISCLASSIFIED = pytest.mark.xfail(reason="harness.failure_class misclassifies this exception", strict=False)
-
-
-def case(module: str, name: str, factory: Callable[[object], BaseException], cls: str, misclassified: bool = False):
+def case(module: str, name: str, factory: Callable[[object], BaseException], cls: str):
     """`module.name(...)` (made by factory(module)) must be classified as `cls` (docs/raw-format.md)."""
 
     def make() -> BaseException:
         return factory(pytest.importorskip(module) if module != "builtins" else None)
 
-    return pytest.param(make, cls, id=f"{module}.{name}", marks=KNOWN_MISCLASSIFIED if misclassified else ())
+    return pytest.param(make, cls, id=f"{module}.{name}")
 
 
 LIBRARY_EXCEPTIONS = [
@@ -87,42 +79,35 @@ LIBRARY_EXCEPTIONS = [
         "NonHttpUrlClientError",
         lambda m: m.NonHttpUrlClientError("ftp://127.0.0.1/"),
         "InvalidUrl",
-        misclassified=True,
     ),
     case(
         "aiohttp",
         "ClientOSError",
         lambda m: m.ClientOSError(104, "Connection reset by peer"),
         "ConnectionError",
-        misclassified=True,
     ),
     case(
         "httpx",
         "UnsupportedProtocol",
         lambda m: m.UnsupportedProtocol("unsupported protocol 'ftp://'"),
         "InvalidUrl",
-        misclassified=True,
     ),
-    case(
-        "httpx", "ReadError", lambda m: m.ReadError("Connection reset by peer"), "ConnectionError", misclassified=True
-    ),
+    case("httpx", "ReadError", lambda m: m.ReadError("Connection reset by peer"), "ConnectionError"),
     case(
         "urllib3",
         "LocationParseError",
         lambda m: m.exceptions.LocationParseError("http://127.0.0.1:99999/"),
         "InvalidUrl",
-        misclassified=True,
     ),
-    case("pycurl", "error-7", lambda m: m.error(7, "Failed to connect"), "ConnectionError", misclassified=True),
-    case("pycurl", "error-28", lambda m: m.error(28, "Operation timed out"), "TimeoutError", misclassified=True),
-    case("pycurl", "error-3", lambda m: m.error(3, "URL rejected"), "InvalidUrl", misclassified=True),
+    case("pycurl", "error-7", lambda m: m.error(7, "Failed to connect"), "ConnectionError"),
+    case("pycurl", "error-28", lambda m: m.error(28, "Operation timed out"), "TimeoutError"),
+    case("pycurl", "error-3", lambda m: m.error(3, "URL rejected"), "InvalidUrl"),
     # our bindings raise ValueError for a URL they cannot use (and for a bad method or header)
     case(
         "builtins",
         "ValueError-url",
         lambda m: ValueError("invalid URL 'ftp://127.0.0.1/': unsupported scheme 'ftp' (plain http:// only)"),
         "InvalidUrl",
-        misclassified=True,
     ),
 ]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import os
 import ssl
@@ -113,25 +114,73 @@ FAILURE_CLASSES = (
 )
 
 
+#: libcurl's error codes (pycurl raises them as `error(code, message)`)
+_CURL_CLASSES = {
+    1: "InvalidUrl",
+    3: "InvalidUrl",
+    5: "ConnectionError",
+    6: "ConnectionError",
+    7: "ConnectionError",
+    8: "ProtocolError",
+    18: "ConnectionError",
+    28: "TimeoutError",
+    35: "TLSError",
+    51: "TLSError",
+    52: "ConnectionError",
+    55: "ConnectionError",
+    56: "ConnectionError",
+    60: "TLSError",
+}
+#: exception class names (of the exception or a base class) that mean "this URL cannot be used"; whole names:
+#: a substring test would take curl_cffi's CurlError for a URLError
+_URL_NAMES = frozenset(
+    {
+        "invalidurl",
+        "urlerror",
+        "missingschema",
+        "invalidschema",
+        "locationparseerror",
+        "locationvalueerror",
+        "unsupportedprotocol",
+        "nonhttpurlclienterror",
+        "invalidurlclienterror",
+        "invalidurlredirectclienterror",
+    }
+)
+_CONNECTION_ERRNOS = (errno.ECONNREFUSED, errno.ECONNRESET, errno.ECONNABORTED, errno.EPIPE)
+
+
 def failure_class(exc: BaseException) -> str:
     """The failure class of an exception from any Python client library (they do not share a hierarchy)."""
     name = type(exc).__name__.lower()
+    names = {c.__name__.lower() for c in type(exc).__mro__}  # base classes too
+    # the exception's own name: urllib3's NewConnectionError derives from ConnectTimeoutError
     if isinstance(exc, TimeoutError) or "timeout" in name:
         return "TimeoutError"
+    if type(exc).__module__ == "pycurl" and exc.args and isinstance(exc.args[0], int):
+        return _CURL_CLASSES.get(exc.args[0], "Error")
     # certificate, host name and handshake failures: by type where the library has one, else by its text
-    # (Rust clients report them as connect errors whose message names the TLS cause)
+    # (Rust clients report them as connect errors whose message names the TLS cause; not a bare "ssl":
+    # aiohttp writes "ssl:default" into every connection error)
     text = str(exc).lower()
     if (
         isinstance(exc, ssl.SSLError)
         or type(exc).__name__ == "TLSError"
         or any(k in name for k in ("ssl", "certificate", "tls"))
-        or any(k in text for k in ("certificate", "ssl", "tls handshake", "invalidcertificate", "unknownissuer"))
+        or any(
+            k in text for k in ("certificate", "ssl handshake", "tls handshake", "invalidcertificate", "unknownissuer")
+        )
     ):
         return "TLSError"
-    if isinstance(exc, ConnectionError) or "connect" in name:
-        return "ConnectionError"
-    if "invalidurl" in name or "urlerror" in name or "missingschema" in name or "invalidschema" in name:
+    if names & _URL_NAMES or (isinstance(exc, ValueError) and text.startswith(("invalid url", "unsupported url"))):
         return "InvalidUrl"
+    if (
+        isinstance(exc, ConnectionError)
+        or "connect" in name
+        or name == "readerror"
+        or getattr(exc, "errno", None) in _CONNECTION_ERRNOS
+    ):
+        return "ConnectionError"
     if any(k in name for k in ("protocol", "payload", "incomplete", "badstatus", "parse", "decod")):
         return "ProtocolError"
     if isinstance(exc, ValueError):
