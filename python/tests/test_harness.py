@@ -73,7 +73,7 @@ LIBRARY_EXCEPTIONS = [
     case(
         "urllib3", "NewConnectionError", lambda m: m.exceptions.NewConnectionError(None, "refused"), "ConnectionError"
     ),
-    # misclassified today
+    # URL, reset and libcurl cases
     case(
         "aiohttp",
         "NonHttpUrlClientError",
