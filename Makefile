@@ -19,7 +19,7 @@ BEAST_SRC   := $(shell find cpp-beast bindings/beast -type f \( -name '*.cpp' -o
 REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '*.rs' -o -name '*.toml' \
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.lock
 
-.PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps venv peers rust cpp bindings wheels toxiproxy clean
+.PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps venv peers rust cpp bindings wheels toxiproxy freethreaded clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -50,7 +50,7 @@ sanitize: system-deps  ## cpp-beast under ASan + UBSan (+ LSan): ctest, the driv
 	$(CARGO) build --release -p clientbench-server
 	cpp-beast/sanitize.sh
 
-test: build bindings peers wheels toxiproxy  ## set up everything and run every test (cargo, ctest, pytest)
+test: build bindings peers wheels toxiproxy freethreaded  ## set up everything and run every test (cargo, ctest, pytest)
 	$(CARGO) test --release -p clientbench-server -p reqwest-bench
 	$(CMAKE) --build $(CPP_BUILD) --target beast_client_tests
 	ctest --test-dir $(CPP_BUILD) --output-on-failure
@@ -149,6 +149,12 @@ $(TOXIPROXY): python/clientbench/run/network.py
 	@mkdir -p build/bin
 	GOBIN=$(abspath build/bin) go install github.com/Shopify/toxiproxy/v2/cmd/server@$(TOXIPROXY_VERSION)
 	mv build/bin/server $@
+
+freethreaded: $(STAMPS)/freethreaded  ## CPython with and without the GIL (one source, one set of flags) and their venvs
+
+$(STAMPS)/freethreaded: scripts/freethreaded.sh scripts/build-cpython.sh python/requirements-ft.txt $(BEAST_SRC) $(REQWEST_SRC) | system-deps
+	scripts/freethreaded.sh
+	@mkdir -p $(STAMPS) && touch $@
 
 clean:  ## remove build outputs (keeps results/)
 	rm -rf build target dist $(VENV) bindings/beast/build

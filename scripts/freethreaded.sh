@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `make freethreaded`: the two interpreters of scripts/build-cpython.sh (one CPython source, one set of flags,
+# with and without the GIL), a venv for each with the Python clients (python/requirements-ft.txt) and both
+# bindings, and build/cpython/interpreters.json ({"3.13": ".../bin/python", "3.13t": ...}), which
+# `clientbench --interpreters` reads.
+#
+# Where the CPython source cannot be fetched, it writes the reason to build/cpython/unavailable and exits 0:
+# the free-threaded tests then skip with that reason, and everything else still runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=build/cpython
+SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+mkdir -p "$BUILD"
+rm -f "$BUILD/unavailable"
+
+set +e
+line=$(scripts/build-cpython.sh "$BUILD" 2> >(tee "$BUILD/build.err" >&2))
+status=$?
+set -e
+if [ "$status" = 3 ]; then
+    grep 'source unavailable' "$BUILD/build.err" | tail -1 > "$BUILD/unavailable"
+    rm -f "$BUILD/interpreters.json"
+    echo "freethreaded: skipped: $(cat "$BUILD/unavailable")" >&2
+    exit 0
+fi
+[ "$status" = 0 ] || { echo "freethreaded: building CPython failed (see $BUILD/logs)" >&2; exit 1; }
+
+# pycurl has no free-threaded wheel: its source build needs libcurl's headers
+if ! dpkg-query -W -f='${Status}' libcurl4-openssl-dev 2>/dev/null | grep -q 'ok installed'; then
+    $SUDO apt-get install -y -qq libcurl4-openssl-dev >/dev/null
+fi
+
+json() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$line" "$1"; }
+interps="{}"
+for kind in gil ft; do
+    py=$(json "$kind")
+    label=$("$py" -c "import sys, sysconfig; v = sys.version_info; print(f'{v[0]}.{v[1]}' + ('t' if sysconfig.get_config_var('Py_GIL_DISABLED') else ''))")
+    venv="$BUILD/venv-$label"
+    [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
+    echo "freethreaded: $label: the Python clients" >&2
+    "$venv/bin/python" -m pip install -q --upgrade pip
+    "$venv/bin/python" -m pip install -q --no-binary aiohttp,yarl,propcache -r python/requirements-ft.txt
+    for binding in beast reqwest; do
+        echo "freethreaded: $label: the $binding binding" >&2
+        "$venv/bin/python" -m pip install -q "./bindings/$binding" \
+            || echo "freethreaded: $label: the $binding binding did not build; its rows will fail with the reason" >&2
+    done
+    interps=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); d[sys.argv[2]]=sys.argv[3]; print(json.dumps(d))" \
+        "$interps" "$label" "$PWD/$venv/bin/python")
+done
+echo "$interps" > "$BUILD/interpreters.json"
+echo "freethreaded: $interps" >&2
