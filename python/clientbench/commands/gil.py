@@ -7,14 +7,19 @@ reading whose every statement is computed from the figures of this run."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from collections.abc import Sequence
+from typing import Any
 
 from ..model import Row
 from ..report import Block, Figure, Heading, Image, Report, Text, export
 from ..report.table import run_table
 from ..run.clients import select, under
-from ..run.interpreters import Interpreter
+from ..run.interpreters import Interpreter, known
 from ..run.network import Network
+from ..run.server import child_preexec
 from ..run.testbed import Options, Testbed, link_latest
 from ..stats import Aggregate
 from ..workload import Workload
@@ -130,6 +135,89 @@ def rtt_reading(rows: Sequence[Row], workers: int, rtt_ms: int) -> list[str]:
     return out
 
 
+def _ratio(rows: Sequence[Row], held_name: str, released_name: str) -> float | None:
+    held, released = _agg(rows, held_name), _agg(rows, released_name)
+    if held is None or released is None or not released.median.bench_ms:
+        return None
+    return held.median.bench_ms / released.median.bench_ms
+
+
+def interpreter_reading(
+    parallel: Sequence[Row],
+    at_rtt: Sequence[Row],
+    interpreters: Sequence[Interpreter | None],
+    workers: int,
+    rtt_ms: int,
+    pauses: dict[str, dict[str, Any]],
+) -> list[str]:
+    """Held vs released on every interpreter (Bench held / released: W = serialized, 1 = parallel), and the
+    stop-the-world pause a held call causes on a free-threaded build. Every sentence from the figures."""
+    out: list[str] = []
+    for interp in interpreters:
+        suffix, label = (f"@{interp.label}", f"Python {interp.label}") if interp else ("", "the runner's Python")
+        for lib, held_name, released_name, _ in BINDINGS:
+            parts = []
+            for phase, rows in (("loopback", parallel), (f"rtt {rtt_ms} ms", at_rtt)):
+                r = _ratio(rows, held_name + suffix, released_name + suffix)
+                if r is not None:
+                    parts.append(f"{r:.1f}x on {phase}")
+            if not parts:
+                out.append(f"- **{lib} on {label}**: no complete held/released pair in this run.")
+                continue
+            # judged where the workers wait on the network (the loopback rows are CPU-bound on 2 cores)
+            judged = _ratio(at_rtt, held_name + suffix, released_name + suffix)
+            if judged is None:
+                judged = _ratio(parallel, held_name + suffix, released_name + suffix) or 0.0
+            verdict = (
+                "holding the GIL serialized the workers"
+                if judged >= workers / 2
+                else "holding the GIL slowed the group down only partly"
+                if judged >= 1.5
+                else "holding the GIL no longer serialized anything: the threads waited in parallel either way"
+            )
+            out.append(
+                f"- **{lib} on {label}**: Bench held / released = {', '.join(parts)} "
+                f"({workers}x = fully serialized): {verdict}."
+            )
+        pause = pauses.get(interp.label if interp else "system")
+        if pause and pause.get("python", {}).get("free_threaded"):
+            out.append(
+                f"- **What releasing still buys on {label}**: a `gc.collect()` in another thread took "
+                f"{pause['held_ms']:.1f} ms while a 300 ms call held the GIL (stayed attached to the interpreter), "
+                f"{pause['released_ms']:.1f} ms while the call had released it, {pause['baseline_ms']:.1f} ms "
+                "with no call in flight: a stop-the-world pause waits for every attached thread."
+            )
+    return out
+
+
+def measure_pauses(testbed: Testbed, interpreters: Sequence[Interpreter | None]) -> dict[str, dict[str, Any]]:
+    """gc_pause (drivers/gc_pause.py) under every free-threaded interpreter, against /delay/300."""
+    out: dict[str, dict[str, Any]] = {}
+    url = testbed.server_endpoint.url + "/delay/300"
+    if testbed.server_endpoint.scheme != "http":
+        return out  # the probe speaks plain http
+    for interp in interpreters:
+        if interp is None or not interp.label.endswith("t"):
+            continue
+        cmd = [interp.executable, "-m", "clientbench.drivers.gc_pause", "--url", url]
+        try:
+            done = subprocess.run(
+                cmd,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env={**os.environ, **interp.env()},
+                preexec_fn=child_preexec,
+            )
+            if done.returncode == 0:
+                out[interp.label] = json.loads(done.stdout.strip().splitlines()[-1])
+            else:
+                testbed.console.print(f"gc pause probe on {interp.label} failed: {done.stderr.strip()[-200:]}")
+        except (subprocess.TimeoutExpired, ValueError, IndexError) as exc:
+            testbed.console.print(f"gc pause probe on {interp.label} failed: {exc}")
+    return out
+
+
 def gil_report(
     workload: Workload,
     options: Options,
@@ -139,6 +227,8 @@ def gil_report(
 ) -> int:
     """rtt_ms > 0 adds the W-worker phase once more through toxiproxy at that round trip (not when the whole
     report already runs through --network)."""
+    # the interpreters `make freethreaded` built join by default: the report's free-threaded section
+    interpreters = list(interpreters) or [None, *(Interpreter(k, v) for k, v in known().items())]
     specs = under(select(GIL_CLIENTS), interpreters)
     # the same total work as the parallel phase, in one worker: 100 requests alone last a few ms, too short
     # to measure (on 2 cores the native row then came out slower than its own binding)
@@ -158,6 +248,7 @@ def gil_report(
             testbed.console.print(f"[bold]{workload.workers} workers at rtt {rtt_ms} ms[/] (toxiproxy)")
             (testbed.out / "rtt").mkdir()
             testbed.run_rows(specs, workload, testbed.out / "rtt", at_rtt, testbed.via(rtt_net))
+        pauses = measure_pauses(testbed, interpreters) if len(interpreters) > 1 else {}
     out = testbed.out
     subtitle = f"W={workload.workers}, N={workload.requests}"
     export(
@@ -186,6 +277,23 @@ def gil_report(
     if rtt_net is not None:
         rtt_text = rtt_reading(at_rtt, workload.workers, rtt_ms)
         blocks += [Heading(f"At a {rtt_ms} ms round trip (generated from the figures below)", 2), Text(rtt_text)]
+    ft_text: list[str] = []
+    if len(interpreters) > 1:
+        ft_text = interpreter_reading(parallel, at_rtt, interpreters, workload.workers, rtt_ms, pauses)
+        blocks += [
+            Heading("Without the GIL: the free-threaded build (generated from the figures below)", 2),
+            Text(
+                [
+                    "The same rows under each interpreter: "
+                    + ", ".join(f"Python {i.label}" if i else "the runner's Python" for i in interpreters)
+                    + " (the `make freethreaded` builds come from one CPython source with the same flags; the "
+                    "only difference between them is the GIL). The Library column names the interpreter and "
+                    "whether the GIL stayed off after the client was imported.",
+                    "",
+                    *ft_text,
+                ]
+            ),
+        ]
     blocks += [Heading(f"{workload.workers} workers ({where})", 2), run_table(parallel)]
     if rtt_net is not None:
         export(
@@ -223,6 +331,6 @@ def gil_report(
     show(parallel, f"{workload.workers} workers")
     if rtt_net is not None:
         show(at_rtt, f"{workload.workers} workers at rtt {rtt_ms} ms")
-    testbed.console.print("\n".join(text + rtt_text), markup=False)
+    testbed.console.print("\n".join(text + rtt_text + ft_text), markup=False)
     testbed.console.print(f"report: {out / 'gil.md'}")
     return exit_status(testbed, serial + parallel + at_rtt)
