@@ -77,7 +77,7 @@ def workload_at(base: Workload, dimension: str, value: Any) -> Workload:
     return base  # rtt: the same workload, through another proxy (network_at)
 
 
-def native_reach(results: Sequence[tuple[Any, Sequence[Row]]]) -> tuple[Table, list[str]]:
+def native_reach(dimension: str, results: Sequence[tuple[Any, Sequence[Row]]]) -> tuple[Table, list[str]]:
     """Per Python client, the first point where its Bench is within NATIVE_WITHIN of the fastest native row
     (C++ or Rust) at that point; the table of the ratios and the sentences, both from the figures."""
 
@@ -108,7 +108,7 @@ def native_reach(results: Sequence[tuple[Any, Sequence[Row]]]) -> tuple[Table, l
         text.append(
             f"- {label}: "
             + (
-                f"within {NATIVE_WITHIN - 1:.0%} of the fastest native client from {reached} on."
+                f"within {NATIVE_WITHIN - 1:.0%} of the fastest native client from {dimension}={reached} on."
                 if reached is not None
                 else f"never within {NATIVE_WITHIN - 1:.0%} of the fastest native client here."
             )
@@ -140,7 +140,7 @@ def summary(dimension: str, results: Sequence[tuple[Any, Sequence[Row]]]) -> Rep
             body.append(cells)
         return Table(columns, body)
 
-    reach, sentences = native_reach(results)
+    reach, sentences = native_reach(dimension, results)
     return Report(
         "sweep",
         [
