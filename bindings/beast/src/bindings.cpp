@@ -19,6 +19,14 @@
 #include <system_error>
 #include <utility>
 
+#ifdef BEAST_CLIENT_PROBE_CA_BUNDLES
+#include <openssl/x509.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#endif
+
 namespace py = pybind11;
 namespace bc = beast_client;
 
@@ -48,7 +56,41 @@ std::chrono::nanoseconds to_timeout(double seconds) {
 
 // `verify=` as in requests: True (the system's trust store), False (no verification), or the path of a CA
 // bundle (str or os.PathLike; bytes paths work too). Anything else is a TypeError; an empty path a ValueError.
+#ifdef BEAST_CLIENT_PROBE_CA_BUNDLES
+// verify=True in the manylinux wheel, whose OpenSSL is linked statically: its compiled-in default paths
+// (OPENSSLDIR /etc/ssl: /etc/ssl/cert.pem and the hashed /etc/ssl/certs) are Debian's and Alpine's layout, not
+// every distribution's. As Go's crypto/x509 and rustls-native-certs do, the first readable CA bundle of a list
+// of well-known locations is the system's trust store; SSL_CERT_FILE / SSL_CERT_DIR, when set, win (OpenSSL's
+// default paths read them), and OpenSSL's default paths are the fallback when no bundle is found. Looked up
+// once per process. (A build against the system's shared OpenSSL, e.g. from the sdist, does not define
+// BEAST_CLIENT_PROBE_CA_BUNDLES: that OpenSSL's defaults are the distribution's own.)
+const std::string& system_ca_bundle() {
+    static const std::string path = [] {
+        if (std::getenv(X509_get_default_cert_file_env()) || std::getenv(X509_get_default_cert_dir_env()))
+            return std::string();
+        static const char* const bundles[] = {
+            "/etc/ssl/certs/ca-certificates.crt",                 // Debian, Ubuntu, Gentoo, Arch, Alpine
+            "/etc/pki/tls/certs/ca-bundle.crt",                   // Fedora, RHEL, CentOS, Amazon Linux
+            "/etc/ssl/ca-bundle.pem",                             // openSUSE, SLES
+            "/etc/pki/tls/cacert.pem",                            // OpenELEC
+            "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",  // RHEL 7+, Fedora (the extracted bundle)
+            "/etc/ssl/cert.pem",                                  // Alpine, Arch, Void
+        };
+        for (const char* bundle : bundles) {
+            struct stat st {};
+            if (::stat(bundle, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && ::access(bundle, R_OK) == 0)
+                return std::string(bundle);
+        }
+        return std::string();
+    }();
+    return path;
+}
+#endif
+
 bc::TlsConfig to_tls_config(const py::object& verify) {
+#ifdef BEAST_CLIENT_PROBE_CA_BUNDLES
+    if (verify.ptr() == Py_True) return bc::TlsConfig{true, system_ca_bundle()};
+#endif
     if (PyBool_Check(verify.ptr())) return bc::TlsConfig{verify.ptr() == Py_True, {}};
     if (!py::isinstance<py::str>(verify) && !py::isinstance<py::bytes>(verify) &&
         !PyObject_HasAttrString(verify.ptr(), "__fspath__"))
