@@ -19,7 +19,7 @@ BEAST_SRC   := $(shell find cpp-beast bindings/beast -type f \( -name '*.cpp' -o
 REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '*.rs' -o -name '*.toml' \
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.lock
 
-.PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps venv peers rust cpp bindings wheels toxiproxy freethreaded clean
+.PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps venv peers rust cpp bindings wheels toxiproxy freethreaded wheels-manylinux clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -155,6 +155,10 @@ freethreaded: $(STAMPS)/freethreaded  ## CPython with and without the GIL (one s
 $(STAMPS)/freethreaded: scripts/freethreaded.sh scripts/build-cpython.sh python/requirements-ft.txt $(BEAST_SRC) $(REQWEST_SRC) | system-deps
 	scripts/freethreaded.sh
 	@mkdir -p $(STAMPS) && touch $@
+
+wheels-manylinux: venv  ## beast-client manylinux_2_28 wheels (zig C++, static OpenSSL) in dist/, then checked (not yet in make test)
+	scripts/build-beast-wheel.sh
+	@for w in dist/beast_client-*manylinux*.whl; do scripts/check-beast-wheel.sh "$$w"; done
 
 clean:  ## remove build outputs (keeps results/)
 	rm -rf build target dist $(VENV) bindings/beast/build
