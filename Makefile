@@ -158,7 +158,9 @@ $(STAMPS)/freethreaded: scripts/freethreaded.sh scripts/build-cpython.sh python/
 
 wheels-manylinux: venv  ## beast-client manylinux_2_28 wheels (zig C++, static OpenSSL) in dist/, then checked (not yet in make test)
 	scripts/build-beast-wheel.sh
-	@for w in dist/beast_client-*manylinux*.whl; do scripts/check-beast-wheel.sh "$$w"; done
+	scripts/check-beast-wheel.sh $(firstword $(wildcard dist/beast_client-*-cp311-*manylinux*.whl)) $(PYTHON)
+	@w=$$(ls dist/beast_client-*-cp313t-*manylinux*.whl 2>/dev/null | head -1); \
+	  [ -z "$$w" ] || scripts/check-beast-wheel.sh "$$w" build/cpython/ft/bin/python3.13t
 
 clean:  ## remove build outputs (keeps results/)
 	rm -rf build target dist $(VENV) bindings/beast/build
