@@ -11,19 +11,26 @@
 //! | `POST /echo`        | 200, the request body echoed back (`application/octet-stream`); > 64 MiB → 413 |
 //! | `GET /health`       | 200 `ok`                                                                  |
 //! | `GET /close`        | 200 `Hello, World!` with `Connection: close`; the server closes the connection after the response |
+//! | `GET /stats`        | 200 `{"connections":N,"tls_handshakes":N,"tls_resumed":N}` (`application/json`): counters since start, see [`Stats`] |
 //!
 //! Unknown paths → 404 (empty body), wrong method → 405 (axum defaults). `GET` routes also
 //! answer `HEAD` (axum default).
+//!
+//! [`tls`] serves all of this over HTTPS (`--tls`).
 
-use std::sync::OnceLock;
+pub mod tls;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::Router;
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
 
 /// Body of `/`, `/delay/{ms}` and `/close`.
 pub const HELLO: &str = "Hello, World!";
@@ -140,8 +147,67 @@ async fn close() -> Response {
         .into_response()
 }
 
-/// The benchmark server's router.
+/// Counters since the server started, served by `GET /stats` (atomics: exact, whatever the thread).
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Accepted TCP connections (HTTP and HTTPS; the one a `/stats` request came on included).
+    pub connections: AtomicU64,
+    /// Completed TLS handshakes (0 for plain HTTP).
+    pub tls_handshakes: AtomicU64,
+    /// Completed TLS handshakes that resumed a session (rustls's `HandshakeKind::Resumed`; 0 for plain HTTP).
+    pub tls_resumed: AtomicU64,
+}
+
+/// What `GET /stats` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatsSnapshot {
+    pub connections: u64,
+    pub tls_handshakes: u64,
+    pub tls_resumed: u64,
+}
+
+impl Stats {
+    pub fn snapshot(&self) -> StatsSnapshot {
+        StatsSnapshot {
+            connections: self.connections.load(Ordering::Acquire),
+            tls_handshakes: self.tls_handshakes.load(Ordering::Acquire),
+            tls_resumed: self.tls_resumed.load(Ordering::Acquire),
+        }
+    }
+}
+
+async fn stats(State(stats): State<Arc<Stats>>) -> Json<StatsSnapshot> {
+    Json(stats.snapshot())
+}
+
+static DEBUG: AtomicBool = AtomicBool::new(false);
+
+/// Turn debug-level logging (`--log-level debug`) on or off.
+pub fn set_debug(on: bool) {
+    DEBUG.store(on, Ordering::Relaxed);
+}
+
+pub fn debug_enabled() -> bool {
+    DEBUG.load(Ordering::Relaxed)
+}
+
+/// `eprintln!` at debug level: only with `--log-level debug`.
+#[macro_export]
+macro_rules! debug {
+    ($($arg:tt)*) => {
+        if $crate::debug_enabled() {
+            eprintln!("clientbench-server: debug: {}", format_args!($($arg)*));
+        }
+    };
+}
+
+/// The benchmark server's router with counters that no listener updates (`/stats` answers zeros).
 pub fn app() -> Router {
+    app_with_stats(Arc::new(Stats::default()))
+}
+
+/// The benchmark server's router; `GET /stats` answers `stats`, which the listener updates.
+pub fn app_with_stats(stats: Arc<Stats>) -> Router {
     Router::new()
         .route("/", get(hello))
         .route("/bytes/{n}", get(bytes))
@@ -150,6 +216,8 @@ pub fn app() -> Router {
         .route("/echo", post(echo).layer(DefaultBodyLimit::max(MAX_ECHO_BYTES)))
         .route("/health", get(health))
         .route("/close", get(close))
+        .route("/stats", get(self::stats))
+        .with_state(stats)
 }
 
 /// Raises this process's soft `RLIMIT_NOFILE` to its hard limit, so that 1000+ concurrent

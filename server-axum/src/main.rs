@@ -1,12 +1,24 @@
 //! clientbench-server binary: CLI, bind, the one-line `listening` event on stdout, and
 //! signal-driven shutdown. Everything except the listening line goes to stderr.
+//!
+//! `--tls` serves HTTPS (see `clientbench_server::tls`): by default with a throw-away CA generated at
+//! start, whose certificate is written to `DIR/ca.pem` (`--tls-dir DIR`, default a new temporary
+//! directory; the server never removes it) and named in the listening line:
+//! `{"event":"listening","url":"https://127.0.0.1:PORT","ca_file":"/abs/DIR/ca.pem"}` (`"ca_file":null`
+//! with `--tls-cert`/`--tls-key`). A TLS set-up error is one line on stderr and exit status 2.
 
+use std::future::{Future, IntoFuture};
 use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::serve::ListenerExt;
-use clap::Parser;
+use clap::{Parser, ValueEnum};
+use clientbench_server::{tls, Stats};
 use serde::Serialize;
 use tokio::net::{lookup_host, TcpListener, TcpSocket};
 use tokio::signal::unix::{signal, SignalKind};
@@ -35,16 +47,124 @@ struct Args {
     /// Number of tokio worker threads (default: tokio's default, one per CPU core).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
+
+    /// Serve HTTPS (rustls, TLS 1.2 and 1.3, ALPN http/1.1) with a certificate for localhost, 127.0.0.1
+    /// and ::1 signed by a throw-away CA generated at start (its PEM is written to DIR/ca.pem).
+    #[arg(long)]
+    tls: bool,
+
+    /// With --tls: where to write the generated CA's certificate, DIR/ca.pem (the directory is created if
+    /// missing and never removed; default: a new temporary directory).
+    #[arg(long, value_name = "DIR", requires = "tls", conflicts_with = "tls_cert")]
+    tls_dir: Option<PathBuf>,
+
+    /// With --tls: serve this certificate chain (PEM, leaf first) instead of a generated one; needs --tls-key.
+    #[arg(long, value_name = "PEM", requires_all = ["tls", "tls_key"])]
+    tls_cert: Option<PathBuf>,
+
+    /// With --tls-cert: the certificate's private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "PEM", requires_all = ["tls", "tls_cert"])]
+    tls_key: Option<PathBuf>,
+
+    /// With --tls: accept only this TLS version (default: 1.2 and 1.3).
+    #[arg(long, value_enum, requires = "tls")]
+    tls_version: Option<TlsVersion>,
+
+    /// debug also logs every failed TLS handshake.
+    #[arg(long, value_enum, default_value_t = LogLevel::Info)]
+    log_level: LogLevel,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum TlsVersion {
+    #[value(name = "1.2")]
+    Tls12,
+    #[value(name = "1.3")]
+    Tls13,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum LogLevel {
+    Info,
+    Debug,
 }
 
 #[derive(Serialize)]
 struct Listening<'a> {
     event: &'a str,
     url: &'a str,
+    /// Only with --tls: the generated CA's PEM file, or null with the user's own certificate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ca_file: Option<Option<&'a str>>,
+}
+
+/// What `--tls` set up: the rustls configuration, and the CA file written (None: the user's certificate).
+struct Https {
+    config: Arc<rustls::ServerConfig>,
+    ca_file: Option<String>,
+}
+
+/// A new private directory `$TMPDIR/clientbench-tls-XXXXXX` (mkdtemp: mode 0700).
+fn temp_dir() -> std::io::Result<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let template = std::env::temp_dir().join("clientbench-tls-XXXXXX");
+    let mut bytes = template.as_os_str().as_bytes().to_vec();
+    bytes.push(0);
+    // SAFETY: `bytes` is a NUL-terminated template that mkdtemp rewrites in place.
+    if unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) }.is_null() {
+        return Err(std::io::Error::last_os_error());
+    }
+    bytes.pop();
+    Ok(PathBuf::from(std::ffi::OsStr::from_bytes(&bytes)))
+}
+
+/// Write the CA's PEM to DIR/ca.pem (DIR created if missing); returns its absolute path.
+fn write_ca(dir: Option<&Path>, pem: &str) -> Result<String, String> {
+    let dir = match dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| format!("--tls-dir {}: {e}", d.display()))?;
+            d.to_path_buf()
+        }
+        None => temp_dir().map_err(|e| format!("cannot create a temporary directory for the CA: {e}"))?,
+    };
+    let dir = std::fs::canonicalize(&dir).map_err(|e| format!("--tls-dir {}: {e}", dir.display()))?;
+    let file = dir.join("ca.pem");
+    std::fs::write(&file, pem).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    Ok(file.to_string_lossy().into_owned())
+}
+
+fn set_up_tls(args: &Args) -> Result<Https, String> {
+    let identity = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => tls::load(cert, key)?,
+        _ => tls::generate(&tls::SERVER_NAMES).map_err(|e| format!("cannot generate the certificates: {e}"))?,
+    };
+    let version = args.tls_version.map(|v| match v {
+        TlsVersion::Tls12 => tls::Version::Tls12,
+        TlsVersion::Tls13 => tls::Version::Tls13,
+    });
+    let ca_file = match &identity.ca_pem {
+        Some(pem) => Some(write_ca(args.tls_dir.as_deref(), pem)?),
+        None => None,
+    };
+    let config = tls::server_config(identity, version)?;
+    Ok(Https { config, ca_file })
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    clientbench_server::set_debug(args.log_level == LogLevel::Debug);
+
+    let https = if args.tls {
+        match set_up_tls(&args) {
+            Ok(h) => Some(h),
+            Err(e) => {
+                eprintln!("clientbench-server: {}", e.replace('\n', " "));
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
 
     // Each connection is a file descriptor: lift the (often 1024) soft limit to the hard
     // one so 1000+ concurrent keep-alive connections fit. Never fatal.
@@ -64,7 +184,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = rt.block_on(run(args));
+    let code = rt.block_on(run(args, https));
     // Don't let lingering connection tasks keep the process alive.
     rt.shutdown_timeout(Duration::from_millis(100));
     code
@@ -90,7 +210,7 @@ async fn bind(host: &str, port: u16) -> std::io::Result<TcpListener> {
         .unwrap_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "could not resolve to any address")))
 }
 
-async fn run(args: Args) -> ExitCode {
+async fn run(args: Args, https: Option<Https>) -> ExitCode {
     // Register signal handlers before announcing the address, so a signal sent right
     // after the listening line is seen is handled gracefully.
     let (mut sigterm, mut sigint) = match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
@@ -118,9 +238,11 @@ async fn run(args: Args) -> ExitCode {
 
     clientbench_server::warm_up();
 
-    let url = format!("http://{addr}");
-    let line = serde_json::to_string(&Listening { event: "listening", url: &url })
-        .expect("serializing two strings cannot fail");
+    let scheme = if https.is_some() { "https" } else { "http" };
+    let url = format!("{scheme}://{addr}");
+    let ca_file = https.as_ref().map(|h| h.ca_file.as_deref());
+    let line = serde_json::to_string(&Listening { event: "listening", url: &url, ca_file })
+        .expect("serializing strings cannot fail");
     {
         let mut out = std::io::stdout().lock();
         if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
@@ -129,16 +251,27 @@ async fn run(args: Args) -> ExitCode {
         }
     }
 
-    let listener = listener.tap_io(|tcp| {
-        // Disable Nagle: responses are small and latency-sensitive.
-        let _ = tcp.set_nodelay(true);
-    });
-
+    let stats = Arc::new(Stats::default());
+    let app = clientbench_server::app_with_stats(stats.clone());
     let (stop_tx, mut stop_rx) = watch::channel(false);
     let mut graceful_rx = stop_rx.clone();
-    let server = axum::serve(listener, clientbench_server::app()).with_graceful_shutdown(async move {
+    let graceful = async move {
         let _ = graceful_rx.wait_for(|stop| *stop).await;
-    });
+    };
+    let server: Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>> = match https {
+        None => {
+            let listener = listener.tap_io(move |tcp| {
+                stats.connections.fetch_add(1, Ordering::AcqRel);
+                // Disable Nagle: responses are small and latency-sensitive.
+                let _ = tcp.set_nodelay(true);
+            });
+            Box::pin(axum::serve(listener, app).with_graceful_shutdown(graceful).into_future())
+        }
+        Some(h) => {
+            let listener = tls::TlsListener::new(listener, h.config, stats);
+            Box::pin(axum::serve(listener, app).with_graceful_shutdown(graceful).into_future())
+        }
+    };
 
     let signal_watcher = async move {
         let name = tokio::select! {

@@ -5,11 +5,10 @@ mod common;
 
 use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{connect, read_response, spawn_server, wait_timeout, RawResponse, BIN};
+use common::{connect, read_response, run_to_completion, spawn_server, RawResponse};
 
 /// One `GET` on a keep-alive connection; the server must answer it.
 fn get(stream: &TcpStream, path: &str) -> RawResponse {
@@ -107,29 +106,6 @@ fn keep_alive_by_default() {
     assert_eq!(get(&stream, "/").body, b"Hello, World!");
 }
 
-fn run_to_completion(args: &[&str]) -> (ExitStatus, String, String) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let status = match wait_timeout(&mut child, Duration::from_secs(5)) {
-        Some(s) => s,
-        None => {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{args:?}: did not exit within 5 s");
-        }
-    };
-    let mut out = String::new();
-    let mut err = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
-    BufReader::new(child.stderr.take().unwrap()).read_to_string(&mut err).unwrap();
-    (status, out, err)
-}
-
 #[test]
 fn port_in_use_fails_cleanly() {
     let blocker = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -147,7 +123,7 @@ fn port_in_use_fails_cleanly() {
 fn help_and_bad_flags() {
     let (status, out, _) = run_to_completion(&["--help"]);
     assert!(status.success());
-    for flag in ["--host", "--port", "--threads"] {
+    for flag in ["--host", "--port", "--threads", "--tls", "--tls-dir", "--tls-cert", "--tls-key", "--tls-version"] {
         assert!(out.contains(flag), "--help lacks {flag}: {out}");
     }
     let (status, _, err) = run_to_completion(&["--no-such-flag"]);
@@ -156,4 +132,37 @@ fn help_and_bad_flags() {
     assert_eq!(status.code(), Some(2), "{err}");
     let (status, _, err) = run_to_completion(&["--threads", "0"]);
     assert_eq!(status.code(), Some(2), "{err}");
+    // TLS flags only go with --tls, --tls-cert with --tls-key, and the version is 1.2 or 1.3.
+    for bad in [
+        &["--tls-dir", "/tmp"][..],
+        &["--tls-version", "1.3"],
+        &["--tls", "--tls-cert", "c.pem"],
+        &["--tls", "--tls-key", "k.pem"],
+        &["--tls", "--tls-version", "1.1"],
+        &["--tls", "--tls-dir", "/tmp", "--tls-cert", "c.pem", "--tls-key", "k.pem"],
+    ] {
+        let (status, out, err) = run_to_completion(bad);
+        assert_eq!(status.code(), Some(2), "{bad:?}: {err}");
+        assert_eq!(out, "", "{bad:?}");
+    }
+}
+
+/// `GET /stats` on plain HTTP: every accepted connection counts (the one /stats came on included), the
+/// TLS counters stay 0; keep-alive requests on one connection count it once.
+#[test]
+fn stats_count_plain_connections() {
+    let server = spawn_server(&[], None);
+    for _ in 0..3 {
+        let stream = connect(server.addr);
+        for _ in 0..4 {
+            assert_eq!(get(&stream, "/").status, 200);
+        }
+    }
+    let stream = connect(server.addr);
+    let resp = get(&stream, "/stats");
+    assert_eq!(resp.header("content-type"), Some("application/json"));
+    assert_eq!(String::from_utf8(resp.body).unwrap(), r#"{"connections":4,"tls_handshakes":0,"tls_resumed":0}"#);
+    // The same connection again: no new connection.
+    let body = get(&stream, "/stats").body;
+    assert_eq!(String::from_utf8(body).unwrap(), r#"{"connections":4,"tls_handshakes":0,"tls_resumed":0}"#);
 }

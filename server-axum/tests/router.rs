@@ -182,3 +182,12 @@ async fn wrong_method_is_405() {
     let resp = send(Method::DELETE, "/bytes/10", Body::empty()).await;
     assert_eq!(resp.status(), StatusCode::METHOD_NOT_ALLOWED);
 }
+
+#[tokio::test]
+async fn stats_is_json_counters() {
+    let resp = get("/stats").await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(header_str(&resp, header::CONTENT_TYPE), Some("application/json"));
+    let body = body_of(resp).await;
+    assert_eq!(&body[..], br#"{"connections":0,"tls_handshakes":0,"tls_resumed":0}"#);
+}

@@ -17,6 +17,10 @@ pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct Server {
     pub child: Child,
     pub addr: SocketAddr,
+    /// The URL's scheme is https (`--tls`).
+    pub https: bool,
+    /// The listening line's `ca_file`: absent (plain HTTP) → None, null → Some(None).
+    pub ca_file: Option<Option<String>>,
     /// The listening line exactly as printed (with its newline).
     pub line: String,
     stderr: Arc<Mutex<Vec<u8>>>,
@@ -102,20 +106,73 @@ pub fn spawn_server(extra: &[&str], soft_nofile: Option<u64>) -> Server {
     };
     let v: serde_json::Value = serde_json::from_str(line.trim_end()).expect("listening line is JSON");
     assert_eq!(v["event"], "listening", "{line}");
-    let addr: SocketAddr = v["url"]
-        .as_str()
-        .and_then(|u| u.strip_prefix("http://"))
+    let url = v["url"].as_str().unwrap_or_else(|| panic!("bad listening line: {line}"));
+    let https = url.starts_with("https://");
+    let addr: SocketAddr = url
+        .strip_prefix(if https { "https://" } else { "http://" })
         .and_then(|a| a.parse().ok())
         .unwrap_or_else(|| panic!("bad listening line: {line}"));
+    let ca_file = v.get("ca_file").map(|c| c.as_str().map(str::to_owned));
     Server {
         child,
         addr,
+        https,
+        ca_file,
         line,
         stderr,
         stderr_thread: Some(stderr_thread),
         stdout_rest,
         stdout_thread: Some(stdout_thread),
     }
+}
+
+/// A directory of this test's own under the system's temporary directory, removed on drop.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("clientbench-server-test-{}-{tag}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+
+    pub fn path(&self, name: &str) -> std::path::PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs the binary with `args` to completion (bounded: killed after 10 s); returns status, stdout, stderr.
+pub fn run_to_completion(args: &[&str]) -> (ExitStatus, String, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let status = match wait_timeout(&mut child, Duration::from_secs(10)) {
+        Some(s) => s,
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?}: did not exit within 10 s");
+        }
+    };
+    let mut out = String::new();
+    let mut err = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (status, out, err)
 }
 
 /// Polls until the child exits or `limit` passes.
