@@ -26,8 +26,12 @@ pub enum ClientError {
     InvalidUrl(String),
     /// A bad method name, header name or header value (checked before any I/O).
     InvalidRequest(String),
-    /// The per-request timeout (connect + send + response + whole body) expired.
+    /// The per-request timeout (connect + TLS handshake + send + response + whole body) expired.
     Timeout(String),
+    /// TLS failed: the certificate is untrusted, expired or for another name, the handshake failed (no
+    /// common version or cipher, an alert, the server closed the connection during it), or the server
+    /// does not speak TLS (`https://` to a plain-HTTP server).
+    Tls(String),
     /// Refused, reset, unresolvable host, closed before the response was complete, ...
     Connection(ConnectionKind, String),
     /// The server's bytes are not valid HTTP/1.1 (bad status line, bad headers, bad chunked framing).
@@ -41,8 +45,16 @@ pub enum ClientError {
 
 /// The failure classes, the same in every language's harness (cpp-beast's `beast_client::Error::type_name`,
 /// python/clientbench/drivers/harness.py): a failed request's reason is `<Class>: <message>`.
-pub const FAILURE_CLASSES: [&str; 7] =
-    ["TimeoutError", "ConnectionError", "ProtocolError", "InvalidUrl", "InvalidRequest", "Cancelled", "Error"];
+pub const FAILURE_CLASSES: [&str; 8] = [
+    "TimeoutError",
+    "TLSError",
+    "ConnectionError",
+    "ProtocolError",
+    "InvalidUrl",
+    "InvalidRequest",
+    "Cancelled",
+    "Error",
+];
 
 impl ClientError {
     /// The failure class (one of [`FAILURE_CLASSES`]): the prefix of driver failure reasons.
@@ -52,6 +64,7 @@ impl ClientError {
             ClientError::InvalidUrl(_) => "InvalidUrl",
             ClientError::InvalidRequest(_) => "InvalidRequest",
             ClientError::Timeout(_) => "TimeoutError",
+            ClientError::Tls(_) => "TLSError",
             ClientError::Connection(..) => "ConnectionError",
             ClientError::Protocol(_) => "ProtocolError",
             ClientError::Cancelled => "Cancelled",
@@ -65,6 +78,7 @@ impl ClientError {
             ClientError::InvalidUrl(m)
             | ClientError::InvalidRequest(m)
             | ClientError::Timeout(m)
+            | ClientError::Tls(m)
             | ClientError::Connection(_, m)
             | ClientError::Protocol(m)
             | ClientError::Usage(m) => m,
@@ -104,8 +118,35 @@ fn sources<'a>(err: &'a reqwest::Error) -> impl Iterator<Item = &'a (dyn StdErro
     std::iter::successors(err.source(), |e: &&'a (dyn StdError + 'static)| (*e).source())
 }
 
+/// True when `e` is a rustls error, or an `io::Error` wrapping one, however deep: tokio-rustls reports a
+/// failed handshake as `io::Error(InvalidData, rustls::Error)`, which the connector wraps in another
+/// `io::Error` (and `io::Error::source` skips the wrapped error itself).
+fn is_rustls(mut e: &(dyn StdError + 'static)) -> bool {
+    loop {
+        if e.is::<rustls::Error>() {
+            return true;
+        }
+        match e.downcast_ref::<io::Error>().and_then(|io| io.get_ref()) {
+            Some(inner) => e = inner,
+            None => return false,
+        }
+    }
+}
+
+/// The kind of the innermost `io::Error` that `io` wraps (the connector wraps the TLS stream's errors in
+/// another `io::Error`), or its own.
+fn innermost_kind(mut io: &io::Error) -> io::ErrorKind {
+    while let Some(inner) = io.get_ref().and_then(|e| e.downcast_ref::<io::Error>()) {
+        io = inner;
+    }
+    io.kind()
+}
+
 /// What the innermost recognisable cause says, if anything.
 fn classify_chain(err: &reqwest::Error) -> Option<Class> {
+    if sources(err).any(is_rustls) {
+        return Some(Class::Tls);
+    }
     for e in sources(err) {
         if let Some(h) = e.downcast_ref::<hyper::Error>() {
             if h.is_parse() || h.is_parse_status() {
@@ -120,11 +161,14 @@ fn classify_chain(err: &reqwest::Error) -> Option<Class> {
             // is_closed / is_canceled / Io / Body: look further down for the io::Error, if any
         }
         if let Some(io) = e.downcast_ref::<io::Error>() {
-            match io.kind() {
+            match innermost_kind(io) {
                 io::ErrorKind::ConnectionRefused => return Some(Class::Connection(ConnectionKind::Refused)),
                 io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted | io::ErrorKind::BrokenPipe => {
                     return Some(Class::Connection(ConnectionKind::Reset))
                 }
+                // While connecting, only the TLS handshake reads (there is no proxy): the server closed the
+                // connection during the handshake ("tls handshake eof").
+                io::ErrorKind::UnexpectedEof if err.is_connect() => return Some(Class::Tls),
                 io::ErrorKind::UnexpectedEof => return Some(Class::Connection(ConnectionKind::Closed)),
                 io::ErrorKind::TimedOut => return Some(Class::Timeout),
                 io::ErrorKind::InvalidData => return Some(Class::Protocol),
@@ -137,6 +181,7 @@ fn classify_chain(err: &reqwest::Error) -> Option<Class> {
 
 enum Class {
     Timeout,
+    Tls,
     Connection(ConnectionKind),
     Protocol,
 }
@@ -152,6 +197,7 @@ pub fn classify(err: &reqwest::Error) -> ClientError {
     }
     match classify_chain(err) {
         Some(Class::Timeout) => ClientError::Timeout(msg),
+        Some(Class::Tls) => ClientError::Tls(msg),
         Some(Class::Protocol) => ClientError::Protocol(msg),
         Some(Class::Connection(kind)) => ClientError::Connection(kind, msg),
         None if err.is_decode() => ClientError::Protocol(msg),
@@ -178,7 +224,7 @@ pub(crate) fn is_stale_connection(err: &reqwest::Error) -> bool {
         }
         if let Some(io) = e.downcast_ref::<io::Error>() {
             return matches!(
-                io.kind(),
+                innermost_kind(io),
                 io::ErrorKind::ConnectionReset
                     | io::ErrorKind::ConnectionAborted
                     | io::ErrorKind::BrokenPipe

@@ -13,12 +13,18 @@
 //! modes: a task awaits it, a thread drives it with [`block_on`] (a sync driver's request future is
 //! ready at its first poll, so that costs one poll per request and no allocation).
 //!
+//! For `https://` URLs, `--ca-file` / `--insecure` reach every client through [`ClientOptions`] (made once,
+//! before any worker starts, by [`client_options`]: a CA file that cannot be used is bad usage), and the
+//! negotiated TLS version of worker 0's client is reported as `client.tls` (`{"version": "TLSv1.3",
+//! "cipher": null}`: reqwest does not tell the cipher suite; absent for `http://`).
+//!
 //! The gate is two barriers of W+1 parties: every worker arrives at `ready` when its client and warm-up
 //! are done; main, once all have arrived, takes t0 (and the process CPU time), then joins `go`, which
 //! releases them. So t0 is before every worker's first timed request, and `wall_ns` (t0 until the last
 //! worker has finished) contains every timed loop and no start-up.
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Barrier};
 use std::task::{Context, Poll, Wake, Waker};
@@ -27,7 +33,7 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 use serde::Serialize;
 
-use crate::ClientError;
+use crate::{ClientError, ClientOptions, TlsConfig, TlsSetupError, Trust};
 
 /// The `schema` of the document.
 pub const SCHEMA: &str = "clientbench.raw/1";
@@ -40,9 +46,15 @@ pub const SCHEMA: &str = "clientbench.raw/1";
 pub trait Driver: Send + Sync + 'static {
     type Client: Send + Sync;
 
-    fn make_client(&self, timeout: Duration) -> Result<Self::Client, ClientError>;
+    /// A worker's client, with the run's timeout and TLS settings.
+    fn make_client(&self, options: &ClientOptions) -> Result<Self::Client, ClientError>;
 
     fn get(&self, client: &Self::Client, url: &str) -> impl Future<Output = Result<(u16, u64), ClientError>> + Send;
+
+    /// The TLS version the client negotiated (`TLSv1.3`), if it can tell; reported as `client.tls`.
+    fn tls_version(&self, _client: &Self::Client) -> Option<&'static str> {
+        None
+    }
 }
 
 /// `--mode`: the library's native mode to run in (`client.mode`).
@@ -100,6 +112,45 @@ pub struct Options {
     /// keep-alive: one connection per worker; new: a new client (and connection) for every timed request
     #[arg(long, value_enum, default_value_t = Connection::KeepAlive)]
     pub connection: Connection,
+    /// https:// URLs: trust the CA certificates in this PEM file instead of the system's
+    #[arg(long, value_name = "PATH", conflicts_with = "insecure")]
+    pub ca_file: Option<PathBuf>,
+    /// https:// URLs: do not verify the server's certificate (unsafe: for measurements only)
+    #[arg(long)]
+    pub insecure: bool,
+}
+
+impl Options {
+    /// `--ca-file` / `--insecure` / the system's roots.
+    pub fn trust(&self) -> Trust {
+        match (&self.ca_file, self.insecure) {
+            (_, true) => Trust::Insecure,
+            (Some(path), false) => Trust::CaFile(path.clone()),
+            (None, false) => Trust::System,
+        }
+    }
+
+    /// The URL is `https://`.
+    pub fn is_https(&self) -> bool {
+        self.url.trim_start().get(..8).is_some_and(|p| p.eq_ignore_ascii_case("https://"))
+    }
+
+    /// The clients' options: the timeout, the trust (a CA file is read now), TLS info for `https://`.
+    pub fn client_options(&self) -> Result<ClientOptions, TlsSetupError> {
+        Ok(ClientOptions {
+            timeout: Duration::from_secs_f64(self.timeout),
+            tls: TlsConfig::new(&self.trust())?,
+            tls_info: self.is_https(),
+        })
+    }
+}
+
+/// [`Options::client_options`], or the one-line usage error the binary exits with (status 2).
+pub fn client_options(prog: &str, o: &Options) -> Result<ClientOptions, ExitCode> {
+    o.client_options().map_err(|e| {
+        eprintln!("{prog}: error: --ca-file: {e}");
+        ExitCode::from(2)
+    })
 }
 
 fn parse_timeout(text: &str) -> Result<f64, String> {
@@ -140,6 +191,17 @@ struct ClientJson {
     library_version: &'static str,
     mode: &'static str,
     gil: Option<&'static str>,
+    /// `https://`: what worker 0 negotiated (absent for `http://`, or when no TLS connection succeeded: the
+    /// field is optional).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tls: Option<TlsJson>,
+}
+
+#[derive(Serialize)]
+struct TlsJson {
+    version: &'static str,
+    /// Not available from reqwest (its `TlsInfo` has the version and the certificate only).
+    cipher: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -186,6 +248,8 @@ struct Record {
     failures: Vec<Failure>,
     loop_start: Option<Instant>,
     loop_end: Option<Instant>,
+    /// The TLS version the worker's (last) client negotiated.
+    tls_version: Option<&'static str>,
 }
 
 impl Record {
@@ -197,6 +261,7 @@ impl Record {
             failures: Vec::new(),
             loop_start: None,
             loop_end: None,
+            tls_version: None,
         }
     }
 
@@ -300,10 +365,9 @@ impl Gate for TaskGate {
 }
 
 /// One worker, in both modes: client, K warm-up requests, the gate, N timed requests.
-async fn worker<D: Driver>(driver: &D, o: &Options, gate: &impl Gate) -> Record {
+async fn worker<D: Driver>(driver: &D, o: &Options, co: &ClientOptions, gate: &impl Gate) -> Record {
     let mut rec = Record::new(o.requests);
-    let timeout = Duration::from_secs_f64(o.timeout);
-    let mut client = driver.make_client(timeout);
+    let mut client = driver.make_client(co);
     if let Ok(c) = &client {
         for _ in 0..o.warmup {
             let _ = driver.get(c, &o.url).await; // warmup failures are not measured
@@ -314,7 +378,7 @@ async fn worker<D: Driver>(driver: &D, o: &Options, gate: &impl Gate) -> Record 
     for i in 0..o.requests {
         let start = Instant::now();
         if o.connection == Connection::New {
-            client = driver.make_client(timeout); // drops the previous client and its connection
+            client = driver.make_client(co); // drops the previous client and its connection
         }
         let result = match &client {
             Ok(c) => driver.get(c, &o.url).await,
@@ -323,6 +387,7 @@ async fn worker<D: Driver>(driver: &D, o: &Options, gate: &impl Gate) -> Record 
         rec.record(i, start, Instant::now(), result);
     }
     rec.loop_end = Some(Instant::now());
+    rec.tls_version = client.as_ref().ok().and_then(|c| driver.tls_version(c));
     rec
 }
 
@@ -353,16 +418,17 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
     }
 }
 
-/// `sync`: W OS threads, each running [`worker`] with its own client.
-pub fn run_threads<D: Driver>(driver: D, o: &Options) -> Result<Group, String> {
+/// `sync`: W OS threads, each running [`worker`] with its own client (made with `co`).
+pub fn run_threads<D: Driver>(driver: D, o: &Options, co: &ClientOptions) -> Result<Group, String> {
     let parties = o.workers as usize + 1;
     let gate = Arc::new(ThreadGate { ready: Barrier::new(parties), go: Barrier::new(parties) });
-    let (driver, options) = (Arc::new(driver), Arc::new(o.clone()));
+    let (driver, options, co) = (Arc::new(driver), Arc::new(o.clone()), Arc::new(co.clone()));
     let mut handles = Vec::with_capacity(o.workers as usize);
     for i in 0..o.workers {
-        let (d, opts, g) = (driver.clone(), options.clone(), gate.clone());
-        let spawned =
-            std::thread::Builder::new().name(format!("worker-{i}")).spawn(move || block_on(worker(&*d, &opts, &*g)));
+        let (d, opts, c, g) = (driver.clone(), options.clone(), co.clone(), gate.clone());
+        let spawned = std::thread::Builder::new()
+            .name(format!("worker-{i}"))
+            .spawn(move || block_on(worker(&*d, &opts, &c, &*g)));
         match spawned {
             Ok(h) => handles.push(h),
             Err(e) => {
@@ -382,8 +448,9 @@ pub fn run_threads<D: Driver>(driver: D, o: &Options) -> Result<Group, String> {
     Ok(Group { wall_ns: wall, cpu_ns: cpu_since(cpu0), t0, records })
 }
 
-/// `async`: W tokio tasks on one multi-thread runtime, each running [`worker`] with its own client.
-pub fn run_tasks<D: Driver>(driver: D, o: &Options) -> Result<Group, String> {
+/// `async`: W tokio tasks on one multi-thread runtime, each running [`worker`] with its own client (made
+/// with `co`).
+pub fn run_tasks<D: Driver>(driver: D, o: &Options, co: &ClientOptions) -> Result<Group, String> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -392,11 +459,11 @@ pub fn run_tasks<D: Driver>(driver: D, o: &Options) -> Result<Group, String> {
         let parties = o.workers as usize + 1;
         let gate =
             Arc::new(TaskGate { ready: tokio::sync::Barrier::new(parties), go: tokio::sync::Barrier::new(parties) });
-        let (driver, options) = (Arc::new(driver), Arc::new(o.clone()));
+        let (driver, options, co) = (Arc::new(driver), Arc::new(o.clone()), Arc::new(co.clone()));
         let handles: Vec<_> = (0..o.workers)
             .map(|_| {
-                let (d, opts, g) = (driver.clone(), options.clone(), gate.clone());
-                tokio::spawn(async move { worker(&*d, &opts, &*g).await })
+                let (d, opts, c, g) = (driver.clone(), options.clone(), co.clone(), gate.clone());
+                tokio::spawn(async move { worker(&*d, &opts, &c, &*g).await })
             })
             .collect();
         gate.ready.wait().await;
@@ -429,6 +496,7 @@ pub fn finish(prog: &str, info: ClientInfo, mode: Mode, o: &Options, outcome: Re
             library_version: info.library_version,
             mode: mode.as_str(),
             gil: None,
+            tls: records.iter().find_map(|r| r.tls_version).map(|version| TlsJson { version, cipher: None }),
         },
         workload: Workload {
             url: &o.url,
@@ -491,7 +559,7 @@ mod tests {
     impl Driver for Fake {
         type Client = FakeClient;
 
-        fn make_client(&self, _timeout: Duration) -> Result<FakeClient, ClientError> {
+        fn make_client(&self, _options: &ClientOptions) -> Result<FakeClient, ClientError> {
             self.clients.fetch_add(1, Ordering::Relaxed);
             Ok(FakeClient { next: AtomicU32::new(0) })
         }
@@ -507,8 +575,8 @@ mod tests {
     impl Driver for AsyncFake {
         type Client = FakeClient;
 
-        fn make_client(&self, timeout: Duration) -> Result<FakeClient, ClientError> {
-            self.0.make_client(timeout)
+        fn make_client(&self, options: &ClientOptions) -> Result<FakeClient, ClientError> {
+            self.0.make_client(options)
         }
 
         async fn get(&self, client: &FakeClient, _url: &str) -> Result<(u16, u64), ClientError> {
@@ -518,7 +586,16 @@ mod tests {
     }
 
     fn options(workers: u32, requests: u32, warmup: u32, connection: Connection) -> Options {
-        Options { url: "http://127.0.0.1:9/".into(), workers, requests, warmup, timeout: 1.0, connection }
+        Options {
+            url: "http://127.0.0.1:9/".into(),
+            workers,
+            requests,
+            warmup,
+            timeout: 1.0,
+            connection,
+            ca_file: None,
+            insecure: false,
+        }
     }
 
     fn check(group: Group, o: &Options) {
@@ -558,9 +635,10 @@ mod tests {
         for connection in [Connection::KeepAlive, Connection::New] {
             let o = options(3, 12, 2, connection);
             let fake = Fake { clients: AtomicU32::new(0) };
-            let group = run_threads(fake, &o).expect("threads");
+            let co = o.client_options().unwrap();
+            let group = run_threads(fake, &o, &co).expect("threads");
             check(group, &o);
-            let group = run_tasks(AsyncFake(Fake { clients: AtomicU32::new(0) }), &o).expect("tasks");
+            let group = run_tasks(AsyncFake(Fake { clients: AtomicU32::new(0) }), &o, &co).expect("tasks");
             check(group, &o);
         }
     }
@@ -572,14 +650,14 @@ mod tests {
         struct Shared(Arc<Fake>);
         impl Driver for Shared {
             type Client = FakeClient;
-            fn make_client(&self, t: Duration) -> Result<FakeClient, ClientError> {
-                self.0.make_client(t)
+            fn make_client(&self, o: &ClientOptions) -> Result<FakeClient, ClientError> {
+                self.0.make_client(o)
             }
             fn get(&self, c: &FakeClient, url: &str) -> impl Future<Output = Result<(u16, u64), ClientError>> + Send {
                 self.0.get(c, url)
             }
         }
-        run_threads(Shared(driver.clone()), &o).expect("threads");
+        run_threads(Shared(driver.clone()), &o, &o.client_options().unwrap()).expect("threads");
         // one client per worker for the warm-up, then one per timed request
         assert_eq!(driver.clients.load(Ordering::Relaxed), 2 * (1 + 5));
     }
@@ -592,5 +670,30 @@ mod tests {
         assert_eq!(failure_reason(&Err(timeout())).as_deref(), Some("TimeoutError: request timed out"));
         let refused = ClientError::Connection(crate::ConnectionKind::Refused, "connection refused".into());
         assert_eq!(failure_reason(&Err(refused)).as_deref(), Some("ConnectionError: connection refused"));
+        let tls = ClientError::Tls("invalid peer certificate: UnknownIssuer".into());
+        assert_eq!(failure_reason(&Err(tls)).as_deref(), Some("TLSError: invalid peer certificate: UnknownIssuer"));
+    }
+
+    #[test]
+    fn tls_flags() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            o: Options,
+        }
+        let parse =
+            |args: &[&str]| Cli::try_parse_from([&["driver", "--url", "https://127.0.0.1:1/"][..], args].concat());
+        let o = parse(&[]).unwrap().o;
+        assert_eq!((o.trust(), o.is_https()), (Trust::System, true));
+        assert!(o.client_options().unwrap().tls_info);
+        assert_eq!(parse(&["--insecure"]).unwrap().o.trust(), Trust::Insecure);
+        assert_eq!(parse(&["--ca-file", "/x.pem"]).unwrap().o.trust(), Trust::CaFile("/x.pem".into()));
+        let err = parse(&["--ca-file", "/x.pem", "--insecure"]).err().expect("mutually exclusive");
+        assert_eq!(err.kind(), clap::error::ErrorKind::ArgumentConflict);
+        let missing = parse(&["--ca-file", "/no/such/ca.pem"]).unwrap().o.client_options().unwrap_err();
+        assert!(matches!(missing, TlsSetupError::Io(std::io::ErrorKind::NotFound, _)), "{missing:?}");
+        let http = Cli::try_parse_from(["driver", "--url", "http://127.0.0.1:1/"]).unwrap().o;
+        assert!(!http.is_https() && !http.client_options().unwrap().tls_info);
     }
 }

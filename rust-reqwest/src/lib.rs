@@ -2,10 +2,13 @@
 //! Python binding (bindings/reqwest) both use this code, so what the table measures is what the binding
 //! ships.
 //!
-//! Scope: plain `http://` over HTTP/1.1 only (no TLS, like the C++ client); every other scheme is an
-//! [`ClientError::InvalidUrl`]. Redirects are not followed (a 3xx is returned like any other status).
+//! Scope: HTTP/1.1 over `http://` and `https://` (rustls; see [`tls`] for the crypto provider and root
+//! store, and [`TlsConfig`] for the three ways to check a certificate: the system's roots, a CA file, or
+//! none); every other scheme is an [`ClientError::InvalidUrl`]. Redirects are not followed (a 3xx is
+//! returned like any other status). TLS failures (untrusted, expired or wrong-name certificate, a failed
+//! handshake, `https://` to a plain-HTTP server) are [`ClientError::Tls`]; the timeout covers the handshake.
 //!
-//! * [`build_client`] — the client configuration every user shares.
+//! * [`build_client`] / [`build_client_with`] — the client configuration every user shares.
 //! * [`Client`] — async `get` / `fetch` that read the whole body and classify failures into
 //!   [`ClientError`]. A kept-alive connection that the server closed while it sat idle is noticed
 //!   before it is reused, for every method (see [`Client::send`]); an idempotent request is re-sent once
@@ -17,8 +20,11 @@
 
 mod error;
 pub mod harness;
+pub mod tls;
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -26,6 +32,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, Url};
 
 pub use error::{chain_text, classify, ClientError, ConnectionKind, FAILURE_CLASSES};
+pub use tls::{TlsConfig, TlsSetupError, Trust};
 
 /// The locked version of the reqwest crate this was built with (read from Cargo.lock by build.rs).
 pub const REQWEST_VERSION: &str = env!("REQWEST_VERSION");
@@ -37,40 +44,76 @@ pub const CANCEL_POLL: Duration = Duration::from_millis(50);
 /// one; a few more let a client shared by several threads or tasks keep its connections.
 pub const POOL_MAX_IDLE_PER_HOST: usize = 16;
 
+/// How a [`Client`] is built: the request timeout, how `https://` servers are checked, and whether to
+/// keep the negotiated TLS version ([`Client::tls_version`]).
+#[derive(Clone, Debug)]
+pub struct ClientOptions {
+    /// Total deadline of each request: connect, TLS handshake, send, response head and the whole body.
+    pub timeout: Duration,
+    /// How the server's certificate is checked (default: the system's roots).
+    pub tls: TlsConfig,
+    /// Ask reqwest for each response's `TlsInfo` (`ClientBuilder::tls_info`) so that the client can tell
+    /// the negotiated TLS version. It costs a copy of the server's certificate per `https://` response;
+    /// off by default.
+    pub tls_info: bool,
+}
+
+impl ClientOptions {
+    /// `timeout`, the system's roots, no TLS info.
+    pub fn new(timeout: Duration) -> Self {
+        ClientOptions { timeout, tls: TlsConfig::system(), tls_info: false }
+    }
+}
+
+/// The shared reqwest configuration with the system's roots: see [`build_client_with`].
+pub fn build_client(timeout: Duration) -> Result<reqwest::Client, ClientError> {
+    build_client_with(&ClientOptions::new(timeout))
+}
+
 /// The shared reqwest configuration: one keep-alive pool per client, HTTP/1.1 only, TCP_NODELAY,
 /// no proxy (neither from the environment nor the system), no redirects, `timeout` as the total
-/// deadline of each request (connect, send, response head and the whole body).
-pub fn build_client(timeout: Duration) -> Result<reqwest::Client, ClientError> {
+/// deadline of each request (connect, TLS handshake, send, response head and the whole body), rustls
+/// with the options' trust and a TLS session cache of its own ([`TlsConfig::rustls_config`]).
+pub fn build_client_with(options: &ClientOptions) -> Result<reqwest::Client, ClientError> {
     reqwest::Client::builder()
         .http1_only()
         .tcp_nodelay(true)
         .pool_max_idle_per_host(POOL_MAX_IDLE_PER_HOST)
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
-        .timeout(timeout)
+        .timeout(options.timeout)
+        .tls_backend_preconfigured(options.tls.rustls_config())
+        .tls_info(options.tls_info)
         .build()
         .map_err(|e| ClientError::Usage(format!("cannot build the HTTP client: {}", chain_text(&e))))
 }
 
-/// Parse and check a URL before any I/O: it must be `http://` with a host and a non-zero port.
+/// Parse and check a URL before any I/O: it must be `http://` or `https://` with a host and a non-zero
+/// port.
 pub fn parse_url(url: &str) -> Result<Url, ClientError> {
     let parsed = Url::parse(url).map_err(|e| ClientError::InvalidUrl(format!("invalid URL {url:?}: {e}")))?;
-    if parsed.scheme() != "http" {
-        return Err(ClientError::InvalidUrl(format!(
-            "unsupported URL scheme {:?} in {url:?}: only http:// is supported",
-            parsed.scheme()
-        )));
-    }
+    let prefix = match parsed.scheme() {
+        "http" => "http://",
+        "https" => "https://",
+        other => {
+            return Err(ClientError::InvalidUrl(format!(
+                "unsupported URL scheme {other:?} in {url:?}: only http:// and https:// are supported"
+            )))
+        }
+    };
     // The WHATWG parser is lenient with special schemes ("http:///x" and "http:x" get host "x"):
-    // insist on a literal "http://" followed by a non-empty authority.
+    // insist on a literal "http://" (or "https://") followed by a non-empty authority.
     let text = url.trim();
+    let n = prefix.len();
     let authority = text
-        .get(..7)
-        .filter(|p| p.eq_ignore_ascii_case("http://"))
-        .map(|_| text[7..].split(['/', '?', '#']).next().unwrap_or(""));
+        .get(..n)
+        .filter(|p| p.eq_ignore_ascii_case(prefix))
+        .map(|_| text[n..].split(['/', '?', '#']).next().unwrap_or(""));
     match (authority, parsed.host_str()) {
         (Some(a), Some(h)) if !a.is_empty() && !h.is_empty() => {}
-        _ => return Err(ClientError::InvalidUrl(format!("URL {url:?} has no host (expected http://host[:port]/...)"))),
+        _ => {
+            return Err(ClientError::InvalidUrl(format!("URL {url:?} has no host (expected {prefix}host[:port]/...)")))
+        }
     }
     if parsed.port() == Some(0) {
         return Err(ClientError::InvalidUrl(format!("URL {url:?} has port 0")));
@@ -110,21 +153,61 @@ pub struct Response {
     pub body: Bytes,
 }
 
-/// A reqwest client with its own keep-alive pool and the request timeout it was built with.
-/// Cheap to clone (clones share the pool).
+/// A reqwest client with its own keep-alive pool (and TLS session cache) and the request timeout it was
+/// built with. Cheap to clone (clones share the pool).
 #[derive(Clone, Debug)]
 pub struct Client {
     http: reqwest::Client,
     timeout: Duration,
+    /// With [`ClientOptions::tls_info`]: the TLS version of the most recent response's connection.
+    tls_seen: Option<TlsSeen>,
+}
+
+/// The TLS version of the connection of a client's most recent response (see [`Client::tls_version`]);
+/// a handle that outlives the client.
+#[derive(Clone, Debug, Default)]
+pub struct TlsSeen(Arc<AtomicU8>);
+
+impl TlsSeen {
+    /// `TLSv1.2`, `TLSv1.3` (OpenSSL's names); `None` before the first response and after a plain-HTTP one.
+    pub fn version(&self) -> Option<&'static str> {
+        tls::version_name(self.0.load(Ordering::Relaxed))
+    }
 }
 
 impl Client {
+    /// A client with the system's roots for `https://`.
     pub fn new(timeout: Duration) -> Result<Self, ClientError> {
-        Ok(Client { http: build_client(timeout)?, timeout })
+        Client::with_options(&ClientOptions::new(timeout))
+    }
+
+    pub fn with_options(options: &ClientOptions) -> Result<Self, ClientError> {
+        let tls_seen = options.tls_info.then(TlsSeen::default);
+        Ok(Client { http: build_client_with(options)?, timeout: options.timeout, tls_seen })
     }
 
     pub fn timeout(&self) -> Duration {
         self.timeout
+    }
+
+    /// The TLS version (`TLSv1.2`, `TLSv1.3`: OpenSSL's names) of the connection of this client's most
+    /// recent response, when it was built with [`ClientOptions::tls_info`]; `None` before the first
+    /// response, and when that was plain `http://`. reqwest tells the version but not the cipher suite
+    /// (its `TlsInfo` holds only the version and the server's certificate).
+    pub fn tls_version(&self) -> Option<&'static str> {
+        self.tls_seen.as_ref().and_then(TlsSeen::version)
+    }
+
+    /// The handle behind [`Client::tls_version`] (with [`ClientOptions::tls_info`] only).
+    pub fn tls_seen(&self) -> Option<TlsSeen> {
+        self.tls_seen.clone()
+    }
+
+    fn note_tls(&self, resp: &reqwest::Response) {
+        if let Some(TlsSeen(slot)) = &self.tls_seen {
+            let info = resp.extensions().get::<reqwest::tls::TlsInfo>();
+            slot.store(info.and_then(|i| i.version()).map_or(0, tls::version_code), Ordering::Relaxed);
+        }
     }
 
     /// The underlying reqwest client.
@@ -175,6 +258,7 @@ impl Client {
     pub async fn get(&self, url: &str) -> Result<(u16, u64), ClientError> {
         let url = parse_url(url)?;
         let mut resp = self.send(Method::GET, url, HeaderMap::new(), None).await?;
+        self.note_tls(&resp);
         let status = resp.status().as_u16();
         let mut n: u64 = 0;
         loop {
@@ -198,6 +282,7 @@ impl Client {
         let method = parse_method(method)?;
         let headers = header_map(headers)?;
         let resp = self.send(method, url, headers, body).await?;
+        self.note_tls(&resp);
         let status = resp.status().as_u16();
         let headers = resp
             .headers()
@@ -265,14 +350,19 @@ pub struct BlockingClient {
 }
 
 impl BlockingClient {
+    /// A blocking client with the system's roots for `https://`.
     pub fn new(timeout: Duration) -> Result<Self, ClientError> {
+        BlockingClient::with_options(&ClientOptions::new(timeout))
+    }
+
+    pub fn with_options(options: &ClientOptions) -> Result<Self, ClientError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| ClientError::Usage(format!("cannot start a tokio runtime: {e}")))?;
         let client = {
             let _guard = runtime.enter();
-            Client::new(timeout)?
+            Client::with_options(options)?
         };
         Ok(BlockingClient { client, runtime: Some(runtime) })
     }

@@ -79,8 +79,12 @@ fn rt() -> tokio::runtime::Runtime {
 #[test]
 fn invalid_urls_are_rejected_before_any_io() {
     for url in [
-        "https://127.0.0.1/",
         "",
+        "https://",
+        "https:///path",
+        "https:example.com",
+        "https://127.0.0.1:0/",
+        "wss://127.0.0.1/",
         "garbage",
         "http://",
         "http:///path",
@@ -108,6 +112,8 @@ fn invalid_urls_are_rejected_before_any_io() {
     assert!(parse_url("http://localhost/").is_ok());
     assert!(parse_url("HTTP://127.0.0.1").is_ok());
     assert!(parse_url(" http://[::1]:8080/x ").is_ok());
+    assert!(parse_url("https://127.0.0.1:8443/x").is_ok());
+    assert!(parse_url("HTTPS://localhost").is_ok());
 }
 
 #[test]
@@ -413,6 +419,7 @@ fn blocking_client_inside_tokio_runtime_is_usage_error() {
 fn failure_reasons_use_the_shared_class_names() {
     let cases = [
         (ClientError::Timeout("t".into()), "TimeoutError: t"),
+        (ClientError::Tls("s".into()), "TLSError: s"),
         (ClientError::Connection(ConnectionKind::Refused, "r".into()), "ConnectionError: r"),
         (ClientError::Connection(ConnectionKind::Other, "o".into()), "ConnectionError: o"),
         (ClientError::Protocol("p".into()), "ProtocolError: p"),
@@ -440,8 +447,8 @@ fn failure_reasons_use_the_shared_class_names() {
     });
     let timed_out = rt().block_on(client(Duration::from_millis(200)).get(&url)).expect_err("timeout").to_string();
     assert!(timed_out.starts_with("TimeoutError: "), "{timed_out}");
-    let bad = BlockingClient::new(Duration::from_secs(1)).expect("client").get("https://127.0.0.1/", || false);
-    assert!(bad.expect_err("https").to_string().starts_with("InvalidUrl: "));
+    let bad = BlockingClient::new(Duration::from_secs(1)).expect("client").get("ftp://127.0.0.1/", || false);
+    assert!(bad.expect_err("ftp").to_string().starts_with("InvalidUrl: "));
 }
 
 #[test]

@@ -7,11 +7,10 @@
 
 use std::future::Future;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::Parser;
 use reqwest_bench::harness::{self, ClientInfo, Driver, Mode};
-use reqwest_bench::{BlockingClient, Client, ClientError, REQWEST_VERSION};
+use reqwest_bench::{BlockingClient, Client, ClientError, ClientOptions, REQWEST_VERSION};
 
 /// Benchmark driver for the reqwest HTTP client (prints one clientbench.raw/1 JSON document).
 #[derive(Parser, Debug)]
@@ -30,12 +29,16 @@ struct Tasks;
 impl Driver for Tasks {
     type Client = Client;
 
-    fn make_client(&self, timeout: Duration) -> Result<Client, ClientError> {
-        Client::new(timeout)
+    fn make_client(&self, options: &ClientOptions) -> Result<Client, ClientError> {
+        Client::with_options(options)
     }
 
     fn get(&self, client: &Client, url: &str) -> impl Future<Output = Result<(u16, u64), ClientError>> + Send {
         client.get(url)
+    }
+
+    fn tls_version(&self, client: &Client) -> Option<&'static str> {
+        client.tls_version()
     }
 }
 
@@ -45,21 +48,29 @@ struct Threads;
 impl Driver for Threads {
     type Client = BlockingClient;
 
-    fn make_client(&self, timeout: Duration) -> Result<BlockingClient, ClientError> {
-        BlockingClient::new(timeout)
+    fn make_client(&self, options: &ClientOptions) -> Result<BlockingClient, ClientError> {
+        BlockingClient::with_options(options)
     }
 
     fn get(&self, client: &BlockingClient, url: &str) -> impl Future<Output = Result<(u16, u64), ClientError>> + Send {
         std::future::ready(client.get(url, || false))
+    }
+
+    fn tls_version(&self, client: &BlockingClient) -> Option<&'static str> {
+        client.client().tls_version()
     }
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
     let info = ClientInfo { language: "Rust", library: "reqwest", library_version: REQWEST_VERSION };
+    let options = match harness::client_options("reqwest-driver", &args.contract) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let outcome = match args.mode {
-        Mode::Async => harness::run_tasks(Tasks, &args.contract),
-        Mode::Sync => harness::run_threads(Threads, &args.contract),
+        Mode::Async => harness::run_tasks(Tasks, &args.contract, &options),
+        Mode::Sync => harness::run_threads(Threads, &args.contract, &options),
     };
     harness::finish("reqwest-driver", info, args.mode, &args.contract, outcome)
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use reqwest_bench::{harness, Client};
+use reqwest_bench::{harness, Client, ClientOptions, TlsConfig, Trust};
 use serde::ser::{Serialize, Serializer};
 
 /// The `schema` of the line.
@@ -34,6 +34,12 @@ struct Args {
     warmup: u64,
     #[arg(long, default_value_t = 600.0)]
     max_seconds: f64,
+    /// https:// URLs: trust the CA certificates in this PEM file instead of the system's
+    #[arg(long, value_name = "PATH", conflicts_with = "insecure")]
+    ca_file: Option<std::path::PathBuf>,
+    /// https:// URLs: do not verify the server's certificate (unsafe: for measurements only)
+    #[arg(long)]
+    insecure: bool,
 }
 
 fn rss_kib() -> i64 {
@@ -76,6 +82,18 @@ fn main() -> std::process::ExitCode {
         eprintln!("reqwest-soak: error: --url: {e}");
         return std::process::ExitCode::from(2);
     }
+    let trust = match (&args.ca_file, args.insecure) {
+        (_, true) => Trust::Insecure,
+        (Some(path), false) => Trust::CaFile(path.clone()),
+        (None, false) => Trust::System,
+    };
+    let options = match TlsConfig::new(&trust) {
+        Ok(tls) => ClientOptions { tls, ..ClientOptions::new(Duration::from_secs(10)) },
+        Err(e) => {
+            eprintln!("reqwest-soak: error: --ca-file: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -98,8 +116,9 @@ fn main() -> std::process::ExitCode {
             let tally = tally.clone();
             let url = args.url.clone();
             let (total, warmup) = (args.requests, args.warmup);
+            let options = options.clone();
             tasks.push(tokio::spawn(async move {
-                let client = match Client::new(Duration::from_secs(10)) {
+                let client = match Client::with_options(&options) {
                     Ok(c) => c,
                     Err(e) => {
                         eprintln!("reqwest-soak: cannot build a client: {e}");
