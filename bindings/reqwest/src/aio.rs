@@ -25,7 +25,10 @@ use pyo3::sync::PyOnceLock;
 use pyo3::IntoPyObjectExt;
 use reqwest_bench::ClientError;
 
-use crate::{extract_body, extract_headers, timeout_duration, to_py_err, Response};
+use crate::{
+    extract_body, extract_headers, timeout_duration, tls_config, tls_info_dict, to_py_err, verify_given, Response,
+};
+use pyo3::types::PyDict;
 
 /// The shared tokio runtime of every `RawAsyncClient` (built on first use, never shut down).
 fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
@@ -220,6 +223,8 @@ where
 pub(crate) struct RawAsyncClient {
     inner: RwLock<Option<reqwest_bench::Client>>,
     timeout: f64,
+    verify: Py<PyAny>,
+    tls_seen: reqwest_bench::TlsSeen,
 }
 
 impl RawAsyncClient {
@@ -232,17 +237,27 @@ impl RawAsyncClient {
 #[pymethods]
 impl RawAsyncClient {
     #[new]
-    #[pyo3(signature = (timeout = 30.0))]
-    fn new(py: Python<'_>, timeout: f64) -> PyResult<Self> {
+    #[pyo3(signature = (timeout = 30.0, verify = None), text_signature = "(timeout=30.0, verify=True)")]
+    fn new(py: Python<'_>, timeout: f64, verify: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let d = timeout_duration(timeout)?;
+        let options = reqwest_bench::ClientOptions {
+            tls: tls_config(py, verify)?,
+            tls_info: true,
+            ..reqwest_bench::ClientOptions::new(d)
+        };
         let rt = runtime()?;
         let client = py
             .detach(|| {
                 let _guard = rt.enter();
-                reqwest_bench::Client::new(d)
+                reqwest_bench::Client::with_options(&options)
             })
             .map_err(to_py_err)?;
-        Ok(RawAsyncClient { inner: RwLock::new(Some(client)), timeout })
+        Ok(RawAsyncClient {
+            tls_seen: client.tls_seen().unwrap_or_default(),
+            inner: RwLock::new(Some(client)),
+            timeout,
+            verify: verify_given(py, verify),
+        })
     }
 
     /// Future of the status: GET, read the whole body.
@@ -276,6 +291,19 @@ impl RawAsyncClient {
     #[getter]
     fn timeout(&self) -> f64 {
         self.timeout
+    }
+
+    /// The `verify` argument, as given (`True` when omitted).
+    #[getter]
+    fn verify(&self, py: Python<'_>) -> Py<PyAny> {
+        self.verify.clone_ref(py)
+    }
+
+    /// `{"version": "TLSv1.3", "cipher": None}` of the connection of the most recent response; `None`
+    /// before the first one and for plain `http://`.
+    #[getter]
+    fn tls_info<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        tls_info_dict(py, &self.tls_seen)
     }
 
     #[getter]

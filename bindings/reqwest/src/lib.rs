@@ -9,12 +9,19 @@
 //!   time, so they need a running event loop; the public `reqwest_client.AsyncClient`
 //!   (python/reqwest_client/__init__.py) wraps them in real coroutines.
 //!
-//! Errors: invalid URL / method / header → `ValueError`; timeout → `TimeoutError`; connection failures →
-//! `ConnectionError` (`ConnectionRefusedError` / `ConnectionResetError` where clear); malformed HTTP →
+//! `verify` (both clients), as requests' `verify=`: `True` checks `https://` servers against the system's
+//! roots, a `str` / `os.PathLike` against only the CA certificates in that PEM file (read at construction:
+//! `FileNotFoundError` / `PermissionError` / `OSError` when it cannot be read, `ValueError` when it holds
+//! no usable certificate), `False` not at all (unsafe).
+//!
+//! Errors: invalid URL / method / header → `ValueError`; timeout → `TimeoutError`; TLS failures →
+//! `reqwest_client.TLSError` (a `ConnectionError`); connection failures → `ConnectionError`
+//! (`ConnectionRefusedError` / `ConnectionResetError` where clear); malformed HTTP →
 //! `reqwest_client.ProtocolError` (an `OSError`). Non-2xx statuses are returned, never raised.
 
 mod aio;
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -27,8 +34,8 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyTuple};
-use reqwest_bench::{BlockingClient, ClientError, ConnectionKind};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyTuple};
+use reqwest_bench::{BlockingClient, ClientError, ClientOptions, ConnectionKind, TlsConfig, TlsSeen, TlsSetupError};
 
 create_exception!(
     reqwest_client,
@@ -37,11 +44,20 @@ create_exception!(
     "The server's response is not valid HTTP/1.1 (bad status line, headers or framing)."
 );
 
+create_exception!(
+    reqwest_client,
+    TLSError,
+    PyConnectionError,
+    "TLS failed: the server's certificate is untrusted, expired or for another name, the handshake failed, \
+     or the server does not speak TLS."
+);
+
 pub(crate) fn to_py_err(e: ClientError) -> PyErr {
     let msg = e.message().to_string();
     match e {
         ClientError::InvalidUrl(_) | ClientError::InvalidRequest(_) => PyValueError::new_err(msg),
         ClientError::Timeout(_) => PyTimeoutError::new_err(msg),
+        ClientError::Tls(_) => TLSError::new_err(msg),
         ClientError::Connection(ConnectionKind::Refused, _) => PyConnectionRefusedError::new_err(msg),
         ClientError::Connection(ConnectionKind::Reset, _) => PyConnectionResetError::new_err(msg),
         ClientError::Connection(..) => PyConnectionError::new_err(msg),
@@ -55,6 +71,43 @@ pub(crate) fn timeout_duration(timeout: f64) -> PyResult<Duration> {
         Ok(d) if !d.is_zero() => Ok(d),
         _ => Err(PyValueError::new_err(format!("timeout must be a positive number of seconds, got {timeout}"))),
     }
+}
+
+/// `verify=` → the clients' TLS trust: `True` (or `None`, as in requests) the system's roots, `False` no
+/// verification, a `str` / `os.PathLike` the CA bundle at that path, read now (with the GIL released).
+pub(crate) fn tls_config(py: Python<'_>, verify: Option<&Bound<'_, PyAny>>) -> PyResult<TlsConfig> {
+    let Some(v) = verify.filter(|v| !v.is_none()) else { return Ok(TlsConfig::system()) };
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Ok(if b.is_true() { TlsConfig::system() } else { TlsConfig::insecure() });
+    }
+    let path: PathBuf = v.extract().map_err(|_| {
+        let kind = v.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+        PyTypeError::new_err(format!(
+            "verify must be True, False or the path of a CA bundle (str or os.PathLike), not {kind}"
+        ))
+    })?;
+    py.detach(|| TlsConfig::ca_file(&path)).map_err(|e| match e {
+        // FileNotFoundError, PermissionError, IsADirectoryError, ... (an OSError)
+        TlsSetupError::Io(kind, msg) => PyErr::from(std::io::Error::new(kind, msg)),
+        TlsSetupError::Invalid(msg) => PyValueError::new_err(msg),
+    })
+}
+
+/// What `verify` reads back: the object given, `True` for `None` / omitted.
+pub(crate) fn verify_given(py: Python<'_>, verify: Option<&Bound<'_, PyAny>>) -> Py<PyAny> {
+    match verify.filter(|v| !v.is_none()) {
+        Some(v) => v.clone().unbind(),
+        None => PyBool::new(py, true).to_owned().into_any().unbind(),
+    }
+}
+
+/// `tls_info`: `{"version": ..., "cipher": None}` or `None`.
+pub(crate) fn tls_info_dict<'py>(py: Python<'py>, seen: &TlsSeen) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let Some(version) = seen.version() else { return Ok(None) };
+    let d = PyDict::new(py);
+    d.set_item("version", version)?;
+    d.set_item("cipher", py.None())?;
+    Ok(Some(d))
 }
 
 /// `Mapping[str, str]` (anything with `.items()`) → header pairs.
@@ -150,12 +203,17 @@ fn signal_check_detached(slot: &mut Option<PyErr>) -> bool {
     }
 }
 
-/// Synchronous HTTP/1.1 client with a keep-alive connection pool.
+/// Synchronous HTTP/1.1 client (http:// and https://) with a keep-alive connection pool.
+///
+/// `verify`: True (the system's roots), False (no certificate check: unsafe) or the path of a CA bundle
+/// (PEM), as requests' `verify=`.
 #[pyclass(module = "reqwest_client", name = "Client", frozen, dict, weakref)]
 struct Client {
     inner: RwLock<Option<Arc<BlockingClient>>>,
     last_body_bytes: AtomicU64,
     timeout: f64,
+    verify: Py<PyAny>,
+    tls_seen: TlsSeen,
 }
 
 impl Client {
@@ -199,11 +257,18 @@ impl Client {
 #[pymethods]
 impl Client {
     #[new]
-    #[pyo3(signature = (timeout = 30.0))]
-    fn new(py: Python<'_>, timeout: f64) -> PyResult<Self> {
+    #[pyo3(signature = (timeout = 30.0, verify = None), text_signature = "(timeout=30.0, verify=True)")]
+    fn new(py: Python<'_>, timeout: f64, verify: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let d = timeout_duration(timeout)?;
-        let client = py.detach(|| BlockingClient::new(d)).map_err(to_py_err)?;
-        Ok(Client { inner: RwLock::new(Some(Arc::new(client))), last_body_bytes: AtomicU64::new(0), timeout })
+        let options = ClientOptions { tls: tls_config(py, verify)?, tls_info: true, ..ClientOptions::new(d) };
+        let client = py.detach(|| BlockingClient::with_options(&options)).map_err(to_py_err)?;
+        Ok(Client {
+            tls_seen: client.client().tls_seen().unwrap_or_default(),
+            inner: RwLock::new(Some(Arc::new(client))),
+            last_body_bytes: AtomicU64::new(0),
+            timeout,
+            verify: verify_given(py, verify),
+        })
     }
 
     /// GET `url`, read the whole body, return the status. The body size is in `last_body_bytes`.
@@ -252,6 +317,20 @@ impl Client {
         self.timeout
     }
 
+    /// The `verify` argument, as given (`True` when omitted).
+    #[getter]
+    fn verify(&self, py: Python<'_>) -> Py<PyAny> {
+        self.verify.clone_ref(py)
+    }
+
+    /// `{"version": "TLSv1.3", "cipher": None}` of the connection of the most recent response (OpenSSL's
+    /// version names; reqwest does not tell the cipher suite); `None` before the first response and when
+    /// it came over plain `http://`. Kept after `close()`.
+    #[getter]
+    fn tls_info<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        tls_info_dict(py, &self.tls_seen)
+    }
+
     #[getter]
     fn closed(&self) -> bool {
         self.inner.read().unwrap_or_else(|e| e.into_inner()).is_none()
@@ -280,7 +359,7 @@ impl Client {
     }
 }
 
-/// Python bindings of the clientbench reqwest client (HTTP/1.1, http:// only).
+/// Python bindings of the clientbench reqwest client (HTTP/1.1 over http:// and https://).
 #[pymodule(name = "_core", gil_used = false)]
 fn reqwest_client_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Client>()?;
@@ -288,6 +367,7 @@ fn reqwest_client_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<aio::Completer>()?;
     m.add_class::<Response>()?;
     m.add("ProtocolError", m.py().get_type::<ProtocolError>())?;
+    m.add("TLSError", m.py().get_type::<TLSError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("reqwest_version", reqwest_bench::REQWEST_VERSION)?;
     Ok(())
