@@ -87,6 +87,8 @@ class DriverRun:
     skipped: bool = False  # an optional client (a peer) that is not installed here
     hash_seed: int | None = None  # PYTHONHASHSEED the driver ran with
     raw_file: str | None = None  # where the raw document was written, relative to the run folder
+    #: counted by our server during the run (warm-up included): connections, TLS handshakes, resumed ones
+    server_counts: dict[str, int] | None = None
 
     @property
     def failed(self) -> bool:
@@ -110,6 +112,7 @@ class DriverRun:
             "process": {"cpu_s": self.usage.cpu_s, "max_rss_kib": self.usage.max_rss_kib} if self.usage else None,
             "stats": self.stats.to_json() if self.stats else None,
             "raw": self.raw_file,
+            "server_counts": self.server_counts,
         }
 
     @classmethod
@@ -129,6 +132,7 @@ class DriverRun:
             skipped=status == "skipped",
             hash_seed=doc.get("hash_seed"),
             raw_file=doc.get("raw"),
+            server_counts=doc.get("server_counts"),
         )
         if status == "failed" and stats is not None and stats.errors == 0:
             run.integrity_error = reason or "failed"  # every request succeeded, yet the run failed: bytes missing

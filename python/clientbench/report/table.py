@@ -61,6 +61,17 @@ def _xfloor(row: Row, ctx: Context) -> str:
     return f"{agg.median.mean_ms / ctx.floor_mean_ms:.2f}"
 
 
+def _counts(row: Row) -> dict[str, int] | None:
+    """Our server's counts summed over the row's runs (None where the server did not count: --target)."""
+    runs = [r.server_counts for r in row.runs if r.server_counts]
+    return {k: sum(c[k] for c in runs) for k in runs[0]} if runs else None
+
+
+def _resumed(row: Row, ctx: Context) -> str:
+    c = _counts(row)
+    return "-" if not c or not c["tls_handshakes"] else f"{c['tls_resumed']}/{c['tls_handshakes']}"
+
+
 def _status(row: Row, ctx: Context) -> str:
     if not row.runs:
         return "not run"
@@ -100,6 +111,7 @@ COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("CPU(us/req)", _median("cpu_us_per_req", 1)),
     RunColumn("RSS(MiB)", _median("peak_rss_mib", 1), terminal=False),
     RunColumn("xfloor", _xfloor),
+    RunColumn("TLS resumed", _resumed),
     RunColumn("Status", _status, numeric=False),
 )
 
@@ -119,6 +131,8 @@ def run_table(rows: Sequence[Row], title: str | None = None, *, terminal: bool =
     cols = [c for c in COLUMNS if c.terminal or not terminal]
     if ctx.floor_mean_ms is None:
         cols = [c for c in cols if c.label != "xfloor"]
+    if not any((c := _counts(r)) and c["tls_handshakes"] for r in rows):  # shown over HTTPS only
+        cols = [c for c in cols if c.label != "TLS resumed"]
     return Table(
         [Column(c.label, c.numeric) for c in cols],
         [[c.cell(r, ctx) for c in cols] for r in rows],

@@ -14,6 +14,7 @@ import signal
 import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -72,6 +73,7 @@ class Server:
         self.start_timeout = start_timeout
         self.tls = tls
         self.tls_dir = tls_dir
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.tls_version = tls_version
         self.url: str = ""
         self.ca_file: str | None = None  # with tls: the throw-away CA the server generated (PEM)
@@ -93,8 +95,10 @@ class Server:
             cmd += ["--threads", str(self.threads)]
         if self.tls:
             cmd += ["--tls"]
-            if self.tls_dir is not None:
-                cmd += ["--tls-dir", str(self.tls_dir)]
+            if self.tls_dir is None:  # the throw-away CA goes into a folder of ours, removed in stop()
+                self._tmp = tempfile.TemporaryDirectory(prefix="clientbench-tls-")
+                self.tls_dir = Path(self._tmp.name)
+            cmd += ["--tls-dir", str(self.tls_dir)]
             if self.tls_version:
                 cmd += ["--tls-version", self.tls_version]
         self._log = open(self.log_path, "wb") if self.log_path else open("/dev/null", "wb")
@@ -159,6 +163,15 @@ class Server:
                 raise SetupError(f"server did not answer {self.url}/health within {self.start_timeout:.0f}s")
             time.sleep(0.05)
 
+    def stats(self) -> dict[str, int] | None:
+        """GET /stats: connections accepted, TLS handshakes and resumed ones since start (None if unreadable)."""
+        try:
+            with urllib.request.urlopen(self.url + "/stats", timeout=5, context=self.context()) as r:
+                doc = json.loads(r.read())
+            return {k: int(doc[k]) for k in ("connections", "tls_handshakes", "tls_resumed")}
+        except (urllib.error.URLError, OSError, ValueError, KeyError, TypeError):
+            return None
+
     def stop(self) -> int | None:
         proc, self.proc = self.proc, None
         code = None
@@ -179,6 +192,10 @@ class Server:
         if self._log is not None:
             self._log.close()
             self._log = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+            self.tls_dir = None
         return code
 
     @property

@@ -11,7 +11,7 @@ import ssl
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -99,6 +99,7 @@ class Endpoint:
     ca_file: str | None = None  # https: the CA to trust (None: the system roots)
     insecure: bool = False  # https: no verification
     tls_version: str | None = None  # the only TLS version the server accepts (None: its defaults)
+    server: Server | None = field(default=None, compare=False, repr=False)  # ours, when we started it
 
     @property
     def scheme(self) -> str:
@@ -184,7 +185,7 @@ class Testbed:
         self.servers.append(server)
         with self.console.status("starting the axum server" + (" (HTTPS)" if tls else "")):
             url = server.start()
-        return Endpoint(url, server.ca_file, tls_version=tls_version)
+        return Endpoint(url, server.ca_file, tls_version=tls_version, server=server)
 
     def via(self, network: Network, endpoint: Endpoint | None = None) -> Endpoint:
         """A new proxy to the server (or `endpoint`) with this network's toxics (toxiproxy starts once)."""
@@ -283,12 +284,21 @@ class Testbed:
         status = self.console.status("")
         status.start()
 
+        server = endpoint.server
+        before: list[dict[str, int] | None] = [None]
+
         def on_start(spec: ClientSpec, rep: int) -> None:
             status.update(f"[{done + 1}/{total}] {spec.name}" + (f" (repeat {rep + 1}/{repeat})" if repeat > 1 else ""))
+            before[0] = server.stats() if server is not None else None
 
         def on_done(result: DriverRun, rep: int) -> None:
             nonlocal done
             done += 1
+            after = server.stats() if server is not None and before[0] is not None else None
+            if after is not None and before[0] is not None:
+                # what the driver's process opened (warm-up included), less the runner's own /stats request
+                own = {"connections": 1, "tls_handshakes": 1 if endpoint.scheme == "https" else 0, "tls_resumed": 0}
+                result.server_counts = {k: after[k] - before[0][k] - own[k] for k in after}
             s = result.stats
             figures = f"Bench {s.bench_ms:8.2f} ms  errors {s.errors}" if s else "no result"
             mark = "[red]FAILED[/]" if result.failed else "[green]ok[/]    "
