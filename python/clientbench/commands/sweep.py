@@ -130,12 +130,9 @@ def summary(dimension: str, results: Sequence[tuple[Any, Sequence[Row]]]) -> Rep
             for _, rows in results:
                 row = next((r for r in rows if r.client.label == label), None)
                 agg = row.aggregate if row else None
+                value = getattr(agg.median, metric) if agg is not None else None
                 cells.append(
-                    "failed"
-                    if row is not None and row.failed
-                    else "-"
-                    if agg is None
-                    else format(getattr(agg.median, metric), fmt)
+                    "failed" if row is not None and row.failed else "-" if value is None else format(value, fmt)
                 )
             body.append(cells)
         return Table(columns, body)
@@ -149,6 +146,8 @@ def summary(dimension: str, results: Sequence[tuple[Any, Sequence[Row]]]) -> Rep
             table("bench_ms", ".2f"),
             Heading("Throughput (requests/s, median over repeats)", 2),
             table("throughput_rps", ".0f"),
+            Heading("Client CPU per request (us, median over repeats)", 2),
+            table("cpu_us_per_req", ".0f"),
             Heading(f"Bench / fastest native Bench, per {dimension} (generated from the figures above)", 2),
             reach,
             Text(sentences),
