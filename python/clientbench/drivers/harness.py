@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
+import functools
 import json
 import os
 import ssl
@@ -73,10 +74,17 @@ def verify(args: argparse.Namespace) -> bool | str:
 
 
 def ssl_context(args: argparse.Namespace) -> ssl.SSLContext | bool:
-    """An SSLContext that trusts --ca-file (or the system roots), or False with --insecure."""
+    """An SSLContext that trusts --ca-file (or the system roots), or False with --insecure. One per process,
+    as an application would keep it: loading the system roots costs ~50 ms of CPU, which a context made per
+    client would add to every new connection (plain http ones too)."""
     if args.insecure:
         return False
-    return ssl.create_default_context(cafile=args.ca_file)
+    return _context(args.ca_file)
+
+
+@functools.cache
+def _context(ca_file: str | None) -> ssl.SSLContext:
+    return ssl.create_default_context(cafile=ca_file)
 
 
 def _positive(text: str) -> int:
