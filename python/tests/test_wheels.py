@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from clientbench.run.paths import repo_root
+from packaging.tags import sys_tags
+from packaging.utils import parse_wheel_filename
 
 CHECK = r"""
 import sys, importlib, pathlib
@@ -23,10 +25,12 @@ with m.Client(timeout=5) as c:
 
 
 def newest_wheel(dist: str) -> Path:
-    wheels = sorted((repo_root() / "dist").glob(f"{dist}-*.whl"), key=lambda p: p.stat().st_mtime)
+    """The newest wheel of `dist` that pip would install on this interpreter (dist/ may hold others, e.g. 3.13t)."""
+    supported = set(sys_tags())
+    wheels = [p for p in (repo_root() / "dist").glob(f"{dist}-*.whl") if parse_wheel_filename(p.name)[3] & supported]
     if not wheels:
-        pytest.fail(f"no {dist} wheel in dist/: run `make wheels`")
-    return wheels[-1]
+        pytest.fail(f"no {dist} wheel for this interpreter in dist/: run `make wheels`")
+    return max(wheels, key=lambda p: p.stat().st_mtime)
 
 
 @pytest.mark.parametrize("dist, module", [("beast_client", "beast_client"), ("reqwest_client", "reqwest_client")])
