@@ -120,9 +120,21 @@ def test_markdown_and_csv_have_the_required_labels():
         assert label in header
     assert len(md) == 4
     assert header[:8] == REQUIRED[:8]  # the reference's order
-    assert header == [c.label for c in COLUMNS if c.label != "xfloor"]  # no floor row: no xfloor column
+    # no floor row: no xfloor column; no server counts of TLS handshakes: no TLS resumed column
+    assert header == [c.label for c in COLUMNS if c.label not in ("xfloor", "TLS resumed")]
     terminal = [c.label for c in run_table(rows, terminal=True).columns]
     assert set(terminal) < set(header) and "P50(ms)" not in terminal and "RSS(MiB)" not in terminal
+
+
+def test_tls_resumed_column_over_https_only():
+    rows = [row(), row("py-y", gil="released")]
+    assert "TLS resumed" not in [c.label for c in run_table(rows).columns]
+    for r in rows:
+        for run in r.runs:
+            run.server_counts = {"connections": 2, "tls_handshakes": 2, "tls_resumed": 1}
+    table = run_table(rows)
+    col = [c.label for c in table.columns].index("TLS resumed")
+    assert [cells[col] for cells in table.rows] == [f"{len(r.runs)}/{2 * len(r.runs)}" for r in rows]
 
 
 @pytest.mark.parametrize("run", ["run", "run-all"])
