@@ -14,7 +14,7 @@ from clientbench.report.table import COLUMNS, run_table
 from clientbench.run.clients import CLIENTS
 from clientbench.schema import validate_results
 from support import REPO
-from support.rows import make_row, results, row
+from support.rows import client, make_row, results, row
 
 REFERENCE = REPO / "results" / "reference"
 #: the columns the reference write-up's table has, in its order, then ours
@@ -135,6 +135,20 @@ def test_tls_resumed_column_over_https_only():
     table = run_table(rows)
     col = [c.label for c in table.columns].index("TLS resumed")
     assert [cells[col] for cells in table.rows] == [f"{len(r.runs)}/{2 * len(r.runs)}" for r in rows]
+
+
+def test_library_names_packages_that_fell_back_to_pure_python():
+    """aiohttp on 3.11 runs multidict compiled; on 3.13t multidict has no wheel and runs pure Python."""
+    system, ft = row("py-aiohttp"), row("py-aiohttp@3.13t")
+    ft.client = client("py-aiohttp@3.13t", interpreter="3.13t")
+    system.info = {"python": {"free_threaded": False, "extensions": {"aiohttp": ["a"], "multidict": ["m"]}}}
+    ft.info = {"python": {"free_threaded": True, "gil_enabled": False, "extensions": {"aiohttp": ["a"]}}}
+    col = [c.label for c in run_table([system, ft]).columns].index("Library")
+    assert [cells[col] for cells in run_table([system, ft]).rows] == [
+        "x",
+        "x (Python 3.13t, GIL off, pure-Python multidict)",
+    ]
+    assert run_table([ft]).rows[0][col] == "x (Python 3.13t, GIL off)"  # nothing to compare with: no claim
 
 
 @pytest.mark.parametrize("run", ["run", "run-all"])

@@ -288,9 +288,11 @@ def interpreter() -> dict[str, Any]:
     extensions: dict[str, list[str]] = {}
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None) or ""
-        top = name.split(".", 1)[0]
+        # The module's own name, not its sys.modules key: requests.packages.* are aliases of other packages.
+        real = getattr(module, "__name__", None) or name
+        top = real.split(".", 1)[0]
         if file.endswith((".so", ".pyd")) and top not in sys.stdlib_module_names:
-            extensions.setdefault(top, []).append(name)
+            extensions.setdefault(top, []).append(real)
     is_gil_enabled = getattr(sys, "_is_gil_enabled", None)
     return {
         "implementation": sys.implementation.name,
@@ -298,7 +300,7 @@ def interpreter() -> dict[str, Any]:
         "free_threaded": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
         "gil_enabled": bool(is_gil_enabled()) if is_gil_enabled is not None else True,
         "executable": sys.executable,
-        "extensions": {k: sorted(v) for k, v in sorted(extensions.items())},
+        "extensions": {k: sorted(set(v)) for k, v in sorted(extensions.items())},
     }
 
 

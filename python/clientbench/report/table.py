@@ -7,7 +7,7 @@ every figure is the median over the repeats and `Spread` is Bench's min-max rang
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..model import Row
 from .base import Column, Table
@@ -23,9 +23,11 @@ class RunColumn:
 
 @dataclass(frozen=True)
 class Context:
-    """Figures that relate rows to each other (the floor row's mean, for `xfloor`)."""
+    """Figures that relate rows to each other (the floor row's mean, for `xfloor`; per client, the packages that
+    ran compiled under some interpreter, to name those that fell back to pure Python under another)."""
 
     floor_mean_ms: float | None = None
+    compiled: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -82,6 +84,16 @@ def _status(row: Row, ctx: Context) -> str:
     return f"FAILED: {row.reason}" if row.reason else "FAILED"
 
 
+def _base_name(row: Row) -> str:
+    return row.client.name.split("@", 1)[0]
+
+
+def _compiled(row: Row) -> frozenset[str] | None:
+    """The packages the driver ran with compiled extension modules (None when it did not say: not Python)."""
+    python = (row.info or {}).get("python")
+    return frozenset(python.get("extensions") or {}) if python else None
+
+
 def _library(row: Row, ctx: Context) -> str:
     notes = [f"W={row.client.fixed_workers}"] if row.client.fixed_workers else []
     if row.client.interpreter:
@@ -89,6 +101,9 @@ def _library(row: Row, ctx: Context) -> str:
     python = (row.info or {}).get("python") or {}
     if python.get("free_threaded"):  # what the driver saw at the end of its run, after importing its client
         notes.append("GIL off" if not python.get("gil_enabled") else "GIL re-enabled")
+    here = _compiled(row)
+    if here is not None and (fallback := sorted(ctx.compiled.get(_base_name(row), frozenset()) - here)):
+        notes.append("pure-Python " + ", ".join(fallback))
     return row.client.library + (f" ({', '.join(notes)})" if notes else "")
 
 
@@ -122,7 +137,11 @@ def context(rows: Sequence[Row]) -> Context:
         for r in rows
         if r.client.floor and not r.failed and r.aggregate and r.aggregate.median.mean_ms
     ]
-    return Context(floor_mean_ms=min(floors) if floors else None)
+    compiled: dict[str, frozenset[str]] = {}
+    for r in rows:
+        if (packages := _compiled(r)) is not None:
+            compiled[_base_name(r)] = compiled.get(_base_name(r), frozenset()) | packages
+    return Context(floor_mean_ms=min(floors) if floors else None, compiled=compiled)
 
 
 def run_table(rows: Sequence[Row], title: str | None = None, *, terminal: bool = False) -> Table:
