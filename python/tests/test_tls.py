@@ -11,6 +11,7 @@ import http.server
 import importlib.util
 import json
 import shutil
+import socket
 import ssl
 import subprocess
 import sys
@@ -109,8 +110,9 @@ def _openssl(*args: str, cwd: Path) -> None:
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A CA (ca.pem) and two leaves it signed: other.pem (SAN DNS:other.example only) and expired.pem
-    (127.0.0.1 and localhost, valid in January 2020 only); one key, leaf.key."""
+    """A CA (ca.pem) and three leaves it signed: good.pem (127.0.0.1 and localhost, valid now), other.pem
+    (SAN DNS:other.example only) and expired.pem (127.0.0.1 and localhost, valid in January 2020 only); one
+    key, leaf.key."""
     if shutil.which("openssl") is None:
         pytest.skip("the openssl CLI is not installed")
     d = tmp_path_factory.mktemp("pki")
@@ -126,6 +128,11 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _openssl(
         "x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
         "-out", "other.pem", "-days", "2", "-extfile", "other.cnf", cwd=d,
+    )  # fmt: skip
+    (d / "good.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n")
+    _openssl(
+        "x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "good.pem", "-days", "2", "-extfile", "good.cnf", cwd=d,
     )  # fmt: skip
     # OpenSSL 3.0's `x509` has no -not_before/-not_after and refuses negative -days: `openssl ca` takes dates
     db = d / "db"
@@ -258,6 +265,71 @@ def test_bad_certificate(make: Callable[..., Any], pki: Path, py_tls_server: Cal
     # the same CA trusts a good certificate: only the name / the dates are wrong
     ok = make(verify=False)
     assert ok.get(url) == 200
+
+
+# -- software nobody here wrote: nginx with a certificate of our own CA ----------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def nginx_tls(pki: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """Debian's nginx serving HTTPS (good.pem, signed by pki's CA) on 127.0.0.1 and localhost: its port."""
+    nginx = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if Path(p).exists()), None)
+    if nginx is None:
+        pytest.skip("nginx is not installed (apt-get install nginx-light)")
+    d = tmp_path_factory.mktemp("nginx")
+    (d / "logs").mkdir()
+    port = _free_port()
+    (d / "nginx.conf").write_text(
+        f"pid {d}/nginx.pid;\nerror_log {d}/logs/error.log;\nevents {{}}\nhttp {{\n  access_log off;\n"
+        f"  server {{\n    listen 127.0.0.1:{port} ssl;\n    server_name localhost;\n"
+        f"    ssl_certificate {pki}/good.pem;\n    ssl_certificate_key {pki}/leaf.key;\n"
+        '    location / { return 200 "Hello, World!"; }\n  }\n}\n'
+    )
+    proc = subprocess.Popen(
+        [nginx, "-p", str(d), "-c", str(d / "nginx.conf"), "-g", "daemon off; master_process off;"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    err = proc.stderr.read().decode() if proc.stderr else ""
+                    pytest.fail(f"nginx did not start: {err}{(d / 'logs' / 'error.log').read_text()}")
+                time.sleep(0.05)
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1"])
+def test_nginx_with_a_certificate_of_our_own_ca(make: Callable[..., Any], pki: Path, nginx_tls: int, host: str) -> None:
+    url = f"https://{host}:{nginx_tls}/"
+    if shutil.which("curl"):  # the reference: curl trusts the same CA and gets the same answer
+        out = subprocess.run(["curl", "-sS", "--cacert", str(pki / "ca.pem"), url], capture_output=True, timeout=20)
+        assert out.returncode == 0 and out.stdout == HELLO, out.stderr
+    c = make(verify=str(pki / "ca.pem"))
+    assert c.get(url) == 200
+    r = c.request("GET", url)
+    assert (r.status, r.body) == (200, HELLO)
+    assert c.tls_info and c.tls_info["version"] in ("TLSv1.2", "TLSv1.3")
+    without = make()  # the system's roots do not know our CA
+    with pytest.raises(module_of(without).TLSError):
+        without.get(url)
 
 
 # -- 5. wrong scheme -------------------------------------------------------------------------------------
