@@ -81,6 +81,13 @@ pub fn build_client_with(options: &ClientOptions) -> Result<reqwest::Client, Cli
         .pool_max_idle_per_host(POOL_MAX_IDLE_PER_HOST)
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
+        // reqwest's gzip/deflate/brotli/zstd features (for the Python binding's `decompress=True`) turn
+        // them on by default, with an `Accept-Encoding` on every request: the benchmark client sends and
+        // measures exactly what it did without them
+        .no_gzip()
+        .no_deflate()
+        .no_brotli()
+        .no_zstd()
         .timeout(options.timeout)
         .tls_backend_preconfigured(options.tls.rustls_config())
         .tls_info(options.tls_info)

@@ -16,8 +16,12 @@
 //! Unknown paths → 404 (empty body), wrong method → 405 (axum defaults). `GET` routes also
 //! answer `HEAD` (axum default).
 //!
+//! The endpoints the bindings' API tests use (redirects, `/headers`, `/anything`, `/gzip` and co.,
+//! `/cookies/set`, `/stream/{n}`, `/drip`, `/charset/{name}`) are in [`client_api`], with their table.
+//!
 //! [`tls`] serves all of this over HTTPS (`--tls`).
 
+pub mod client_api;
 pub mod tls;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -217,6 +221,7 @@ pub fn app_with_stats(stats: Arc<Stats>) -> Router {
         .route("/health", get(health))
         .route("/close", get(close))
         .route("/stats", get(self::stats))
+        .merge(client_api::routes())
         .with_state(stats)
 }
 
