@@ -36,6 +36,9 @@ pub enum ClientError {
     Connection(ConnectionKind, String),
     /// The server's bytes are not valid HTTP/1.1 (bad status line, bad headers, bad chunked framing).
     Protocol(String),
+    /// More redirects than the request allows ([`crate::api::Request::max_redirects`]); the message names
+    /// the last URL. Its failure class is the catch-all `Error` (the benchmark never follows redirects).
+    TooManyRedirects(String),
     /// The caller's cancel callback asked to stop (BlockingClient only); the request was dropped.
     Cancelled,
     /// The client cannot be built or used this way (closed, or called from inside a tokio runtime);
@@ -68,7 +71,7 @@ impl ClientError {
             ClientError::Connection(..) => "ConnectionError",
             ClientError::Protocol(_) => "ProtocolError",
             ClientError::Cancelled => "Cancelled",
-            ClientError::Usage(_) => "Error",
+            ClientError::Usage(_) | ClientError::TooManyRedirects(_) => "Error",
         }
     }
 
@@ -81,7 +84,8 @@ impl ClientError {
             | ClientError::Tls(m)
             | ClientError::Connection(_, m)
             | ClientError::Protocol(m)
-            | ClientError::Usage(m) => m,
+            | ClientError::Usage(m)
+            | ClientError::TooManyRedirects(m) => m,
             ClientError::Cancelled => "request cancelled",
         }
     }

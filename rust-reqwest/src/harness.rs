@@ -138,9 +138,9 @@ impl Options {
     /// The clients' options: the timeout, the trust (a CA file is read now), TLS info for `https://`.
     pub fn client_options(&self) -> Result<ClientOptions, TlsSetupError> {
         Ok(ClientOptions {
-            timeout: Duration::from_secs_f64(self.timeout),
             tls: TlsConfig::new(&self.trust())?,
             tls_info: self.is_https(),
+            ..ClientOptions::new(Duration::from_secs_f64(self.timeout))
         })
     }
 }

@@ -18,18 +18,22 @@
 //! * [`harness`] — the clientbench driver contract (flags, workers, timing, the raw document) that the
 //!   `reqwest-driver` binary runs this client with.
 
+pub mod api;
 mod error;
 pub mod harness;
 pub mod tls;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, Url};
+
+/// The reqwest this crate is built on (for the binding's types).
+pub use reqwest;
 
 pub use error::{chain_text, classify, ClientError, ConnectionKind, FAILURE_CLASSES};
 pub use tls::{TlsConfig, TlsSetupError, Trust};
@@ -44,25 +48,61 @@ pub const CANCEL_POLL: Duration = Duration::from_millis(50);
 /// one; a few more let a client shared by several threads or tasks keep its connections.
 pub const POOL_MAX_IDLE_PER_HOST: usize = 16;
 
-/// How a [`Client`] is built: the request timeout, how `https://` servers are checked, and whether to
-/// keep the negotiated TLS version ([`Client::tls_version`]).
+/// How a [`Client`] is built: the request timeouts, how `https://` servers are checked, whether to
+/// keep the negotiated TLS version ([`Client::tls_version`]), and what the user-facing API
+/// ([`Client::open`], the Python binding's `request`/`stream`) adds: proxies, decompression, default
+/// headers. [`ClientOptions::new`] is the benchmark configuration (none of those).
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
-    /// Total deadline of each request: connect, TLS handshake, send, response head and the whole body.
-    pub timeout: Duration,
+    /// Total deadline of each request: connect, TLS handshake, send, response head and the whole body
+    /// (`None`: no total deadline).
+    pub timeout: Option<Duration>,
+    /// Deadline of the TCP connect plus the TLS handshake (`None`: none but the total).
+    pub connect_timeout: Option<Duration>,
+    /// Longest wait for the next bytes of a response (reset by every chunk received; `None`: none).
+    pub read_timeout: Option<Duration>,
     /// How the server's certificate is checked (default: the system's roots).
     pub tls: TlsConfig,
     /// Ask reqwest for each response's `TlsInfo` (`ClientBuilder::tls_info`) so that the client can tell
     /// the negotiated TLS version. It costs a copy of the server's certificate per `https://` response;
     /// off by default.
     pub tls_info: bool,
+    /// Which proxy the connections go through (default: none, not even from the environment).
+    pub proxy: ProxyConfig,
+    /// [`Client::open`] only: send `Accept-Encoding: gzip, deflate, br, zstd` and decode such bodies
+    /// (reqwest's decompression, on a second connection pool built at the first such request). The
+    /// benchmark path ([`Client::get`], [`Client::fetch`]) never does.
+    pub decompress: bool,
+    /// [`Client::open`] only: headers sent with every request, unless the request sets the same name.
+    pub default_headers: HeaderMap,
 }
 
 impl ClientOptions {
-    /// `timeout`, the system's roots, no TLS info.
+    /// `timeout` (total), the system's roots, no TLS info, no proxy, no decompression, no default headers.
     pub fn new(timeout: Duration) -> Self {
-        ClientOptions { timeout, tls: TlsConfig::system(), tls_info: false }
+        ClientOptions {
+            timeout: Some(timeout),
+            connect_timeout: None,
+            read_timeout: None,
+            tls: TlsConfig::system(),
+            tls_info: false,
+            proxy: ProxyConfig::None,
+            decompress: false,
+            default_headers: HeaderMap::new(),
+        }
     }
+}
+
+/// The proxy of a client's connections.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProxyConfig {
+    /// Direct connections only (the benchmark's choice).
+    None,
+    /// reqwest's system proxy: `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` (and their lower-case
+    /// forms), read when the client is built.
+    Env,
+    /// This proxy URL for every scheme (`http://host:port`, with optional `user:password@`).
+    Url(String),
 }
 
 /// The shared reqwest configuration with the system's roots: see [`build_client_with`].
@@ -71,28 +111,48 @@ pub fn build_client(timeout: Duration) -> Result<reqwest::Client, ClientError> {
 }
 
 /// The shared reqwest configuration: one keep-alive pool per client, HTTP/1.1 only, TCP_NODELAY,
-/// no proxy (neither from the environment nor the system), no redirects, `timeout` as the total
-/// deadline of each request (connect, TLS handshake, send, response head and the whole body), rustls
+/// no proxy unless [`ClientOptions::proxy`] says so (by default neither from the environment nor the
+/// system), no redirects, no decompression, `timeout` as the total deadline of each request (connect,
+/// TLS handshake, send, response head and the whole body), the options' connect and read timeouts, rustls
 /// with the options' trust and a TLS session cache of its own ([`TlsConfig::rustls_config`]).
 pub fn build_client_with(options: &ClientOptions) -> Result<reqwest::Client, ClientError> {
-    reqwest::Client::builder()
+    builder_with(options, false)
+}
+
+fn builder_with(options: &ClientOptions, decompress: bool) -> Result<reqwest::Client, ClientError> {
+    let mut b = reqwest::Client::builder()
         .http1_only()
         .tcp_nodelay(true)
         .pool_max_idle_per_host(POOL_MAX_IDLE_PER_HOST)
-        .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         // reqwest's gzip/deflate/brotli/zstd features (for the Python binding's `decompress=True`) turn
         // them on by default, with an `Accept-Encoding` on every request: the benchmark client sends and
         // measures exactly what it did without them
-        .no_gzip()
-        .no_deflate()
-        .no_brotli()
-        .no_zstd()
-        .timeout(options.timeout)
+        .gzip(decompress)
+        .deflate(decompress)
+        .brotli(decompress)
+        .zstd(decompress)
         .tls_backend_preconfigured(options.tls.rustls_config())
-        .tls_info(options.tls_info)
-        .build()
-        .map_err(|e| ClientError::Usage(format!("cannot build the HTTP client: {}", chain_text(&e))))
+        .tls_info(options.tls_info);
+    b = match &options.proxy {
+        ProxyConfig::None => b.no_proxy(),
+        ProxyConfig::Env => b, // reqwest's default: the environment's proxies
+        ProxyConfig::Url(url) => {
+            let proxy = reqwest::Proxy::all(url.as_str())
+                .map_err(|e| ClientError::InvalidUrl(format!("invalid proxy URL {url:?}: {}", chain_text(&e))))?;
+            b.proxy(proxy)
+        }
+    };
+    if let Some(t) = options.timeout {
+        b = b.timeout(t);
+    }
+    if let Some(t) = options.connect_timeout {
+        b = b.connect_timeout(t);
+    }
+    if let Some(t) = options.read_timeout {
+        b = b.read_timeout(t);
+    }
+    b.build().map_err(|e| ClientError::Usage(format!("cannot build the HTTP client: {}", chain_text(&e))))
 }
 
 /// Parse and check a URL before any I/O: it must be `http://` or `https://` with a host and a non-zero
@@ -133,7 +193,7 @@ fn parse_method(method: &str) -> Result<Method, ClientError> {
         .map_err(|_| ClientError::InvalidRequest(format!("invalid HTTP method {method:?}")))
 }
 
-fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ClientError> {
+pub fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ClientError> {
     let mut map = HeaderMap::with_capacity(headers.len());
     for (name, value) in headers {
         let n = HeaderName::from_bytes(name.as_bytes())
@@ -165,7 +225,11 @@ pub struct Response {
 #[derive(Clone, Debug)]
 pub struct Client {
     http: reqwest::Client,
-    timeout: Duration,
+    /// The options it was built with (the API client [`Client::open`] uses is built from them).
+    options: Arc<ClientOptions>,
+    /// With [`ClientOptions::decompress`]: the decompressing reqwest client of [`Client::open`], built at
+    /// its first request (so that the benchmark, which never calls it, does not pay for it).
+    decompressing: Arc<OnceLock<Result<reqwest::Client, ClientError>>>,
     /// With [`ClientOptions::tls_info`]: the TLS version of the most recent response's connection.
     tls_seen: Option<TlsSeen>,
 }
@@ -190,11 +254,30 @@ impl Client {
 
     pub fn with_options(options: &ClientOptions) -> Result<Self, ClientError> {
         let tls_seen = options.tls_info.then(TlsSeen::default);
-        Ok(Client { http: build_client_with(options)?, timeout: options.timeout, tls_seen })
+        Ok(Client {
+            http: build_client_with(options)?,
+            options: Arc::new(options.clone()),
+            decompressing: Arc::new(OnceLock::new()),
+            tls_seen,
+        })
     }
 
-    pub fn timeout(&self) -> Duration {
-        self.timeout
+    /// The total timeout of each request (`None`: none).
+    pub fn timeout(&self) -> Option<Duration> {
+        self.options.timeout
+    }
+
+    pub fn options(&self) -> &ClientOptions {
+        &self.options
+    }
+
+    /// The reqwest client of [`Client::open`]: the benchmark one, or with [`ClientOptions::decompress`]
+    /// the decompressing one (built now if this is the first request).
+    fn api_http(&self) -> Result<&reqwest::Client, ClientError> {
+        if !self.options.decompress {
+            return Ok(&self.http);
+        }
+        self.decompressing.get_or_init(|| builder_with(&self.options, true)).as_ref().map_err(Clone::clone)
     }
 
     /// The TLS version (`TLSv1.2`, `TLSv1.3`: OpenSSL's names) of the connection of this client's most
@@ -210,7 +293,7 @@ impl Client {
         self.tls_seen.clone()
     }
 
-    fn note_tls(&self, resp: &reqwest::Response) {
+    pub(crate) fn note_tls(&self, resp: &reqwest::Response) {
         if let Some(TlsSeen(slot)) = &self.tls_seen {
             let info = resp.extensions().get::<reqwest::tls::TlsInfo>();
             slot.store(info.and_then(|i| i.version()).map_or(0, tls::version_code), Ordering::Relaxed);
@@ -236,29 +319,7 @@ impl Client {
         headers: HeaderMap,
         body: Option<Bytes>,
     ) -> Result<reqwest::Response, ClientError> {
-        let started = Instant::now();
-        settle_idle_connections().await;
-        let build = |timeout: Option<Duration>| {
-            let mut rb = self.http.request(method.clone(), url.clone()).headers(headers.clone());
-            if let Some(b) = &body {
-                rb = rb.body(b.clone());
-            }
-            if let Some(t) = timeout {
-                rb = rb.timeout(t);
-            }
-            rb
-        };
-        match build(None).send().await {
-            Ok(resp) => Ok(resp),
-            Err(e) if method.is_idempotent() && error::is_stale_connection(&e) => {
-                let left = self.timeout.saturating_sub(started.elapsed());
-                if left.is_zero() {
-                    return Err(classify(&e));
-                }
-                build(Some(left)).send().await.map_err(|e| classify(&e))
-            }
-            Err(e) => Err(classify(&e)),
-        }
+        send_on(&self.http, self.options.timeout, method, url, headers, body, None).await
     }
 
     /// GET `url`, reading (and counting, chunk by chunk) the whole body: `(status, body bytes)`.
@@ -301,6 +362,48 @@ impl Client {
     }
 }
 
+/// [`Client::send`] on `http`; `timeout` (the request's total deadline, if it has its own) overrides the
+/// client's `client_timeout`.
+pub(crate) async fn send_on(
+    http: &reqwest::Client,
+    client_timeout: Option<Duration>,
+    method: Method,
+    url: Url,
+    headers: HeaderMap,
+    body: Option<Bytes>,
+    timeout: Option<Duration>,
+) -> Result<reqwest::Response, ClientError> {
+    let started = Instant::now();
+    settle_idle_connections().await;
+    let build = |timeout: Option<Duration>| {
+        let mut rb = http.request(method.clone(), url.clone()).headers(headers.clone());
+        if let Some(b) = &body {
+            rb = rb.body(b.clone());
+        }
+        if let Some(t) = timeout {
+            rb = rb.timeout(t);
+        }
+        rb
+    };
+    match build(timeout).send().await {
+        Ok(resp) => Ok(resp),
+        Err(e) if method.is_idempotent() && error::is_stale_connection(&e) => {
+            let left = match timeout.or(client_timeout) {
+                Some(total) => {
+                    let left = total.saturating_sub(started.elapsed());
+                    if left.is_zero() {
+                        return Err(classify(&e));
+                    }
+                    Some(left)
+                }
+                None => None,
+            };
+            build(left).send().await.map_err(|e| classify(&e))
+        }
+        Err(e) => Err(classify(&e)),
+    }
+}
+
 /// Let the runtime catch up with what happened on the pooled connections while it was not running,
 /// before the pool hands one out.
 ///
@@ -321,7 +424,7 @@ impl Client {
 /// Either way a connection found closed before anything was sent on it is never an error, for every
 /// method. What remains is the unavoidable race of a FIN still in flight while the request is written;
 /// that is what the idempotent re-send in [`Client::send`] covers. Cost: two `epoll_wait(0)` per request.
-async fn settle_idle_connections() {
+pub(crate) async fn settle_idle_connections() {
     let current_thread = tokio::runtime::Handle::try_current()
         .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread);
     if current_thread {

@@ -210,7 +210,7 @@ where
 }
 
 fn options(tls: TlsConfig, timeout: Duration) -> ClientOptions {
-    ClientOptions { timeout, tls, tls_info: true }
+    ClientOptions { tls, tls_info: true, ..ClientOptions::new(timeout) }
 }
 
 fn blocking(tls: TlsConfig) -> BlockingClient {

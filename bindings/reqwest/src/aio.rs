@@ -25,10 +25,10 @@ use pyo3::sync::PyOnceLock;
 use pyo3::IntoPyObjectExt;
 use reqwest_bench::ClientError;
 
-use crate::{
-    extract_body, extract_headers, timeout_duration, tls_config, tls_info_dict, to_py_err, verify_given, Response,
-};
-use pyo3::types::PyDict;
+use crate::py_api::{self, Response};
+use crate::{tls_config, tls_info_dict, to_py_err, verify_given};
+use pyo3::types::{PyBytes, PyDict};
+use reqwest_bench::api::Head;
 
 /// The shared tokio runtime of every `RawAsyncClient` (built on first use, never shut down).
 fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
@@ -53,7 +53,9 @@ fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
 enum Outcome {
     Status(u16),
     Len(u16, u64),
-    Response(reqwest_bench::Response),
+    Response(Head, bytes::Bytes),
+    Stream(Head, reqwest_bench::reqwest::Response),
+    Chunk(Option<bytes::Bytes>),
 }
 
 struct Shared {
@@ -163,7 +165,10 @@ impl Completer {
             let value: PyResult<Bound<'_, PyAny>> = match outcome {
                 Ok(Outcome::Status(s)) => s.into_bound_py_any(py),
                 Ok(Outcome::Len(s, n)) => (s, n).into_bound_py_any(py),
-                Ok(Outcome::Response(r)) => Bound::new(py, Response::new(r)).map(Bound::into_any),
+                Ok(Outcome::Response(head, body)) => Bound::new(py, Response::new(head, body)).map(Bound::into_any),
+                Ok(Outcome::Stream(head, resp)) => Bound::new(py, RawStream::new(head, resp)).map(Bound::into_any),
+                Ok(Outcome::Chunk(Some(c))) => Ok(PyBytes::new(py, &c).into_any()),
+                Ok(Outcome::Chunk(None)) => Ok(py.None().into_bound(py)),
                 Err(e) => Err(to_py_err(e)),
             };
             match value {
@@ -222,7 +227,10 @@ where
 #[pyclass(module = "reqwest_client._core", name = "RawAsyncClient", frozen)]
 pub(crate) struct RawAsyncClient {
     inner: RwLock<Option<reqwest_bench::Client>>,
-    timeout: f64,
+    timeout: Option<f64>,
+    connect_timeout: Option<f64>,
+    read_timeout: Option<f64>,
+    settings: py_api::Settings,
     verify: Py<PyAny>,
     tls_seen: reqwest_bench::TlsSeen,
 }
@@ -237,14 +245,42 @@ impl RawAsyncClient {
 #[pymethods]
 impl RawAsyncClient {
     #[new]
-    #[pyo3(signature = (timeout = 30.0, verify = None), text_signature = "(timeout=30.0, verify=True)")]
-    fn new(py: Python<'_>, timeout: f64, verify: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let d = timeout_duration(timeout)?;
-        let options = reqwest_bench::ClientOptions {
-            tls: tls_config(py, verify)?,
-            tls_info: true,
-            ..reqwest_bench::ClientOptions::new(d)
+    #[pyo3(
+        signature = (timeout = None, verify = None, *, connect_timeout = Some(10.0), read_timeout = Some(30.0),
+                     follow_redirects = true, max_redirects = 10, headers = None, decompress = true,
+                     user_agent = None, trust_env = true, proxy = None),
+        text_signature = "(timeout=None, verify=True, *, connect_timeout=10.0, read_timeout=30.0, \
+                          follow_redirects=True, max_redirects=10, headers=None, decompress=True, user_agent=None, \
+                          trust_env=True, proxy=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        timeout: Option<f64>,
+        verify: Option<&Bound<'_, PyAny>>,
+        connect_timeout: Option<f64>,
+        read_timeout: Option<f64>,
+        follow_redirects: bool,
+        max_redirects: i64,
+        headers: Option<&Bound<'_, PyAny>>,
+        decompress: bool,
+        user_agent: Option<String>,
+        trust_env: bool,
+        proxy: Option<String>,
+    ) -> PyResult<Self> {
+        let args = py_api::ClientArgs {
+            timeout,
+            connect_timeout,
+            read_timeout,
+            follow_redirects,
+            max_redirects,
+            headers,
+            decompress,
+            user_agent,
+            trust_env,
+            proxy,
         };
+        let (options, settings) = args.options(tls_config(py, verify)?)?;
         let rt = runtime()?;
         let client = py
             .detach(|| {
@@ -256,6 +292,9 @@ impl RawAsyncClient {
             tls_seen: client.tls_seen().unwrap_or_default(),
             inner: RwLock::new(Some(client)),
             timeout,
+            connect_timeout,
+            read_timeout,
+            settings,
             verify: verify_given(py, verify),
         })
     }
@@ -272,25 +311,74 @@ impl RawAsyncClient {
         spawn(completer, async move { client.get(&url).await.map(|(s, n)| Outcome::Len(s, n)) })
     }
 
-    /// Future of a `Response`.
-    #[pyo3(signature = (method, url, completer, *, headers = None, body = None))]
+    /// Future of a `Response` (see `Client.request`; a streamed body is not accepted here: the Python
+    /// wrapper reads an iterable or file body first).
+    #[pyo3(signature = (method, url, completer, *, params = None, headers = None, body = None, json = None,
+                        timeout = None, follow_redirects = None))]
+    #[allow(clippy::too_many_arguments)]
     fn request<'py>(
         &self,
-        method: String,
-        url: String,
+        py: Python<'py>,
+        method: &str,
+        url: &str,
         completer: &Bound<'py, Completer>,
+        params: Option<&Bound<'py, PyAny>>,
         headers: Option<&Bound<'py, PyAny>>,
         body: Option<&Bound<'py, PyAny>>,
+        json: Option<&Bound<'py, PyAny>>,
+        timeout: Option<f64>,
+        follow_redirects: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let headers = extract_headers(headers)?;
-        let body = extract_body(body)?;
+        let args = py_api::RequestArgs { params, headers, body, json, timeout, follow_redirects };
+        let (req, _) = py_api::prepare(py, method, url, &args, self.settings, false)?;
         let client = self.handle()?;
-        spawn(completer, async move { client.fetch(&method, &url, &headers, body).await.map(Outcome::Response) })
+        spawn(completer, async move {
+            let resp = client.open(req).await?;
+            let head = Head::of(&resp);
+            let body = resp.bytes().await.map_err(|e| reqwest_bench::classify(&e))?;
+            Ok(Outcome::Response(head, body))
+        })
+    }
+
+    /// Future of a `RawStream`: the response with its body not read yet.
+    #[pyo3(signature = (method, url, completer, *, params = None, headers = None, body = None, json = None,
+                        timeout = None, follow_redirects = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn stream<'py>(
+        &self,
+        py: Python<'py>,
+        method: &str,
+        url: &str,
+        completer: &Bound<'py, Completer>,
+        params: Option<&Bound<'py, PyAny>>,
+        headers: Option<&Bound<'py, PyAny>>,
+        body: Option<&Bound<'py, PyAny>>,
+        json: Option<&Bound<'py, PyAny>>,
+        timeout: Option<f64>,
+        follow_redirects: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let args = py_api::RequestArgs { params, headers, body, json, timeout, follow_redirects };
+        let (req, _) = py_api::prepare(py, method, url, &args, self.settings, false)?;
+        let client = self.handle()?;
+        spawn(completer, async move {
+            let resp = client.open(req).await?;
+            Ok(Outcome::Stream(Head::of(&resp), resp))
+        })
     }
 
     #[getter]
-    fn timeout(&self) -> f64 {
+    fn timeout(&self) -> Option<f64> {
         self.timeout
+    }
+
+    #[getter]
+    fn connect_timeout(&self) -> Option<f64> {
+        self.connect_timeout
+    }
+
+    #[getter]
+    fn read_timeout(&self) -> Option<f64> {
+        self.read_timeout
     }
 
     /// The `verify` argument, as given (`True` when omitted).
@@ -319,6 +407,70 @@ impl RawAsyncClient {
 
     fn __repr__(&self) -> String {
         let state = if self.closed() { " closed" } else { "" };
-        format!("<reqwest_client._core.RawAsyncClient timeout={}{}>", self.timeout, state)
+        let timeout = self.timeout.map_or("None".to_owned(), |t| t.to_string());
+        format!("<reqwest_client._core.RawAsyncClient timeout={timeout}{state}>")
+    }
+}
+
+/// The response of `RawAsyncClient.stream` (use `reqwest_client.AsyncClient.stream`): head now, body chunk by
+/// chunk through `next_chunk`.
+#[pyclass(module = "reqwest_client._core", name = "RawStream", frozen)]
+pub(crate) struct RawStream {
+    #[pyo3(get)]
+    status: u16,
+    #[pyo3(get)]
+    url: String,
+    #[pyo3(get)]
+    reason: String,
+    headers: Py<py_api::Headers>,
+    /// The body still to read; `None` once closed. A tokio mutex: a chunk is awaited while holding it.
+    body: Arc<tokio::sync::Mutex<Option<reqwest_bench::reqwest::Response>>>,
+}
+
+impl RawStream {
+    fn new(head: Head, resp: reqwest_bench::reqwest::Response) -> Self {
+        let headers = Python::attach(|py| Py::new(py, py_api::Headers::new(head.headers)));
+        RawStream {
+            status: head.status,
+            url: head.url,
+            reason: head.reason,
+            headers: headers.expect("allocating Headers"),
+            body: Arc::new(tokio::sync::Mutex::new(Some(resp))),
+        }
+    }
+}
+
+#[pymethods]
+impl RawStream {
+    #[getter]
+    fn headers(&self, py: Python<'_>) -> Py<py_api::Headers> {
+        self.headers.clone_ref(py)
+    }
+
+    /// Future of the next chunk, `None` at the end (or once closed).
+    fn next_chunk<'py>(&self, completer: &Bound<'py, Completer>) -> PyResult<Bound<'py, PyAny>> {
+        let body = self.body.clone();
+        spawn(completer, async move {
+            let mut guard = body.lock().await;
+            let Some(resp) = guard.as_mut() else { return Ok(Outcome::Chunk(None)) };
+            match resp.chunk().await {
+                Ok(Some(c)) => Ok(Outcome::Chunk(Some(c))),
+                Ok(None) => {
+                    *guard = None;
+                    Ok(Outcome::Chunk(None))
+                }
+                Err(e) => {
+                    *guard = None;
+                    Err(reqwest_bench::classify(&e))
+                }
+            }
+        })
+    }
+
+    /// Drop the rest of the body (and its connection). Idempotent; a chunk being awaited finishes first.
+    fn close(&self) -> PyResult<()> {
+        let body = self.body.clone();
+        runtime()?.spawn(async move { body.lock().await.take() });
+        Ok(())
     }
 }

@@ -20,28 +20,33 @@
 //! `reqwest_client.ProtocolError` (an `OSError`). Non-2xx statuses are returned, never raised.
 
 mod aio;
+mod py_api;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
 
-use bytes::Bytes;
 use pyo3::create_exception;
 use pyo3::exceptions::{
     PyConnectionError, PyConnectionRefusedError, PyConnectionResetError, PyOSError, PyRuntimeError, PyTimeoutError,
     PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyTuple};
-use reqwest_bench::{BlockingClient, ClientError, ClientOptions, ConnectionKind, TlsConfig, TlsSeen, TlsSetupError};
+use pyo3::types::{PyBool, PyDict, PyTuple};
+use reqwest_bench::{BlockingClient, ClientError, ConnectionKind, TlsConfig, TlsSeen, TlsSetupError};
 
 create_exception!(
     reqwest_client,
     ProtocolError,
     PyOSError,
     "The server's response is not valid HTTP/1.1 (bad status line, headers or framing)."
+);
+
+create_exception!(
+    reqwest_client,
+    TooManyRedirects,
+    PyOSError,
+    "More redirects than the client's max_redirects; the message names the last URL."
 );
 
 create_exception!(
@@ -62,14 +67,8 @@ pub(crate) fn to_py_err(e: ClientError) -> PyErr {
         ClientError::Connection(ConnectionKind::Reset, _) => PyConnectionResetError::new_err(msg),
         ClientError::Connection(..) => PyConnectionError::new_err(msg),
         ClientError::Protocol(_) => ProtocolError::new_err(msg),
+        ClientError::TooManyRedirects(_) => TooManyRedirects::new_err(msg),
         ClientError::Cancelled | ClientError::Usage(_) => PyRuntimeError::new_err(msg),
-    }
-}
-
-pub(crate) fn timeout_duration(timeout: f64) -> PyResult<Duration> {
-    match Duration::try_from_secs_f64(timeout) {
-        Ok(d) if !d.is_zero() => Ok(d),
-        _ => Err(PyValueError::new_err(format!("timeout must be a positive number of seconds, got {timeout}"))),
     }
 }
 
@@ -110,86 +109,9 @@ pub(crate) fn tls_info_dict<'py>(py: Python<'py>, seen: &TlsSeen) -> PyResult<Op
     Ok(Some(d))
 }
 
-/// `Mapping[str, str]` (anything with `.items()`) → header pairs.
-pub(crate) fn extract_headers(headers: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, String)>> {
-    let Some(h) = headers else { return Ok(Vec::new()) };
-    if h.is_none() {
-        return Ok(Vec::new());
-    }
-    let items = h.call_method0("items").map_err(|_| PyTypeError::new_err("headers must be a mapping of str to str"))?;
-    let mut out = Vec::new();
-    for item in items.try_iter()? {
-        let pair: (String, String) =
-            item?.extract().map_err(|_| PyTypeError::new_err("headers must be a mapping of str to str"))?;
-        out.push(pair);
-    }
-    Ok(out)
-}
-
-/// `bytes | bytearray | None` → body.
-pub(crate) fn extract_body(body: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Bytes>> {
-    let Some(b) = body else { return Ok(None) };
-    if b.is_none() {
-        return Ok(None);
-    }
-    if let Ok(bytes) = b.cast::<PyBytes>() {
-        return Ok(Some(Bytes::copy_from_slice(bytes.as_bytes())));
-    }
-    if let Ok(array) = b.cast::<PyByteArray>() {
-        return Ok(Some(Bytes::from(array.to_vec())));
-    }
-    Err(PyTypeError::new_err(format!("body must be bytes, bytearray or None, not {}", b.get_type().name()?)))
-}
-
-/// A complete HTTP response.
-#[pyclass(module = "reqwest_client", name = "Response", frozen)]
-pub(crate) struct Response {
-    /// The status code.
-    #[pyo3(get)]
-    status: u16,
-    header_pairs: Vec<(String, String)>,
-    body_bytes: Bytes,
-    body_obj: PyOnceLock<Py<PyBytes>>,
-}
-
-impl Response {
-    pub(crate) fn new(r: reqwest_bench::Response) -> Self {
-        Response { status: r.status, header_pairs: r.headers, body_bytes: r.body, body_obj: PyOnceLock::new() }
-    }
-}
-
-#[pymethods]
-impl Response {
-    /// Response headers as a new dict: lower-case names; repeated headers joined with ", ".
-    #[getter]
-    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (k, v) in &self.header_pairs {
-            match d.get_item(k)? {
-                Some(prev) => {
-                    let joined = format!("{}, {}", prev.extract::<String>()?, v);
-                    d.set_item(k, joined)?;
-                }
-                None => d.set_item(k, v)?,
-            }
-        }
-        Ok(d)
-    }
-
-    /// The whole response body.
-    #[getter]
-    fn body(&self, py: Python<'_>) -> Py<PyBytes> {
-        self.body_obj.get_or_init(py, || PyBytes::new(py, &self.body_bytes).unbind()).clone_ref(py)
-    }
-
-    fn __repr__(&self) -> String {
-        format!("<Response [{}] {} bytes>", self.status, self.body_bytes.len())
-    }
-}
-
 /// Poll Python's signal handlers from a thread that released the GIL (every 50 ms while waiting).
 /// Returns true (cancel) when a handler raised; the error is kept in `slot`.
-fn signal_check_detached(slot: &mut Option<PyErr>) -> bool {
+pub(crate) fn signal_check_detached(slot: &mut Option<PyErr>) -> bool {
     // (If the interpreter is finalizing, taking the GIL back would pthread_exit this thread in
     // CPython < 3.14; PyO3's PyEval_RestoreThread / attach park such a thread instead of unwinding.)
     match Python::try_attach(|py| py.check_signals()) {
@@ -211,9 +133,12 @@ fn signal_check_detached(slot: &mut Option<PyErr>) -> bool {
 struct Client {
     inner: RwLock<Option<Arc<BlockingClient>>>,
     last_body_bytes: AtomicU64,
-    timeout: f64,
+    timeout: Option<f64>,
+    connect_timeout: Option<f64>,
+    read_timeout: Option<f64>,
     verify: Py<PyAny>,
     tls_seen: TlsSeen,
+    settings: py_api::Settings,
 }
 
 impl Client {
@@ -227,6 +152,16 @@ impl Client {
     where
         T: Send,
         F: FnOnce(&BlockingClient, &mut dyn FnMut() -> bool) -> Result<T, ClientError> + Send,
+    {
+        self.call_with(py, release_gil, f, to_py_err)
+    }
+
+    /// [`Client::call`] with the client error mapped by `map_err`.
+    fn call_with<T, F, M>(&self, py: Python<'_>, release_gil: bool, f: F, map_err: M) -> PyResult<T>
+    where
+        T: Send,
+        F: FnOnce(&BlockingClient, &mut dyn FnMut() -> bool) -> Result<T, ClientError> + Send,
+        M: FnOnce(ClientError) -> PyErr,
     {
         let client = self.handle()?;
         let (result, signal) = if release_gil {
@@ -250,24 +185,59 @@ impl Client {
         if let Some(e) = signal {
             return Err(e);
         }
-        result.map_err(to_py_err)
+        result.map_err(map_err)
     }
 }
 
 #[pymethods]
 impl Client {
     #[new]
-    #[pyo3(signature = (timeout = 30.0, verify = None), text_signature = "(timeout=30.0, verify=True)")]
-    fn new(py: Python<'_>, timeout: f64, verify: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let d = timeout_duration(timeout)?;
-        let options = ClientOptions { tls: tls_config(py, verify)?, tls_info: true, ..ClientOptions::new(d) };
+    #[pyo3(
+        signature = (timeout = None, verify = None, *, connect_timeout = Some(10.0), read_timeout = Some(30.0),
+                     follow_redirects = true, max_redirects = 10, headers = None, decompress = true,
+                     user_agent = None, trust_env = true, proxy = None),
+        text_signature = "(timeout=None, verify=True, *, connect_timeout=10.0, read_timeout=30.0, \
+                          follow_redirects=True, max_redirects=10, headers=None, decompress=True, user_agent=None, \
+                          trust_env=True, proxy=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        timeout: Option<f64>,
+        verify: Option<&Bound<'_, PyAny>>,
+        connect_timeout: Option<f64>,
+        read_timeout: Option<f64>,
+        follow_redirects: bool,
+        max_redirects: i64,
+        headers: Option<&Bound<'_, PyAny>>,
+        decompress: bool,
+        user_agent: Option<String>,
+        trust_env: bool,
+        proxy: Option<String>,
+    ) -> PyResult<Self> {
+        let args = py_api::ClientArgs {
+            timeout,
+            connect_timeout,
+            read_timeout,
+            follow_redirects,
+            max_redirects,
+            headers,
+            decompress,
+            user_agent,
+            trust_env,
+            proxy,
+        };
+        let (options, settings) = args.options(tls_config(py, verify)?)?;
         let client = py.detach(|| BlockingClient::with_options(&options)).map_err(to_py_err)?;
         Ok(Client {
             tls_seen: client.client().tls_seen().unwrap_or_default(),
             inner: RwLock::new(Some(Arc::new(client))),
             last_body_bytes: AtomicU64::new(0),
             timeout,
+            connect_timeout,
+            read_timeout,
             verify: verify_given(py, verify),
+            settings,
         })
     }
 
@@ -287,22 +257,76 @@ impl Client {
         Ok((status, n))
     }
 
-    /// Any method with optional headers and body; returns a `Response` with the whole body.
-    #[pyo3(signature = (method, url, *, headers = None, body = None, release_gil = true))]
+    /// Any method: `params` appended to the query, `headers`, a `body` (bytes-like, an iterable of
+    /// bytes-like chunks or a binary file: streamed with chunked encoding) or `json`; redirects followed as
+    /// the client says unless `follow_redirects` is given; `timeout` (total, seconds) overrides the
+    /// client's. Returns a `Response` with the whole (decoded) body.
+    #[pyo3(signature = (method, url, *, params = None, headers = None, body = None, json = None, timeout = None,
+                        follow_redirects = None, release_gil = true))]
+    #[allow(clippy::too_many_arguments)]
     fn request(
         &self,
         py: Python<'_>,
         method: &str,
         url: &str,
+        params: Option<&Bound<'_, PyAny>>,
         headers: Option<&Bound<'_, PyAny>>,
         body: Option<&Bound<'_, PyAny>>,
+        json: Option<&Bound<'_, PyAny>>,
+        timeout: Option<f64>,
+        follow_redirects: Option<bool>,
         release_gil: bool,
-    ) -> PyResult<Response> {
-        let headers = extract_headers(headers)?;
-        let body = extract_body(body)?;
-        let resp = self.call(py, release_gil, |c, cancel| c.fetch(method, url, &headers, body, cancel))?;
-        self.last_body_bytes.store(resp.body.len() as u64, Ordering::Relaxed);
-        Ok(Response::new(resp))
+    ) -> PyResult<py_api::Response> {
+        let args = py_api::RequestArgs { params, headers, body, json, timeout, follow_redirects };
+        let (req, slot) = py_api::prepare(py, method, url, &args, self.settings, true)?;
+        let (head, body) = self.call_with(
+            py,
+            release_gil,
+            |c, cancel| {
+                c.run(
+                    async {
+                        let resp = c.client().open(req).await?;
+                        let head = reqwest_bench::api::Head::of(&resp);
+                        let body = resp.bytes().await.map_err(|e| reqwest_bench::classify(&e))?;
+                        Ok((head, body))
+                    },
+                    cancel,
+                )
+            },
+            |e| py_api::request_error(e, &slot),
+        )?;
+        self.last_body_bytes.store(body.len() as u64, Ordering::Relaxed);
+        Ok(py_api::Response::new(head, body))
+    }
+
+    /// Like `request`, but the body is read as it arrives: a `StreamResponse` (a context manager) whose
+    /// `iter_bytes()` yields the chunks, waiting for each with the GIL released.
+    #[pyo3(signature = (method, url, *, params = None, headers = None, body = None, json = None, timeout = None,
+                        follow_redirects = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn stream(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        url: &str,
+        params: Option<&Bound<'_, PyAny>>,
+        headers: Option<&Bound<'_, PyAny>>,
+        body: Option<&Bound<'_, PyAny>>,
+        json: Option<&Bound<'_, PyAny>>,
+        timeout: Option<f64>,
+        follow_redirects: Option<bool>,
+    ) -> PyResult<py_api::StreamResponse> {
+        let args = py_api::RequestArgs { params, headers, body, json, timeout, follow_redirects };
+        let (req, slot) = py_api::prepare(py, method, url, &args, self.settings, true)?;
+        let client = self.handle()?;
+        let resp = self.call_with(
+            py,
+            true,
+            |c, cancel| c.run(c.client().open(req), cancel),
+            |e| py_api::request_error(e, &slot),
+        )?;
+        let head = reqwest_bench::api::Head::of(&resp);
+        Ok(py_api::StreamResponse::new(head, resp, client))
     }
 
     /// Body bytes read by the last completed `get` / `fetch_len` / `request` (0 before the first).
@@ -311,10 +335,22 @@ impl Client {
         self.last_body_bytes.load(Ordering::Relaxed)
     }
 
-    /// The per-request timeout, seconds.
+    /// The total timeout of each request, seconds (None: no total limit).
     #[getter]
-    fn timeout(&self) -> f64 {
+    fn timeout(&self) -> Option<f64> {
         self.timeout
+    }
+
+    /// The connect (TCP + TLS handshake) timeout, seconds (None: only the total).
+    #[getter]
+    fn connect_timeout(&self) -> Option<f64> {
+        self.connect_timeout
+    }
+
+    /// The longest wait for the next bytes of a response, seconds (None: no limit).
+    #[getter]
+    fn read_timeout(&self) -> Option<f64> {
+        self.read_timeout
     }
 
     /// The `verify` argument, as given (`True` when omitted).
@@ -355,7 +391,8 @@ impl Client {
 
     fn __repr__(&self) -> String {
         let state = if self.closed() { " closed" } else { "" };
-        format!("<reqwest_client.Client timeout={}{}>", self.timeout, state)
+        let timeout = self.timeout.map_or("None".to_owned(), |t| t.to_string());
+        format!("<reqwest_client.Client timeout={timeout}{state}>")
     }
 }
 
@@ -365,7 +402,11 @@ fn reqwest_client_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Client>()?;
     m.add_class::<aio::RawAsyncClient>()?;
     m.add_class::<aio::Completer>()?;
-    m.add_class::<Response>()?;
+    m.add_class::<py_api::Response>()?;
+    m.add_class::<py_api::Headers>()?;
+    m.add_class::<py_api::StreamResponse>()?;
+    m.add_class::<aio::RawStream>()?;
+    m.add("TooManyRedirects", m.py().get_type::<TooManyRedirects>())?;
     m.add("ProtocolError", m.py().get_type::<ProtocolError>())?;
     m.add("TLSError", m.py().get_type::<TLSError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

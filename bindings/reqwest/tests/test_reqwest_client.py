@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -33,7 +33,7 @@ def test_api_shape() -> None:
     assert issubclass(ProtocolError, OSError)
     assert ProtocolError.__module__ == "reqwest_client"
     c = Client()
-    assert c.timeout == 30.0 and not c.closed and c.last_body_bytes == 0
+    assert c.timeout is None and not c.closed and c.last_body_bytes == 0
     for name in ("get", "fetch_len", "request", "close", "__enter__", "__exit__"):
         assert callable(getattr(c, name))
     a = AsyncClient(timeout=2.5)
@@ -78,10 +78,12 @@ def test_request_echo_headers_body(server: Server) -> None:
         assert r.body == b"payload \x00\xff"
         assert r.body is r.body  # created once
         h = r.headers
-        assert isinstance(h, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in h.items())
+        assert isinstance(h, reqwest_client.Headers) and isinstance(h, Mapping)
+        assert all(isinstance(k, str) and isinstance(v, str) for k, v in h.items())
         assert h["content-length"] == str(len(r.body))
-        h["x"] = "mutating the copy does not change the response"
-        assert "x" not in r.headers
+        assert h is r.headers  # the same object each time
+        with pytest.raises(TypeError):
+            h["x"] = "read-only"  # type: ignore[index]
         with pytest.raises(AttributeError):
             r.status = 1  # type: ignore[misc]
         r2 = c.request("POST", server.url + "/echo", body=bytearray(b"ba"))
@@ -127,7 +129,9 @@ def test_invalid_request_arguments(server: Server) -> None:
         with pytest.raises(TypeError):
             c.request("POST", server.url + "/echo", body="str is not bytes")  # type: ignore[arg-type]
         with pytest.raises(TypeError):
-            c.request("GET", server.url + "/", headers=[("a", "b")])  # type: ignore[arg-type]
+            c.request("GET", server.url + "/", headers=[("a", "b", "c")])  # type: ignore[list-item]
+        with pytest.raises(TypeError):
+            c.request("GET", server.url + "/", headers=42)  # type: ignore[arg-type]
 
 
 def test_closed_client_raises_runtime_error(server: Server) -> None:

@@ -1,19 +1,34 @@
 """reqwest_client: the clientbench reqwest (Rust) HTTP/1.1 client for Python.
 
+    import reqwest_client
+
+    with reqwest_client.Client(timeout=10.0) as client:
+        r = client.request("GET", "https://example.org/search", params={"q": "caf\u00e9 au lait"})
+        r.status, r.url, r.headers.get_all("set-cookie"), r.text()
+        r = client.request("POST", "http://127.0.0.1:8080/anything", json={"a": 1})
+        r.json()
+        with client.stream("GET", "http://127.0.0.1:8080/bytes/1000000") as s:
+            for chunk in s.iter_bytes():  # the GIL is released while each chunk is awaited
+                ...
+        status = client.get("http://127.0.0.1:8080/")  # the lean benchmark path: whole body read, not kept
+
 `Client` is synchronous and releases the GIL while it waits for the network (`release_gil=False` keeps
 it, to demonstrate the difference); `AsyncClient` has coroutine methods for asyncio. Both keep one
-keep-alive connection pool per client, speak HTTP/1.1 over ``http://`` and ``https://`` (rustls), and do
-not follow redirects.
+keep-alive connection pool per client and speak HTTP/1.1 over ``http://`` and ``https://`` (rustls).
+`request`/`stream` follow redirects, decompress gzip/deflate/br/zstd, send default headers and a
+User-Agent; `get`/`fetch_len` are the benchmark's lean path: a plain GET, none of that.
 
 ``verify`` (both clients), as requests' ``verify=``: True checks ``https://`` servers against the system's
 roots, a path (str or os.PathLike) against only the CA certificates in that PEM file, False not at all
 (unsafe). The file is read when the client is made: FileNotFoundError (or another OSError) when it cannot
 be read, ValueError when it holds no usable certificate.
 
-Errors: bad URL/method/header -> ValueError; timeout -> TimeoutError; untrusted/expired/wrong-name
-certificate, failed handshake -> TLSError (a ConnectionError); refused/reset/closed -> ConnectionError
-(ConnectionRefusedError / ConnectionResetError where clear); malformed HTTP -> ProtocolError (an OSError);
-a closed client -> RuntimeError. Non-2xx statuses are returned, never raised.
+Errors: bad URL/method/header/argument value -> ValueError; argument of the wrong type -> TypeError;
+timeout -> TimeoutError; untrusted/expired/wrong-name certificate, failed handshake -> TLSError (a
+ConnectionError); refused/reset/closed -> ConnectionError (ConnectionRefusedError / ConnectionResetError
+where clear); malformed HTTP or an undecodable compressed body -> ProtocolError (an OSError); too many
+redirects -> TooManyRedirects (an OSError); a closed client -> RuntimeError. Non-2xx statuses are returned,
+never raised.
 """
 
 from __future__ import annotations
@@ -21,21 +36,43 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from ._core import (
     Client,
     Completer,
+    Headers,
     ProtocolError,
     RawAsyncClient,
+    RawStream,
     Response,
+    StreamResponse,
     TLSError,
+    TooManyRedirects,
     __version__,
     reqwest_version,
 )
 
-__all__ = ["AsyncClient", "Client", "ProtocolError", "Response", "TLSError", "__version__", "reqwest_version"]
+if TYPE_CHECKING:
+    from ._core import _Body, _HeadersArg, _Params
+
+Mapping.register(Headers)
+
+__all__ = [
+    "AsyncClient",
+    "AsyncStreamResponse",
+    "Client",
+    "Headers",
+    "ProtocolError",
+    "Response",
+    "StreamResponse",
+    "TLSError",
+    "TooManyRedirects",
+    "__version__",
+    "reqwest_version",
+]
 
 
 #: one Completer per event loop: its pipe is registered with loop.add_reader, and its drain() resolves
@@ -53,9 +90,120 @@ def _completer() -> Completer:
     return c
 
 
+def _buffered(body: Any) -> Any:
+    """AsyncClient's body: a bytes-like object as it is; an iterable of chunks or a file read here, whole
+    (the async client does not stream uploads: its requests run on tokio threads that never call Python)."""
+    if body is None or isinstance(body, (bytes, bytearray, memoryview)):
+        return body
+    if isinstance(body, str):
+        raise TypeError("body must be bytes-like, not str (encode it first)")
+    try:
+        memoryview(body)
+    except TypeError:
+        pass
+    else:
+        return body
+    if hasattr(body, "read"):
+        return body.read()
+    try:
+        chunks = iter(body)
+    except TypeError:
+        raise TypeError(
+            f"body must be bytes-like, an iterable of bytes-like chunks or a binary file, not {type(body).__name__}"
+        ) from None
+    return b"".join(chunks)
+
+
+class AsyncStreamResponse:
+    """The response of `AsyncClient.stream`, an async context manager: ``async for chunk in
+    r.aiter_bytes()`` reads the body as it arrives; leaving the block closes it."""
+
+    def __init__(self, raw: RawStream) -> None:
+        self._raw = raw
+        self._closed = False
+
+    @property
+    def status(self) -> int:
+        return self._raw.status
+
+    @property
+    def url(self) -> str:
+        return self._raw.url
+
+    @property
+    def reason(self) -> str:
+        return self._raw.reason
+
+    @property
+    def headers(self) -> Headers:
+        return self._raw.headers
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body's chunks as they arrive (decoded when the client decompresses)."""
+        while not self._closed:
+            chunk = await self._raw.next_chunk(_completer())
+            if chunk is None:
+                return
+            yield chunk
+
+    async def aread(self) -> bytes:
+        """The rest of the body."""
+        return b"".join([chunk async for chunk in self.aiter_bytes()])
+
+    async def aclose(self) -> None:
+        """Stop reading (the rest of the body is dropped with its connection). Idempotent."""
+        self.close()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._raw.close()
+
+    async def __aenter__(self) -> AsyncStreamResponse:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
+        self.close()
+        return False
+
+    def __repr__(self) -> str:
+        return f"<AsyncStreamResponse [{self.status}]>"
+
+
+class _StreamContext:
+    """What `AsyncClient.stream(...)` returns: ``async with client.stream(...) as r`` (or ``await`` it)."""
+
+    def __init__(self, opening: Any) -> None:
+        self._opening = opening
+        self._response: AsyncStreamResponse | None = None
+
+    def __await__(self) -> Any:
+        return self._open().__await__()
+
+    async def _open(self) -> AsyncStreamResponse:
+        self._response = AsyncStreamResponse(await self._opening())
+        return self._response
+
+    async def __aenter__(self) -> AsyncStreamResponse:
+        return await self._open()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
+        if self._response is not None:
+            self._response.close()
+        return False
+
+
 class AsyncClient:
     """asyncio HTTP/1.1 client (http:// and https://) with a keep-alive connection pool (requests run on a
-    tokio runtime).
+    tokio runtime). The same options as `Client`.
 
     The methods are coroutines: nothing happens until they are awaited, on any running event loop
     (one that supports ``loop.add_reader``: the default selector loop or uvloop on Unix).
@@ -63,11 +211,37 @@ class AsyncClient:
     (PEM), as requests' ``verify=``.
     """
 
-    def __init__(self, timeout: float = 30.0, verify: bool | str | os.PathLike[str] = True) -> None:
-        self._raw = RawAsyncClient(timeout, verify)
+    def __init__(
+        self,
+        timeout: float | None = None,
+        verify: bool | str | os.PathLike[str] = True,
+        *,
+        connect_timeout: float | None = 10.0,
+        read_timeout: float | None = 30.0,
+        follow_redirects: bool = True,
+        max_redirects: int = 10,
+        headers: _HeadersArg | None = None,
+        decompress: bool = True,
+        user_agent: str | None = None,
+        trust_env: bool = True,
+        proxy: str | None = None,
+    ) -> None:
+        self._raw = RawAsyncClient(
+            timeout,
+            verify,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            follow_redirects=follow_redirects,
+            max_redirects=max_redirects,
+            headers=headers,
+            decompress=decompress,
+            user_agent=user_agent,
+            trust_env=trust_env,
+            proxy=proxy,
+        )
 
     async def get(self, url: str) -> int:
-        """GET `url`, read the whole body, return the status."""
+        """GET `url`, read the whole body, return the status (the lean benchmark path)."""
         return await self._raw.get(url, _completer())
 
     async def fetch_len(self, url: str) -> tuple[int, int]:
@@ -75,14 +249,70 @@ class AsyncClient:
         return await self._raw.fetch_len(url, _completer())
 
     async def request(
-        self, method: str, url: str, *, headers: Mapping[str, str] | None = None, body: bytes | bytearray | None = None
+        self,
+        method: str,
+        url: str,
+        *,
+        params: _Params | None = None,
+        headers: _HeadersArg | None = None,
+        body: _Body | None = None,
+        json: Any = None,
+        timeout: float | None = None,
+        follow_redirects: bool | None = None,
     ) -> Response:
-        """Any method with optional headers and body; returns a `Response` with the whole body."""
-        return await self._raw.request(method, url, _completer(), headers=headers, body=body)
+        """As `Client.request`; an iterable or file body is read whole first (no streamed upload here)."""
+        return await self._raw.request(
+            method,
+            url,
+            _completer(),
+            params=params,
+            headers=headers,
+            body=_buffered(body),
+            json=json,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+        )
+
+    def stream(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: _Params | None = None,
+        headers: _HeadersArg | None = None,
+        body: _Body | None = None,
+        json: Any = None,
+        timeout: float | None = None,
+        follow_redirects: bool | None = None,
+    ) -> _StreamContext:
+        """``async with client.stream("GET", url) as r: async for chunk in r.aiter_bytes(): ...``"""
+
+        def opening() -> Any:
+            return self._raw.stream(
+                method,
+                url,
+                _completer(),
+                params=params,
+                headers=headers,
+                body=_buffered(body),
+                json=json,
+                timeout=timeout,
+                follow_redirects=follow_redirects,
+            )
+
+        return _StreamContext(opening)
 
     @property
-    def timeout(self) -> float:
+    def timeout(self) -> float | None:
         return self._raw.timeout
+
+    @property
+    def connect_timeout(self) -> float | None:
+        return self._raw.connect_timeout
+
+    @property
+    def read_timeout(self) -> float | None:
+        return self._raw.read_timeout
 
     @property
     def verify(self) -> bool | str | os.PathLike[str]:
@@ -114,4 +344,4 @@ class AsyncClient:
         return False
 
     def __repr__(self) -> str:
-        return f"<reqwest_client.AsyncClient timeout={self.timeout:g}{' closed' if self.closed else ''}>"
+        return f"<reqwest_client.AsyncClient timeout={self.timeout}{' closed' if self.closed else ''}>"

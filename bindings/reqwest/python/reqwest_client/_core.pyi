@@ -1,15 +1,21 @@
 import os
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from types import TracebackType
-from typing import final
+from typing import IO, Any, Protocol, final
+
+from typing_extensions import Buffer
 
 __all__ = [
     "Client",
     "RawAsyncClient",
+    "RawStream",
     "Completer",
+    "Headers",
     "Response",
+    "StreamResponse",
     "ProtocolError",
     "TLSError",
+    "TooManyRedirects",
     "__version__",
     "reqwest_version",
 ]
@@ -24,23 +30,106 @@ class TLSError(ConnectionError):
     """TLS failed: the server's certificate is untrusted, expired or for another name, the handshake failed,
     or the server does not speak TLS."""
 
+class TooManyRedirects(OSError):
+    """More redirects than max_redirects; the message names the last URL."""
+
+class _SupportsRead(Protocol):
+    def read(self, /) -> Buffer: ...
+
+_ParamValue = str | int | float | None
+_Params = Mapping[str, _ParamValue | Sequence[_ParamValue]] | Sequence[tuple[str, _ParamValue]]
+_HeadersArg = Mapping[str, str] | Sequence[tuple[str, str]]
+_Body = Buffer | Iterable[Buffer] | _SupportsRead | IO[bytes]
+
+@final
+class Headers:
+    """Response headers: a case-insensitive, multi-valued Mapping[str, str] in the order received."""
+    def __new__(cls, items: _HeadersArg | None = None) -> Headers: ...
+    def __getitem__(self, key: str, /) -> str: ...
+    def get(self, key: str, default: Any = None) -> Any:
+        """All values of the field joined with ', ', or default when it is absent."""
+    def get_all(self, key: str) -> list[str]:
+        """Every value of the field, in order, never joined (an empty list when absent)."""
+    def multi_items(self) -> list[tuple[str, str]]:
+        """Every field as (lower-case name, value), in the order received."""
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, key: object, /) -> bool: ...
+    def keys(self) -> KeysView[str]: ...
+    def values(self) -> ValuesView[str]: ...
+    def items(self) -> ItemsView[str, str]: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    __hash__: None  # type: ignore[assignment]
+
 @final
 class Response:
     @property
     def status(self) -> int: ...
     @property
-    def headers(self) -> dict[str, str]:
-        """A new dict on each access: lower-case names, repeated headers joined with ", "."""
+    def reason(self) -> str: ...
     @property
-    def body(self) -> bytes: ...
+    def url(self) -> str:
+        """The final URL, after redirects (percent-encoded)."""
+    @property
+    def headers(self) -> Headers:
+        """The same object each time. When the body was decoded, reqwest has removed Content-Encoding and
+        Content-Length."""
+    @property
+    def body(self) -> bytes:
+        """The whole body, decoded when it was gzip / deflate / br / zstd compressed."""
+    def text(self) -> str:
+        """The body decoded with the Content-Type's charset (UTF-8 by default), errors replaced."""
+    def json(self) -> Any:
+        """json.loads(body)."""
+
+@final
+class _BytesIterator:
+    def __iter__(self) -> _BytesIterator: ...
+    def __next__(self) -> bytes: ...
+
+@final
+class StreamResponse:
+    @property
+    def status(self) -> int: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def headers(self) -> Headers: ...
+    @property
+    def closed(self) -> bool: ...
+    def iter_bytes(self) -> Iterator[bytes]:
+        """The body's chunks as they arrive (decoded when compressed); the GIL is released while waiting."""
+    def read(self) -> bytes:
+        """The rest of the body."""
+    def close(self) -> None: ...
+    def __enter__(self) -> StreamResponse: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...
 
 @final
 class Client:
-    """Synchronous HTTP/1.1 client (http:// and https://) with a keep-alive connection pool.
-
-    `verify`: True (the system's roots), False (no certificate check: unsafe) or the path of a CA bundle
-    (PEM), as requests' `verify=`."""
-    def __new__(cls, timeout: float = 30.0, verify: bool | str | os.PathLike[str] = True) -> Client: ...
+    """Synchronous HTTP/1.1 client (http:// and https://) with a keep-alive connection pool."""
+    def __new__(
+        cls,
+        timeout: float | None = None,
+        verify: bool | str | os.PathLike[str] = True,
+        *,
+        connect_timeout: float | None = 10.0,
+        read_timeout: float | None = 30.0,
+        follow_redirects: bool = True,
+        max_redirects: int = 10,
+        headers: _HeadersArg | None = None,
+        decompress: bool = True,
+        user_agent: str | None = None,
+        trust_env: bool = True,
+        proxy: str | None = None,
+    ) -> Client: ...
     def get(self, url: str, *, release_gil: bool = True) -> int:
         """GET url, read the whole body, return the status (body size: last_body_bytes)."""
     def fetch_len(self, url: str, *, release_gil: bool = True) -> tuple[int, int]:
@@ -50,14 +139,34 @@ class Client:
         method: str,
         url: str,
         *,
-        headers: Mapping[str, str] | None = None,
-        body: bytes | bytearray | None = None,
+        params: _Params | None = None,
+        headers: _HeadersArg | None = None,
+        body: _Body | None = None,
+        json: Any = None,
+        timeout: float | None = None,
+        follow_redirects: bool | None = None,
         release_gil: bool = True,
     ) -> Response: ...
+    def stream(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: _Params | None = None,
+        headers: _HeadersArg | None = None,
+        body: _Body | None = None,
+        json: Any = None,
+        timeout: float | None = None,
+        follow_redirects: bool | None = None,
+    ) -> StreamResponse: ...
     @property
     def last_body_bytes(self) -> int: ...
     @property
-    def timeout(self) -> float: ...
+    def timeout(self) -> float | None: ...
+    @property
+    def connect_timeout(self) -> float | None: ...
+    @property
+    def read_timeout(self) -> float | None: ...
     @property
     def verify(self) -> bool | str | os.PathLike[str]:
         """The verify argument, as given (True when omitted)."""
@@ -83,9 +192,37 @@ class Completer:
     def drain(self) -> None: ...
 
 @final
+class RawStream:
+    """Internal: the response of RawAsyncClient.stream. Use reqwest_client.AsyncClient.stream."""
+    @property
+    def status(self) -> int: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def headers(self) -> Headers: ...
+    def next_chunk(self, completer: Completer) -> Awaitable[bytes | None]: ...
+    def close(self) -> None: ...
+
+@final
 class RawAsyncClient:
     """Internal: methods return futures of the running loop. Use reqwest_client.AsyncClient."""
-    def __new__(cls, timeout: float = 30.0, verify: bool | str | os.PathLike[str] = True) -> RawAsyncClient: ...
+    def __new__(
+        cls,
+        timeout: float | None = None,
+        verify: bool | str | os.PathLike[str] = True,
+        *,
+        connect_timeout: float | None = 10.0,
+        read_timeout: float | None = 30.0,
+        follow_redirects: bool = True,
+        max_redirects: int = 10,
+        headers: _HeadersArg | None = None,
+        decompress: bool = True,
+        user_agent: str | None = None,
+        trust_env: bool = True,
+        proxy: str | None = None,
+    ) -> RawAsyncClient: ...
     def get(self, url: str, completer: Completer) -> Awaitable[int]: ...
     def fetch_len(self, url: str, completer: Completer) -> Awaitable[tuple[int, int]]: ...
     def request(
@@ -94,11 +231,32 @@ class RawAsyncClient:
         url: str,
         completer: Completer,
         *,
-        headers: Mapping[str, str] | None = None,
-        body: bytes | bytearray | None = None,
+        params: _Params | None = None,
+        headers: _HeadersArg | None = None,
+        body: Buffer | None = None,
+        json: Any = None,
+        timeout: float | None = None,
+        follow_redirects: bool | None = None,
     ) -> Awaitable[Response]: ...
+    def stream(
+        self,
+        method: str,
+        url: str,
+        completer: Completer,
+        *,
+        params: _Params | None = None,
+        headers: _HeadersArg | None = None,
+        body: Buffer | None = None,
+        json: Any = None,
+        timeout: float | None = None,
+        follow_redirects: bool | None = None,
+    ) -> Awaitable[RawStream]: ...
     @property
-    def timeout(self) -> float: ...
+    def timeout(self) -> float | None: ...
+    @property
+    def connect_timeout(self) -> float | None: ...
+    @property
+    def read_timeout(self) -> float | None: ...
     @property
     def verify(self) -> bool | str | os.PathLike[str]: ...
     @property
