@@ -14,7 +14,7 @@ import pytest
 import reqwest_client
 from clientbench.run.server import Server
 from reqwest_client import AsyncClient, Client
-from support.rawserver import RawServer, answer
+from support.rawserver import Conn, RawServer, answer
 
 T = 20.0
 
@@ -85,6 +85,21 @@ def test_brotli_and_zstd_are_decoded(server: Server, path: str, coding: str) -> 
             r.json()
         if coding == "zstd":
             assert r.body[:4] == b"\x28\xb5\x2f\xfd"  # the zstd frame magic
+
+
+def test_undecodable_body_is_a_protocol_error(raw_server: Any) -> None:
+    def bad_gzip(conn: Conn) -> None:
+        while conn.read_request(timeout=5) is not None:
+            conn.respond(b"not gzip at all", headers="Content-Encoding: gzip\r\n")
+
+    srv = raw_server(bad_gzip)
+    with Client(timeout=T) as c:
+        with pytest.raises(reqwest_client.ProtocolError):
+            c.request("GET", srv.url + "/")
+        with c.stream("GET", srv.url + "/") as s, pytest.raises(reqwest_client.ProtocolError):
+            s.read()
+    with Client(timeout=T, decompress=False) as c:
+        assert c.request("GET", srv.url + "/").body == b"not gzip at all"
 
 
 def test_benchmark_path_stays_bare(raw_server: Any) -> None:
