@@ -19,7 +19,7 @@ BEAST_SRC   := $(shell find cpp-beast bindings/beast -type f \( -name '*.cpp' -o
 REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '*.rs' -o -name '*.toml' \
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.lock
 
-.PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps venv peers rust cpp bindings wheels toxiproxy freethreaded wheels-manylinux clean
+.PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps venv peers rust cpp bindings wheels toxiproxy freethreaded clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -50,7 +50,7 @@ sanitize: system-deps  ## cpp-beast under ASan + UBSan (+ LSan): ctest, the driv
 	$(CARGO) build --release -p clientbench-server
 	cpp-beast/sanitize.sh
 
-test: build bindings peers wheels toxiproxy freethreaded  ## set up everything and run every test (cargo, ctest, pytest)
+test: build bindings peers freethreaded wheels toxiproxy  ## set up everything and run every test (cargo, ctest, pytest)
 	$(CARGO) test --release -p clientbench-server -p reqwest-bench
 	$(CMAKE) --build $(CPP_BUILD) --target beast_client_tests
 	ctest --test-dir $(CPP_BUILD) --output-on-failure
@@ -71,6 +71,8 @@ lint: venv bindings system-deps  ## ruff, mypy, stubtest of both bindings, clipp
 	cd build && ../$(VPY) -m mypy.stubtest beast_client._core --allowlist ../bindings/beast/stubtest-allowlist.txt
 	cd build && ../$(VPY) -m mypy.stubtest reqwest_client._core
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	@# the published reqwest-client wheel is abi3 (PyO3's limited API, CPython >= 3.9): the binding must compile under it
+	$(CARGO) clippy --release -p reqwest-client --all-targets --features abi3 -- -D warnings
 	$(CARGO) fmt --all --check
 	clang-format --dry-run --Werror $(CPP_LINT)
 
@@ -128,13 +130,23 @@ $(STAMPS)/reqwest-client: $(VENV)/.installed $(REQWEST_SRC)
 	$(VPY) -m pip install -q ./bindings/reqwest
 	@mkdir -p $(STAMPS) && touch $@
 
-wheels: $(STAMPS)/wheels  ## build both bindings' wheels into dist/ (again when dist/ lost them)
-	@ls dist/beast_client-*.whl dist/reqwest_client-*.whl >/dev/null 2>&1 || \
+# manylinux wheels of both bindings (CPython 3.11; and 3.13t when `make freethreaded` built it) and both sdists:
+# scripts/build-{beast,reqwest}-wheel.sh (zig toolchain for glibc 2.28; the static OpenSSL and the cargo
+# output are cached in build/wheel) and scripts/build-sdists.sh; python/tests/test_wheels.py checks them
+WHEEL_SCRIPTS := scripts/build-beast-wheel.sh scripts/build-reqwest-wheel.sh scripts/build-sdists.sh
+FT_PYTHON   := build/cpython/venv-3.13t/bin/python
+
+wheels: $(STAMPS)/wheels  ## manylinux wheels (beast per CPython, reqwest abi3; + 3.13t) and sdists in dist/ (again when dist/ lost them)
+	@ls dist/beast_client-*manylinux*.whl dist/reqwest_client-*-abi3-manylinux*.whl \
+	    dist/beast_client-*.tar.gz dist/reqwest_client-*.tar.gz >/dev/null 2>&1 \
+	  && { [ ! -x $(FT_PYTHON) ] || ls dist/beast_client-*-cp313t-*.whl dist/reqwest_client-*-cp313t-*.whl >/dev/null 2>&1; } || \
 	  { rm -f $(STAMPS)/wheels && $(MAKE) --no-print-directory $(STAMPS)/wheels; }
 
-$(STAMPS)/wheels: $(VENV)/.installed $(BEAST_SRC) $(REQWEST_SRC) | system-deps
-	$(VPY) -m pip wheel -q --no-deps -w dist ./bindings/beast ./bindings/reqwest
-	@ls -1 dist/*.whl
+$(STAMPS)/wheels: $(VENV)/.installed $(BEAST_SRC) $(REQWEST_SRC) $(WHEEL_SCRIPTS) | system-deps
+	scripts/build-beast-wheel.sh
+	scripts/build-reqwest-wheel.sh
+	scripts/build-sdists.sh
+	@ls -1 dist/beast_client-* dist/reqwest_client-*
 	@mkdir -p $(STAMPS) && touch $@
 
 # toxiproxy (network emulation in user space: the kernel here has no netem), pinned; its version is the one
@@ -155,12 +167,6 @@ freethreaded: $(STAMPS)/freethreaded  ## CPython with and without the GIL (one s
 $(STAMPS)/freethreaded: scripts/freethreaded.sh scripts/build-cpython.sh python/requirements-ft.txt $(BEAST_SRC) $(REQWEST_SRC) | system-deps
 	scripts/freethreaded.sh
 	@mkdir -p $(STAMPS) && touch $@
-
-wheels-manylinux: venv  ## beast-client manylinux_2_28 wheels (zig C++, static OpenSSL) in dist/, then checked (not yet in make test)
-	scripts/build-beast-wheel.sh
-	scripts/check-beast-wheel.sh $(firstword $(wildcard dist/beast_client-*-cp311-*manylinux*.whl)) $(PYTHON)
-	@w=$$(ls dist/beast_client-*-cp313t-*manylinux*.whl 2>/dev/null | head -1); \
-	  [ -z "$$w" ] || scripts/check-beast-wheel.sh "$$w" build/cpython/ft/bin/python3.13t
 
 clean:  ## remove build outputs (keeps results/)
 	rm -rf build target dist $(VENV) bindings/beast/build
