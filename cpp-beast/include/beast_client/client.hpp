@@ -1,7 +1,9 @@
 // beast_client: a small synchronous HTTP/1.1 client on Boost.Beast, with HTTPS (Boost.Asio SSL, OpenSSL).
 //
-// One Client owns one keep-alive connection (re-used while the scheme, host and port stay the same; re-opened
-// after `Connection: close`, an HTTP/1.0 or EOF-delimited response, or an error) and its own io_context.
+// A Client keeps a small pool of keep-alive connections, one per scheme + host + port (at most
+// `pool_size`, the least recently used one closed first), so that requests alternating between hosts do not
+// reconnect every time. A connection is re-opened after `Connection: close`, an HTTP/1.0 or EOF-delimited
+// response, or an error. Each Client has its own io_context.
 // Before a kept-alive connection is re-used, a non-blocking peek checks that the server has not closed it
 // while it was idle (its keep-alive timeout); if it has, a new connection is opened transparently, for every
 // method, before anything is sent. Over TLS the peek looks at the TCP socket under the TLS layer: an idle
@@ -12,12 +14,20 @@
 // HEAD, PUT, DELETE, OPTIONS, TRACE; RFC 9110 9.2.2). A POST, PATCH or other request that may have reached
 // the server is never re-sent: it fails with ConnectionError. Nothing else is retried.
 //
-// Every request (resolve + connect + TLS handshake + write + read, including that retry) is bounded by the
-// client's timeout: the operations are asynchronous and the client runs its io_context in slices of at most
-// `poll_interval` up to a deadline, so the deadline also covers name resolution. Between slices (only
+// Timeouts (Timeouts): `total` bounds each whole request (resolve + connect + TLS handshake + write + read,
+// including that retry; for a ResponseStream, until its body is read), `connect` the resolve + TCP connect +
+// TLS handshake, `read` the longest wait for the next bytes of the response (it restarts whenever body bytes
+// arrive). The operations are asynchronous and the client runs its io_context in slices of at most
+// `poll_interval` up to the nearest deadline, so the deadlines also cover name resolution. Between slices (only
 // for requests that last that long) the optional CancelCheck is called; returning true closes the
 // connection and throws Cancelled. This is what lets the Python binding deliver Ctrl-C while the GIL is
 // released. 1xx interim responses are skipped. URLs: `http://` and `https://host[:port][/path]`.
+//
+// get() and request() send exactly what they are given (no redirects, no Accept-Encoding, no URL
+// re-encoding): get() is the benchmark's hot path. send() and stream() add what an application expects:
+// redirects (RequestOptions), gzip / deflate decoding (Boost.Beast's header-only zlib port; the gzip and zlib
+// wrappers and their checksums are checked here), and percent-encoding of spaces and non-ASCII bytes in the
+// URL (encode_url()).
 //
 // HTTPS: TLS 1.2 and 1.3 (OpenSSL's defaults otherwise), SNI for host names (not for IP addresses, RFC 6066),
 // the certificate chain verified against the system's trust store (or a CA bundle, TlsConfig), the host name
@@ -55,8 +65,34 @@ using CancelCheck = std::function<bool()>;
 
 struct Response {
     int status = 0;
-    Headers headers;  // in the order received, names as sent by the server
-    std::string body;
+    Headers headers;     // in the order received, names as sent by the server
+    std::string body;    // send(): decoded when it was gzip / deflate encoded (RequestOptions::decompress)
+    std::string reason;  // the status line's reason phrase (may be empty)
+    std::string url;     // send(): the final URL, after redirects (encoded); request(): empty
+};
+
+/// The client's time limits; an unset one is no limit. Each must be > 0 when set.
+struct Timeouts {
+    std::optional<std::chrono::nanoseconds> total;    // a whole request (or a whole stream)
+    std::optional<std::chrono::nanoseconds> connect;  // resolve + TCP connect + TLS handshake
+    std::optional<std::chrono::nanoseconds> read;     // the longest wait for the next bytes of the response
+};
+
+/// What send() / stream() do beyond the exchange itself.
+struct RequestOptions {
+    /// Overrides the client's total timeout for this request (unset: the client's).
+    std::optional<std::chrono::nanoseconds> timeout;
+    /// 301, 302, 303 -> the next request is a GET without body (HEAD stays HEAD); 307, 308 keep the method
+    /// and body. Authorization, Cookie and Proxy-Authorization are dropped when the next hop is another
+    /// origin (scheme + host + port). A relative Location is resolved against the current URL.
+    bool follow_redirects = true;
+    /// At most this many redirects are followed; one more is TooManyRedirects.
+    int max_redirects = 10;
+    /// Send `Accept-Encoding: gzip, deflate` (unless the caller set one) and decode gzip / deflate bodies.
+    /// The Content-Encoding and Content-Length headers are returned as received.
+    bool decompress = true;
+    /// Added as User-Agent when the headers have none; empty: "beast-client/<version>".
+    std::string user_agent;
 };
 
 /// A parsed `http://` or `https://` URL.
@@ -142,6 +178,13 @@ public:
     const char* type_name() const noexcept override { return "ProtocolError"; }
 };
 
+/// More redirects than RequestOptions::max_redirects (the message names the last URL).
+class TooManyRedirects : public Error {
+public:
+    using Error::Error;
+    const char* type_name() const noexcept override { return "TooManyRedirects"; }
+};
+
 /// The CancelCheck returned true; the connection was closed.
 class Cancelled : public Error {
 public:
@@ -160,6 +203,22 @@ public:
 /// Parses `http[s]://host[:port][/path][?query]` (the fragment is dropped). Throws InvalidUrl.
 Url parse_url(std::string_view url);
 
+/// Percent-encodes (UTF-8 bytes as %XX) what may not appear raw in a URL: in the path, controls, space, '"',
+/// '<', '>', '`', '{', '}' and non-ASCII bytes; in the query, controls, space, '"', '\'', '<', '>' and non-ASCII
+/// bytes (the WHATWG URL standard's sets, as the Rust url crate applies them). Existing %XX escapes and
+/// everything else are kept; the fragment is dropped. The scheme and authority are left to parse_url().
+std::string encode_url(std::string_view url);
+
+/// Percent-encodes everything but the RFC 3986 unreserved characters (A-Z a-z 0-9 - . _ ~); a space is %20.
+std::string encode_component(std::string_view text);
+
+/// `url` with `name=value` pairs (each encode_component()ed) appended to its query ('?' or '&').
+std::string add_query(std::string_view url, const std::vector<std::pair<std::string, std::string>>& params);
+
+/// RFC 3986 5.2 reference resolution: `reference` (a Location header: absolute, scheme-relative, absolute-
+/// or relative-path, query-only) against the absolute http(s) URL `base`. Throws InvalidUrl.
+std::string resolve_url(std::string_view base, std::string_view reference);
+
 /// The Boost version the library was built with, e.g. "1.81.0".
 std::string library_version();
 
@@ -170,6 +229,39 @@ constexpr const char* version = BEAST_CLIENT_VERSION;
 constexpr std::uint32_t header_limit = 8u * 1024u * 1024u;
 /// `request()` keeps the body in memory and refuses larger ones (ProtocolError); `get()` has no limit.
 constexpr std::uint64_t request_body_limit = 1024ull * 1024ull * 1024ull;
+
+class Client;
+
+/// The response of Client::stream(): the status line and headers, and the body read piece by piece.
+/// Belongs to its Client: it must not outlive it, and is used from the Client's thread (it takes the
+/// Client's in-use guard: ConcurrentUse when another call is running). When the body has been read to the end
+/// the connection goes back to the Client's pool; close() (or the destructor) before that closes it.
+class ResponseStream {
+public:
+    ~ResponseStream();
+    ResponseStream(const ResponseStream&) = delete;
+    ResponseStream& operator=(const ResponseStream&) = delete;
+
+    int status() const noexcept;
+    const std::string& reason() const noexcept;
+    const Headers& headers() const noexcept;
+    const std::string& url() const noexcept;  // the final URL, after redirects
+
+    /// Replaces `chunk` with the next piece of the body (decoded when decompressing; never empty) and returns
+    /// true, or returns false at the end of the body. Errors as for send(); after an error or close() it
+    /// returns false.
+    bool next(std::string& chunk, const CancelCheck& cancel = {});
+    /// Whether the whole body has been read (or the stream closed / failed).
+    bool done() const noexcept;
+    /// Closes the connection unless the body was read to its end. Idempotent.
+    void close();
+
+private:
+    friend class Client;
+    struct State;
+    explicit ResponseStream(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+};
 
 class Client {
 public:
@@ -184,6 +276,9 @@ public:
     /// first https connection.
     Client(std::chrono::nanoseconds timeout, TlsConfig tls,
            std::chrono::nanoseconds poll_interval = std::chrono::milliseconds(50));
+    /// Separate total / connect / read timeouts (each unset = none; values above ten years are clamped).
+    Client(const Timeouts& timeouts, TlsConfig tls,
+           std::chrono::nanoseconds poll_interval = std::chrono::milliseconds(50));
     ~Client();
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;
@@ -197,27 +292,45 @@ public:
     Response request(std::string_view method, std::string_view url, const Headers& headers = {},
                      std::string_view body = {}, const CancelCheck& cancel = {});
 
-    /// Closes the connection; the next request opens a new one (the client stays usable).
+    /// An application's request: `url` is encode_url()ed, redirects are followed and gzip / deflate bodies
+    /// decoded as `options` say (see RequestOptions); Response::url is the final URL. Throws as request(),
+    /// and TooManyRedirects.
+    Response send(std::string_view method, std::string_view url, const Headers& headers, std::string_view body,
+                  const RequestOptions& options, const CancelCheck& cancel = {});
+
+    /// As send(), but returns once the final response's headers are read: the body is read with
+    /// ResponseStream::next() (no size limit). The stream must not outlive this Client.
+    std::unique_ptr<ResponseStream> stream(std::string_view method, std::string_view url, const Headers& headers,
+                                           std::string_view body, const RequestOptions& options,
+                                           const CancelCheck& cancel = {});
+
+    /// Closes every pooled connection; the next request opens a new one (the client stays usable).
     void close();
 
     /// Body bytes of the last request (also of a failed one: what was received before it failed).
     std::size_t last_body_bytes() const noexcept;
     /// How many connections this client has opened so far (for tests and diagnostics).
     std::size_t connections_opened() const noexcept;
-    /// Whether a keep-alive connection is currently open.
+    /// Whether a keep-alive connection is currently open (in the pool).
     bool connected() const noexcept;
     /// The TLS version and cipher of the most recently opened connection (kept after it closed); nullopt
     /// before the first connection and when that connection was plain http. May be called from any thread.
     std::optional<TlsInfo> tls_info() const;
     const TlsConfig& tls_config() const noexcept { return tls_; }
 
-    std::chrono::nanoseconds timeout() const noexcept { return timeout_; }
+    /// The total timeout (zero when there is none).
+    std::chrono::nanoseconds timeout() const noexcept { return timeouts_.total.value_or(std::chrono::nanoseconds(0)); }
+    const Timeouts& timeouts() const noexcept { return timeouts_; }
     std::chrono::nanoseconds poll_interval() const noexcept { return poll_interval_; }
 
+    /// How many hosts (scheme + host + port) keep an idle connection at most.
+    static constexpr std::size_t pool_size = 8;
+
 private:
+    friend class ResponseStream;
     struct Impl;
     class Guard;
-    std::chrono::nanoseconds timeout_;
+    Timeouts timeouts_;
     std::chrono::nanoseconds poll_interval_;
     TlsConfig tls_;
     std::atomic<bool> busy_{false};
