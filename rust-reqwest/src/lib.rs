@@ -4,8 +4,10 @@
 //!
 //! Scope: HTTP/1.1 over `http://` and `https://` (rustls; see [`tls`] for the crypto provider and root
 //! store, and [`TlsConfig`] for the three ways to check a certificate: the system's roots, a CA file, or
-//! none); every other scheme is an [`ClientError::InvalidUrl`]. Redirects are not followed (a 3xx is
-//! returned like any other status). TLS failures (untrusted, expired or wrong-name certificate, a failed
+//! none); every other scheme is an [`ClientError::InvalidUrl`]. The benchmark path ([`Client::get`],
+//! [`Client::fetch`]) follows no redirects (a 3xx is returned like any other status) and never decompresses;
+//! [`api`] is the Python binding's user-facing request (redirects, default headers, decompression, streamed
+//! uploads) next to it. TLS failures (untrusted, expired or wrong-name certificate, a failed
 //! handshake, `https://` to a plain-HTTP server) are [`ClientError::Tls`]; the timeout covers the handshake.
 //!
 //! * [`build_client`] / [`build_client_with`] — the client configuration every user shares.

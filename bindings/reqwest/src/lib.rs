@@ -14,7 +14,11 @@
 //! `FileNotFoundError` / `PermissionError` / `OSError` when it cannot be read, `ValueError` when it holds
 //! no usable certificate), `False` not at all (unsafe).
 //!
-//! Errors: invalid URL / method / header → `ValueError`; timeout → `TimeoutError`; TLS failures →
+//! `request` / `stream` (py_api.rs, over `reqwest_bench::api`) are the user-facing API of issue 12: params,
+//! default headers, redirects, decompression, streamed bodies both ways, `Response` / `Headers` /
+//! `StreamResponse`. `get` / `fetch_len` stay the bare benchmark path.
+//!
+//! Errors: invalid URL / method / header → `ValueError`; too many redirects → `TooManyRedirects`; timeout → `TimeoutError`; TLS failures →
 //! `reqwest_client.TLSError` (a `ConnectionError`); connection failures → `ConnectionError`
 //! (`ConnectionRefusedError` / `ConnectionResetError` where clear); malformed HTTP →
 //! `reqwest_client.ProtocolError` (an `OSError`). Non-2xx statuses are returned, never raised.
