@@ -1,47 +1,209 @@
-"""The bindings' wheels (built by `make wheels` into dist/) install into a new venv and work there."""
+"""The bindings' wheels and sdists (built by `make wheels` into dist/) install and work where a user gets them.
+
+Wheels: for this interpreter, and for the free-threaded one of `make freethreaded` (build/cpython/interpreters.json)
+when it was built, each binding's wheel is checked with `auditwheel show` (manylinux_2_28 or older; reqwest:
+cp39-abi3 on a GIL build, cp313t on the free-threaded one), installed into a fresh venv with no compiler and no
+cargo on PATH and no package index, and used for an http and an https request (against the axum server, the
+https one verified with its throw-away CA; verify=True rejects that CA).
+
+Sdists: each one, copied into a temporary directory outside the checkout, builds and installs into a clean
+venv (reqwest with `cargo --locked`, its Cargo.lock checked exact first) and makes the same requests.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import shutil
 import subprocess
 import sys
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from clientbench.run.paths import repo_root
+from clientbench.run.server import Server
 from packaging.tags import sys_tags
 from packaging.utils import parse_wheel_filename
 
+REPO = repo_root()
+DIST = REPO / "dist"
+AUDITWHEEL = REPO / "build" / "wheel" / "tools" / "venv" / "bin" / "auditwheel"
+INTERPRETERS = REPO / "build" / "cpython" / "interpreters.json"
+UNAVAILABLE = REPO / "build" / "cpython" / "unavailable"
+# the sdist builds share cargo's output here (a re-run recompiles only the two path crates)
+SDIST_CARGO_TARGET = REPO / "build" / "wheel" / "sdist-target"
+# what must not be reachable while a wheel is installed and used
+TOOLCHAIN = ("cc", "gcc", "c++", "g++", "clang", "clang++", "ld", "cargo", "rustc", "zig", "cmake", "make")
+MAX_GLIBC_MINOR = 28
+BINDINGS = [("beast_client", "beast_client"), ("reqwest_client", "reqwest_client")]
+
 CHECK = r"""
-import sys, importlib, pathlib
-name, url = sys.argv[1], sys.argv[2]
+import importlib, pathlib, sys
+name, http_url, https_url, ca_file = sys.argv[1:]
 m = importlib.import_module(name)
-pkg = pathlib.Path(m.__file__).parent
+pkg = pathlib.Path(m.__file__).resolve().parent
+assert str(pkg).startswith(str(pathlib.Path(sys.prefix).resolve())), f"{name} imported from {pkg}, not the venv"
 assert (pkg / "py.typed").exists(), "py.typed missing"
 assert any(pkg.glob("*.pyi")), "type stubs missing"
-assert issubclass(m.ProtocolError, OSError)
+assert issubclass(m.ProtocolError, OSError) and issubclass(m.TLSError, ConnectionError)
 with m.Client(timeout=5) as c:
-    print(c.get(url + "/"), c.request("POST", url + "/echo", body=b"wheel").body.decode())
+    status = c.get(http_url + "/")
+    echo = c.request("POST", http_url + "/echo", body=b"wheel").body.decode()
+with m.Client(timeout=5, verify=ca_file) as c:
+    tls_status = c.get(https_url + "/")
+try:
+    with m.Client(timeout=5) as c:
+        c.get(https_url + "/")
+    untrusted = "accepted"
+except m.TLSError:
+    untrusted = "rejected"
+gil = "gil-on" if getattr(sys, "_is_gil_enabled", lambda: True)() else "gil-off"
+print(status, echo, tls_status, untrusted, gil)
 """
 
 
-def newest_wheel(dist: str) -> Path:
-    """The newest wheel of `dist` that pip would install on this interpreter (dist/ may hold others, e.g. 3.13t)."""
-    supported = set(sys_tags())
-    wheels = [p for p in (repo_root() / "dist").glob(f"{dist}-*.whl") if parse_wheel_filename(p.name)[3] & supported]
-    if not wheels:
-        pytest.fail(f"no {dist} wheel for this interpreter in dist/: run `make wheels`")
-    return max(wheels, key=lambda p: p.stat().st_mtime)
+@dataclass(frozen=True)
+class Interp:
+    label: str
+    python: str
+    tags: frozenset[str]
+    free_threaded: bool
 
 
-@pytest.mark.parametrize("dist, module", [("beast_client", "beast_client"), ("reqwest_client", "reqwest_client")])
-def test_wheel_installs_into_a_new_venv_and_makes_a_request(tmp_path, server, dist, module):
-    wheel = newest_wheel(dist)
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    py = venv / "bin" / "python"
-    subprocess.run(
-        [str(py), "-m", "pip", "install", "-q", "--no-index", "--no-deps", str(wheel)], check=True, timeout=120
-    )
-    out = subprocess.run([str(py), "-c", CHECK, module, server.url], capture_output=True, text=True, timeout=60)
+def _interp(label: str) -> Interp:
+    if label == "this":
+        return Interp("this", sys.executable, frozenset(str(t) for t in sys_tags()), False)
+    if not INTERPRETERS.exists():
+        why = UNAVAILABLE.read_text().strip() if UNAVAILABLE.exists() else "not built (run `make freethreaded`)"
+        pytest.skip(f"free-threaded CPython: {why}")
+    python = json.loads(INTERPRETERS.read_text()).get(label)
+    if not python or not Path(python).exists():
+        pytest.skip(f"{INTERPRETERS} names no {label} interpreter")
+    # pip, in every venv, carries packaging: the interpreter's own tags
+    out = subprocess.run(
+        [python, "-c", "from pip._vendor.packaging.tags import sys_tags; print(*sys_tags())"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    return Interp(label, python, frozenset(out.stdout.split()), label.endswith("t"))
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with Server(tls=True, tls_dir=tmp_path_factory.mktemp("wheels-tls")) as s:
+        assert s.url.startswith("https://") and s.ca_file
+        yield s
+
+
+def newest(pattern: str, interp: Interp | None = None) -> Path:
+    """The newest file of dist/ matching `pattern`; for wheels, one that pip would install on `interp`."""
+    files = list(DIST.glob(pattern))
+    if interp is not None:
+        files = [p for p in files if {str(t) for t in parse_wheel_filename(p.name)[3]} & interp.tags]
+    if not files:
+        where = f" for the {interp.label} interpreter" if interp else ""
+        pytest.fail(f"no dist/{pattern}{where}: run `make wheels`")
+    return max(files, key=lambda p: p.stat().st_mtime)
+
+
+def manylinux_minor(platform: str) -> int:
+    m = re.fullmatch(r"manylinux_2_(\d+)_x86_64", platform)
+    assert m, f"not a manylinux_2_x x86_64 tag: {platform}"
+    return int(m.group(1))
+
+
+def make_venv(python: str, where: Path) -> Path:
+    subprocess.run([python, "-m", "venv", str(where)], check=True, capture_output=True, timeout=300)
+    return where / "bin" / "python"
+
+
+def check_in_venv(py: Path, module: str, env: dict[str, str], server: Server, tls_server: Server) -> list[str]:
+    assert tls_server.ca_file
+    out = subprocess.run(
+        [str(py), "-c", CHECK, module, server.url, tls_server.url, tls_server.ca_file],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["200", "wheel"]
+    return out.stdout.split()
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("label", ["this", "3.13t"])
+@pytest.mark.parametrize("dist, module", BINDINGS)
+def test_wheel_is_manylinux_and_works_without_a_toolchain(
+    tmp_path: Path, server: Server, tls_server: Server, dist: str, module: str, label: str
+) -> None:
+    interp = _interp(label)
+    wheel = newest(f"{dist}-*.whl", interp)
+    tags = parse_wheel_filename(wheel.name)[3]
+
+    # the tags: manylinux_2_28 or older; reqwest is abi3 (one wheel for CPython >= 3.9) except free-threaded
+    assert all(manylinux_minor(t.platform) <= MAX_GLIBC_MINOR for t in tags), wheel.name
+    abis = {(t.interpreter, t.abi) for t in tags}
+    if dist == "reqwest_client" and not interp.free_threaded:
+        assert abis == {("cp39", "abi3")}, wheel.name
+    else:
+        assert all(t.abi.startswith("cp3") and t.abi.endswith("t") == interp.free_threaded for t in tags), wheel.name
+    if not AUDITWHEEL.exists():
+        pytest.fail(f"{AUDITWHEEL} missing: `make wheels` installs it")
+    shown = subprocess.run([str(AUDITWHEEL), "show", str(wheel)], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    consistent = re.search(r'consistent with the following platform tag: "([^"]+)"', text)
+    assert consistent, text
+    assert manylinux_minor(consistent.group(1)) <= MAX_GLIBC_MINOR, text
+
+    # the install: a fresh venv; on PATH only its bin/ and an empty directory; no index, binaries only
+    py = make_venv(interp.python, tmp_path / "venv")
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    env = {"PATH": f"{py.parent}:{empty}", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    reachable = [t for t in TOOLCHAIN if shutil.which(t, path=env["PATH"])]
+    assert not reachable, f"a toolchain is reachable on the test PATH: {reachable}"
+    subprocess.run(
+        [str(py), "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--only-binary=:all:",
+         "--disable-pip-version-check", str(wheel)],
+        check=True, timeout=300, env=env,
+    )  # fmt: skip
+    gil = "gil-off" if interp.free_threaded else "gil-on"
+    assert check_in_venv(py, module, env, server, tls_server) == ["200", "wheel", "200", "rejected", gil]
+
+
+@pytest.mark.timeout(3600)  # a full release build of the extension (reqwest: ~10 min on 2 cores, cold)
+@pytest.mark.parametrize("dist, module", BINDINGS)
+def test_sdist_builds_outside_the_checkout_in_a_clean_venv(
+    tmp_path: Path, server: Server, tls_server: Server, dist: str, module: str
+) -> None:
+    sdist = newest(f"{dist}-*.tar.gz")
+    assert REPO not in tmp_path.resolve().parents
+    copy = tmp_path / sdist.name
+    shutil.copy(sdist, copy)
+    env = dict(os.environ)
+    env.pop("VIRTUAL_ENV", None)
+    for var in ("CLIENTBENCH_ROOT", "PYTHONPATH"):  # nothing may lead back into the checkout
+        env.pop(var, None)
+    if dist == "reqwest_client":
+        # its Cargo.lock is exactly the binding's own dependency graph: cargo changes nothing with --locked
+        unpacked = tmp_path / "unpacked"
+        with tarfile.open(copy) as tar:
+            tar.extractall(unpacked, filter="data")
+        (top,) = unpacked.iterdir()
+        assert 'name = "clientbench-server"' not in (top / "Cargo.lock").read_text()
+        meta = subprocess.run(
+            ["cargo", "metadata", "--format-version", "1", "--locked", "--offline"],
+            cwd=top, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert meta.returncode == 0, meta.stderr
+        env["MATURIN_PEP517_ARGS"] = "--locked"
+        env["CARGO_TARGET_DIR"] = str(SDIST_CARGO_TARGET)
+    py = make_venv(sys.executable, tmp_path / "venv")
+    built = subprocess.run(
+        [str(py), "-m", "pip", "install", "-q", "--no-deps", "--disable-pip-version-check", str(copy)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=3500, env=env,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr[-4000:]
+    run_env = {"PATH": f"{py.parent}", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    assert check_in_venv(py, module, run_env, server, tls_server) == ["200", "wheel", "200", "rejected", "gil-on"]
