@@ -112,12 +112,12 @@ fn param_text(v: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
         return Ok(None);
     }
     if let Ok(s) = v.cast::<PyString>() {
-        return Ok(Some(s.to_str()?.to_owned()));
+        return Ok(Some(s.to_cow()?.into_owned()));
     }
     if v.is_instance_of::<PyBytes>() {
         return Err(PyTypeError::new_err("params values must be str, int, float or a sequence of them, not bytes"));
     }
-    Ok(Some(v.str()?.to_str()?.to_owned()))
+    Ok(Some(v.str()?.to_cow()?.into_owned()))
 }
 
 /// `params` → `(name, value)` pairs: a mapping or a sequence of pairs; a list/tuple value repeats the name.
