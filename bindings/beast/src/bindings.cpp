@@ -5,6 +5,7 @@
 // the GIL and runs PyErr_CheckSignals(), so Ctrl-C (or any signal handler that raises) interrupts a blocked
 // get()/request() in the main thread promptly.
 #include <pybind11/pybind11.h>  // first: it includes Python.h
+#include <pybind11/stl.h>       // std::optional<double> <-> float | None
 
 #include "beast_client/client.hpp"
 
@@ -40,18 +41,29 @@ namespace {
 // created once at import.
 PYBIND11_CONSTINIT py::gil_safe_call_once_and_store<py::object> protocol_error_type;
 PYBIND11_CONSTINIT py::gil_safe_call_once_and_store<py::object> tls_error_type;
+PYBIND11_CONSTINIT py::gil_safe_call_once_and_store<py::object> too_many_redirects_type;
 
-struct PyResponse {
-    int status;
-    py::dict headers;
-    py::bytes body;
-};
-
-std::chrono::nanoseconds to_timeout(double seconds) {
+std::chrono::nanoseconds to_timeout(double seconds, const char* what = "timeout") {
     if (!std::isfinite(seconds) || !(seconds > 0))
-        throw py::value_error("timeout must be a positive, finite number of seconds");
+        throw py::value_error(std::string(what) + " must be a positive, finite number of seconds (or None)");
     const double capped = std::min(seconds, 3.0e8);  // ~10 years; the C++ client clamps there too
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(capped));
+}
+
+// None, or a positive finite number (int or float; not bool, not str)
+std::optional<double> to_seconds(const py::object& value, const char* what) {
+    if (value.is_none()) return std::nullopt;
+    if (PyBool_Check(value.ptr()) || !(PyFloat_Check(value.ptr()) || PyLong_Check(value.ptr())))
+        throw py::type_error(std::string(what) + " must be a number of seconds or None, not " +
+                             Py_TYPE(value.ptr())->tp_name);
+    const double seconds = value.cast<double>();
+    to_timeout(seconds, what);  // ValueError
+    return seconds;
+}
+
+std::optional<std::chrono::nanoseconds> to_duration(std::optional<double> seconds, const char* what) {
+    if (!seconds) return std::nullopt;
+    return to_timeout(*seconds, what);
 }
 
 // `verify=` as in requests: True (the system's trust store), False (no verification), or the path of a CA
@@ -111,18 +123,29 @@ bc::TlsConfig to_tls_config(const py::object& verify) {
 
 // The Python Client: the C++ client plus the Python-level "closed" state (as in reqwest_client: after
 // close(), requests raise RuntimeError).
+// Client(...)'s settings beyond the C++ client's (immutable after construction: read without a lock).
+struct ClientSettings {
+    std::optional<double> timeout, connect_timeout, read_timeout;
+    bool follow_redirects = true;
+    int max_redirects = 10;
+    bool decompress = true;
+    std::string user_agent;
+    bc::Headers headers;  // the default headers
+};
+
 struct PyClient {
-    PyClient(double timeout, bc::TlsConfig tls, py::object verify_arg)
-        : timeout_s(timeout), verify(std::move(verify_arg)), client(make_client(timeout, std::move(tls))) {}
+    PyClient(ClientSettings s, bc::TlsConfig tls, py::object verify_arg)
+        : settings(std::move(s)), verify(std::move(verify_arg)), client(make_client(settings, std::move(tls))) {}
 
     // Without the GIL: loading a large CA bundle takes a while. (C++17: the prvalue initializes the member.)
-    static bc::Client make_client(double timeout, bc::TlsConfig tls) {
-        const auto t = to_timeout(timeout);
+    static bc::Client make_client(const ClientSettings& s, bc::TlsConfig tls) {
+        const bc::Timeouts t{to_duration(s.timeout, "timeout"), to_duration(s.connect_timeout, "connect_timeout"),
+                             to_duration(s.read_timeout, "read_timeout")};
         py::gil_scoped_release nogil;
         return bc::Client(t, std::move(tls));
     }
 
-    double timeout_s;
+    const ClientSettings settings;
     py::object verify;  // as given (read-only property)
     bc::Client client;
     std::atomic<bool> closed{false};
@@ -205,52 +228,215 @@ std::string utf8(const py::handle& text) {
     return std::string(data, static_cast<std::size_t>(size));
 }
 
+// A str of the request (header name or value, parameter); anything else is a TypeError naming `what`.
+std::string text_of(const py::handle& value, const char* what) {
+    if (!py::isinstance<py::str>(value))
+        throw py::type_error(std::string(what) + " must be str, not " + Py_TYPE(value.ptr())->tp_name);
+    return utf8(value);
+}
+
+// The (name, value) pairs of a Mapping (its items()) or of a sequence of 2-tuples / 2-lists.
+template <class Each>
+void for_each_pair(const py::object& obj, const char* what, Each&& each) {
+    const bool mapping = py::hasattr(obj, "items") && !py::isinstance<py::str>(obj);
+    if (!mapping && (py::isinstance<py::str>(obj) || py::isinstance<py::bytes>(obj) || !py::hasattr(obj, "__iter__")))
+        throw py::type_error(std::string(what) + " must be a mapping or a sequence of (name, value) pairs, not " +
+                             Py_TYPE(obj.ptr())->tp_name);
+    const py::object items = mapping ? obj.attr("items")() : obj;
+    for (const auto& item : items) {
+        if (!py::isinstance<py::tuple>(item) && !py::isinstance<py::list>(item))
+            throw py::type_error(std::string(what) + ": each item must be a (name, value) pair, not " +
+                                 Py_TYPE(item.ptr())->tp_name);
+        const auto pair = py::reinterpret_borrow<py::sequence>(item);
+        if (pair.size() != 2) throw py::type_error(std::string(what) + ": each item must be a (name, value) pair");
+        each(py::object(pair[0]), py::object(pair[1]));
+    }
+}
+
 bc::Headers to_headers(const py::object& headers) {
     bc::Headers out;
     if (headers.is_none()) return out;
-    if (!py::hasattr(headers, "items")) throw py::type_error("headers must be a mapping of str to str");
-    for (const auto& item : headers.attr("items")()) {
-        if (!py::isinstance<py::tuple>(item)) throw py::type_error("headers must be a mapping of str to str");
-        const auto pair = py::reinterpret_borrow<py::tuple>(item);
-        if (pair.size() != 2 || !py::isinstance<py::str>(pair[0]) || !py::isinstance<py::str>(pair[1]))
-            throw py::type_error("headers must be a mapping of str to str");
-        out.emplace_back(utf8(pair[0]), utf8(pair[1]));
-    }
+    for_each_pair(headers, "headers", [&](const py::object& name, const py::object& value) {
+        out.emplace_back(text_of(name, "a header name"), text_of(value, "a header value"));
+    });
     return out;
 }
 
-std::string to_body(const py::object& body) {
-    if (body.is_none()) return {};
-    if (py::isinstance<py::bytes>(body)) return body.cast<std::string>();
-    if (py::isinstance<py::str>(body) || !PyObject_CheckBuffer(body.ptr()))
-        throw py::type_error(std::string("body must be bytes (or another bytes-like object), not ") +
-                             Py_TYPE(body.ptr())->tp_name);
-    Py_buffer view;
-    if (PyObject_GetBuffer(body.ptr(), &view, PyBUF_SIMPLE) != 0) throw py::error_already_set();
-    std::string out(static_cast<const char*>(view.buf), static_cast<std::size_t>(view.len));
-    PyBuffer_Release(&view);
+// The client's default headers, then the request's: a request header replaces the defaults of its name.
+bc::Headers merge_headers(const bc::Headers& defaults, bc::Headers request) {
+    if (defaults.empty()) return request;
+    bc::Headers out;
+    const auto lower = [](std::string s) {
+        for (char& c : s) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+        return s;
+    };
+    for (const auto& d : defaults) {
+        const std::string name = lower(d.first);
+        const bool overridden =
+            std::any_of(request.begin(), request.end(), [&](const auto& r) { return lower(r.first) == name; });
+        if (!overridden) out.push_back(d);
+    }
+    for (auto& r : request) out.push_back(std::move(r));
     return out;
 }
+
+// params: str values as they are, int / float through str(); None skipped; a list / tuple repeats the name.
+std::vector<std::pair<std::string, std::string>> to_params(const py::object& params) {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (params.is_none()) return out;
+    const auto scalar = [](const py::handle& v) -> std::string {
+        if (py::isinstance<py::str>(v)) return utf8(v);
+        if (PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr())) return utf8(py::str(v));
+        throw py::type_error(std::string("params values must be str, int, float, None or a list of them, not ") +
+                             Py_TYPE(v.ptr())->tp_name);
+    };
+    for_each_pair(params, "params", [&](const py::object& name, const py::object& value) {
+        const std::string n = text_of(name, "a params name");
+        if (value.is_none()) return;
+        if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+            for (const auto& v : value)
+                if (!v.is_none()) out.emplace_back(n, scalar(v));
+            return;
+        }
+        out.emplace_back(n, scalar(value));
+    });
+    return out;
+}
+
+// The request body: a buffer-protocol object, held (not copied) while the request runs; an iterable of
+// bytes-like objects or a binary file object (.read()), read into memory first (sent with Content-Length).
+class Body {
+public:
+    Body() = default;
+    Body(const Body&) = delete;
+    Body& operator=(const Body&) = delete;
+    ~Body() {
+        if (has_view_) PyBuffer_Release(&view_);
+    }
+
+    void set(const py::object& body) {
+        if (body.is_none()) return;
+        if (py::isinstance<py::str>(body))
+            throw py::type_error(
+                "body must be bytes-like (or an iterable of bytes / a binary file), not str: encode it");
+        if (PyObject_CheckBuffer(body.ptr())) {
+            if (PyObject_GetBuffer(body.ptr(), &view_, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+            has_view_ = true;
+            return;
+        }
+        if (py::hasattr(body, "read")) {
+            append(body.attr("read")(), "body.read()");
+            return;
+        }
+        if (!py::hasattr(body, "__iter__"))
+            throw py::type_error(std::string("body must be bytes-like, an iterable of bytes-like objects or a binary "
+                                             "file object, not ") +
+                                 Py_TYPE(body.ptr())->tp_name);
+        for (const auto& chunk : body) append(py::reinterpret_borrow<py::object>(chunk), "each chunk of body");
+    }
+
+    void set_owned(std::string data) { owned_ = std::move(data); }
+
+    std::string_view data() const {
+        if (has_view_) return {static_cast<const char*>(view_.buf), static_cast<std::size_t>(view_.len)};
+        return owned_;
+    }
+
+private:
+    void append(const py::object& chunk, const char* what) {
+        if (py::isinstance<py::str>(chunk) || !PyObject_CheckBuffer(chunk.ptr()))
+            throw py::type_error(std::string(what) + " must be bytes-like, not " + Py_TYPE(chunk.ptr())->tp_name);
+        Py_buffer v;
+        if (PyObject_GetBuffer(chunk.ptr(), &v, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+        owned_.append(static_cast<const char*>(v.buf), static_cast<std::size_t>(v.len));
+        PyBuffer_Release(&v);
+    }
+
+    Py_buffer view_{};
+    bool has_view_ = false;
+    std::string owned_;
+};
+
+// header bytes are decoded as Latin-1 (never fails), as http.client does
+py::str latin1(const std::string& s) {
+    auto out =
+        py::reinterpret_steal<py::str>(PyUnicode_DecodeLatin1(s.data(), static_cast<Py_ssize_t>(s.size()), nullptr));
+    if (!out) throw py::error_already_set();
+    return out;
+}
+
+// beast_client.Headers: the fields of a response, case-insensitive, multi-valued, in the order received.
+struct PyHeaders {
+    std::vector<std::pair<py::str, py::str>> fields;  // (lower-case name, value)
+    py::list names;                                   // unique lower-case names, first-seen order
+
+    static py::str lower(const py::handle& name) { return py::str(name.attr("lower")()); }
+
+    void add(const py::str& name, const py::str& value) {
+        py::str key = lower(name);
+        bool seen = false;
+        for (const auto& f : fields)
+            if (f.first.equal(key)) {
+                seen = true;
+                break;
+            }
+        if (!seen) names.append(key);
+        fields.emplace_back(std::move(key), value);
+    }
+
+    // every value of `name`, or an empty list (name: any object; a non-str never matches)
+    py::list all(const py::handle& name) const {
+        py::list out;
+        if (!py::isinstance<py::str>(name)) return out;
+        const py::str key = lower(name);
+        for (const auto& f : fields)
+            if (f.first.equal(key)) out.append(f.second);
+        return out;
+    }
+
+    py::object joined(const py::handle& name) const {
+        const py::list values = all(name);
+        if (values.empty()) return py::object();
+        if (values.size() == 1) return values[0];
+        return py::str(", ").attr("join")(values);
+    }
+
+    static PyHeaders from_bc(const bc::Headers& headers) {
+        PyHeaders out;
+        for (const auto& [name, value] : headers) out.add(latin1(name), latin1(value));
+        return out;
+    }
+};
+
+struct PyResponse {
+    int status;
+    std::string reason;
+    std::string url;
+    py::object headers;  // a PyHeaders, the same object on every access
+    py::bytes body;
+};
 
 PyResponse to_python(bc::Response&& r) {
-    PyResponse out{r.status, py::dict(), py::bytes(r.body.data(), r.body.size())};
-    for (auto& [name, value] : r.headers) {
-        std::string key = name;
-        for (char& c : key) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-        // header bytes are decoded as Latin-1 (never fails), as http.client does
-        py::str v = py::reinterpret_steal<py::str>(
-            PyUnicode_DecodeLatin1(value.data(), static_cast<Py_ssize_t>(value.size()), nullptr));
-        if (!v) throw py::error_already_set();
-        py::str k = py::reinterpret_steal<py::str>(
-            PyUnicode_DecodeLatin1(key.data(), static_cast<Py_ssize_t>(key.size()), nullptr));
-        if (!k) throw py::error_already_set();
-        if (out.headers.contains(k)) {
-            out.headers[k] = py::str(out.headers[k]) + py::str(", ") + v;  // repeated field: join, RFC 9110 5.3
-        } else {
-            out.headers[k] = v;
-        }
+    return PyResponse{r.status, std::move(r.reason), std::move(r.url), py::cast(PyHeaders::from_bc(r.headers)),
+                      py::bytes(r.body.data(), r.body.size())};
+}
+
+// The charset parameter of a Content-Type ("utf-8" when there is none or Python does not know it).
+std::string charset_of(const PyHeaders& h) {
+    const py::object ct = h.joined(py::str("content-type"));
+    if (!ct) return "utf-8";
+    const py::module_ email = py::module_::import("email.message");
+    py::object msg = email.attr("Message")();
+    msg.attr("__setitem__")("content-type", ct);
+    const py::object cs = msg.attr("get_param")("charset");
+    if (cs.is_none() || !py::isinstance<py::str>(cs)) return "utf-8";
+    const std::string name = cs.cast<std::string>();
+    try {
+        py::module_::import("codecs").attr("lookup")(name);
+    } catch (const py::error_already_set&) {  // LookupError: an unknown charset
+        return "utf-8";
     }
-    return out;
+    return name;
 }
 
 void translate(std::exception_ptr p) {
@@ -270,6 +456,8 @@ void translate(std::exception_ptr p) {
         }
     } catch (const bc::ProtocolError& e) {
         py::set_error(protocol_error_type.get_stored(), e.what());
+    } catch (const bc::TooManyRedirects& e) {
+        py::set_error(too_many_redirects_type.get_stored(), e.what());
     } catch (const bc::Cancelled& e) {  // cancelled without a pending Python exception
         py::set_error(PyExc_KeyboardInterrupt, e.what());
     } catch (const bc::Error& e) {
@@ -280,6 +468,75 @@ void translate(std::exception_ptr p) {
 }
 
 }  // namespace
+
+// A request's arguments, converted with the GIL held; then sent without it.
+struct Prepared {
+    std::string method;
+    std::string url;
+    bc::Headers headers;
+    Body body;
+    bc::RequestOptions options;
+};
+
+void prepare(Prepared& p, const PyClient& self, const std::string& method, const std::string& url,
+             const py::object& params, const py::object& headers, const py::object& body, const py::object& json,
+             const py::object& timeout, const py::object& follow_redirects) {
+    const ClientSettings& s = self.settings;
+    p.method = method;
+    p.url = bc::add_query(url, to_params(params));
+    p.headers = merge_headers(s.headers, to_headers(headers));
+    if (!body.is_none() && !json.is_none()) throw py::type_error("pass body or json, not both");
+    if (!json.is_none()) {
+        const py::object text = py::module_::import("json").attr("dumps")(json);
+        p.body.set_owned(utf8(text));
+        const bool typed = std::any_of(p.headers.begin(), p.headers.end(), [](const auto& h) {
+            std::string n = h.first;
+            for (char& c : n) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+            return n == "content-type";
+        });
+        if (!typed) p.headers.emplace_back("Content-Type", "application/json");
+    } else {
+        p.body.set(body);
+    }
+    const auto t = to_seconds(timeout, "timeout");
+    p.options.timeout = t ? to_duration(t, "timeout") : std::nullopt;
+    if (!follow_redirects.is_none() && !PyBool_Check(follow_redirects.ptr()))
+        throw py::type_error("follow_redirects must be True, False or None");
+    p.options.follow_redirects = follow_redirects.is_none() ? s.follow_redirects : follow_redirects.ptr() == Py_True;
+    p.options.max_redirects = s.max_redirects;
+    p.options.decompress = s.decompress;
+    p.options.user_agent = s.user_agent;
+}
+
+// beast_client.StreamResponse: Client.stream()'s result. It keeps its Client alive (`client`).
+struct PyStream {
+    py::object client;  // the PyClient
+    PyClient* owner;
+    std::unique_ptr<bc::ResponseStream> stream;
+    py::object headers;
+    std::atomic<bool> closed{false};
+
+    // the next chunk (GIL released while waiting), or a null object at the end
+    py::object next_chunk() {
+        if (closed.load()) return py::object();
+        std::string chunk;
+        PyClient::Finish finish{*owner};
+        const bool more =
+            run_interruptible(true, [&](const bc::CancelCheck& check) { return stream->next(chunk, check); });
+        if (!more) return py::object();
+        return py::bytes(chunk.data(), chunk.size());
+    }
+
+    void close() {
+        if (closed.exchange(true)) return;
+        stream->close();
+    }
+};
+
+// iter_bytes()'s iterator
+struct PyBytesIterator {
+    py::object owner;  // the PyStream
+};
 
 PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
     m.doc() = "Boost.Beast HTTP/1.1 client (C++), with the GIL released during I/O";
@@ -305,40 +562,199 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
         return type;
     });
     m.attr("TLSError") = tls_error_type.get_stored();
+    too_many_redirects_type.call_once_and_store_result([&]() -> py::object {
+        auto type = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
+            "beast_client.TooManyRedirects",
+            "More redirects than max_redirects (a subclass of OSError); the message names the last URL.", PyExc_OSError,
+            nullptr));
+        if (!type) throw py::error_already_set();
+        return type;
+    });
+    m.attr("TooManyRedirects") = too_many_redirects_type.get_stored();
     py::register_local_exception_translator(translate);
 
-    py::class_<PyResponse> response_cls(m, "Response", "A complete HTTP response (returned by Client.request).");
+    py::class_<PyHeaders> headers_cls(m, "Headers", py::is_final(),
+                                      "Response headers: a case-insensitive, multi-valued mapping in the order\n"
+                                      "received (a collections.abc.Mapping[str, str]). h[name] joins repeated\n"
+                                      "fields with ', '; get_all(name) keeps them apart (Set-Cookie).");
+    headers_cls
+        .def(py::init([](const py::object& items) {
+                 PyHeaders h;
+                 if (!items.is_none())
+                     for_each_pair(items, "headers", [&](const py::object& name, const py::object& value) {
+                         text_of(name, "a header name");
+                         text_of(value, "a header value");
+                         h.add(py::str(name), py::str(value));
+                     });
+                 return h;
+             }),
+             py::arg("items") = py::none(), "From a mapping or a sequence of (name, value) pairs.")
+        .def("__getitem__",
+             [](const PyHeaders& h, const py::object& name) {
+                 py::object v = h.joined(name);
+                 if (!v) throw py::key_error(py::repr(name).cast<std::string>());
+                 return v;
+             })
+        .def(
+            "get",
+            [](const PyHeaders& h, const py::object& name, const py::object& default_) {
+                py::object v = h.joined(name);
+                return v ? v : default_;
+            },
+            py::arg("key"), py::arg("default") = py::none(),
+            "All values of the field joined with ', ', or default when it is absent.")
+        .def(
+            "get_all", [](const PyHeaders& h, const py::object& name) { return h.all(name); }, py::arg("key"),
+            "Every value of the field, in order, never joined (an empty list when absent).")
+        .def(
+            "multi_items",
+            [](const PyHeaders& h) {
+                py::list out;
+                for (const auto& [k, v] : h.fields) out.append(py::make_tuple(k, v));
+                return out;
+            },
+            "Every field as (lower-case name, value), in the order received.")
+        .def("__iter__", [](const PyHeaders& h) { return h.names.attr("__iter__")(); })
+        .def("__len__", [](const PyHeaders& h) { return h.names.size(); })
+        .def("__contains__", [](const PyHeaders& h, const py::object& name) { return !h.all(name).empty(); })
+        .def("keys", [](py::object self) { return py::module_::import("collections.abc").attr("KeysView")(self); })
+        .def("values", [](py::object self) { return py::module_::import("collections.abc").attr("ValuesView")(self); })
+        .def("items", [](py::object self) { return py::module_::import("collections.abc").attr("ItemsView")(self); })
+        .def("__eq__",
+             [](const PyHeaders& h, const py::object& other) -> py::object {
+                 if (py::isinstance<PyHeaders>(other)) {
+                     const auto& o = other.cast<const PyHeaders&>();
+                     if (o.fields.size() != h.fields.size()) return py::bool_(false);
+                     for (std::size_t i = 0; i < h.fields.size(); ++i)
+                         if (!h.fields[i].first.equal(o.fields[i].first) ||
+                             !h.fields[i].second.equal(o.fields[i].second))
+                             return py::bool_(false);
+                     return py::bool_(true);
+                 }
+                 const py::object mapping = py::module_::import("collections.abc").attr("Mapping");
+                 if (!py::isinstance(other, mapping)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+                 py::dict mine, theirs;
+                 for (const auto& name : h.names) mine[name] = h.joined(name);
+                 for (const auto& item : other.attr("items")()) {
+                     const auto pair = py::reinterpret_borrow<py::tuple>(item);
+                     if (!py::isinstance<py::str>(pair[0])) return py::bool_(false);
+                     theirs[PyHeaders::lower(pair[0])] = pair[1];
+                 }
+                 return py::bool_(mine.equal(theirs));
+             })
+        .def("__repr__", [](const PyHeaders& h) {
+            py::list items;
+            for (const auto& [k, v] : h.fields) items.append(py::make_tuple(k, v));
+            return "Headers(" + py::repr(items).cast<std::string>() + ")";
+        });
+    headers_cls.attr("__hash__") = py::none();
+    headers_cls.attr("__module__") = "beast_client";
+
+    py::class_<PyResponse> response_cls(m, "Response", py::is_final(),
+                                        "A complete HTTP response (returned by Client.request).");
     response_cls
         .def_property_readonly(
             "status", [](const PyResponse& r) { return r.status; }, "The status code.")
         .def_property_readonly(
-            "headers",
-            [](const PyResponse& r) {
-                auto copy = py::reinterpret_steal<py::dict>(PyDict_Copy(r.headers.ptr()));
-                if (!copy) throw py::error_already_set();
-                return copy;
-            },
-            "A new dict on each access: lower-cased names, repeated fields joined with ', '.")
+            "reason", [](const PyResponse& r) { return latin1(r.reason); }, "The status line's reason (may be '').")
         .def_property_readonly(
-            "body", [](const PyResponse& r) { return r.body; }, "The whole body.")
-        .def("__repr__", [](const PyResponse& r) {
-            return "<beast_client.Response status=" + std::to_string(r.status) +
-                   " body=" + std::to_string(py::len(r.body)) + " bytes>";
-        });
+            "url", [](const PyResponse& r) { return r.url; }, "The final URL, after redirects (percent-encoded).")
+        .def_property_readonly(
+            "headers", [](const PyResponse& r) { return r.headers; },
+            "The headers (Headers: case-insensitive, repeated fields kept apart), as received: after decoding\n"
+            "a gzip / deflate body, Content-Encoding and Content-Length still describe the encoded body.")
+        .def_property_readonly(
+            "body", [](const PyResponse& r) { return r.body; }, "The whole body (decoded when it was compressed).")
+        .def(
+            "text",
+            [](const PyResponse& r) {
+                const std::string charset = charset_of(r.headers.cast<const PyHeaders&>());
+                return r.body.attr("decode")(charset, "replace");
+            },
+            "The body decoded with the Content-Type's charset (UTF-8 when it names none or an unknown one),\n"
+            "undecodable bytes replaced.")
+        .def(
+            "json", [](const PyResponse& r) { return py::module_::import("json").attr("loads")(r.body); },
+            "json.loads(body); a body that is not JSON raises json.JSONDecodeError.")
+        .def("__repr__", [](const PyResponse& r) { return "<Response [" + std::to_string(r.status) + "]>"; });
     response_cls.attr("__module__") = "beast_client";
+
+    py::class_<PyBytesIterator>(m, "_BytesIterator", py::is_final())
+        .def("__iter__", [](py::object self) { return self; })
+        .def("__next__", [](PyBytesIterator& it) {
+            py::object chunk = it.owner.cast<PyStream&>().next_chunk();
+            if (!chunk) throw py::stop_iteration();
+            return chunk;
+        });
+
+    py::class_<PyStream> stream_cls(m, "StreamResponse", py::is_final(),
+                                    "A response whose body is read as it arrives (Client.stream()); a context\n"
+                                    "manager. Use it from the thread of its Client.");
+    stream_cls
+        .def_property_readonly(
+            "status", [](const PyStream& s) { return s.stream->status(); }, "The status code.")
+        .def_property_readonly(
+            "reason", [](const PyStream& s) { return latin1(s.stream->reason()); }, "The status line's reason.")
+        .def_property_readonly(
+            "url", [](const PyStream& s) { return s.stream->url(); }, "The final URL, after redirects.")
+        .def_property_readonly(
+            "headers", [](const PyStream& s) { return s.headers; }, "The headers (Headers).")
+        .def_property_readonly(
+            "closed", [](const PyStream& s) { return s.closed.load(); }, "Whether close() was called.")
+        .def(
+            "iter_bytes", [](py::object self) { return PyBytesIterator{std::move(self)}; },
+            "An iterator over the body's chunks as they arrive (decoded when compressed); the GIL is released\n"
+            "while it waits for each one.")
+        .def(
+            "read",
+            [](PyStream& s) {
+                std::string all;
+                for (;;) {
+                    py::object chunk = s.next_chunk();
+                    if (!chunk) break;
+                    all += chunk.cast<std::string>();
+                }
+                return py::bytes(all);
+            },
+            "The rest of the body.")
+        .def("close", &PyStream::close,
+             "Close the response: the connection is re-used only if the body was read to its end. Idempotent.")
+        .def("__enter__", [](py::object self) { return self; })
+        .def("__exit__",
+             [](PyStream& s, const py::args&) {
+                 s.close();
+                 return false;
+             })
+        .def("__repr__",
+             [](const PyStream& s) { return "<StreamResponse [" + std::to_string(s.stream->status()) + "]>"; });
+    stream_cls.attr("__module__") = "beast_client";
 
     // dynamic_attr: instances take arbitrary attributes (a __dict__), like plain Python objects
     py::class_<PyClient> client_cls(
         m, "Client", py::dynamic_attr(),
-        "HTTP/1.1 client with one keep-alive connection (Boost.Beast). Not for concurrent\n"
-        "use: a second thread calling into a busy Client gets RuntimeError; use one per thread.");
+        "HTTP/1.1 client with a small pool of keep-alive connections (one per scheme + host + port; Boost.Beast).\n"
+        "Not for concurrent use: a second thread calling into a busy Client gets RuntimeError; use one per thread.");
     client_cls
-        .def(py::init([](double timeout, const py::object& verify) {
-                 to_timeout(timeout);  // ValueError before anything else
+        .def(py::init([](const py::object& timeout, const py::object& verify, const py::object& connect_timeout,
+                         const py::object& read_timeout, bool follow_redirects, int max_redirects,
+                         const py::object& headers, bool decompress, const py::object& user_agent) {
+                 ClientSettings s;
+                 s.timeout = to_seconds(timeout, "timeout");  // ValueError before anything else
+                 s.connect_timeout = to_seconds(connect_timeout, "connect_timeout");
+                 s.read_timeout = to_seconds(read_timeout, "read_timeout");
+                 s.follow_redirects = follow_redirects;
+                 if (max_redirects < 0) throw py::value_error("max_redirects must be >= 0");
+                 s.max_redirects = max_redirects;
+                 s.decompress = decompress;
+                 if (user_agent.is_none())
+                     s.user_agent = std::string("beast-client/") + BEAST_CLIENT_PY_VERSION;
+                 else
+                     s.user_agent = text_of(user_agent, "user_agent");
+                 s.headers = to_headers(headers);
                  bc::TlsConfig tls = to_tls_config(verify);
                  const std::string path = tls.ca_file;
                  try {
-                     return std::make_unique<PyClient>(timeout, std::move(tls), verify);
+                     return std::make_unique<PyClient>(std::move(s), std::move(tls), verify);
                  } catch (const std::system_error& e) {  // the CA bundle cannot be opened: as open() reports it
                      const int err = e.code().value();
                      const auto filename = py::reinterpret_steal<py::object>(PyUnicode_DecodeFSDefault(path.c_str()));
@@ -350,14 +766,20 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
                      throw py::error_already_set();
                  }
              }),
-             py::arg("timeout") = 30.0, py::arg("verify") = true,
+             py::arg("timeout") = py::none(), py::arg("verify") = true, py::kw_only(),
+             py::arg("connect_timeout") = 10.0, py::arg("read_timeout") = 30.0, py::arg("follow_redirects") = true,
+             py::arg("max_redirects") = 10, py::arg("headers") = py::none(), py::arg("decompress") = true,
+             py::arg("user_agent") = py::none(),
              "timeout: seconds allowed for each whole request (connect, TLS handshake, send, receive the\n"
-             "whole body), > 0.\n"
+             "whole body), > 0; None (the default): no total limit. connect_timeout: resolve + TCP connect +\n"
+             "TLS handshake. read_timeout: the longest wait for the next bytes of the response.\n"
              "verify (https:// URLs), as in requests: True = the system's trust store; a path (str or\n"
              "os.PathLike) = trust the CA certificates in this PEM file (or c_rehash directory) instead;\n"
              "False = no verification at all (UNSAFE: anyone on the path can impersonate the server).\n"
              "A CA bundle that cannot be opened raises FileNotFoundError / PermissionError (OSError);\n"
-             "one without any PEM certificate ValueError; a verify of another type TypeError.")
+             "one without any PEM certificate ValueError; a verify of another type TypeError.\n"
+             "follow_redirects / max_redirects, headers (sent with every request), decompress (gzip, deflate)\n"
+             "and user_agent apply to request() and stream(), never to get() / fetch_len().")
         .def("__enter__", [](py::object self) { return self; })
         .def("__exit__",
              [](PyClient& c, const py::args&) {
@@ -369,7 +791,14 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
              "another thread finishes first.")
         .def_property_readonly("closed", [](const PyClient& c) { return c.closed.load(); })
         .def_property_readonly(
-            "timeout", [](const PyClient& c) { return c.timeout_s; }, "The per-request timeout, seconds.")
+            "timeout", [](const PyClient& c) { return c.settings.timeout; },
+            "The total timeout of a request, seconds (None: no limit).")
+        .def_property_readonly(
+            "connect_timeout", [](const PyClient& c) { return c.settings.connect_timeout; },
+            "The connect (+ TLS handshake) timeout, seconds (None: no limit).")
+        .def_property_readonly(
+            "read_timeout", [](const PyClient& c) { return c.settings.read_timeout; },
+            "The read timeout (longest wait for the next bytes), seconds (None: no limit).")
         .def_property_readonly(
             "verify", [](const PyClient& c) { return c.verify; }, "The verify argument, as given.")
         .def_property_readonly(
@@ -408,19 +837,54 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
             "GET url, read the whole body, return (status, body bytes).")
         .def(
             "request",
-            [](PyClient& self, const std::string& method, const std::string& url, const py::object& headers,
-               const py::object& body, bool release_gil) {
+            [](PyClient& self, const std::string& method, const std::string& url, const py::object& params,
+               const py::object& headers, const py::object& body, const py::object& json, const py::object& timeout,
+               const py::object& follow_redirects, bool release_gil) {
                 bc::Client& c = self.open();
-                const bc::Headers h = to_headers(headers);
-                const std::string b = to_body(body);
+                Prepared p;
+                prepare(p, self, method, url, params, headers, body, json, timeout, follow_redirects);
                 PyClient::Finish finish{self};
-                bc::Response r = run_interruptible(
-                    release_gil, [&](const bc::CancelCheck& check) { return c.request(method, url, h, b, check); });
+                bc::Response r = run_interruptible(release_gil, [&](const bc::CancelCheck& check) {
+                    return c.send(p.method, p.url, p.headers, p.body.data(), p.options, check);
+                });
                 return to_python(std::move(r));
             },
-            py::arg("method"), py::arg("url"), py::kw_only(), py::arg("headers") = py::none(),
-            py::arg("body") = py::none(), py::arg("release_gil") = true,
-            "Send any request and return the complete Response (GIL released during I/O by default).")
+            py::arg("method"), py::arg("url"), py::kw_only(), py::arg("params") = py::none(),
+            py::arg("headers") = py::none(), py::arg("body") = py::none(), py::arg("json") = py::none(),
+            py::arg("timeout") = py::none(), py::arg("follow_redirects") = py::none(), py::arg("release_gil") = true,
+            "Send any request and return the complete Response (GIL released during I/O by default).\n"
+            "params are appended to the URL's query; headers override the client's by name; body is a\n"
+            "bytes-like object (or an iterable of them, or a binary file: read into memory first), json any\n"
+            "value json.dumps accepts; timeout (seconds) replaces the client's total timeout;\n"
+            "follow_redirects=None uses the client's setting.")
+        .def(
+            "stream",
+            [](py::object self_obj, const std::string& method, const std::string& url, const py::object& params,
+               const py::object& headers, const py::object& body, const py::object& json, const py::object& timeout,
+               const py::object& follow_redirects) {
+                PyClient& self = self_obj.cast<PyClient&>();
+                bc::Client& c = self.open();
+                Prepared p;
+                prepare(p, self, method, url, params, headers, body, json, timeout, follow_redirects);
+                std::unique_ptr<bc::ResponseStream> stream;
+                {
+                    PyClient::Finish finish{self};
+                    stream = run_interruptible(true, [&](const bc::CancelCheck& check) {
+                        return c.stream(p.method, p.url, p.headers, p.body.data(), p.options, check);
+                    });
+                }
+                auto out = std::make_unique<PyStream>();
+                out->client = self_obj;
+                out->owner = &self;
+                out->headers = py::cast(PyHeaders::from_bc(stream->headers()));
+                out->stream = std::move(stream);
+                return out;
+            },
+            py::arg("method"), py::arg("url"), py::kw_only(), py::arg("params") = py::none(),
+            py::arg("headers") = py::none(), py::arg("body") = py::none(), py::arg("json") = py::none(),
+            py::arg("timeout") = py::none(), py::arg("follow_redirects") = py::none(),
+            "As request(), but returns once the headers are read: a StreamResponse (a context manager) whose\n"
+            "iter_bytes() yields the body as it arrives. The GIL is released while waiting.")
         .def_property_readonly(
             "last_body_bytes", [](const PyClient& c) { return c.client.last_body_bytes(); },
             "Body bytes received by the last get()/fetch_len()/request() (for a failed\n"
@@ -430,7 +894,10 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
             "Connections opened so far (diagnostics; not part of the stable API).")
         .def("__repr__", [](const PyClient& c) {
             char buf[64];
-            std::snprintf(buf, sizeof buf, "%g", c.timeout_s);
+            if (c.settings.timeout)
+                std::snprintf(buf, sizeof buf, "%g", *c.settings.timeout);
+            else
+                std::snprintf(buf, sizeof buf, "None");
             std::string verify;
             if (!(PyBool_Check(c.verify.ptr()) && c.verify.ptr() == Py_True))
                 verify = " verify=" + py::repr(c.verify).cast<std::string>();

@@ -51,7 +51,8 @@ def test_context_manager_and_close(server):
         with pytest.raises(RuntimeError, match="closed"):
             call()
     c.close()  # idempotent
-    assert beast_client.Client().timeout == 30.0
+    assert beast_client.Client().timeout is None  # no total limit by default (connect/read timeouts instead)
+    assert repr(beast_client.Client()) == "<beast_client.Client timeout=None>"
 
 
 def test_exit_does_not_swallow_exceptions(server):
@@ -87,15 +88,16 @@ def test_request_post_with_headers_and_body(server):
         assert isinstance(r, beast_client.Response)
         assert r.status == 200
         assert r.body == b"payload \x00\xff"
-        assert isinstance(r.headers, dict)
-        assert r.headers["content-length"] == str(len(r.body))  # names lower-cased
+        assert isinstance(r.headers, beast_client.Headers)
+        assert r.headers["content-length"] == str(len(r.body))
+        assert "content-length" in list(r.headers)  # names lower-cased
         assert c.last_body_bytes == len(r.body)
         # bytes-like bodies, no body, read-only fields
         assert c.request("POST", server.url + "/echo", body=bytearray(b"ab")).body == b"ab"
         assert c.request("POST", server.url + "/echo", body=memoryview(b"xabc")[1:]).body == b"abc"
         assert c.request("POST", server.url + "/echo").body == b""
         assert c.request("POST", server.url + "/echo", body=b"held", release_gil=False).body == b"held"
-        assert r.headers is not r.headers  # a new dict on each access
+        assert r.headers is r.headers  # the same Headers on each access
         with pytest.raises(AttributeError):
             r.status = 1  # type: ignore[misc]
 

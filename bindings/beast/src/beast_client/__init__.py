@@ -2,25 +2,49 @@
 
     import beast_client
 
-    with beast_client.Client(timeout=5.0) as client:
-        status = client.get("http://127.0.0.1:8080/")        # whole body read, not kept
+    with beast_client.Client(timeout=10.0) as client:
+        r = client.request("GET", "https://example.org/search", params={"q": "caf\u00e9 au lait"})
+        r.status, r.url, r.headers.get_all("set-cookie"), r.text()
+        r = client.request("POST", "http://127.0.0.1:8080/anything", json={"a": 1})
+        r.json()
+        with client.stream("GET", "http://127.0.0.1:8080/bytes/1000000") as s:
+            for chunk in s.iter_bytes():  # the GIL is released while each chunk is awaited
+                ...
+        status = client.get("http://127.0.0.1:8080/")  # the lean benchmark path: whole body read, not kept
         nbytes = client.last_body_bytes
-        r = client.request("POST", "http://127.0.0.1:8080/echo",
-                           headers={"Content-Type": "text/plain"}, body=b"hi")
-        r.status, r.headers, r.body
 
-    # HTTPS (Boost.Asio SSL / OpenSSL): verify= as in requests (True, a CA bundle path, or False)
-    with beast_client.Client(verify="ca.pem") as client:
-        client.get("https://localhost:8443/")
-        client.tls_info                                      # {'version': 'TLSv1.3', 'cipher': ...}
-
-Errors: ValueError (invalid URL, bad method/header), TimeoutError, beast_client.TLSError (a ConnectionError:
-untrusted, expired or wrong-host certificate, failed handshake), ConnectionError (its subclasses
-ConnectionRefusedError / ConnectionResetError where that is clearly what happened),
-beast_client.ProtocolError (an OSError: malformed response), RuntimeError (a closed Client, or one used by
-two threads at once). Non-2xx statuses are returned, not raised.
+Errors: ValueError (invalid URL, bad method/header/argument value), TypeError (argument of the wrong type),
+TimeoutError, beast_client.TLSError (a ConnectionError: untrusted, expired or wrong-host certificate, failed
+handshake), ConnectionError (its subclasses ConnectionRefusedError / ConnectionResetError where that is
+clearly what happened), beast_client.ProtocolError (an OSError: malformed response, undecodable gzip/deflate
+body, a redirect to an unsupported URL), beast_client.TooManyRedirects (an OSError), RuntimeError (a closed
+Client, or one used by two threads at once). Non-2xx statuses are returned, not raised.
 """
 
-from ._core import Client, ProtocolError, Response, TLSError, __version__, boost_version
+from collections.abc import Mapping
 
-__all__ = ["Client", "ProtocolError", "Response", "TLSError", "__version__", "boost_version"]
+from ._core import (
+    Client,
+    Headers,
+    ProtocolError,
+    Response,
+    StreamResponse,
+    TLSError,
+    TooManyRedirects,
+    __version__,
+    boost_version,
+)
+
+Mapping.register(Headers)
+
+__all__ = [
+    "Client",
+    "Headers",
+    "ProtocolError",
+    "Response",
+    "StreamResponse",
+    "TLSError",
+    "TooManyRedirects",
+    "__version__",
+    "boost_version",
+]

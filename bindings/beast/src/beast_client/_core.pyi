@@ -1,6 +1,9 @@
 import os
-from collections.abc import Mapping
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from types import TracebackType
+from typing import IO, Any, Protocol, final
+
+from typing_extensions import Buffer
 
 __version__: str
 boost_version: str
@@ -12,18 +15,104 @@ class TLSError(ConnectionError):
     """A TLS failure: the server's certificate is untrusted, expired or not for this host name / IP address,
     or the handshake failed (no common protocol, an alert, an https:// URL to a plain-HTTP server)."""
 
+class TooManyRedirects(OSError):
+    """More redirects than max_redirects; the message names the last URL."""
+
+class _SupportsRead(Protocol):
+    def read(self, /) -> Buffer: ...
+
+_ParamValue = str | int | float | None
+_Params = Mapping[str, _ParamValue | Sequence[_ParamValue]] | Sequence[tuple[str, _ParamValue]]
+_HeadersArg = Mapping[str, str] | Sequence[tuple[str, str]]
+_Body = Buffer | Iterable[Buffer] | _SupportsRead | IO[bytes]
+
+@final
+class Headers:
+    """Response headers: a case-insensitive, multi-valued Mapping[str, str] in the order received."""
+    def __init__(self, items: _HeadersArg | None = None) -> None: ...
+    def __getitem__(self, key: str, /) -> str: ...
+    def get(self, key: str, default: Any = None) -> Any:
+        """All values of the field joined with ', ', or default when it is absent."""
+    def get_all(self, key: str) -> list[str]:
+        """Every value of the field, in order, never joined (an empty list when absent)."""
+    def multi_items(self) -> list[tuple[str, str]]:
+        """Every field as (lower-case name, value), in the order received."""
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, key: object, /) -> bool: ...
+    def keys(self) -> KeysView[str]: ...
+    def values(self) -> ValuesView[str]: ...
+    def items(self) -> ItemsView[str, str]: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    __hash__: None  # type: ignore[assignment]
+
+@final
 class Response:
     @property
     def status(self) -> int: ...
     @property
-    def headers(self) -> dict[str, str]:
-        """A new dict on each access: lower-case names, repeated fields joined with ', '."""
+    def reason(self) -> str: ...
     @property
-    def body(self) -> bytes: ...
+    def url(self) -> str:
+        """The final URL, after redirects (percent-encoded)."""
+    @property
+    def headers(self) -> Headers:
+        """As received (Content-Encoding / Content-Length describe the encoded body); the same object each time."""
+    @property
+    def body(self) -> bytes:
+        """The whole body, decoded when it was gzip / deflate compressed."""
+    def text(self) -> str:
+        """The body decoded with the Content-Type's charset (UTF-8 by default), errors replaced."""
+    def json(self) -> Any:
+        """json.loads(body)."""
+
+@final
+class _BytesIterator:
+    def __iter__(self) -> _BytesIterator: ...
+    def __next__(self) -> bytes: ...
+
+@final
+class StreamResponse:
+    @property
+    def status(self) -> int: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def headers(self) -> Headers: ...
+    @property
+    def closed(self) -> bool: ...
+    def iter_bytes(self) -> Iterator[bytes]:
+        """The body's chunks as they arrive (decoded when compressed); the GIL is released while waiting."""
+    def read(self) -> bytes:
+        """The rest of the body."""
+    def close(self) -> None: ...
+    def __enter__(self) -> StreamResponse: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...
 
 class Client:
-    def __init__(self, timeout: float = 30.0, verify: bool | str | os.PathLike[str] = True) -> None:
-        """timeout: seconds for each whole request (connect, TLS handshake, send, receive the body), > 0.
+    def __init__(
+        self,
+        timeout: float | None = None,
+        verify: bool | str | os.PathLike[str] = True,
+        *,
+        connect_timeout: float | None = 10.0,
+        read_timeout: float | None = 30.0,
+        follow_redirects: bool = True,
+        max_redirects: int = 10,
+        headers: _HeadersArg | None = None,
+        decompress: bool = True,
+        user_agent: str | None = None,
+    ) -> None:
+        """timeout: seconds for each whole request (connect, TLS handshake, send, receive the body), > 0;
+        None: no total limit. connect_timeout: resolve + TCP connect + TLS handshake. read_timeout: the
+        longest wait for the next bytes of the response.
 
         verify (https:// URLs), as in requests: True = the system's trust store; a path = trust the CA
         certificates in this PEM file (or c_rehash directory) instead; False = no verification (UNSAFE).
@@ -39,14 +128,34 @@ class Client:
         method: str,
         url: str,
         *,
-        headers: Mapping[str, str] | None = None,
-        body: bytes | bytearray | memoryview | None = None,
+        params: _Params | None = None,
+        headers: _HeadersArg | None = None,
+        body: _Body | None = None,
+        json: Any = None,
+        timeout: float | None = None,
+        follow_redirects: bool | None = None,
         release_gil: bool = True,
     ) -> Response: ...
+    def stream(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: _Params | None = None,
+        headers: _HeadersArg | None = None,
+        body: _Body | None = None,
+        json: Any = None,
+        timeout: float | None = None,
+        follow_redirects: bool | None = None,
+    ) -> StreamResponse: ...
     @property
     def last_body_bytes(self) -> int: ...
     @property
-    def timeout(self) -> float: ...
+    def timeout(self) -> float | None: ...
+    @property
+    def connect_timeout(self) -> float | None: ...
+    @property
+    def read_timeout(self) -> float | None: ...
     @property
     def verify(self) -> bool | str | os.PathLike[str]:
         """The verify argument, as given."""
