@@ -51,16 +51,21 @@ def main(argv: list[str] | None = None) -> int:
 
     # verify= only when asked for: the plain-HTTP rows keep the exact call they always made
     tls = {"verify": harness.verify(args)} if args.ca_file or args.insecure else {}
+    # the native drivers' configuration: one total timeout per request (no connect/read timers), and for
+    # reqwest no proxy from the environment
+    options: dict[str, Any] = {"connect_timeout": None, "read_timeout": None, **tls}
+    if args.binding == "reqwest":
+        options["trust_env"] = False
 
     def make_client(a: argparse.Namespace) -> Any:
-        return mod.Client(timeout=a.timeout, **tls)
+        return mod.Client(timeout=a.timeout, **options)
 
     def held(client: Any, url: str) -> tuple[int, int]:
         status, nbytes = client.fetch_len(url, release_gil=False)
         return status, nbytes
 
     async def make_async_client(a: argparse.Namespace) -> Any:
-        return mod.AsyncClient(timeout=a.timeout, **tls)
+        return mod.AsyncClient(timeout=a.timeout, **options)
 
     async def request_async(client: Any, url: str) -> tuple[int, int]:
         status, nbytes = await client.fetch_len(url)
