@@ -1649,8 +1649,8 @@ bool ResponseStream::done() const noexcept { return state_->finished; }
 
 bool ResponseStream::next(std::string& chunk, const CancelCheck& cancel) {
     State& st = *state_;
+    Client::Guard guard(st.owner.busy_);  // first: the state below is the Client's thread's
     if (st.finished) return false;
-    Client::Guard guard(st.owner.busy_);
     Client::Impl& impl = *st.owner.impl_;
     ResponseReader& r = *st.a.reader;
     for (;;) {
@@ -1679,11 +1679,11 @@ bool ResponseStream::next(std::string& chunk, const CancelCheck& cancel) {
 
 void ResponseStream::close() {
     State& st = *state_;
+    Client::Guard guard(st.owner.busy_);
     if (!st.a.conn) {
         st.finished = true;
         return;
     }
-    Client::Guard guard(st.owner.busy_);
     Client::Impl& impl = *st.owner.impl_;
     // the body was read to its end (or there is none): the connection can carry the next request
     if (!(st.a.reader && st.a.reader->is_done())) impl.drop(*st.a.conn);
