@@ -27,7 +27,8 @@ die() { log "error: $*"; exit 1; }
 
 command -v cargo >/dev/null || die "cargo is not on PATH (it makes the reqwest sdist's Cargo.lock)"
 [ -x "$TOOLS/venv/bin/python" ] || python3 -m venv "$TOOLS/venv"
-if ! "$TOOLS/venv/bin/python" -c 'import build' 2>/dev/null \
+# -I: the checkout's build/ folder must not pass for the `build` package (cwd is not on sys.path then)
+if ! "$TOOLS/venv/bin/python" -I -c 'import build.__main__' 2>/dev/null \
    || [ "$("$TOOLS/venv/bin/maturin" --version 2>/dev/null)" != "maturin $MATURIN_VERSION" ]; then
     log "tools: pip install build maturin==$MATURIN_VERSION into $TOOLS/venv"
     "$TOOLS/venv/bin/pip" install -q --disable-pip-version-check build "maturin==$MATURIN_VERSION" \
@@ -39,7 +40,7 @@ rm -rf "$OUT"
 mkdir -p "$OUT/beast" "$OUT/reqwest"
 
 # ---- beast-client -------------------------------------------------------------------------------------
-"$TOOLS/venv/bin/python" -m build --sdist --outdir "$OUT/beast" "$ROOT/bindings/beast" > "$LOGS/sdist-beast.log" 2>&1 \
+"$TOOLS/venv/bin/python" -I -m build --sdist --outdir "$OUT/beast" "$ROOT/bindings/beast" > "$LOGS/sdist-beast.log" 2>&1 \
     || die "the beast-client sdist failed (see $LOGS/sdist-beast.log)"
 
 # ---- reqwest-client -----------------------------------------------------------------------------------
