@@ -1,4 +1,4 @@
-"""The Python drivers' harness (drivers/harness.py): failure reasons are `<Class>: <message>` with the classes
+"""The Python drivers' harness (clientbench/harness.py): failure reasons are `<Class>: <message>` with the classes
 shared by the three languages' harnesses (docs/raw-format.md, "Failure reasons")."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable
 import beast_client
 import pytest
 import reqwest_client
-from clientbench.drivers.harness import FAILURE_CLASSES, describe, failure_class
+from clientbench.harness import FAILURE_CLASSES, describe, failure_class
 
 
 def test_the_documented_classes_are_there():

@@ -191,7 +191,7 @@ def interpreter_reading(
 
 
 def measure_pauses(testbed: Testbed, interpreters: Sequence[Interpreter | None]) -> dict[str, dict[str, Any]]:
-    """gc_pause (drivers/gc_pause.py) under every free-threaded interpreter, against /delay/300."""
+    """gc_pause (probes/gc_pause.py) under every free-threaded interpreter, against /delay/300."""
     out: dict[str, dict[str, Any]] = {}
     url = testbed.server_endpoint.url + "/delay/300"
     if testbed.server_endpoint.scheme != "http":
@@ -199,7 +199,7 @@ def measure_pauses(testbed: Testbed, interpreters: Sequence[Interpreter | None])
     for interp in interpreters:
         if interp is None or not interp.label.endswith("t"):
             continue
-        cmd = [interp.executable, "-m", "clientbench.drivers.gc_pause", "--url", url]
+        cmd = [interp.executable, "-m", "clientbench.probes.gc_pause", "--url", url]
         try:
             done = subprocess.run(
                 cmd,

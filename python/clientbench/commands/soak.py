@@ -21,9 +21,9 @@ from ..run.testbed import Options, Testbed, link_latest
 from ..schema import InvalidResult, parse_soak_line
 
 TARGETS = {
-    "py-beast": lambda: [sys.executable, "-m", "clientbench.drivers.soak_binding", "--client", "beast"],
-    "py-reqwest": lambda: [sys.executable, "-m", "clientbench.drivers.soak_binding", "--client", "reqwest"],
-    "py-reqwest-async": lambda: [sys.executable, "-m", "clientbench.drivers.soak_binding", "--client", "reqwest-async"],
+    "py-beast": lambda: [sys.executable, "-m", "clientbench.probes.soak_binding", "--client", "beast"],
+    "py-reqwest": lambda: [sys.executable, "-m", "clientbench.probes.soak_binding", "--client", "reqwest"],
+    "py-reqwest-async": lambda: [sys.executable, "-m", "clientbench.probes.soak_binding", "--client", "reqwest-async"],
     "cpp-beast": lambda: [str(require(beast_soak(), "C++ soak executable"))],
     "rust-reqwest": lambda: [str(require(reqwest_soak(), "Rust soak executable"))],
 }

@@ -1,1 +1,1 @@
-"""Python drivers: one module per client library, all built on `harness` (the workload contract)."""
+"""Python drivers: one module per client library, all built on `clientbench.harness` (the workload contract)."""

@@ -6,7 +6,7 @@ import argparse
 
 import aiohttp
 
-from . import harness
+from .. import harness
 
 
 async def make_client(args: argparse.Namespace) -> aiohttp.ClientSession:

@@ -16,7 +16,7 @@ import importlib
 import sys
 from typing import Any
 
-from . import harness
+from .. import harness
 
 MODULES = {"beast": "beast_client", "reqwest": "reqwest_client"}
 

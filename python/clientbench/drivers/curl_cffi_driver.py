@@ -9,7 +9,7 @@ from typing import Any
 from curl_cffi import CurlOpt
 from curl_cffi import requests as cr
 
-from . import harness
+from .. import harness
 
 
 def _tls(args: argparse.Namespace) -> dict[str, Any]:

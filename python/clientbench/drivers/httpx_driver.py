@@ -6,7 +6,7 @@ import argparse
 
 import httpx
 
-from . import harness
+from .. import harness
 
 
 def _limits() -> httpx.Limits:

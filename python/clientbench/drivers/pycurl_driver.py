@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pycurl
 
-from . import harness
+from .. import harness
 
 
 class Handle:

@@ -9,7 +9,7 @@ from typing import Any
 
 from pyreqwest.client import Client, ClientBuilder, SyncClient, SyncClientBuilder
 
-from . import harness
+from .. import harness
 
 
 def _timeout(args: argparse.Namespace) -> datetime.timedelta:

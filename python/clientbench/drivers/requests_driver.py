@@ -6,7 +6,7 @@ import argparse
 
 import requests
 
-from . import harness
+from .. import harness
 
 
 def make_client(args: argparse.Namespace) -> requests.Session:

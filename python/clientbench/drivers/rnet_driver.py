@@ -8,7 +8,7 @@ from pathlib import Path
 
 import rnet
 
-from . import harness
+from .. import harness
 
 
 def _verify(args: argparse.Namespace) -> bool | Path:

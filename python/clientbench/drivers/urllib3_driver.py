@@ -7,7 +7,7 @@ import argparse
 import urllib3
 from urllib3.util import parse_url
 
-from . import harness
+from .. import harness
 
 
 def make_client(args: argparse.Namespace) -> urllib3.HTTPConnectionPool:

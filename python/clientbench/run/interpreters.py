@@ -4,7 +4,8 @@
 pythons to build/cpython/interpreters.json ({"3.13": ".../bin/python", "3.13t": ...}); a label from there, a
 path to a python, or `system` (the runner's own interpreter) names an interpreter. A Python row then runs
 once per interpreter, its name suffixed `@<label>` (py-requests@3.13t), with this checkout's
-`clientbench.drivers` on PYTHONPATH (the drivers need nothing but the standard library and their client).
+`clientbench` package on PYTHONPATH (its drivers, harness and probes need nothing but the standard library
+and their client).
 """
 
 from __future__ import annotations

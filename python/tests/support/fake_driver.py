@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clientbench.drivers import harness
+from clientbench import harness
 
 
 def spec(name: str, *flags: str, optional: bool = False) -> Any:

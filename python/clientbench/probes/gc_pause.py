@@ -1,6 +1,6 @@
 """How long a stop-the-world pause waits for a thread that stays attached to the interpreter.
 
-    python -m clientbench.drivers.gc_pause --url URL_OF_A_SLOW_RESPONSE [--repeat 5]
+    python -m clientbench.probes.gc_pause --url URL_OF_A_SLOW_RESPONSE [--repeat 5]
 
 One thread makes a slow request through beast_client (e.g. GET /delay/300) with the GIL held or released;
 meanwhile the main thread times `gc.collect()`. On a free-threaded build a collection stops the world: it
@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 
-from .harness import interpreter
+from ..harness import interpreter
 
 
 def pause_ms(url: str, release_gil: bool | None) -> float:

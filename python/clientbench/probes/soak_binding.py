@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any
 
-from .harness import describe
+from ..harness import describe
 
 
 def rss_kib() -> int:
