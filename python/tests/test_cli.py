@@ -271,7 +271,17 @@ def test_no_module_but_main_imports_the_cli():
     assert importers == ["clientbench.__main__"]
 
 
+def test_no_command_imports_another():
+    """What commands share lives in commands/output.py, so each command can change on its own."""
+    commands = {p.stem for p in (PACKAGE / "commands").glob("*.py")} - {"__init__", "output"}
+    assert {"run", "sweep", "gil", "soak", "compare"} <= commands
+    for name in sorted(commands):
+        others = {f"clientbench.commands.{c}" for c in commands - {name}}
+        assert not imported_modules(PACKAGE / "commands" / f"{name}.py") & others, name
+
+
 def test_the_import_resolver_sees_relative_imports():
     assert "clientbench.cli" in imported_modules(PACKAGE / "__main__.py")  # `from .cli import main`
     run = imported_modules(PACKAGE / "commands" / "run.py")
-    assert {"clientbench.model", "clientbench.report", "clientbench.run.testbed"} <= run  # `from ..x import y`
+    assert {"clientbench.model", "clientbench.run.testbed"} <= run  # `from ..x import y`
+    assert "clientbench.commands.output" in run  # `from .output import ...`

@@ -23,7 +23,7 @@ from ..run.server import child_preexec
 from ..run.testbed import Options, Testbed, link_latest
 from ..stats import Aggregate
 from ..workload import Workload
-from .run import exit_status, show, write_run
+from .output import exit_status, show, write_run
 
 GIL_CLIENTS = [
     "cpp-beast",

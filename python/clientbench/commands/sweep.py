@@ -17,7 +17,7 @@ from ..run.clients import ClientSpec
 from ..run.network import Network
 from ..run.testbed import Endpoint, Options, Testbed, link_latest
 from ..workload import Workload
-from .run import exit_status, show
+from .output import exit_status, show
 
 DEFAULTS = {
     "workers": "1,2,4,8,10,16,32",

@@ -1,0 +1,41 @@
+"""What the commands that run clients share at their end: a run folder's files, the terminal table and the
+exit status (a module of its own, so that no command imports another)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..model import Results, Row
+from ..report import FILES, Report, export
+from ..report.plots import standard_figures
+from ..report.table import run_table
+from ..run.testbed import Testbed
+
+
+def write_run(
+    rows: Sequence[Row],
+    results: Results,
+    out_dir: Path,
+    subtitle: str,
+    timeline_rows: Sequence[Row] | None = None,
+) -> None:
+    """table.md, table.csv, results.json and the plots of one set of rows into out_dir."""
+    figures = standard_figures(rows, subtitle, timeline_rows) if rows else []
+    export(Report("table", [run_table(rows)], results=results, figures=figures), out_dir, (*FILES, "plots"))
+
+
+def show(rows: Sequence[Row], title: str) -> None:
+    """The terminal table of these rows."""
+    export(Report("table", [run_table(rows, title, terminal=True)]), None, ("terminal",))
+
+
+def exit_status(testbed: Testbed, rows: Sequence[Row]) -> int:
+    """130/143 when interrupted; 1 when one of our rows failed or any row has no good repeat."""
+    if testbed.exit_code is not None:
+        return testbed.exit_code
+    failed = [r.client.name for r in rows if r.counts_against_run]
+    if failed:
+        testbed.console.print(f"[red]{len(failed)} row(s) failed:[/] {', '.join(failed)}")
+        return 1
+    return 0
