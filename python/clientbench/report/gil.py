@@ -1,0 +1,264 @@
+"""The GIL report's document (gil.md) and its reading, every sentence computed from the measured figures.
+
+`commands/gil.py` measures (the serial, W-worker and round-trip phases, the gc pauses) and writes the phases'
+files; this module turns what it measured (`GilFigures`) into the report, running nothing, so that the text
+can be checked against figures given."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import Row
+from ..stats import Aggregate
+from ..workload import Workload
+from .base import Block, Heading, Image, Report, Text
+from .table import run_table
+
+#: the round-trip phase's timeline, under rtt/plots/
+RTT_TIMELINE = "timeline-rtt.png"
+#: (library, held row, released row, the native row of the same client library in the same mode)
+BINDINGS = (
+    ("beast", "py-beast-held", "py-beast-released", "cpp-beast"),
+    ("reqwest", "py-reqwest-held", "py-reqwest-released", "rust-reqwest-sync"),
+)
+#: Bench/LMean above this means the workers did not overlap much (1 = perfectly parallel, W = serial)
+SERIAL_THRESHOLD = 2.0
+
+
+def _agg(rows: Sequence[Row], name: str) -> Aggregate | None:
+    row = next((r for r in rows if r.client.name == name), None)
+    return None if row is None or row.failed else row.aggregate
+
+
+def reading(serial: Sequence[Row], parallel: Sequence[Row], workers: int) -> list[str]:
+    """Sentences derived from the figures; a figure that is missing yields no sentence about it."""
+    out: list[str] = []
+    for lib, held_name, released_name, native_name in BINDINGS:
+        held, released = _agg(parallel, held_name), _agg(parallel, released_name)
+        native = _agg(parallel, native_name)
+        serial_held = _agg(serial, held_name)
+        if held is None or released is None:
+            out.append(f"- **{lib}**: no complete held/released pair in this run (see the table's Status).")
+            continue
+        h, r = held.median, released.median
+        hr, rr = h.bench_over_lmean or 0.0, r.bench_over_lmean or 0.0
+        serialized = hr >= SERIAL_THRESHOLD and hr > 1.5 * rr
+        parts = [
+            f"- **{lib}, GIL held**: Bench {h.bench_ms:.2f} ms vs LMean {h.lmean_ms:.2f} ms "
+            f"(Bench/LMean {hr:.2f}; 1 = all {workers} workers overlap, {workers} = one at a time)."
+        ]
+        parts.append(
+            f"**GIL released**: Bench {r.bench_ms:.2f} ms vs LMean {r.lmean_ms:.2f} ms (Bench/LMean {rr:.2f})."
+        )
+        if serialized:
+            parts.append(
+                f"Holding the GIL serialized the workers: the group took {h.bench_ms / r.bench_ms:.1f}x "
+                f"as long as with the GIL released."
+            )
+        elif hr > rr:
+            parts.append(
+                f"Holding the GIL made the group {h.bench_ms / r.bench_ms:.2f}x as long, but "
+                f"Bench/LMean {hr:.2f} stays below {SERIAL_THRESHOLD:g}: the workers were not fully "
+                f"serialized in this run."
+            )
+        else:
+            parts.append("In this run holding the GIL did not slow the group down.")
+        if serial_held is not None and serial_held.median.mean_ms and h.mean_ms:
+            ratio = h.mean_ms / serial_held.median.mean_ms
+            parts.append(
+                f"With the GIL held, the mean request ({h.mean_ms:.3f} ms) is {ratio:.2f}x the serial "
+                f"W=1 mean ({serial_held.median.mean_ms:.3f} ms)"
+                + (
+                    ": each request ran alone, as in a serial loop, which is why the per-request "
+                    "figures look fast while the group is slow."
+                    if ratio < 1.5
+                    else "."
+                )
+            )
+        if native is not None:
+            x = r.bench_ms / native.median.bench_ms
+            native_label = next(r.client.label for r in parallel if r.client.name == native_name)
+            parts.append(
+                f"Released, the binding's Bench is {x:.2f}x that of the same client used natively, "
+                f"{native_label} ({native.median.bench_ms:.2f} ms)"
+                + (": within 1.2x of native code." if x <= 1.2 else ".")
+            )
+        out.append(" ".join(parts))
+    return out
+
+
+def rtt_reading(rows: Sequence[Row], workers: int, rtt_ms: int) -> list[str]:
+    """At a real round trip each request waits on the network: with the GIL held the W workers wait one
+    after another (Bench held / released tends to W), released they wait together (tends to 1)."""
+    out: list[str] = []
+    for lib, held_name, released_name, native_name in BINDINGS:
+        held, released, native = _agg(rows, held_name), _agg(rows, released_name), _agg(rows, native_name)
+        if held is None or released is None:
+            out.append(f"- **{lib}** at rtt {rtt_ms} ms: no complete held/released pair in this run.")
+            continue
+        ratio = held.median.bench_ms / released.median.bench_ms
+        verdict = (
+            "the workers waited on the network one after another"
+            if ratio >= workers / 2
+            else "the workers overlapped only partly"
+            if ratio >= 1.5
+            else "holding the GIL did not slow the group down"
+        )
+        line = (
+            f"- **{lib}** at rtt {rtt_ms} ms: GIL held Bench {held.median.bench_ms:.1f} ms, released "
+            f"{released.median.bench_ms:.1f} ms: held/released = {ratio:.1f}x ({workers}x = fully serialized): "
+            f"{verdict}."
+        )
+        if native is not None:
+            line += (
+                f" Released vs the native client: {released.median.bench_ms / native.median.bench_ms:.2f}x "
+                f"({native.median.bench_ms:.1f} ms)."
+            )
+        out.append(line)
+    return out
+
+
+def _ratio(rows: Sequence[Row], held_name: str, released_name: str) -> float | None:
+    held, released = _agg(rows, held_name), _agg(rows, released_name)
+    if held is None or released is None or not released.median.bench_ms:
+        return None
+    return held.median.bench_ms / released.median.bench_ms
+
+
+def interpreter_reading(
+    parallel: Sequence[Row],
+    at_rtt: Sequence[Row],
+    interpreters: Sequence[str | None],
+    workers: int,
+    rtt_ms: int,
+    pauses: Mapping[str, Mapping[str, Any]],
+) -> list[str]:
+    """Held vs released on every interpreter (Bench held / released: W = serialized, 1 = parallel), and the
+    stop-the-world pause a held call causes on a free-threaded build. Every sentence from the figures."""
+    out: list[str] = []
+    for interp in interpreters:
+        suffix, label = (f"@{interp}", f"Python {interp}") if interp else ("", "the runner's Python")
+        for lib, held_name, released_name, _ in BINDINGS:
+            parts = []
+            for phase, rows in (("loopback", parallel), (f"rtt {rtt_ms} ms", at_rtt)):
+                r = _ratio(rows, held_name + suffix, released_name + suffix)
+                if r is not None:
+                    parts.append(f"{r:.1f}x on {phase}")
+            if not parts:
+                out.append(f"- **{lib} on {label}**: no complete held/released pair in this run.")
+                continue
+            # judged where the workers wait on the network (the loopback rows are CPU-bound on 2 cores)
+            judged = _ratio(at_rtt, held_name + suffix, released_name + suffix)
+            if judged is None:
+                judged = _ratio(parallel, held_name + suffix, released_name + suffix) or 0.0
+            verdict = (
+                "holding the GIL serialized the workers"
+                if judged >= workers / 2
+                else "holding the GIL slowed the group down only partly"
+                if judged >= 1.5
+                else "holding the GIL no longer serialized anything: the threads waited in parallel either way"
+            )
+            out.append(
+                f"- **{lib} on {label}**: Bench held / released = {', '.join(parts)} "
+                f"({workers}x = fully serialized): {verdict}."
+            )
+        pause = pauses.get(interp or "system")
+        if pause and pause.get("python", {}).get("free_threaded"):
+            out.append(
+                f"- **What releasing still buys on {label}**: a `gc.collect()` in another thread took "
+                f"{pause['held_ms']:.1f} ms while a 300 ms call held the GIL (stayed attached to the interpreter), "
+                f"{pause['released_ms']:.1f} ms while the call had released it, {pause['baseline_ms']:.1f} ms "
+                "with no call in flight: a stop-the-world pause waits for every attached thread."
+            )
+    return out
+
+
+@dataclass(frozen=True)
+class GilFigures:
+    """What `clientbench gil` measured, as the report needs it."""
+
+    workload: Workload  # of the W-worker phases
+    serial_requests: int  # what the serial phase's one worker sent
+    serial: Sequence[Row]
+    parallel: Sequence[Row]
+    network: str  # where every phase ran: "loopback", or the --network description
+    command: str  # the command line that generated the report
+    rtt_ms: int = 0
+    rtt_network: str | None = None  # the round-trip phase's network; None: that phase did not run
+    at_rtt: Sequence[Row] = ()
+    #: the interpreters of the Python rows (labels; None: the runner's own); with more than one, the report
+    #: compares them (the free-threaded section)
+    interpreters: Sequence[str | None] = (None,)
+    #: gc_pause's line (probes/gc_pause.py) per free-threaded interpreter's label
+    pauses: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def compares_interpreters(self) -> bool:
+        return len(self.interpreters) > 1
+
+
+def readings(f: GilFigures) -> tuple[list[str], list[str], list[str]]:
+    """The reading of the W-worker phase, of the round-trip phase and of the interpreters (each may be empty)."""
+    workers = f.workload.workers
+    at_rtt = rtt_reading(f.at_rtt, workers, f.rtt_ms) if f.rtt_network is not None else []
+    interpreters = (
+        interpreter_reading(f.parallel, f.at_rtt, f.interpreters, workers, f.rtt_ms, f.pauses)
+        if f.compares_interpreters
+        else []
+    )
+    return reading(f.serial, f.parallel, workers), at_rtt, interpreters
+
+
+def document(f: GilFigures) -> Report:
+    """gil.md: the workload, the readings, the tables of every phase and the timelines."""
+    wl, workers = f.workload, f.workload.workers
+    text, rtt_text, ft_text = readings(f)
+    blocks: list[Block] = [
+        Heading("The GIL report"),
+        Text(
+            [
+                f"Workload: {workers} workers x {wl.requests} sequential GET {wl.path}, "
+                f"warmup {wl.warmup}, median of {wl.repeat} run(s), network: {f.network}. "
+                f"Generated by `{f.command}`."
+            ]
+        ),
+        Heading("Reading (generated from the figures below)", 2),
+        Text(text),
+    ]
+    if f.rtt_network is not None:
+        blocks += [Heading(f"At a {f.rtt_ms} ms round trip (generated from the figures below)", 2), Text(rtt_text)]
+    if f.compares_interpreters:
+        blocks += [
+            Heading("Without the GIL: the free-threaded build (generated from the figures below)", 2),
+            Text(
+                [
+                    "The same rows under each interpreter: "
+                    + ", ".join(f"Python {i}" if i else "the runner's Python" for i in f.interpreters)
+                    + " (the `make freethreaded` builds come from one CPython source with the same flags; the "
+                    "only difference between them is the GIL). The Library column names the interpreter and "
+                    "whether the GIL stayed off after the client was imported.",
+                    "",
+                    *ft_text,
+                ]
+            ),
+        ]
+    blocks += [Heading(f"{workers} workers ({f.network})", 2), run_table(f.parallel)]
+    if f.rtt_network is not None:
+        blocks += [
+            Heading(f"{workers} workers at rtt {f.rtt_ms} ms ({f.rtt_network})", 2),
+            run_table(f.at_rtt),
+        ]
+    blocks += [
+        Heading(f"Serial baseline (1 worker x {f.serial_requests} requests)", 2),
+        run_table(f.serial),
+        Heading("Timeline", 2),
+        Image("timeline", "plots/timeline.png"),
+    ]
+    if f.rtt_network is not None:
+        blocks += [
+            Heading(f"Timeline at rtt {f.rtt_ms} ms", 2),
+            Image("timeline at rtt", f"rtt/plots/{RTT_TIMELINE}"),
+        ]
+    return Report("gil", blocks)
