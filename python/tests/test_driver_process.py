@@ -1,10 +1,14 @@
-"""Driver processes (run/driver.py) and the client registry (run/clients.py): a misbehaving driver gives a
-failed run with the reason, never a crash of the runner; the plan interleaves the repeats."""
+"""Child processes: drivers (run/driver.py), where a misbehaving driver gives a failed run with the reason,
+never a crash of the runner, and the plan interleaves the repeats; the managed children (run/process.py: the
+server, toxiproxy), stopped and reaped on every path; and the client registry (run/clients.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import signal
+import sys
 import time
 
 import pytest
@@ -12,6 +16,7 @@ from clientbench.errors import SetupError
 from clientbench.model import DriverRun
 from clientbench.run.clients import CLIENTS, select
 from clientbench.run.driver import run_driver, run_plan
+from clientbench.run.process import ManagedProcess
 from clientbench.workload import Workload
 from support import fake_driver
 
@@ -97,6 +102,75 @@ def test_plan_interleaves_the_repeats_round_robin(tmp_path):
     assert [run.raw_file for run in rows[1].runs] == ["raw/b.0.json", None, "raw/b.2.json"]
     assert json.loads((tmp_path / "raw" / "a.2.json").read_text())["schema"] == "clientbench.raw/1"
     assert "boom (repeat 1)" in (tmp_path / "logs" / "b.1.stderr.log").read_text()
+
+
+# -- managed children ----------------------------------------------------------------------------
+
+
+UP = "print('up', flush=True)"
+
+
+class Child(ManagedProcess):
+    """A python child running `code`, ready once it printed `up` (UP); records its pid and its release."""
+
+    reads_stdout = True
+    stop_grace_s = 0.5
+
+    def __init__(self, code: str, log=None, ready: bool = True):
+        super().__init__(log, start_timeout=5)
+        self.code, self.ready = code, ready
+        self.started_pid: int | None = None
+        self.released = 0
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-c", self.code]
+
+    def wait_ready(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        self.started_pid = self.proc.pid
+        assert self.proc.stdout.readline() == b"up\n"
+        if not self.ready:
+            raise SetupError("never ready")
+
+    def release(self) -> None:
+        self.released += 1
+
+
+def _reaped(pid: int) -> bool:
+    """Gone, zombie included: a child that was stopped but not reaped would still have its /proc entry."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_child_that_ignores_sigterm_is_killed_after_the_grace_and_reaped():
+    child = Child(f"import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); {UP}; time.sleep(60)")
+    child.start()
+    t0 = time.monotonic()
+    assert child.stop() == -signal.SIGKILL
+    assert 0.4 < time.monotonic() - t0 < 5
+    assert _reaped(child.started_pid) and child.proc is None and child.released == 1
+    assert child.stop() is None and child.released == 2  # stopping twice is harmless
+
+
+def test_a_child_stops_on_sigterm_when_the_context_exits_with_an_error():
+    with pytest.raises(RuntimeError), Child(f"import time; {UP}; time.sleep(60)") as child:
+        raise RuntimeError("the command failed")
+    assert _reaped(child.started_pid) and child.released == 1
+
+
+def test_a_child_that_is_not_ready_is_stopped_before_the_error_is_raised(tmp_path):
+    child = Child(f"import sys, time; sys.stderr.write('starting\\n'); sys.stderr.flush(); {UP}; time.sleep(60)",
+                  log=tmp_path / "child.log", ready=False)  # fmt: skip
+    with pytest.raises(SetupError, match="never ready"):
+        child.start()
+    assert _reaped(child.started_pid) and child.proc is None and child.released == 1
+    assert (tmp_path / "child.log").read_text() == "starting\n"  # stderr went to the log, which is closed
+
+
+# -- the client registry ---------------------------------------------------------------------------
 
 
 def test_select_by_name_and_glob():

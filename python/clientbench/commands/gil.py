@@ -20,7 +20,7 @@ from ..report.table import run_table
 from ..run.clients import select, under
 from ..run.interpreters import Interpreter, known
 from ..run.network import Network
-from ..run.server import child_preexec
+from ..run.process import child_preexec
 from ..run.testbed import Options, Testbed, link_latest
 from ..workload import Workload
 from .output import exit_status, show, write_run

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import SetupError
 from ..report import Column, Report, Table, export
 from ..run.paths import beast_soak, require, reqwest_soak
-from ..run.server import child_preexec
+from ..run.process import child_preexec
 from ..run.testbed import Options, Testbed, link_latest
 from ..schema import InvalidResult, parse_soak_line
 

@@ -23,7 +23,7 @@ from ..schema import InvalidResult, parse_raw
 from ..stats import ProcessUsage, row_stats
 from ..workload import Workload
 from .clients import ClientSpec
-from .server import child_preexec
+from .process import child_preexec
 
 
 def _last_line(text: str) -> str:

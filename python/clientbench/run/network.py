@@ -16,19 +16,17 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
-import subprocess
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ..errors import SetupError
 from .paths import repo_root
-from .server import child_preexec
+from .process import ManagedProcess
 
 #: the version `make toxiproxy` installs (go install .../cmd/server@TOXIPROXY_VERSION)
 TOXIPROXY_VERSION = "v2.5.0"
@@ -158,55 +156,41 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class Toxiproxy:
-    """`with Toxiproxy(log=...) as tp:` runs toxiproxy-server on loopback; stopped on every path (and with
-    the runner, through PR_SET_PDEATHSIG)."""
+class Toxiproxy(ManagedProcess):
+    """`with Toxiproxy(log=...) as tp:` runs toxiproxy-server on loopback (run/process.py: stopped on every
+    path, and with the runner)."""
 
     def __init__(self, binary: Path | None = None, log: Path | None = None, start_timeout: float = 10.0):
+        super().__init__(log, start_timeout)
         self.binary = binary or toxiproxy_binary()
         if not (self.binary.is_file() and os.access(self.binary, os.X_OK)):
             hint = "`make toxiproxy`" if shutil.which("go") else "install Go, then `make toxiproxy`"
             raise SetupError(f"toxiproxy not found at {self.binary}; {hint}")
-        self.log_path = log
-        self.start_timeout = start_timeout
         self.api = ""
-        self.proc: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
 
     def __enter__(self) -> Toxiproxy:
         self.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def start(self) -> None:
+    def command(self) -> list[str]:
         port = _free_port()
-        self._log = open(self.log_path, "wb") if self.log_path else open(os.devnull, "wb")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [str(self.binary), "-host", "127.0.0.1", "-port", str(port)],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            preexec_fn=child_preexec,
-        )
         self.api = f"http://127.0.0.1:{port}"
+        return [str(self.binary), "-host", "127.0.0.1", "-port", str(port)]
+
+    def wait_ready(self) -> None:
         deadline = time.monotonic() + self.start_timeout
-        try:
-            while True:
-                try:
-                    self._call("GET", "/version")
-                    return
-                except SetupError:
-                    pass
-                if self.proc.poll() is not None:
-                    raise SetupError(f"toxiproxy exited with status {self.proc.returncode}; see its log")
-                if time.monotonic() > deadline:
-                    raise SetupError(f"toxiproxy did not answer on {self.api} within {self.start_timeout:g}s")
-                time.sleep(0.05)
-        except BaseException:
-            self.stop()
-            raise
+        while True:
+            try:
+                self._call("GET", "/version")
+                return
+            except SetupError:
+                pass
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise SetupError(f"toxiproxy exited with status {self.proc.returncode}; see its log")
+            if time.monotonic() > deadline:
+                raise SetupError(f"toxiproxy did not answer on {self.api} within {self.start_timeout:g}s")
+            time.sleep(0.05)
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
@@ -234,22 +218,6 @@ class Toxiproxy:
 
     def add_toxic(self, proxy: str, toxic: dict[str, Any]) -> None:
         self._call("POST", f"/proxies/{proxy}/toxics", toxic)
-
-    def remove_toxic(self, proxy: str, name: str) -> None:
-        self._call("DELETE", f"/proxies/{proxy}/toxics/{name}")
-
-    def stop(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        if self._log is not None:
-            self._log.close()
-            self._log = None
 
 
 def through(tp: Toxiproxy, base_url: str, network: Network, name: str = "server") -> str:

@@ -3,17 +3,13 @@
 The server prints one JSON line on stdout once it is bound, e.g.
 `{"event":"listening","url":"http://127.0.0.1:41234"}`; everything else it writes goes to stderr.
 The process is always stopped when the `Server` context exits (also on Ctrl-C, SIGTERM or an exception),
-and asks the kernel to kill it if the Python process dies without cleaning up (PR_SET_PDEATHSIG).
+and dies with the runner (run/process.py).
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
-import signal
 import ssl
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -21,25 +17,10 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
 
 from ..errors import SetupError
 from .paths import require, server_binary
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-        except Exception:
-            pass
-
-
-def child_preexec() -> None:
-    """Used for every child the runner starts: dies with us, ignores nothing special."""
-    _die_with_parent()
+from .process import ManagedProcess
 
 
 def https_context(ca_file: str | None = None, insecure: bool = False) -> ssl.SSLContext:
@@ -51,7 +32,9 @@ def https_context(ca_file: str | None = None, insecure: bool = False) -> ssl.SSL
     return ctx
 
 
-class Server:
+class Server(ManagedProcess):
+    reads_stdout = True  # the first line is the URL; the rest is drained into the log
+
     def __init__(
         self,
         binary: Path | None = None,
@@ -65,55 +48,45 @@ class Server:
         tls_dir: Path | None = None,
         tls_version: str | None = None,
     ):
+        super().__init__(log, start_timeout)
         self.binary = require(binary or server_binary(), "server binary")
         self.threads = threads
         self.port = port
-        self.log_path = log
         self.extra_args = list(extra_args)
-        self.start_timeout = start_timeout
         self.tls = tls
         self.tls_dir = tls_dir
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.tls_version = tls_version
         self.url: str = ""
         self.ca_file: str | None = None  # with tls: the throw-away CA the server generated (PEM)
-        self.proc: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
         self._drain: threading.Thread | None = None
 
-    # -- lifecycle -----------------------------------------------------------------------------
     def __enter__(self) -> Server:
         self.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def start(self) -> str:  # type: ignore[override]
+        if self.tls and self.tls_dir is None:  # the throw-away CA goes into a folder of ours, removed in stop()
+            self._tmp = tempfile.TemporaryDirectory(prefix="clientbench-tls-")
+            self.tls_dir = Path(self._tmp.name)
+        super().start()
+        return self.url
 
-    def start(self) -> str:
+    def command(self) -> list[str]:
         cmd = [str(self.binary), "--host", "127.0.0.1", "--port", str(self.port), *self.extra_args]
         if self.threads:
             cmd += ["--threads", str(self.threads)]
         if self.tls:
-            cmd += ["--tls"]
-            if self.tls_dir is None:  # the throw-away CA goes into a folder of ours, removed in stop()
-                self._tmp = tempfile.TemporaryDirectory(prefix="clientbench-tls-")
-                self.tls_dir = Path(self._tmp.name)
-            cmd += ["--tls-dir", str(self.tls_dir)]
+            cmd += ["--tls", "--tls-dir", str(self.tls_dir)]
             if self.tls_version:
                 cmd += ["--tls-version", self.tls_version]
-        self._log = open(self.log_path, "wb") if self.log_path else open("/dev/null", "wb")
-        self.proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=self._log, stdin=subprocess.DEVNULL, preexec_fn=child_preexec
-        )
-        try:
-            self.url = self._read_url()
-            self._drain = threading.Thread(target=self._drain_stdout, daemon=True)
-            self._drain.start()
-            self._wait_healthy()
-        except BaseException:
-            self.stop()
-            raise
-        return self.url
+        return cmd
+
+    def wait_ready(self) -> None:
+        self.url = self._read_url()
+        self._drain = threading.Thread(target=self._drain_stdout, daemon=True)
+        self._drain.start()
+        self._wait_healthy()
 
     def _read_url(self) -> str:
         assert self.proc and self.proc.stdout
@@ -172,32 +145,11 @@ class Server:
         except (urllib.error.URLError, OSError, ValueError, KeyError, TypeError):
             return None
 
-    def stop(self) -> int | None:
-        proc, self.proc = self.proc, None
-        code = None
-        if proc is not None:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-            code = proc.returncode
-            if proc.stdout:
-                proc.stdout.close()
+    def release(self) -> None:
         if self._drain is not None:
             self._drain.join(timeout=2)
             self._drain = None
-        if self._log is not None:
-            self._log.close()
-            self._log = None
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
             self.tls_dir = None
-        return code
-
-    @property
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc else None
