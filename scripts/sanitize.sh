@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# cpp-beast/sanitize.sh: build cpp-beast with AddressSanitizer + UndefinedBehaviorSanitizer
+# scripts/sanitize.sh: build cpp-beast with AddressSanitizer + UndefinedBehaviorSanitizer
 # (BEAST_CLIENT_SANITIZE=ON, RelWithDebInfo, in build/cpp-beast-asan), run the GoogleTest suite, then run
 # the sanitized beast-driver, floor-driver and beast-soak against the real axum server.
 # Fails (non-zero, with the offending log) on a build or test failure, a non-zero exit, a failed request,
 # or any sanitizer report on stderr.
 #
-#   cargo build --release -p clientbench-server && cpp-beast/sanitize.sh       (or: make sanitize)
+#   cargo build --release -p clientbench-server && scripts/sanitize.sh       (or: make sanitize)
 #
 # Environment: BUILD_DIR (default build/cpp-beast-asan), SERVER_BIN (default
 # target/release/clientbench-server), ASAN_OPTIONS / UBSAN_OPTIONS (appended to ours, so they win).
