@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -70,40 +71,40 @@ class Client:
         )
 
 
+class RunStatus(str, Enum):
+    """What one run of a driver came to (results.json: rows[].runs[].status)."""
+
+    OK = "ok"  # a valid document, every request answered 200 with every byte of its body
+    FAILED = "failed"  # a crash, hang or invalid document (no stats), a failed request, or missing bytes
+    SKIPPED = "skipped"  # an optional client (a peer) that is not installed here: never started
+
+
 @dataclass
 class DriverRun:
-    """One run of one driver (one repeat of a row)."""
+    """One run of one driver (one repeat of a row): its status and, unless ok, the reason."""
 
     client: Client
-    ok: bool  # the driver ran and printed a valid document (requests may still have failed)
+    status: RunStatus
     reason: str | None = None
     raw: dict[str, Any] | None = None  # the driver's raw document (not kept by from_json)
-    stats: RowStats | None = None
+    stats: RowStats | None = None  # from a valid document (also when requests failed)
     returncode: int | None = None
     duration_s: float = 0.0
     command: list[str] = field(default_factory=list)
     usage: ProcessUsage | None = None
-    integrity_error: str | None = None
-    skipped: bool = False  # an optional client (a peer) that is not installed here
     hash_seed: int | None = None  # PYTHONHASHSEED the driver ran with
     raw_file: str | None = None  # where the raw document was written, relative to the run folder
     #: counted by our server during the run (warm-up included): connections, TLS handshakes, resumed ones
     server_counts: dict[str, int] | None = None
 
     @property
-    def failed(self) -> bool:
-        """A run that counts against the run: the driver failed, a request failed, or bytes are missing."""
-        if self.skipped:
-            return False
-        return not self.ok or self.integrity_error is not None or (self.stats is not None and self.stats.errors > 0)
-
-    @property
-    def status(self) -> str:
-        return "skipped" if self.skipped else "failed" if self.failed else "ok"
+    def crashed(self) -> bool:
+        """Failed without a document: the driver crashed, hung or printed no valid one."""
+        return self.status is RunStatus.FAILED and self.stats is None
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "status": self.status,
+            "status": self.status.value,
             "reason": self.reason,
             "returncode": self.returncode,
             "duration_s": round(self.duration_s, 3),
@@ -117,26 +118,20 @@ class DriverRun:
 
     @classmethod
     def from_json(cls, client: Client, doc: Mapping[str, Any]) -> DriverRun:
-        stats = RowStats(**doc["stats"]) if doc.get("stats") else None
         process = doc.get("process")
-        status, reason = doc["status"], doc.get("reason")
-        run = cls(
+        return cls(
             client,
-            ok=stats is not None,
-            reason=reason,
-            stats=stats,
+            status=RunStatus(doc["status"]),
+            reason=doc.get("reason"),
+            stats=RowStats(**doc["stats"]) if doc.get("stats") else None,
             returncode=doc.get("returncode"),
             duration_s=doc.get("duration_s", 0.0),
             command=list(doc.get("command") or []),
             usage=ProcessUsage(process["cpu_s"], process["max_rss_kib"]) if process else None,
-            skipped=status == "skipped",
             hash_seed=doc.get("hash_seed"),
             raw_file=doc.get("raw"),
             server_counts=doc.get("server_counts"),
         )
-        if status == "failed" and stats is not None and stats.errors == 0:
-            run.integrity_error = reason or "failed"  # every request succeeded, yet the run failed: bytes missing
-        return run
 
 
 @dataclass
@@ -150,11 +145,11 @@ class Row:
     @property
     def crashes(self) -> list[DriverRun]:
         """Repeats whose driver crashed, hung or printed no valid document."""
-        return [r for r in self.runs if not r.ok and not r.skipped]
+        return [r for r in self.runs if r.crashed]
 
     @property
     def good_runs(self) -> list[DriverRun]:
-        return [r for r in self.runs if r.ok and not r.failed]
+        return [r for r in self.runs if r.status is RunStatus.OK]
 
     @property
     def tolerated(self) -> bool:
@@ -169,7 +164,8 @@ class Row:
 
     @property
     def failed(self) -> bool:
-        return not self.skipped and (not self.runs or any(r.failed for r in self.runs)) and not self.tolerated
+        failures = any(r.status is RunStatus.FAILED for r in self.runs)
+        return not self.skipped and (not self.runs or failures) and not self.tolerated
 
     @property
     def counts_against_run(self) -> bool:
@@ -179,7 +175,7 @@ class Row:
 
     @property
     def skipped(self) -> bool:
-        return bool(self.runs) and all(r.skipped for r in self.runs)
+        return bool(self.runs) and all(r.status is RunStatus.SKIPPED for r in self.runs)
 
     @property
     def status(self) -> str:

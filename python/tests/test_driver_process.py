@@ -13,7 +13,7 @@ import time
 
 import pytest
 from clientbench.errors import SetupError
-from clientbench.model import DriverRun
+from clientbench.model import DriverRun, RunStatus
 from clientbench.run.clients import CLIENTS, select
 from clientbench.run.driver import run_driver, run_plan
 from clientbench.run.process import ManagedProcess
@@ -26,7 +26,7 @@ NOWHERE = "http://127.0.0.1:1/"  # the fake drivers send no request
 def test_crashing_driver_gives_a_failed_run():
     spec = fake_driver.code_spec("crash", "import sys; sys.stderr.write('boom\\n'); sys.exit(3)")
     run = run_driver(spec, NOWHERE, Workload(), row_timeout_s=30)
-    assert not run.ok and run.failed and run.status == "failed"
+    assert run.status is RunStatus.FAILED and run.crashed
     assert run.returncode == 3
     assert run.reason == "driver exited with status 3: boom"
 
@@ -34,25 +34,25 @@ def test_crashing_driver_gives_a_failed_run():
 def test_driver_killed_by_a_signal():
     spec = fake_driver.code_spec("segv", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
     run = run_driver(spec, NOWHERE, Workload(), row_timeout_s=30)
-    assert not run.ok and "signal 11" in run.reason
+    assert run.crashed and "signal 11" in run.reason
 
 
 def test_invalid_json_gives_a_failed_run():
     run = run_driver(fake_driver.code_spec("garbage", "print('{not json')"), NOWHERE, Workload(), row_timeout_s=30)
-    assert not run.ok and "not JSON" in run.reason
+    assert run.crashed and "not JSON" in run.reason
 
 
 def test_hung_driver_is_killed_at_the_row_timeout():
     t0 = time.monotonic()
     run = run_driver(fake_driver.code_spec("hang", "import time; time.sleep(60)"), NOWHERE, Workload(), row_timeout_s=1)
-    assert not run.ok and "timed out" in run.reason
+    assert run.crashed and "timed out" in run.reason
     assert time.monotonic() - t0 < 15
 
 
 def test_a_good_driver_gets_the_workload_as_flags():
     wl = Workload(workers=2, requests=3, warmup=1, timeout_s=4, connection="new")
     run = run_driver(fake_driver.spec("good"), NOWHERE, wl, row_timeout_s=30, hash_seed=7)
-    assert run.ok and not run.failed and run.status == "ok", run.reason
+    assert run.status is RunStatus.OK and run.reason is None, run.reason
     assert run.command[-len(wl.flags(NOWHERE)) :] == wl.flags(NOWHERE)
     contract = {"url": NOWHERE, "workers": 2, "requests": 3, "warmup": 1, "timeout_s": 4, "connection": "new"}
     assert {k: run.raw["workload"].get(k, "missing") for k in contract} == contract
@@ -64,7 +64,7 @@ def test_fixed_workers_override_the_workload():
     base = fake_driver.spec("serial")
     spec = dataclasses.replace(base, client=dataclasses.replace(base.client, fixed_workers=1))
     run = run_driver(spec, NOWHERE, Workload(workers=5, requests=2), row_timeout_s=30)
-    assert run.ok and run.raw["workload"]["workers"] == 1 and run.stats.requests == 2
+    assert run.status is RunStatus.OK and run.raw["workload"]["workers"] == 1 and run.stats.requests == 2
 
 
 def test_missing_peer_is_skipped_and_missing_binding_is_an_error():
@@ -74,11 +74,11 @@ def test_missing_peer_is_skipped_and_missing_binding_is_an_error():
         base, client=dataclasses.replace(base.client, optional=True), needs_module="no_such_module_here"
     )
     run = run_driver(peer, NOWHERE, Workload(), row_timeout_s=30)
-    assert run.skipped and not run.failed and run.status == "skipped"
+    assert run.status is RunStatus.SKIPPED and not run.crashed
     assert run.reason.startswith("skipped: ") and "no_such_module_here" in run.reason
     ours = dataclasses.replace(peer, client=dataclasses.replace(peer.client, optional=False))
     run = run_driver(ours, NOWHERE, Workload(), row_timeout_s=30)
-    assert not run.skipped and run.failed and "no_such_module_here" in run.reason
+    assert run.status is RunStatus.FAILED and "no_such_module_here" in run.reason
 
 
 def test_plan_interleaves_the_repeats_round_robin(tmp_path):

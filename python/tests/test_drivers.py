@@ -8,6 +8,7 @@ import importlib.util
 import beast_client
 import pytest
 import reqwest_client
+from clientbench.model import RunStatus
 from clientbench.run.clients import CLIENTS
 from clientbench.run.driver import run_driver
 from clientbench.workload import Workload
@@ -37,7 +38,7 @@ def workers_of(spec, workers: int) -> int:
 
 def test_driver_meets_the_contract(spec, server):
     run = run_driver(spec, server.url + "/", SMALL, row_timeout_s=120)
-    assert run.ok, run.reason
+    assert run.status is RunStatus.OK, run.reason
     raw, s = run.raw, run.stats
     c = spec.client
     assert (raw["client"]["language"], raw["client"]["library"]) == (c.language, c.library)
@@ -78,16 +79,16 @@ def test_driver_meets_the_contract(spec, server):
 def test_driver_reads_whole_large_bodies(spec, server):
     n = 1_000_000
     run = run_driver(spec, f"{server.url}/bytes/{n}", Workload(2, 2, 0, 10), row_timeout_s=120, expected_body_bytes=n)
-    assert run.ok and run.stats.errors == 0 and not run.failed, run.reason
+    assert run.status is RunStatus.OK, run.reason
     assert run.stats.body_bytes == run.stats.requests * n
 
 
 def test_non_200_is_a_counted_failure(spec, server):
     run = run_driver(spec, server.url + "/status/500", Workload(2, 3, 0, 5), row_timeout_s=120)
-    assert run.ok, run.reason  # the driver worked ...
+    assert run.stats is not None, run.reason  # the driver worked ...
     n = run.stats.requests
     assert n == workers_of(spec, 2) * 3 and run.stats.errors == n  # ... and every request failed
-    assert run.failed
+    assert run.status is RunStatus.FAILED and run.reason.startswith(f"{n} of {n} requests failed: status 500")
     for w in run.raw["workers"]:
         assert [f["index"] for f in w["failures"]] == [0, 1, 2]
         assert [(f["status"], f["reason"]) for f in w["failures"]] == [(500, "status 500")] * 3
@@ -95,8 +96,8 @@ def test_non_200_is_a_counted_failure(spec, server):
 
 def test_closed_port_gives_failures_not_a_crash(spec, closed_port_url):
     run = run_driver(spec, closed_port_url, Workload(2, 2, 0, 2), row_timeout_s=120)
-    assert run.ok, run.reason
-    assert run.stats.errors == run.stats.requests == workers_of(spec, 2) * 2 and run.failed
+    assert run.stats is not None, run.reason
+    assert run.stats.errors == run.stats.requests == workers_of(spec, 2) * 2 and run.status is RunStatus.FAILED
     reasons = [f["reason"] for w in run.raw["workers"] for f in w["failures"]]
     assert len(reasons) == run.stats.requests and all(reasons)
 
@@ -119,7 +120,7 @@ def test_new_connection_mode(spec, server):
         row_timeout_s=120,
         expected_body_bytes=len(HELLO),
     )
-    assert run.ok and run.stats.errors == 0 and not run.failed, run.reason
+    assert run.status is RunStatus.OK, run.reason
     assert run.raw["workload"]["connection"] == "new"  # required, and what the driver ran with
 
 
@@ -153,7 +154,7 @@ def test_connections_opened(spec, connection, request):
             row_timeout_s=120,
             expected_body_bytes=len(COUNTED),
         )
-        assert run.ok and run.stats.errors == 0 and not run.failed, run.reason
+        assert run.status is RunStatus.OK, run.reason
         assert run.raw["workload"]["connection"] == connection
         assert len(srv.heads) == workers * requests  # no request sent twice, none outside the loop
         assert srv.accepted == (workers if connection == "keep-alive" else workers * requests)
@@ -161,5 +162,5 @@ def test_connections_opened(spec, connection, request):
 
 def test_body_integrity_check_catches_a_short_count(spec, server):
     run = run_driver(spec, server.url + "/", Workload(1, 2, 0, 5), row_timeout_s=120, expected_body_bytes=14)
-    assert run.ok and run.stats.errors == 0
-    assert run.failed and "body integrity" in run.integrity_error
+    assert run.stats is not None and run.stats.errors == 0  # every request succeeded ...
+    assert run.status is RunStatus.FAILED and run.reason.startswith("body integrity: received 26 bytes")

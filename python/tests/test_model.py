@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 from clientbench.errors import SetupError
-from clientbench.model import SCHEMA_ID, Client, Results, Row
+from clientbench.model import SCHEMA_ID, Client, DriverRun, Results, Row, RunStatus
 from clientbench.schema import validate_results
 from clientbench.stats import ProcessUsage, aggregate, row_stats
 from clientbench.workload import Workload
@@ -141,10 +141,27 @@ def test_an_interrupted_run_is_incomplete():
 def test_a_run_whose_bytes_were_missing_stays_failed_after_a_round_trip():
     r = Row(client())
     run = good_run(r.client)
-    run.integrity_error = run.reason = "body integrity: received 1 bytes, expected 2"
+    run.status, run.reason = RunStatus.FAILED, "body integrity: received 1 bytes, expected 2"
     r.add(run)
     back = Results.from_json(results([r]).to_json()).rows[0]
-    assert back.failed and back.runs[0].integrity_error == run.reason
+    assert back.failed and back.runs[0].status is RunStatus.FAILED and back.runs[0].reason == run.reason
+    assert not back.runs[0].crashed and back.crashes == []  # it printed its document: a failure, not a crash
+
+
+@pytest.mark.parametrize("status", list(RunStatus))
+def test_a_run_status_is_written_as_its_value_and_read_back(status):
+    run = DriverRun(client(), status, reason=None if status is RunStatus.OK else "why")
+    doc = run.to_json()
+    assert doc["status"] == status.value and type(doc["status"]) is str
+    back = DriverRun.from_json(client(), json.loads(json.dumps(doc)))
+    assert back.status is status and back.reason == run.reason
+
+
+def test_an_unknown_run_status_is_not_read():
+    doc = results([row()]).to_json()
+    doc["rows"][0]["runs"][0]["status"] = "maybe"
+    with pytest.raises(ValueError, match="maybe"):
+        Results.from_json(doc)
 
 
 def test_reading_a_results_1_document():

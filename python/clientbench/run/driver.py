@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from ..errors import SetupError
 from ..files import write_atomic
-from ..model import DriverRun, Row
+from ..model import DriverRun, Row, RunStatus
 from ..schema import InvalidResult, parse_raw
 from ..stats import ProcessUsage, row_stats
 from ..workload import Workload
@@ -113,9 +113,10 @@ def run_driver(
     try:
         argv = spec.argv() + workload.flags(url) + list(driver_flags)
     except SetupError as exc:
-        skipped = spec.client.optional and spec.needs_module is not None
-        return DriverRun(spec.client, ok=False, reason=f"skipped: {exc}" if skipped else str(exc), skipped=skipped)
-    result = DriverRun(spec.client, ok=False, command=argv, hash_seed=hash_seed)
+        if spec.client.optional and spec.needs_module is not None:
+            return DriverRun(spec.client, RunStatus.SKIPPED, reason=f"skipped: {exc}")
+        return DriverRun(spec.client, RunStatus.FAILED, reason=str(exc))
+    result = DriverRun(spec.client, RunStatus.FAILED, command=argv, hash_seed=hash_seed)
     extra_env = spec.env()
     if hash_seed is not None:
         extra_env["PYTHONHASHSEED"] = str(hash_seed)
@@ -148,18 +149,17 @@ def run_driver(
     except InvalidResult as exc:
         result.reason = str(exc)
         return result
-    result.ok = True
-    result.stats = row_stats(result.raw, result.usage)
-    s = result.stats
+    result.stats = s = row_stats(result.raw, result.usage)
     if s.errors:
         reasons = sorted({f["reason"] for w in result.raw["workers"] for f in w["failures"]})
         result.reason = f"{s.errors} of {s.requests} requests failed: " + "; ".join(reasons[:3])
     elif expected_body_bytes is not None and s.body_bytes != s.requests * expected_body_bytes:
-        result.integrity_error = (
+        result.reason = (
             f"body integrity: received {s.body_bytes} bytes, expected "
             f"{s.requests} x {expected_body_bytes} = {s.requests * expected_body_bytes}"
         )
-        result.reason = result.integrity_error
+    else:
+        result.status = RunStatus.OK
     return result
 
 

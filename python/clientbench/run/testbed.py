@@ -20,7 +20,7 @@ from rich.console import Console
 
 from .. import __version__
 from ..errors import SetupError
-from ..model import DriverRun, Results, Row
+from ..model import DriverRun, Results, Row, RunStatus
 from ..workload import Workload
 from .clients import ClientSpec
 from .driver import run_plan
@@ -301,7 +301,7 @@ class Testbed:
                 result.server_counts = {k: after[k] - before[0][k] - own[k] for k in after}
             s = result.stats
             figures = f"Bench {s.bench_ms:8.2f} ms  errors {s.errors}" if s else "no result"
-            mark = "[red]FAILED[/]" if result.failed else "[green]ok[/]    "
+            mark = "[red]FAILED[/]" if result.status is RunStatus.FAILED else "[green]ok[/]    "
             rep_txt = f" #{rep + 1}" if repeat > 1 else ""
             self.console.print(
                 f"  {result.client.name + rep_txt:26} {mark} {figures}"

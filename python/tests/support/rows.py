@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from clientbench.model import Client, DriverRun, Results, Row
+from clientbench.model import Client, DriverRun, Results, Row, RunStatus
 from clientbench.stats import ProcessUsage, row_stats
 from clientbench.workload import Workload
 
@@ -44,11 +44,11 @@ def client(name: str = "py-x", gil: str | None = "held", optional: bool = False,
 
 def good_run(c: Client, seed: int = 0, wall_ms: float = 10.0, serial: bool = False) -> DriverRun:
     doc = raw(seed=seed, wall_ms=wall_ms, serial=serial)
-    return DriverRun(c, ok=True, raw=doc, stats=row_stats(doc, ProcessUsage(0.5, 20480)), returncode=0)
+    return DriverRun(c, RunStatus.OK, raw=doc, stats=row_stats(doc, ProcessUsage(0.5, 20480)), returncode=0)
 
 
 def crashed_run(c: Client, reason: str = "driver exited with status 3: boom") -> DriverRun:
-    return DriverRun(c, ok=False, reason=reason, returncode=3)
+    return DriverRun(c, RunStatus.FAILED, reason=reason, returncode=3)
 
 
 def row(
@@ -77,10 +77,10 @@ def make_row(*runs: str, optional: bool = False) -> Row:
             run = good_run(r.client, seed=i)
             run.raw["workers"][0]["failures"] = [{"index": 0, "reason": "status 500", "status": 500}]
             run.stats = row_stats(run.raw)
-            run.reason = "1 of 100 requests failed: status 500"
+            run.status, run.reason = RunStatus.FAILED, "1 of 100 requests failed: status 500"
             r.add(run)
         else:
-            r.add(DriverRun(r.client, ok=False, reason="skipped: not installed", skipped=True))
+            r.add(DriverRun(r.client, RunStatus.SKIPPED, reason="skipped: not installed"))
     return r
 
 
