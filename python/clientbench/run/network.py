@@ -160,9 +160,9 @@ class Toxiproxy(ManagedProcess):
     """`with Toxiproxy(log=...) as tp:` runs toxiproxy-server on loopback (run/process.py: stopped on every
     path, and with the runner)."""
 
-    def __init__(self, binary: Path | None = None, log: Path | None = None, start_timeout: float = 10.0):
+    def __init__(self, log: Path | None = None, start_timeout: float = 10.0):
         super().__init__(log, start_timeout)
-        self.binary = binary or toxiproxy_binary()
+        self.binary = toxiproxy_binary()
         if not (self.binary.is_file() and os.access(self.binary, os.X_OK)):
             hint = "`make toxiproxy`" if shutil.which("go") else "install Go, then `make toxiproxy`"
             raise SetupError(f"toxiproxy not found at {self.binary}; {hint}")

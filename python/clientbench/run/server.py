@@ -15,7 +15,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import SetupError
@@ -37,22 +36,19 @@ class Server(ManagedProcess):
 
     def __init__(
         self,
-        binary: Path | None = None,
         *,
         threads: int | None = None,
         port: int = 0,
         log: Path | None = None,
-        extra_args: Sequence[str] = (),
         start_timeout: float = 20.0,
         tls: bool = False,
         tls_dir: Path | None = None,
         tls_version: str | None = None,
     ):
         super().__init__(log, start_timeout)
-        self.binary = require(binary or server_binary(), "server binary")
+        self.binary = require(server_binary(), "server binary")
         self.threads = threads
         self.port = port
-        self.extra_args = list(extra_args)
         self.tls = tls
         self.tls_dir = tls_dir
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -73,7 +69,7 @@ class Server(ManagedProcess):
         return self.url
 
     def command(self) -> list[str]:
-        cmd = [str(self.binary), "--host", "127.0.0.1", "--port", str(self.port), *self.extra_args]
+        cmd = [str(self.binary), "--host", "127.0.0.1", "--port", str(self.port)]
         if self.threads:
             cmd += ["--threads", str(self.threads)]
         if self.tls:
