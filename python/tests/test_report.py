@@ -12,7 +12,7 @@ from clientbench.report.markdown import pipe_table, render
 from clientbench.report.plots import standard_figures
 from clientbench.report.table import COLUMNS, run_table
 from clientbench.run.clients import CLIENTS
-from clientbench.schema import validate_results
+from clientbench.schema import InvalidResults, validate_results
 from support import REPO
 from support.rows import client, make_row, results, row
 
@@ -80,6 +80,22 @@ def test_json_writes_the_report_document_when_there_are_no_results(tmp_path):
     assert export(Report("soak", document={"a": [1]}), tmp_path, ("json",)) == [tmp_path / "soak.json"]
     assert json.loads((tmp_path / "soak.json").read_text()) == {"a": [1]}
     assert export(Report("nothing"), tmp_path, ("json", "markdown", "csv", "plots")) == []
+
+
+@pytest.mark.parametrize(
+    "spoil, field, message",
+    [
+        (lambda res: res.server.pop("started_by_clientbench"), "server", "'started_by_clientbench' is a required"),
+        (lambda res: setattr(res.rows[0], "client", client(fixed_workers=0)), "rows/0/client/fixed_workers",
+         "0 is less than the minimum of 1"),
+    ],
+)  # fmt: skip
+def test_a_results_json_that_does_not_match_its_schema_is_a_bug_report_not_a_file(tmp_path, spoil, field, message):
+    res = results([row()])
+    spoil(res)
+    with pytest.raises(InvalidResults, match=f"at {field}: {message}.*a bug in clientbench"):
+        export(Report("table", [run_table(res.rows)], results=res), tmp_path, FILES)
+    assert list(tmp_path.iterdir()) == []  # nothing written, not even a temporary file
 
 
 def test_csv_writes_one_file_per_table(tmp_path):

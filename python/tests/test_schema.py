@@ -1,7 +1,11 @@
+"""The JSON formats (schema/): a driver's raw document is checked with a one-line reason, and results.json's
+schema is the one the model writes."""
+
 import copy
 
 import pytest
-from clientbench.schema import InvalidResult, parse_raw, validate_raw
+from clientbench.model import SCHEMA_ID, RunStatus
+from clientbench.schema import InvalidResult, parse_raw, results_schema, validate_raw
 
 GOOD = {
     "schema": "clientbench.raw/1",
@@ -49,3 +53,10 @@ def test_bad_documents_are_rejected_with_a_reason(mutate, message):
 def test_parse_raw_rejects_garbage(text):
     with pytest.raises(InvalidResult):
         parse_raw(text)
+
+
+def test_the_results_schema_is_the_models():
+    schema = results_schema()
+    assert schema["$id"] == schema["properties"]["schema"]["const"] == SCHEMA_ID
+    run = schema["properties"]["rows"]["items"]["properties"]["runs"]["items"]
+    assert run["properties"]["status"]["enum"] == [s.value for s in RunStatus]

@@ -1,5 +1,5 @@
-"""`results.json`: the results model (schema: python/clientbench/schema/results.schema.json), or the
-report's own JSON document as `<name>.json`."""
+"""`results.json`: the results model, checked against its schema (python/clientbench/schema/
+results.schema.json) before it is written, or the report's own JSON document as `<name>.json`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from ..files import write_atomic
+from ..schema import validate_results
 from .base import Report, register
 
 
@@ -17,6 +18,7 @@ class Json:
             return []
         if report.results is not None:
             path, doc = out / "results.json", report.results.to_json()
+            validate_results(doc)  # a document that does not match is a bug: raised, never written
         elif report.document is not None:
             path, doc = out / f"{report.name}.json", report.document
         else:

@@ -1,4 +1,6 @@
-"""The raw result format every driver prints (docs/raw-format.md), and its validation."""
+"""The JSON formats and their validation: the raw document every driver prints (clientbench.raw/1,
+docs/raw-format.md), the line every soak target prints (clientbench.soak/1, docs/soak-format.md), and
+results.json (clientbench.results/2, written by the runner: model.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,11 @@ class InvalidResult(ValueError):
     """A driver printed something that is not a valid raw document."""
 
 
+class InvalidResults(RuntimeError):
+    """The runner made a results.json that does not match its own schema: a bug in clientbench, not in a
+    driver or in the user's input."""
+
+
 @cache
 def _load(name: str) -> dict[str, Any]:
     doc: dict[str, Any] = json.loads(resources.files(__package__).joinpath(name).read_text(encoding="utf-8"))
@@ -27,13 +34,24 @@ def raw_schema() -> dict[str, Any]:
 
 
 def results_schema() -> dict[str, Any]:
-    """The schema of results.json (clientbench.results/1)."""
+    """The schema of results.json (its `$id`: clientbench.results/2)."""
     return _load("results.schema.json")
 
 
 def validate_results(doc: Any) -> None:
-    """Raise jsonschema.ValidationError when doc is not a valid results.json."""
-    jsonschema.Draft202012Validator(results_schema()).validate(doc)
+    """Raise InvalidResults, naming the offending field, when doc is not a valid results.json."""
+    schema = results_schema()
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(doc))
+    if error is not None:
+        raise InvalidResults(
+            f"results.json does not match {schema['$id']} at {_where(error)}: {error.message} "
+            "(a bug in clientbench: please report it with the command that ran)"
+        )
+
+
+def _where(error: jsonschema.ValidationError) -> str:
+    """The offending field as a path, e.g. rows/0/runs/1/status."""
+    return "/".join(str(p) for p in error.absolute_path) or "(root)"
 
 
 SOAK_SCHEMA_ID = "clientbench.soak/1"
@@ -53,8 +71,7 @@ def parse_soak_line(text: str) -> dict[str, Any]:
     validator = jsonschema.Draft202012Validator(soak_schema())
     error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
     if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        raise InvalidResult(f"soak line does not match {SOAK_SCHEMA_ID} at {where}: {error.message}")
+        raise InvalidResult(f"soak line does not match {SOAK_SCHEMA_ID} at {_where(error)}: {error.message}")
     return dict(doc)
 
 
@@ -75,8 +92,7 @@ def validate_raw(doc: Any) -> None:
     validator = jsonschema.Draft202012Validator(raw_schema())
     error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
     if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        raise InvalidResult(f"driver output does not match {RAW_SCHEMA_ID} at {where}: {error.message}")
+        raise InvalidResult(f"driver output does not match {RAW_SCHEMA_ID} at {_where(error)}: {error.message}")
     wl = doc["workload"]
     if len(doc["workers"]) != wl["workers"]:
         raise InvalidResult(f"{len(doc['workers'])} workers reported, workload says {wl['workers']}")
