@@ -1,4 +1,4 @@
-"""Command line: `clientbench run | sweep | gil | compare | list` (`run` is the default)."""
+"""Command line: `clientbench run | sweep | gil | soak | compare | list` (`run` is the default)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ def _number(kind: type, minimum: float, what: str, strict: bool = False):  # typ
 positive = _number(int, 1, "a whole number")
 non_negative = _number(int, 0, "a whole number")
 seconds = _number(float, 0, "seconds", strict=True)
+mebibytes = _number(float, 0, "a size in MiB", strict=True)
 
 
 def network_spec(text: str) -> Network | None:
@@ -131,7 +132,7 @@ def add_interpreter_options(g: argparse._ArgumentGroup) -> None:
     which.add_argument("--python", metavar="PATH", help="run the Python rows under this python instead")
 
 
-def add_session_options(p: argparse.ArgumentParser) -> None:
+def add_session_options(p: argparse.ArgumentParser, row_timeout: bool = True) -> None:
     g = p.add_argument_group("session")
     g.add_argument(
         "--target",
@@ -144,13 +145,14 @@ def add_session_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="tokio worker threads of the started server (default: tokio's, one per core)",
     )
-    g.add_argument(
-        "--row-timeout",
-        dest="row_timeout_s",
-        type=seconds,
-        default=300.0,
-        help="kill a driver that runs longer than this many s (default 300)",
-    )
+    if row_timeout:
+        g.add_argument(
+            "--row-timeout",
+            dest="row_timeout_s",
+            type=seconds,
+            default=300.0,
+            help="kill a driver that runs longer than this many s (default 300)",
+        )
     g.add_argument(
         "--network",
         metavar="SPEC",
@@ -185,9 +187,9 @@ def add_session_options(p: argparse.ArgumentParser) -> None:
 def build_parser() -> Parser:
     p = Parser(
         prog="clientbench",
-        description="Benchmark HTTP clients (C++ Beast, Rust reqwest, Python requests/aiohttp and our "
-        "pybind11/PyO3 bindings) against a local axum server with one workload: W workers x "
-        "N sequential requests, each worker with its own connection.",
+        description="Benchmark HTTP clients (C++ Beast, Rust reqwest, Python requests/aiohttp, our "
+        "pybind11/PyO3 bindings and more Python clients from PyPI) against a local axum server with one "
+        "workload: W workers x N sequential requests, each worker with its own client.",
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -197,7 +199,7 @@ def build_parser() -> Parser:
         help="run the clients and print the table (the default command)",
         description="Start the server, run every selected client with the same workload, print "
         "the table and write results/<timestamp>/ (results.json, table.md, "
-        "table.csv, raw/, plots/, server.log).",
+        "table.csv, raw/, logs/, plots/, server.log).",
     )
     add_workload_options(run)
     add_selection_options(run)
@@ -205,7 +207,7 @@ def build_parser() -> Parser:
 
     sweep = sub.add_parser(
         "sweep",
-        help="run the clients over one dimension (workers, payload, delay, connection, rtt)",
+        help="run the clients over one dimension (workers, payload, delay, connection, rtt, tls)",
         description="Run the selected clients at every point of one dimension; writes a "
         "table per point, sweep.md and a plot of Bench and throughput vs the "
         "dimension.",
@@ -227,9 +229,11 @@ def build_parser() -> Parser:
     gil = sub.add_parser(
         "gil",
         help="the GIL report: serial baseline, GIL held vs released, timeline",
-        description="Run both bindings with the GIL held and released (and C++ Beast), at W=1 "
-        "and W workers; writes gil.md with a reading generated from the figures, "
-        "and the request timeline plot.",
+        description="Run both bindings with the GIL held and released (and their libraries natively: "
+        "C++ Beast, Rust reqwest sync) serially (1 worker x W*N requests), with W workers, and with W "
+        "workers at --rtt through toxiproxy; every Python row also under each interpreter `make "
+        "freethreaded` built (or --interpreters). Writes gil.md with a reading generated from the "
+        "figures, the tables and the request timeline plots.",
     )
     add_workload_options(gil)
     add_interpreter_options(gil.add_argument_group("interpreters"))
@@ -247,7 +251,8 @@ def build_parser() -> Parser:
         "compare",
         help="per-row ratios of two runs, flagging changes beyond the noise",
         description="Compare two results folders (or results.json files): Bench ratio B/A "
-        "per row, flagged when outside both runs' measured spread.",
+        "per row, flagged when the two runs' Bench ranges (min-max over the repeats) do not overlap; "
+        "a verdict needs at least 4 repeats in each run.",
     )
     cmp_.add_argument("a", type=Path, help="baseline run folder or results.json")
     cmp_.add_argument("b", type=Path, help="new run folder or results.json")
@@ -260,12 +265,20 @@ def build_parser() -> Parser:
         "RSS growth after warm-up (must stay under --max-rss-growth MiB).",
     )
     soak.add_argument("-n", "--requests", type=positive, default=1_000_000, help="requests per target (default 1e6)")
-    soak.add_argument("-w", "--workers", type=positive, default=10, help="workers (default 10)")
+    soak.add_argument(
+        "-w", "--workers", type=positive, default=10, help="workers, each with its own client (default 10)"
+    )
     soak.add_argument(
         "--warmup", type=non_negative, default=50_000, help="requests before the warm RSS sample (default 50000)"
     )
-    soak.add_argument("--max-seconds", type=seconds, default=600, help="time bound per target (default 600)")
-    soak.add_argument("--max-rss-growth", type=seconds, default=20.0, help="MiB (default 20)")
+    soak.add_argument("--max-seconds", type=seconds, default=600, help="time bound per target, s (default 600)")
+    soak.add_argument(
+        "--max-rss-growth",
+        type=mebibytes,
+        default=20.0,
+        metavar="MIB",
+        help="a target fails when its RSS grows by this many MiB or more after warm-up (default 20)",
+    )
     soak.add_argument(
         "-c",
         "--clients",
@@ -273,7 +286,7 @@ def build_parser() -> Parser:
         metavar="NAMES",
         help="targets: py-beast, py-reqwest, py-reqwest-async, cpp-beast, rust-reqwest (default all)",
     )
-    add_session_options(soak)
+    add_session_options(soak, row_timeout=False)  # a soak target is bounded by --max-seconds
 
     sub.add_parser("list", help="list the clients (table rows) and exit")
     return p
@@ -319,7 +332,7 @@ def testbed_options(args: argparse.Namespace) -> Options:
     return Options(
         target=args.target,
         server_threads=args.server_threads,
-        row_timeout_s=args.row_timeout_s,
+        row_timeout_s=getattr(args, "row_timeout_s", Options.row_timeout_s),
         out=args.out,
         network=args.network,
         tls=args.tls,

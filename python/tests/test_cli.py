@@ -4,9 +4,11 @@ __main__ imports cli)."""
 
 from __future__ import annotations
 
+import argparse
 import ast
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -65,6 +67,9 @@ def _run_dir(out: Path) -> Path:
         (["run", "--connection", "sometimes"], "invalid choice"),
         (["run", "--bogus"], "unrecognized arguments"),
         (["sweep", "colour"], "invalid choice"),
+        (["soak", "--max-rss-growth", "lots"], "expected a size in MiB, got 'lots'"),
+        (["soak", "--max-rss-growth", "0"], "must be > 0"),
+        (["soak", "--row-timeout", "5"], "unrecognized arguments"),  # a soak target is bounded by --max-seconds
     ],
 )
 def test_bad_cli_input_is_one_line(capsys, argv, message):
@@ -95,6 +100,34 @@ def test_list_and_run_as_the_default_command(capsys):
     with pytest.raises(SystemExit):  # options without a command are run's
         cli.main(["--workers", "0"])
     assert "must be >= 1" in capsys.readouterr().err
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> tuple[dict[str, argparse.ArgumentParser], dict[str, str]]:
+    """The command parsers, and each command's one-line summary."""
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(sub.choices), {a.dest: a.help for a in sub._choices_actions}
+
+
+def test_the_help_texts_match_what_the_commands_do():
+    from clientbench.commands.compare import MIN_REPEATS
+    from clientbench.commands.soak import Soak
+    from clientbench.commands.sweep import DEFAULTS
+
+    parser = cli.build_parser()
+    commands, summaries = _subcommands(parser)
+    # the module docstring names every command
+    assert set(re.findall(r"\w+", cli.__doc__.split("`")[1])) == {"clientbench", *commands}
+    assert summaries["sweep"].endswith(f"({', '.join(DEFAULTS)})")  # every dimension
+    (dimension,) = [a for a in commands["sweep"]._actions if a.dest == "dimension"]
+    assert list(dimension.choices) == list(DEFAULTS)
+    assert all(f"{d}:" in dimension.help for d in DEFAULTS)
+    assert f"at least {MIN_REPEATS} repeats" in commands["compare"].description
+    soak = commands["soak"]
+    defaults = {a.dest: a.default for a in soak._actions}
+    settings = Soak()
+    assert (defaults["requests"], defaults["workers"], defaults["warmup"]) == (
+        settings.requests, settings.workers, settings.warmup)  # fmt: skip
+    assert (defaults["max_seconds"], defaults["max_rss_growth"]) == (settings.max_seconds, settings.max_rss_growth_mib)
 
 
 # -- the server is always stopped ------------------------------------------------------------------
