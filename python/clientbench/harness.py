@@ -49,11 +49,7 @@ def parser(description: str, *, gil: bool = False, modes: tuple[str, ...] = ()) 
         default="keep-alive",
         help="keep-alive: one connection per worker (default); new: a new client and connection for every request",
     )
-    tls = p.add_mutually_exclusive_group()
-    tls.add_argument("--ca-file", metavar="PATH", help="trust the CA certificates in this PEM file (https URLs)")
-    tls.add_argument(
-        "--insecure", action="store_true", help="do not verify the server's certificate (unsafe; https URLs)"
-    )
+    add_tls_options(p)
     if gil:
         p.add_argument(
             "--gil",
@@ -62,6 +58,15 @@ def parser(description: str, *, gil: bool = False, modes: tuple[str, ...] = ()) 
             help="hold or release the GIL during I/O (default released)",
         )
     return p
+
+
+def add_tls_options(p: argparse.ArgumentParser) -> None:
+    """The contract's TLS flags (docs/raw-format.md), also taken by the soak probe: `--ca-file` or `--insecure`."""
+    tls = p.add_mutually_exclusive_group()
+    tls.add_argument("--ca-file", metavar="PATH", help="trust the CA certificates in this PEM file (https URLs)")
+    tls.add_argument(
+        "--insecure", action="store_true", help="do not verify the server's certificate (unsafe; https URLs)"
+    )
 
 
 def verify(args: argparse.Namespace) -> bool | str:

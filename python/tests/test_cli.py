@@ -251,9 +251,12 @@ def test_gil_report_end_to_end(tmp_path):
     assert (run_dir / "plots" / "timeline.png").stat().st_size > 10_000
 
 
-def test_soak_end_to_end(tmp_path):
-    """Every soak target (bindings, native executables) with a small count: no failures, a JSON report."""
-    code = cli.main(["soak", "-n", "3000", "--warmup", "500", "-w", "4", "--out", str(tmp_path)])
+@pytest.mark.parametrize("https", [False, True], ids=["http", "https"])
+def test_soak_end_to_end(tmp_path, https):
+    """Every soak target (bindings, native executables) with a small count: no failures, a JSON report. Over
+    HTTPS every target is given the started server's CA."""
+    tls = ["--tls"] if https else []
+    code = cli.main(["soak", "-n", "3000", "--warmup", "500", "-w", "4", *tls, "--out", str(tmp_path)])
     assert code == 0
     report = json.loads((tmp_path / "latest" / "soak.json").read_text())
     assert [r["target"] for r in report["results"]] == ["py-beast", "py-reqwest", "py-reqwest-async", "cpp-beast",

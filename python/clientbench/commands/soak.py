@@ -46,8 +46,9 @@ def targets(patterns: Sequence[str] | None) -> list[str]:
     return names
 
 
-def soak_one(name: str, url: str, settings: Soak) -> dict[str, Any]:
-    """Run one target; its soak line (docs/soak-format.md) plus the verdict, or the error."""
+def soak_one(name: str, url: str, settings: Soak, tls_flags: Sequence[str] = ()) -> dict[str, Any]:
+    """Run one target; its soak line (docs/soak-format.md) plus the verdict, or the error. `tls_flags`: what an
+    https URL needs, the drivers' --ca-file PATH or --insecure (every target takes them)."""
     cmd = [
         *TARGETS[name](),
         "--url",
@@ -60,6 +61,7 @@ def soak_one(name: str, url: str, settings: Soak) -> dict[str, Any]:
         str(settings.warmup),
         "--max-seconds",
         f"{settings.max_seconds:g}",
+        *tls_flags,
     ]
     doc: dict[str, Any] | None = None
     try:
@@ -126,7 +128,7 @@ def soak(names: Sequence[str], settings: Soak, options: Options, argv: Sequence[
     with testbed:
         for name in names:
             with testbed.console.status(f"soaking {name}: {settings.requests} requests"):
-                res = soak_one(name, testbed.base_url + "/", settings)
+                res = soak_one(name, testbed.base_url + "/", settings, testbed.endpoint.driver_flags())
             results.append(res)
             line = json.dumps(
                 {k: v for k, v in res.items() if k not in ("target", "error", "passed", "rss_growth_mib")}

@@ -2,7 +2,7 @@
 
 Stores no per-request samples (so memory growth means a leak, not data). Prints one JSON line
 (`clientbench.soak/1`, docs/soak-format.md): requests, failures (with the most common reasons), RSS after
-warm-up and at the end (KiB), elapsed s."""
+warm-up and at the end (KiB), elapsed s. https URLs take the drivers' --ca-file PATH / --insecure."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any
 
-from ..harness import describe
+from ..harness import add_tls_options, describe, verify
 
 
 def rss_kib() -> int:
@@ -58,7 +58,9 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=10)
     p.add_argument("--warmup", type=int, default=50_000, help="requests before the warm RSS sample")
     p.add_argument("--max-seconds", type=float, default=600)
+    add_tls_options(p)
     args = p.parse_args()
+    trust = verify(args)  # the CA file, False (--insecure), or True: the system's roots, the bindings' default
     t0 = time.monotonic()
     tally = Tally(args.requests, args.warmup, t0 + args.max_seconds)
 
@@ -69,7 +71,7 @@ def main() -> None:
         import reqwest_client
 
         async def task() -> None:
-            async with reqwest_client.AsyncClient(timeout=10) as c:
+            async with reqwest_client.AsyncClient(timeout=10, verify=trust) as c:
                 while tally.take():
                     try:
                         tally.record(*check(await c.get(args.url)))
@@ -84,7 +86,7 @@ def main() -> None:
         mod: Any = __import__("beast_client" if args.client == "beast" else "reqwest_client")
 
         def thread() -> None:
-            with mod.Client(timeout=10) as c:
+            with mod.Client(timeout=10, verify=trust) as c:
                 while tally.take():
                     try:
                         tally.record(*check(c.get(args.url)))
