@@ -19,6 +19,7 @@
 // TLSError; the connection is closed without a close_notify. Plain http:// takes exactly the old path.
 #include "beast_client/client.hpp"
 #include "harness.hpp"
+#include "trust_store.hpp"
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -98,16 +99,7 @@ SslCtx make_ssl_ctx(const harness::ClientOptions& o) {
     }
     SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
     if (o.ca_file.empty()) {
-        // the system's roots, parsed once per process (tens of ms with OpenSSL 3) and shared; never freed
-        static X509_STORE* const store = [] {
-            X509_STORE* s = X509_STORE_new();
-            if (s && X509_STORE_set_default_paths(s) != 1) {
-                X509_STORE_free(s);
-                s = nullptr;
-            }
-            ERR_clear_error();
-            return s;
-        }();
+        X509_STORE* store = beast_client::detail::system_trust_store();  // shared with the Beast client
         if (!store) throw TLSError("cannot load the system's trust store");
         SSL_CTX_set1_cert_store(ctx.get(), store);
     } else {

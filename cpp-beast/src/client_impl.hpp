@@ -1,0 +1,163 @@
+// The Client's internals, shared by connection.cpp (the pool, connecting, waiting with deadlines),
+// exchange.cpp (a request and its response, redirects) and client.cpp (the public API).
+#pragma once
+
+#include "aliases.hpp"
+#include "beast_client/client.hpp"
+#include "response.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace beast_client {
+
+namespace detail {
+
+// One connection of a Client's pool.
+struct Connection {
+    // Beast reads at most the buffer's free capacity (and at most 64 KiB) per read_some: without the
+    // reserve, a flat_buffer would read bodies 512 bytes at a time.
+    explicit Connection(net::io_context& ioc) : stream(ioc) { buffer.reserve(64 * 1024); }
+
+    beast::tcp_stream stream;        // the http:// connection
+    std::unique_ptr<TlsStream> tls;  // the https:// connection (a new one for every connection)
+    beast::flat_buffer buffer;
+    std::string host;  // what the open (or last) connection is connected to
+    std::uint16_t port = 0;
+    bool https = false;  // the open (or last) connection is tls, not stream
+    bool open = false;
+
+    tcp::socket& socket() { return https && tls ? beast::get_lowest_layer(*tls).socket() : stream.socket(); }
+    bool matches(const Url& u) const { return u.https == https && u.port == port && u.host == host; }
+    bool matches(const Connection& c) const { return c.https == https && c.port == port && c.host == host; }
+};
+
+// The time limits of one request: the total deadline, the connect deadline while connecting, and the read
+// timeout counted from the last progress while reading.
+struct Deadline {
+    static constexpr Clock::time_point never = Clock::time_point::max();
+    Clock::time_point total = never;
+    std::chrono::nanoseconds total_limit{0};
+    Clock::time_point connect = never;
+    std::chrono::nanoseconds connect_limit{0};  // 0: none
+    std::chrono::nanoseconds read_limit{0};     // 0: none
+    Clock::time_point progress{};               // the last bytes of the response arrived then
+    bool reading = false;
+
+    Clock::time_point at() const {
+        auto d = std::min(total, connect);
+        if (reading && read_limit.count() > 0) d = std::min(d, progress + read_limit);
+        return d;
+    }
+    void start_read() {
+        reading = read_limit.count() > 0;
+        if (reading) progress = Clock::now();
+    }
+};
+
+// What a request keeps of the response.
+struct ReadSpec {
+    bool keep = false;  // headers and body
+    std::uint64_t body_limit = std::numeric_limits<std::uint64_t>::max();
+    bool decompress = false;
+    bool header_only = false;  // stop after the (final) header; the body is read later
+    // decode at most about this much per read (a ResponseStream's pieces); the rest waits in the read buffer
+    std::size_t chunk_limit = std::numeric_limits<std::size_t>::max();
+};
+
+// A request in progress (send(), stream()): its connection (taken out of the pool), parser and limits.
+struct Active {
+    std::unique_ptr<Connection> conn;
+    std::optional<ResponseReader> reader;
+    std::string url;    // the current (finally: final) URL
+    std::string where;  // host:port, for messages
+    Deadline deadline;
+};
+
+template <class F>
+decltype(auto) with_stream(Connection& c, F&& f) {
+    return c.https ? f(*c.tls) : f(c.stream);
+}
+
+using Request = http::request<http::string_body>;
+
+// The request as sent: method, target, the caller's headers (checked), Host and User-Agent unless given,
+// the body with Content-Length. Throws std::invalid_argument for a method or header that is not valid HTTP.
+Request make_request(std::string_view method, const Url& u, const Headers& headers, std::string_view body);
+
+}  // namespace detail
+
+struct Client::Impl {
+    using Connection = detail::Connection;
+    using Deadline = detail::Deadline;
+    using Phase = detail::Phase;
+    using ReadSpec = detail::ReadSpec;
+    using Active = detail::Active;
+    using ResponseReader = detail::ResponseReader;
+    using Request = detail::Request;
+
+    explicit Impl(Client& client);
+
+    Client& owner;
+    net::io_context ioc{1};  // declared first: destroyed last
+    tcp::resolver resolver{ioc};
+    std::shared_ptr<ssl::context> tls_ctx;  // for the first https:// connection (or with a CA file); shared
+    // The pool: a connection per scheme + host + port (open, or closed and kept for re-use), least recently
+    // used first. A connection in use is taken out of it (Active, ResponseStream) and put back afterwards.
+    std::vector<std::unique_ptr<Connection>> pool;
+    std::atomic<std::size_t> open_connections{0};
+    mutable std::mutex info_mutex;  // tls_info() may be called from another thread
+    std::optional<TlsInfo> info;
+
+    struct ResolveState {
+        bool done = false;
+        beast::error_code ec;
+        tcp::resolver::results_type results;
+    };
+
+    // connection.cpp
+    Deadline deadline(std::optional<std::chrono::nanoseconds> total_override) const;
+    void drop(Connection& c);
+    void release(std::unique_ptr<Connection> c);
+    void close_all();
+    void abort(const bool& done, bool drain, Connection& c);
+    static std::string timeout_text(const Deadline& d, Clock::time_point now, Phase phase, const std::string& where);
+    void wait(const bool& done, const Deadline& d, const CancelCheck& cancel, Phase phase, bool drain,
+              const std::string& where, Connection& c);
+    static bool reusable(Connection& c);
+    void set_info(std::optional<TlsInfo> value);
+    std::unique_ptr<Connection> acquire(const Url& u, Deadline& d, const CancelCheck& cancel, const std::string& where,
+                                        bool& reused);
+    void connect(Connection& c, const Url& u, Deadline& d, const CancelCheck& cancel, const std::string& where);
+
+    // exchange.cpp
+    std::unique_ptr<Connection> roundtrip(const Url& u, Request& req, std::optional<ResponseReader>& reader,
+                                          const ReadSpec& spec, Deadline& d, const CancelCheck& cancel,
+                                          const std::string& where);
+    [[noreturn]] void read_failed(Connection& c, const ResponseReader& parser, const beast::error_code& ec,
+                                  const std::string& where);
+    void finished(Connection& c, const ResponseReader& parser);
+    template <class Stream>
+    bool exchange(Connection& c, Stream& s, Request& req, std::optional<ResponseReader>& reader, const ReadSpec& spec,
+                  Deadline& d, const CancelCheck& cancel, const std::string& where, bool may_retry);
+    void read_body(Active& a, const CancelCheck& cancel, bool some);
+    void open(Active& a, std::string method, std::string_view url, Headers headers, std::string_view body_view,
+              const RequestOptions& o, const CancelCheck& cancel, bool streaming);
+};
+
+}  // namespace beast_client

@@ -1,0 +1,286 @@
+// The Client's connections: the pool, opening a connection (resolve, TCP connect, TLS handshake), and waiting
+// for an operation with the deadlines and the cancel check.
+#include "client_impl.hpp"
+#include "text.hpp"
+#include "tls.hpp"
+
+#include <boost/asio/ip/address.hpp>
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <sys/socket.h>
+
+#include <cerrno>
+
+namespace beast_client {
+
+using namespace detail;
+
+Client::Impl::Impl(Client& client) : owner(client) {
+    // a CA bundle is loaded now, so that a bad path fails at construction; the system store on first use
+    if (!owner.tls_.ca_file.empty() && owner.tls_.verify) tls_ctx = tls_context(owner.tls_);
+}
+
+Client::Impl::Deadline Client::Impl::deadline(std::optional<std::chrono::nanoseconds> total_override) const {
+    Deadline d;
+    const auto& t = owner.timeouts_;
+    const auto total = total_override ? total_override : t.total;
+    if (total) {
+        d.total_limit = *total;
+        d.total = Clock::now() + *total;
+    }
+    if (t.connect) d.connect_limit = *t.connect;
+    if (t.read) d.read_limit = *t.read;
+    return d;
+}
+
+// Closes the TCP socket (also under TLS: no close_notify exchange, nothing waits for the server). The TLS
+// stream object itself is replaced only by the next connect(), when no operation can be pending on it.
+void Client::Impl::drop(Connection& c) {
+    beast::error_code ignored;
+    c.socket().close(ignored);
+    c.buffer.clear();
+    if (c.open) {
+        c.open = false;
+        const auto left = open_connections.fetch_sub(1, std::memory_order_relaxed) - 1;
+        owner.connected_.store(left > 0, std::memory_order_relaxed);
+    }
+}
+
+// A connection goes back to the pool (open or not), replacing the pool's entry for the same host.
+void Client::Impl::release(std::unique_ptr<Connection> c) {
+    if (!c) return;
+    for (auto it = pool.begin(); it != pool.end(); ++it) {
+        if ((*it)->matches(*c) || (!(*it)->open && !c->open)) {
+            drop(**it);
+            pool.erase(it);
+            break;
+        }
+    }
+    pool.push_back(std::move(c));
+    while (pool.size() > Client::pool_size) {
+        drop(*pool.front());
+        pool.erase(pool.begin());
+    }
+}
+
+void Client::Impl::close_all() {
+    for (auto& c : pool) drop(*c);
+    pool.clear();
+}
+
+// Closes the socket (and cancels a resolve) so that the pending operation completes. Socket
+// operations complete at once with operation_aborted and are drained here, because their handlers
+// refer to the caller's stack. A resolve cannot be interrupted (getaddrinfo runs on Asio's private
+// thread): it is abandoned instead; its handler only holds a shared_ptr.
+void Client::Impl::abort(const bool& done, bool drain, Connection& c) {
+    resolver.cancel();
+    drop(c);
+    if (!drain) return;
+    ioc.restart();
+    while (!done) {
+        if (ioc.run_one() == 0) break;
+    }
+}
+
+std::string Client::Impl::timeout_text(const Deadline& d, Clock::time_point now, Phase phase,
+                                       const std::string& where) {
+    const std::string during = std::string(" (while ") + phase_text(phase) + ")";
+    if (now >= d.total) return "request to " + where + " timed out after " + seconds_text(d.total_limit) + during;
+    if (now >= d.connect)
+        return "connecting to " + where + " timed out after " + seconds_text(d.connect_limit) + " (connect timeout" +
+               (phase == Phase::handshake ? ", during the TLS handshake)" : ")");
+    return "no data from " + where + " for " + seconds_text(d.read_limit) + " (read timeout" +
+           (phase == Phase::read ? ")" : ", while " + std::string(phase_text(phase)) + ")");
+}
+
+// Runs the io_context until `done`, checking the deadlines and the cancel callback between slices.
+void Client::Impl::wait(const bool& done, const Deadline& d, const CancelCheck& cancel, Phase phase, bool drain,
+                        const std::string& where, Connection& c) {
+    while (!done) {
+        const auto now = Clock::now();
+        const auto deadline = d.at();
+        if (now >= deadline) {
+            abort(done, drain, c);
+            throw TimeoutError(timeout_text(d, now, phase, where));
+        }
+        const auto until = deadline - now > owner.poll_interval_ ? now + owner.poll_interval_ : deadline;
+        if (ioc.stopped()) ioc.restart();
+        try {
+            while (!done && ioc.run_one_until(until) != 0) {
+            }
+        } catch (...) {  // thrown by a handler (e.g. bad_alloc while storing the body)
+            abort(done, drain, c);
+            throw;
+        }
+        if (done) return;
+        if (ioc.stopped()) {  // out of work although the operation has not completed: a bug
+            abort(done, drain, c);
+            throw Error("internal error: no pending operation while " + std::string(phase_text(phase)) + " for " +
+                        where);
+        }
+        if (cancel) {
+            bool stop = false;
+            try {
+                stop = cancel();
+            } catch (...) {
+                abort(done, drain, c);
+                throw;
+            }
+            if (stop) {
+                abort(done, drain, c);
+                throw Cancelled("request to " + where + " cancelled (while " + phase_text(phase) + ")");
+            }
+        }
+    }
+}
+
+// Whether the idle kept-alive connection can carry a new request: nothing unread is buffered and the
+// server has neither closed nor reset it. One non-blocking MSG_PEEK: EAGAIN = open and quiet; 0 = the
+// server's FIN (e.g. its keep-alive timeout); an error = reset; data = bytes the server sent unasked
+// (e.g. a 408 before closing), which cannot be the response to the next request. Over TLS the peek is on
+// the TCP socket under the TLS layer, where data is a TLS record the server sent unasked: on an idle
+// connection that is its close_notify (or another alert) ahead of its FIN. TLS records already read
+// from the socket but not yet processed (OpenSSL's buffers) count as data too.
+bool Client::Impl::reusable(Connection& c) {
+    if (c.buffer.size() != 0) return false;
+    if (c.https) {
+        SSL* ssl = c.tls->native_handle();
+        if (SSL_has_pending(ssl) || BIO_ctrl_pending(SSL_get_rbio(ssl)) != 0) return false;
+    }
+    char ch;
+    for (;;) {
+        const auto n = ::recv(c.socket().native_handle(), &ch, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR) continue;
+        return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    }
+}
+
+void Client::Impl::set_info(std::optional<TlsInfo> value) {
+    std::lock_guard<std::mutex> lock(info_mutex);
+    info = std::move(value);
+}
+
+// The pool's connection to u's scheme + host + port, taken out of the pool, opened when it is not open
+// (TCP, and for https the TLS handshake). `reused`: an open kept-alive connection is re-used. A
+// connection that the server closed while it was idle is replaced here, before anything is sent on it.
+std::unique_ptr<Client::Impl::Connection> Client::Impl::acquire(const Url& u, Deadline& d, const CancelCheck& cancel,
+                                                                const std::string& where, bool& reused) {
+    std::unique_ptr<Connection> c;
+    for (auto it = pool.begin(); it != pool.end(); ++it) {
+        if ((*it)->matches(u)) {
+            c = std::move(*it);
+            pool.erase(it);
+            break;
+        }
+    }
+    if (c && c->open && reusable(*c)) {
+        reused = true;
+        return c;
+    }
+    reused = false;
+    if (!c) {  // a closed connection object is re-used (its buffer), otherwise a new one
+        for (auto it = pool.begin(); it != pool.end(); ++it) {
+            if (!(*it)->open) {
+                c = std::move(*it);
+                pool.erase(it);
+                break;
+            }
+        }
+    }
+    if (!c) c = std::make_unique<Connection>(ioc);
+    try {
+        connect(*c, u, d, cancel, where);
+    } catch (...) {
+        drop(*c);
+        release(std::move(c));
+        throw;
+    }
+    return c;
+}
+
+void Client::Impl::connect(Connection& c, const Url& u, Deadline& d, const CancelCheck& cancel,
+                           const std::string& where) {
+    drop(c);
+    if (d.connect_limit.count() > 0) d.connect = Clock::now() + d.connect_limit;
+    struct ConnectPhase {  // the connect deadline ends with the phase, however it ends
+        Deadline& d;
+        ~ConnectPhase() { d.connect = Deadline::never; }
+    } phase{d};
+    std::vector<tcp::endpoint> endpoints;
+    beast::error_code ec;
+    const auto address = net::ip::make_address(u.host, ec);
+    const bool is_ip = !ec;
+    if (is_ip) {
+        endpoints.emplace_back(address, u.port);
+    } else {
+        auto state = std::make_shared<ResolveState>();
+        resolver.async_resolve(u.host, std::to_string(u.port), tcp::resolver::numeric_service,
+                               [state](const beast::error_code& e, tcp::resolver::results_type r) {
+                                   state->ec = e;
+                                   state->results = std::move(r);
+                                   state->done = true;
+                               });
+        wait(state->done, d, cancel, Phase::resolve, false, where, c);
+        if (state->ec) fail(state->ec, Phase::resolve, where);
+        for (const auto& entry : state->results) endpoints.push_back(entry.endpoint());
+        if (endpoints.empty()) throw ConnectionError("cannot resolve the host of " + where + ": no addresses");
+    }
+    if (u.https) {
+        if (!tls_ctx) tls_ctx = tls_context(owner.tls_);
+        auto fresh = std::make_unique<TlsStream>(ioc, *tls_ctx);
+        SSL* ssl = fresh->native_handle();
+        // SNI carries host names only (RFC 6066 3)
+        if (!is_ip && SSL_set_tlsext_host_name(ssl, u.host.c_str()) != 1) {
+            ERR_clear_error();
+            throw TLSError("cannot use '" + u.host + "' as the TLS server name (SNI)");
+        }
+        if (owner.tls_.verify) fresh->set_verify_callback(VerifyHost(u.host, is_ip));
+        c.tls = std::move(fresh);  // the previous connection's: nothing is pending on it (every wait drains)
+    } else {
+        c.tls.reset();
+    }
+    c.https = u.https;
+    c.host = u.host;
+    c.port = u.port;
+    beast::tcp_stream& tcp_layer = c.https ? beast::get_lowest_layer(*c.tls) : c.stream;
+    bool done = false;
+    tcp_layer.async_connect(endpoints, [&](const beast::error_code& e, const tcp::endpoint&) {
+        ec = e;
+        done = true;
+    });
+    wait(done, d, cancel, Phase::connect, true, where, c);
+    if (ec) {
+        drop(c);
+        fail(ec, Phase::connect, where);
+    }
+    beast::error_code ignored;
+    tcp_layer.socket().set_option(tcp::no_delay(true), ignored);
+    if (c.https) {
+        done = false;
+        c.tls->async_handshake(ssl::stream_base::client, [&](const beast::error_code& e) {
+            ec = e;
+            done = true;
+        });
+        wait(done, d, cancel, Phase::handshake, true, where, c);
+        if (ec) {
+            const std::string why = handshake_failure(ec, c.tls->native_handle());
+            ERR_clear_error();
+            drop(c);
+            throw TLSError("TLS handshake with " + where + " failed: " + why, kind_of(ec));
+        }
+        SSL* ssl = c.tls->native_handle();
+        set_info(TlsInfo{SSL_get_version(ssl), SSL_get_cipher_name(ssl)});
+    } else if (info) {  // (only this thread writes info)
+        set_info(std::nullopt);
+    }
+    c.buffer.clear();
+    c.open = true;
+    open_connections.fetch_add(1, std::memory_order_relaxed);
+    owner.connected_.store(true, std::memory_order_relaxed);
+    owner.connections_.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace beast_client

@@ -1,0 +1,83 @@
+// Reading a response (ResponseReader) and what a failed operation means (the client's exceptions).
+#pragma once
+
+#include "aliases.hpp"
+#include "beast_client/client.hpp"
+#include "decode.hpp"
+
+#include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <boost/optional/optional.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+
+namespace beast_client::detail {
+
+// A basic_parser that keeps only what the caller asks for: get() counts the body and keeps neither the
+// body nor the fields; request() keeps both. (http::response_parser would store the fields in
+// basic_fields, which also limits a single field value to 64 KiB.) With a `progress` time point, every piece
+// of the response (the header, body bytes, a chunk header) sets it to now: the read timeout counts from there.
+class ResponseReader final : public http::basic_parser<false> {
+public:
+    ResponseReader(bool keep_headers, bool keep_body) : keep_headers_(keep_headers), keep_body_(keep_body) {}
+
+    int status = 0;
+    Headers headers;
+    std::string body;
+    std::string reason;
+    std::uint64_t body_bytes = 0;
+    Clock::time_point* progress = nullptr;
+    bool decompress = false;  // decode a gzip / deflate Content-Encoding (set before reading)
+    bool discard = false;     // drop the body (a redirect's), set between the header and the body
+    std::uint64_t decoded_limit = std::numeric_limits<std::uint64_t>::max();
+    // streaming: stop decoding once `body` holds this much (the rest of the input stays in the read buffer)
+    std::size_t chunk_limit = std::numeric_limits<std::size_t>::max();
+    std::string decode_error;  // why decoding failed (the read then fails too)
+
+private:
+    void touch() {
+        if (progress) *progress = Clock::now();
+    }
+
+    void on_request_impl(http::verb, beast::string_view, beast::string_view, int, beast::error_code&) override {}
+    void on_response_impl(int code, beast::string_view why, int, beast::error_code&) override;
+    void on_field_impl(http::field, beast::string_view name, beast::string_view value, beast::error_code&) override;
+    void on_header_impl(beast::error_code&) override;
+    void on_body_init_impl(const boost::optional<std::uint64_t>& length, beast::error_code&) override;
+    std::size_t on_body_impl(beast::string_view data, beast::error_code& ec) override;
+    // Decodes (some of) data into body; returns the bytes of data used (all of them unless chunk_limit).
+    std::size_t decode(beast::string_view data, beast::error_code& ec);
+    void on_chunk_header_impl(std::uint64_t, beast::string_view, beast::error_code&) override { touch(); }
+    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view data, beast::error_code& ec) override {
+        return on_body_impl(data, ec);
+    }
+    void on_finish_impl(beast::error_code& ec) override;
+
+    bool keep_headers_;
+    bool keep_body_;
+    std::optional<Decoder> decoder_;
+    std::uint64_t decoded_total_ = 0;
+};
+
+// ---- error classification ---------------------------------------------------------------------------
+
+enum class Phase { resolve, connect, handshake, write, read };
+
+const char* phase_text(Phase p);
+bool is_http_error(const beast::error_code& ec);
+ConnectionError::Kind kind_of(const beast::error_code& ec);
+// RFC 9110 9.2.2: a request with an idempotent method may be sent again after a connection failure; any
+// other (POST, PATCH, CONNECT, extension methods) must not be, once it may have reached the server.
+bool is_idempotent(http::verb method);
+// The connection failed the way a kept-alive connection does when the server had closed it (idle close /
+// reset) by the time the request arrived.
+bool is_stale_connection(const beast::error_code& ec);
+bool is_tls_error(const beast::error_code& ec);
+// Throws the exception that `ec` means in `phase` (where: host:port, for the message).
+[[noreturn]] void fail(const beast::error_code& ec, Phase phase, const std::string& where);
+
+}  // namespace beast_client::detail
