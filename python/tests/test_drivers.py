@@ -127,25 +127,25 @@ def test_new_connection_mode(spec, server):
 #: a body the real server never sends: the integrity check proves the requests went to the counting server
 COUNTED = b"counted body\r\n"
 
-
-#: peers whose keep-alive is not reliable: rnet's blocking client opens a second connection for a worker in
-#: about half the runs (a request goes out before the previous response's connection is back in its pool)
-UNRELIABLE_KEEP_ALIVE = {"py-rnet-sync"}
+#: rnet's blocking client puts a connection back into its pool only once the response is closed, on its own
+#: runtime thread: now and then a worker's next request goes out first and opens one more connection (2-4% of
+#: the requests on 2 cores). Its keep-alive count is W plus those, so it is bounded over more requests.
+POOL_RACE = {"py-rnet-sync"}
 
 
 @pytest.mark.parametrize("connection", ["keep-alive", "new"])
-def test_connections_opened(spec, connection, request):
+def test_connections_opened(spec, connection):
     """`--connection new` really opens one connection per timed request; keep-alive one per worker.
 
     Counted where the connections arrive (accepts of a raw server), with W=2, N=3, no warm-up. Every driver
     builds its clients lazily, so nothing connects before the first request: no setup connection. So
     keep-alive gives exactly W connections and new exactly W x N (measured for every driver, including the
     peers; a serial row's W is 1). A warm-up would add one connection per worker in new mode (the warm-up
-    requests use the worker's first client), which is why it is 0 here."""
-    if connection == "keep-alive" and spec.name in UNRELIABLE_KEEP_ALIVE:
-        request.applymarker(pytest.mark.xfail(reason="opens an extra keep-alive connection now and then", strict=False))
-    assert len(COUNTED) == 14
-    workers, requests = workers_of(spec, 2), 3
+    requests use the worker's first client), which is why it is 0 here. rnet's blocking client reuses its
+    connections but not every time (POOL_RACE): over N=20 requests per worker, at most half of them
+    may open one."""
+    pool_race = connection == "keep-alive" and spec.name in POOL_RACE
+    workers, requests = workers_of(spec, 2), 20 if pool_race else 3
     with RawServer(answer(COUNTED)) as srv:
         run = run_driver(
             spec,
@@ -157,10 +157,19 @@ def test_connections_opened(spec, connection, request):
         assert run.status is RunStatus.OK, run.reason
         assert run.raw["workload"]["connection"] == connection
         assert len(srv.heads) == workers * requests  # no request sent twice, none outside the loop
-        assert srv.accepted == (workers if connection == "keep-alive" else workers * requests)
+        if pool_race:
+            assert workers <= srv.accepted <= workers * requests // 2, srv.accepted
+        else:
+            assert srv.accepted == (workers if connection == "keep-alive" else workers * requests)
 
 
 def test_body_integrity_check_catches_a_short_count(spec, server):
-    run = run_driver(spec, server.url + "/", Workload(1, 2, 0, 5), row_timeout_s=120, expected_body_bytes=14)
+    """The real server sends HELLO: expecting COUNTED's length per request fails the run, though every request
+    succeeded."""
+    run = run_driver(spec, server.url + "/", Workload(1, 2, 0, 5), row_timeout_s=120, expected_body_bytes=len(COUNTED))
     assert run.stats is not None and run.stats.errors == 0  # every request succeeded ...
-    assert run.status is RunStatus.FAILED and run.reason.startswith("body integrity: received 26 bytes")
+    assert run.status is RunStatus.FAILED  # ... yet bytes are missing
+    assert (
+        run.reason
+        == f"body integrity: received {2 * len(HELLO)} bytes, expected 2 x {len(COUNTED)} = {2 * len(COUNTED)}"
+    )
