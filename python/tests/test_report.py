@@ -1,5 +1,5 @@
 """Reports (report/): the exporter registry, what each format writes, and the run table, whose Markdown
-and CSV are what they were before the reorganisation (the reference runs' table.md and table.csv)."""
+and CSV reproduce the reference runs' published table.md and table.csv byte for byte."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ def gil_report(
     interpreters = list(interpreters) or [None, *(Interpreter(k, v) for k, v in known().items())]
     specs = under(select(GIL_CLIENTS), interpreters)
     # the same total work as the parallel phase, in one worker: 100 requests alone last a few ms, too short
-    # to measure (on 2 cores the native row then came out slower than its own binding)
+    # to measure (on 2 cores the native row would come out slower than its own binding)
     serial_wl = workload.replace(workers=1, requests=workload.requests * workload.workers)
     rtt_net = Network(rtt_ms=rtt_ms) if rtt_ms > 0 and options.network is None else None
     testbed = Testbed(options, argv, kind="gil")

@@ -49,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
 
-    # verify= only when asked for: the plain-HTTP rows keep the exact call they always made
+    # verify= only when asked for: a plain-HTTP row builds its client with the bindings' defaults, as an
+    # application would
     tls = {"verify": harness.verify(args)} if args.ca_file or args.insecure else {}
     # the native drivers' configuration: one total timeout per request (no connect/read timers), and for
     # reqwest no proxy from the environment

@@ -11,7 +11,8 @@ the exporters asked for; each format is one small module here with one `@registe
     plots.py     plots/*.png      the figures, with matplotlib
 
 Adding a format = one new module with a registered exporter (`@register("name")` from `.base`), plus its
-name in the registry import line below.
+name in the registry import line below. What goes into a report, apart from the formats: `table.py` (the run
+table) and `gil.py` (the GIL report's document and reading).
 """
 
 # the registry: one module per format, each registering its exporter when imported
