@@ -1,14 +1,15 @@
-"""What the three pytest suites share (python/tests, bindings/beast/tests, bindings/reqwest/tests).
-
-- `rawserver`: a raw-socket HTTP/1.1 server on 127.0.0.1 whose handlers answer, misbehave or count
-  connections on purpose, and the catalogue of canned handlers;
-- `fixtures`: the pytest fixtures (`server`, `closed_port_url`, `raw_server`), registered in every suite's
-  conftest.py with `pytest_plugins = ("support.fixtures",)`;
-- `binding_clients`: the three binding clients behind one sync interface (fault and fuzz tests);
-- `fake_driver.py`: a driver that sends no request, for the runner's tests.
-
-The bindings' conftest.py put python/ and python/tests/ on sys.path, so `import support` works from every
-suite.
+"""What the test suites share (bindings/tests, bindings/*/tests, python/tests), importable as `support` through
+pytest.ini's `pythonpath`; the repository's conftest.py registers its fixture modules for every suite.
+- `fixtures`: `server` (the axum server), `tls_server` (the same over HTTPS), `http_app`, `closed_port_url`,
+  `raw_server`;
+- `rawserver`: a raw-socket HTTP/1.1 server whose handlers answer, misbehave or count connections on purpose,
+  and the catalogue of canned handlers;
+- `httpapp`: an application on Python's own http.server (a server nobody here wrote);
+- `binding_clients`: the three binding clients behind one synchronous interface;
+- `toxiproxy`: network faults through toxiproxy (fixtures and toxics);
+- `nginx`: Debian's nginx started with a private configuration, and curl;
+- `freethreaded`: the interpreters of `make freethreaded`;
+- `fake_driver.py`, `rows.py`: a driver that sends no request, and synthetic runs and rows, for the runner.
 """
 
 from pathlib import Path

@@ -1,9 +1,11 @@
-"""The three binding clients under one sync interface, for the fault and fuzz tests."""
+"""The binding clients behind one synchronous interface, for the tests that run every case against each:
+beast_client.Client, reqwest_client.Client, and reqwest_client.AsyncClient driven on an event loop of its own."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import beast_client
@@ -13,11 +15,11 @@ PROTOCOL_ERRORS = (beast_client.ProtocolError, reqwest_client.ProtocolError)
 
 
 class AsyncAdapter:
-    """reqwest_client.AsyncClient driven synchronously on its own event loop."""
+    """reqwest_client.AsyncClient, each call run to completion on the adapter's own event loop."""
 
-    def __init__(self, timeout: float):
+    def __init__(self, timeout: float | None, **options: Any):
         self.loop = asyncio.new_event_loop()
-        self.client = reqwest_client.AsyncClient(timeout=timeout)
+        self.client = reqwest_client.AsyncClient(timeout=timeout, **options)
 
     def get(self, url: str) -> int:
         return self.loop.run_until_complete(self.client.get(url))
@@ -28,22 +30,35 @@ class AsyncAdapter:
     def request(self, method: str, url: str, **kw: Any) -> Any:
         return self.loop.run_until_complete(self.client.request(method, url, **kw))
 
+    @property
+    def tls_info(self) -> Any:
+        return self.client.tls_info
+
     def close(self) -> None:
         self.client.close()
         self.loop.close()
 
 
-FACTORIES: dict[str, Callable[[float], Any]] = {
-    "beast": lambda t: beast_client.Client(timeout=t),
-    "reqwest": lambda t: reqwest_client.Client(timeout=t),
+FACTORIES: dict[str, Callable[..., Any]] = {
+    "beast": lambda timeout, **options: beast_client.Client(timeout=timeout, **options),
+    "reqwest": lambda timeout, **options: reqwest_client.Client(timeout=timeout, **options),
     "reqwest-async": AsyncAdapter,
 }
-#: the binding module of each kind (its ProtocolError, ...)
-MODULES = {"beast": beast_client, "reqwest": reqwest_client, "reqwest-async": reqwest_client}
+
+#: the binding module of each kind (its ProtocolError, TLSError, ...)
+MODULES: dict[str, ModuleType] = {"beast": beast_client, "reqwest": reqwest_client, "reqwest-async": reqwest_client}
+
+#: the two bindings' modules by name, for the tests parametrized over the bindings themselves
+BINDINGS: dict[str, ModuleType] = {"beast": beast_client, "reqwest": reqwest_client}
 
 
-def make(kind: str, timeout: float) -> Any:
-    """A client of `kind` (a key of FACTORIES), tagged with `.kind`."""
-    c = FACTORIES[kind](timeout)
+def make(kind: str, timeout: float | None, **options: Any) -> Any:
+    """A client of `kind` (a key of FACTORIES) with these constructor options, tagged with `.kind`."""
+    c = FACTORIES[kind](timeout, **options)
     c.kind = kind
     return c
+
+
+def kind_of(module: ModuleType) -> str:
+    """"beast" or "reqwest": the key of BINDINGS for a binding module."""
+    return next(k for k, m in BINDINGS.items() if m is module)

@@ -1,4 +1,5 @@
-"""The fixtures of all three suites (registered by each conftest.py: `pytest_plugins = ("support.fixtures",)`)."""
+"""The fixtures of every test suite, registered once for all of them by the repository's conftest.py
+(`pytest_plugins = ("support.fixtures",)`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from clientbench.run.server import Server
 
+from .httpapp import App, running
 from .rawserver import Handler, RawServer
 
 
@@ -17,6 +19,21 @@ def server() -> Iterator[Server]:
     requests go to `server.url + "/..."`."""
     with Server() as s:
         yield s
+
+
+@pytest.fixture(scope="session")
+def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The axum server over HTTPS (`--tls`), its throw-away CA in `server.ca_file`; `server.url` is https://."""
+    with Server(tls=True, tls_dir=tmp_path_factory.mktemp("server-tls")) as s:
+        assert s.url.startswith("https://") and s.ca_file
+        yield s
+
+
+@pytest.fixture()
+def http_app() -> Iterator[App]:
+    """An application on Python's own http.server (support/httpapp.py), stopped after the test."""
+    with running() as app:
+        yield app
 
 
 @pytest.fixture()
