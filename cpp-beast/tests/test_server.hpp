@@ -3,29 +3,23 @@
 // it is destroyed.
 #pragma once
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/read.hpp>
+#include "server_base.hpp"
+
 #include <boost/asio/write.hpp>
 
 #include <poll.h>
 
-#include <atomic>
-#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace test_support {
 
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
 
 class TestServer;
 
@@ -80,39 +74,20 @@ class TestServer {
 public:
     using Handler = std::function<void(Conn&)>;
 
-    explicit TestServer(Handler handler) : handler_(std::move(handler)), acceptor_(ioc_) {
-        const tcp::endpoint ep(net::ip::make_address("127.0.0.1"), 0);
-        acceptor_.open(ep.protocol());
-        acceptor_.set_option(tcp::acceptor::reuse_address(true));
-        acceptor_.bind(ep);
-        acceptor_.listen();
-        port_ = acceptor_.local_endpoint().port();
-        accept_thread_ = std::thread([this] { accept_loop(); });
-    }
-
-    ~TestServer() {
-        stopping_ = true;
-        {  // unblock accept() by connecting to ourselves
-            boost::system::error_code ec;
-            tcp::socket s(ioc_);
-            s.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port_), ec);
-            accept_thread_.join();
-        }
-        std::vector<std::thread> threads;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            for (auto& s : sockets_) {
-                boost::system::error_code ec;
-                s->shutdown(tcp::socket::shutdown_both, ec);
+    explicit TestServer(Handler handler) : handler_(std::move(handler)) {
+        loop_.start([this](const std::shared_ptr<tcp::socket>& sock, int index) {
+            Conn conn(sock, index, *this);
+            try {
+                handler_(conn);
+            } catch (...) {
             }
-            threads.swap(threads_);
-        }
-        for (auto& t : threads) t.join();
+        });
     }
+    ~TestServer() { loop_.stop(); }
 
-    std::uint16_t port() const { return port_; }
-    std::string url(const std::string& path = "/") const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
-    int accepts() const { return accepts_.load(); }
+    std::uint16_t port() const { return loop_.port(); }
+    std::string url(const std::string& path = "/") const { return "http://127.0.0.1:" + std::to_string(port()) + path; }
+    int accepts() const { return loop_.accepts(); }
 
     std::vector<std::string> requests() {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -130,68 +105,25 @@ public:
     }
 
 private:
-    void accept_loop() {
-        for (;;) {
-            auto sock = std::make_shared<tcp::socket>(ioc_);
-            boost::system::error_code ec;
-            acceptor_.accept(*sock, ec);
-            if (stopping_ || ec) return;
-            const int index = accepts_++;
-            std::lock_guard<std::mutex> lock(mutex_);
-            sockets_.push_back(sock);
-            threads_.emplace_back([this, sock, index] {
-                Conn conn(sock, index, *this);
-                try {
-                    handler_(conn);
-                } catch (...) {
-                }
-            });
-        }
-    }
-
     Handler handler_;
-    net::io_context ioc_;
-    tcp::acceptor acceptor_;
-    std::uint16_t port_ = 0;
-    std::atomic<bool> stopping_{false};
-    std::atomic<int> accepts_{0};
-    std::thread accept_thread_;
     std::mutex mutex_;
     std::condition_variable cv_;
-    std::vector<std::shared_ptr<tcp::socket>> sockets_;
-    std::vector<std::thread> threads_;
     std::vector<std::string> requests_;
+    AcceptLoop loop_;  // last: stopped before the members its handlers use go
 };
 
 inline bool Conn::read_request(std::string* out) {
-    boost::system::error_code ec;
-    std::size_t header_end;
-    while ((header_end = buf_.find("\r\n\r\n")) == std::string::npos) {
-        char chunk[4096];
-        const std::size_t n = sock_->read_some(net::buffer(chunk), ec);
-        if (ec) return false;
-        buf_.append(chunk, n);
-    }
-    std::size_t length = 0;
-    std::string lower;
-    for (std::size_t i = 0; i < header_end; ++i) lower += static_cast<char>(std::tolower(buf_[i]));
-    if (const auto p = lower.find("\r\ncontent-length:"); p != std::string::npos)
-        length = std::stoul(lower.substr(p + 17));
-    const std::size_t total = header_end + 4 + length;
-    while (buf_.size() < total) {
-        char chunk[4096];
-        const std::size_t n = sock_->read_some(net::buffer(chunk), ec);
-        if (ec) return false;
-        buf_.append(chunk, n);
-    }
-    const std::string request = buf_.substr(0, total);
-    buf_.erase(0, total);
+    std::string request;
+    const auto read = [this](char* data, std::size_t size) -> long {
+        boost::system::error_code ec;
+        const std::size_t n = sock_->read_some(net::buffer(data, size), ec);
+        return ec ? -1 : static_cast<long>(n);
+    };
+    if (!read_http_request(buf_, read, request)) return false;
     server_.record(request);
     if (out) *out = request;
     return true;
 }
-
-inline const std::string kHello = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello";
 
 // Answers every request on the connection with `response`.
 inline TestServer::Handler answer_all(std::string response) {
@@ -204,10 +136,6 @@ inline std::uint16_t unused_port() {
     net::io_context ioc;
     tcp::acceptor a(ioc, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
     return a.local_endpoint().port();
-}
-
-inline double ms_since(Clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
 }  // namespace test_support
