@@ -1,6 +1,6 @@
 """The command line (cli.py, `python -m clientbench`): one-line errors, the server always stopped (also on
-Ctrl-C/SIGTERM, with partial results), every command end to end, and the package's layering (no module but
-__main__ imports cli)."""
+Ctrl-C/SIGTERM, with partial results), the help texts, every command end to end, and the package's layering
+(no import cycle, no module but __main__ imports cli, no command imports another)."""
 
 from __future__ import annotations
 
@@ -305,6 +305,24 @@ def test_no_module_but_main_imports_the_cli():
         if any(m == "clientbench.cli" or m.startswith("clientbench.cli.") for m in imported_modules(p))
     )
     assert importers == ["clientbench.__main__"]
+
+
+def test_the_package_has_no_import_cycle():
+    """Every module can be read, and tested, after the ones it imports."""
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph = {m: sorted(d for d in imported_modules(p) if d in modules and d != m) for m, p in modules.items()}
+    done: set[str] = set()
+
+    def visit(module: str, path: tuple[str, ...]) -> None:
+        assert module not in path, " -> ".join((*path[path.index(module) :], module))
+        if module not in done:
+            for dep in graph[module]:
+                visit(dep, (*path, module))
+            done.add(module)
+
+    for module in graph:
+        visit(module, ())
+    assert "clientbench.commands.gil" in done and len(done) == len(modules) > 40
 
 
 def test_no_command_imports_another():
