@@ -60,8 +60,8 @@ class ManagedProcess:
         self.stop()
 
     def start(self) -> None:
-        self._log = open(self.log_path or os.devnull, "wb")  # closed by stop()
         try:
+            self._log = open(self.log_path or os.devnull, "wb")  # closed by stop()
             self.proc = subprocess.Popen(
                 self.command(),
                 stdout=subprocess.PIPE if self.reads_stdout else self._log,

@@ -32,6 +32,8 @@ def https_context(ca_file: str | None = None, insecure: bool = False) -> ssl.SSL
 
 
 class Server(ManagedProcess):
+    """`with Server(tls=...) as s:` serves on loopback at `s.url` (with tls, trusting `s.ca_file`)."""
+
     reads_stdout = True  # the first line is the URL; the rest is drained into the log
 
     def __init__(
