@@ -17,12 +17,13 @@
 //!   when the server closed the connection just as the request went out.
 //! * [`BlockingClient`] — the same on a private current-thread tokio runtime, with a cancel callback
 //!   polled every [`CANCEL_POLL`] (the Python binding checks for signals there).
-//! * [`harness`] — the clientbench driver contract (flags, workers, timing, the raw document) that the
-//!   `reqwest-driver` binary runs this client with.
+//!
+//! The driver contract (flags, workers, timing, the raw document) is the `reqwest-harness` crate
+//! (rust-reqwest/harness), apart from this one so that the Python binding, which ships this crate, does
+//! not carry its command-line and JSON dependencies.
 
 pub mod api;
 mod error;
-pub mod harness;
 pub mod tls;
 
 use std::future::Future;
@@ -417,7 +418,7 @@ pub(crate) async fn send_on(
 /// requests nobody polls, the pool still counts the dead connection as idle and open, the request is
 /// written into it, and the server's kernel answers with a reset. hyper then reports "connection closed
 /// before message completed" after the request may have been sent, which is only safe to retry for
-/// idempotent methods: a POST or PATCH after a pause longer than the server's keep-alive timeout failed.
+/// idempotent methods: a POST or PATCH after a pause longer than the server's keep-alive timeout would fail.
 ///
 /// So on a current-thread runtime, yield twice before checking a connection out: the first yield makes
 /// the scheduler poll the I/O driver (recording the FIN and waking the connection's task); the second

@@ -547,7 +547,8 @@ fn idle_closed_connection_async_multi_thread_every_method_succeeds() {
 
 #[test]
 fn idle_closed_connection_get_succeeds_without_retry() {
-    // GET used to survive only through the idempotent re-send; it must not need it.
+    // The idle check alone must keep GET off the closed connection: the idempotent re-send would hide
+    // a failure of it.
     let (url, count, log) = idle_timeout_server();
     let c = BlockingClient::new(Duration::from_secs(5)).expect("client");
     for _ in 0..3 {

@@ -1,8 +1,13 @@
 //! reqwest-soak prints one `clientbench.soak/1` line (docs/soak-format.md): "schema" first, then the
 //! other keys in their documented order; failure reasons are the canonical ones, the most common first.
 
+#[path = "../../tests/support/mod.rs"]
+mod support;
+
 use std::net::TcpListener;
 use std::process::Command;
+
+use support::{hello, run, server_config, tls_server, Ca};
 
 const KEYS: [&str; 8] =
     ["schema", "requests", "failures", "reasons", "rss_warm_kib", "rss_end_kib", "elapsed_s", "stopped_by_time"];
@@ -38,4 +43,28 @@ fn soak_line_has_the_schema_first_and_canonical_reasons() {
     let (reason, count) = reasons.iter().next().expect("one reason");
     assert!(reason.starts_with("ConnectionError: ") && reason.contains("refused"), "{reason}");
     assert_eq!(count.as_u64(), Some(6));
+}
+
+/// reqwest-soak takes `--ca-file` / `--insecure` too.
+#[test]
+fn soak_over_https() {
+    let soak = env!("CARGO_BIN_EXE_reqwest-soak");
+    let ca = Ca::new("soak");
+    let (port, _) = tls_server(server_config(ca.leaf(&["localhost"], false), &[&rustls::version::TLS13]), 64, hello);
+    let url = format!("https://localhost:{port}/");
+    let common = ["--url", url.as_str(), "--requests", "40", "--workers", "2", "--warmup", "1", "--max-seconds", "30"];
+    let line = |out: std::process::Output| -> serde_json::Value {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let v = line(run(soak, &[&common[..], &["--ca-file", ca.pem_file.to_str().unwrap()]].concat()));
+    assert_eq!((v["requests"].as_u64(), v["failures"].as_u64()), (Some(40), Some(0)), "{v}");
+    let v = line(run(soak, &[&common[..], &["--insecure"]].concat()));
+    assert_eq!(v["failures"].as_u64(), Some(0), "{v}");
+    let v = line(run(soak, &common));
+    assert_eq!(v["failures"].as_u64(), Some(40), "{v}");
+    let (reason, _) = v["reasons"].as_object().unwrap().iter().next().unwrap();
+    assert!(reason.starts_with("TLSError: "), "{reason}");
+    let out = run(soak, &[&common[..], &["--ca-file", "/no/such/ca.pem"]].concat());
+    assert_eq!(out.status.code(), Some(2));
 }

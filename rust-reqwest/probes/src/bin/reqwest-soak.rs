@@ -2,8 +2,8 @@
 //! storing no per-request samples, so that memory growth means a leak. Prints one JSON line,
 //! `clientbench.soak/1` (docs/soak-format.md; "schema" is its first key): requests, failures, reasons,
 //! RSS after warm-up and at the end (KiB), elapsed seconds. Used by `clientbench soak` / `make soak`.
-//! Failure reasons are the drivers' canonical ones (`harness::failure_reason`); the line keeps the most
-//! common, most common first, as the C++ and Python soak targets do.
+//! Failure reasons are the drivers' canonical ones (`reqwest_harness::failure_reason`); the line keeps
+//! the most common, most common first, as the C++ and Python soak targets do.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use reqwest_bench::{harness, Client, ClientOptions, TlsConfig, Trust};
+use reqwest_bench::{Client, ClientOptions, TlsConfig, Trust};
+use reqwest_harness as harness;
 use serde::ser::{Serialize, Serializer};
 
 /// The `schema` of the line.

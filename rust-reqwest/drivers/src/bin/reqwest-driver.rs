@@ -3,14 +3,14 @@
 //! `--mode async` (default): W tokio tasks on the multi-thread runtime, each with its own `Client`.
 //! `--mode sync`: W OS threads, each with its own `BlockingClient` (own current-thread runtime).
 //! Everything else (flags, warm-up, the start gate and t0, the timed loop, failures, the document) is the
-//! harness's (`reqwest_bench::harness`); this file only says how to make a client and do one GET.
+//! harness's (the `reqwest-harness` crate); this file only says how to make a client and do one GET.
 
 use std::future::Future;
 use std::process::ExitCode;
 
 use clap::Parser;
-use reqwest_bench::harness::{self, ClientInfo, Driver, Mode};
 use reqwest_bench::{BlockingClient, Client, ClientError, ClientOptions, REQWEST_VERSION};
+use reqwest_harness::{self as harness, ClientInfo, Driver, Mode};
 
 /// Benchmark driver for the reqwest HTTP client (prints one clientbench.raw/1 JSON document).
 #[derive(Parser, Debug)]

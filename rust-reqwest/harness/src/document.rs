@@ -1,0 +1,127 @@
+//! The `clientbench.raw/1` document (docs/raw-format.md): what a run measured, printed as one JSON line.
+
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use crate::{ClientInfo, Group, Mode, Options};
+
+/// The `schema` of the document.
+pub const SCHEMA: &str = "clientbench.raw/1";
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema: &'static str,
+    client: ClientJson,
+    workload: Workload<'a>,
+    wall_ns: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peak_rss_kib: Option<u64>,
+    workers: Vec<WorkerJson>,
+}
+
+#[derive(Serialize)]
+struct ClientJson {
+    language: &'static str,
+    library: &'static str,
+    library_version: &'static str,
+    mode: &'static str,
+    gil: Option<&'static str>,
+    /// `https://`: what worker 0 negotiated (absent for `http://`, or when no TLS connection succeeded: the
+    /// field is optional).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tls: Option<TlsJson>,
+}
+
+#[derive(Serialize)]
+struct TlsJson {
+    version: &'static str,
+    /// Not available from reqwest (its `TlsInfo` has the version and the certificate only).
+    cipher: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+struct Workload<'a> {
+    url: &'a str,
+    workers: u32,
+    requests: u32,
+    warmup: u32,
+    timeout_s: f64,
+    connection: &'static str,
+}
+
+#[derive(Serialize)]
+pub(crate) struct WorkerJson {
+    pub(crate) elapsed_ns: u64,
+    pub(crate) start_ns: Vec<u64>,
+    pub(crate) latencies_ns: Vec<u64>,
+    pub(crate) bytes: u64,
+    pub(crate) failures: Vec<Failure>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct Failure {
+    pub(crate) index: u32,
+    pub(crate) reason: String,
+    pub(crate) status: Option<u16>,
+}
+
+/// Peak resident set of this process image (VmHWM: reset at exec, unlike getrusage's ru_maxrss, which
+/// also counts the forked parent's pages before exec).
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Print the document of a run (or the error that stopped it) and return the exit status:
+/// 0 when the document was printed, whatever the requests did; 1 on an internal error.
+pub fn finish(prog: &str, info: ClientInfo, mode: Mode, o: &Options, outcome: Result<Group, String>) -> ExitCode {
+    let Group { wall_ns, cpu_ns, t0, records } = match outcome {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("{prog}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let doc = Document {
+        schema: SCHEMA,
+        client: ClientJson {
+            language: info.language,
+            library: info.library,
+            library_version: info.library_version,
+            mode: mode.as_str(),
+            gil: None,
+            tls: records.iter().find_map(|r| r.tls_version).map(|version| TlsJson { version, cipher: None }),
+        },
+        workload: Workload {
+            url: &o.url,
+            workers: o.workers,
+            requests: o.requests,
+            warmup: o.warmup,
+            timeout_s: o.timeout,
+            connection: o.connection.as_str(),
+        },
+        wall_ns,
+        cpu_ns,
+        peak_rss_kib: peak_rss_kib(),
+        workers: records.into_iter().map(|r| r.into_json(t0)).collect(),
+    };
+    match serde_json::to_string(&doc) {
+        Ok(text) => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            if let Err(e) = writeln!(out, "{text}").and_then(|_| out.flush()) {
+                eprintln!("{prog}: cannot write the result: {e}");
+                return ExitCode::from(1);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{prog}: cannot serialise the result: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
