@@ -22,13 +22,15 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict};
 use pyo3::IntoPyObjectExt;
+use reqwest_bench::api::Head;
 use reqwest_bench::ClientError;
 
-use crate::py_api::{self, Response};
-use crate::{tls_config, tls_info_dict, to_py_err, verify_given};
-use pyo3::types::{PyBytes, PyDict};
-use reqwest_bench::api::Head;
+use crate::config::{tls_info_dict, ClientArgs, Config};
+use crate::errors::to_py_err;
+use crate::request::{prepare, RequestArgs};
+use crate::response::{Headers, Response};
 
 /// The shared tokio runtime of every `RawAsyncClient` (built on first use, never shut down).
 fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
@@ -36,7 +38,7 @@ fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
     RUNTIME
         .get_or_init(|| {
             // One I/O worker: requests are driven from one asyncio thread, and more workers only compete
-            // with it (and with the server) for the cores; on 2 cores the default (one per core) made
+            // with it (and with the server) for the cores; on 2 cores the default (one per core) makes
             // the async row's Bench bimodal from run to run (21 or 35 ms).
             tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(1)
@@ -227,11 +229,7 @@ where
 #[pyclass(module = "reqwest_client._core", name = "RawAsyncClient", frozen)]
 pub(crate) struct RawAsyncClient {
     inner: RwLock<Option<reqwest_bench::Client>>,
-    timeout: Option<f64>,
-    connect_timeout: Option<f64>,
-    read_timeout: Option<f64>,
-    settings: py_api::Settings,
-    verify: Py<PyAny>,
+    config: Config,
     tls_seen: reqwest_bench::TlsSeen,
 }
 
@@ -268,8 +266,9 @@ impl RawAsyncClient {
         trust_env: bool,
         proxy: Option<String>,
     ) -> PyResult<Self> {
-        let args = py_api::ClientArgs {
+        let args = ClientArgs {
             timeout,
+            verify,
             connect_timeout,
             read_timeout,
             follow_redirects,
@@ -280,7 +279,7 @@ impl RawAsyncClient {
             trust_env,
             proxy,
         };
-        let (options, settings) = args.options(tls_config(py, verify)?)?;
+        let (options, config) = args.parse(py)?;
         let rt = runtime()?;
         let client = py
             .detach(|| {
@@ -288,15 +287,7 @@ impl RawAsyncClient {
                 reqwest_bench::Client::with_options(&options)
             })
             .map_err(to_py_err)?;
-        Ok(RawAsyncClient {
-            tls_seen: client.tls_seen().unwrap_or_default(),
-            inner: RwLock::new(Some(client)),
-            timeout,
-            connect_timeout,
-            read_timeout,
-            settings,
-            verify: verify_given(py, verify),
-        })
+        Ok(RawAsyncClient { tls_seen: client.tls_seen().unwrap_or_default(), inner: RwLock::new(Some(client)), config })
     }
 
     /// Future of the status: GET, read the whole body.
@@ -329,8 +320,8 @@ impl RawAsyncClient {
         timeout: Option<f64>,
         follow_redirects: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let args = py_api::RequestArgs { params, headers, body, json, timeout, follow_redirects };
-        let (req, _) = py_api::prepare(py, method, url, &args, self.settings, false)?;
+        let args = RequestArgs { params, headers, body, json, timeout, follow_redirects };
+        let (req, _) = prepare(py, method, url, &args, self.config.settings, false)?;
         let client = self.handle()?;
         spawn(completer, async move {
             let resp = client.open(req).await?;
@@ -357,8 +348,8 @@ impl RawAsyncClient {
         timeout: Option<f64>,
         follow_redirects: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let args = py_api::RequestArgs { params, headers, body, json, timeout, follow_redirects };
-        let (req, _) = py_api::prepare(py, method, url, &args, self.settings, false)?;
+        let args = RequestArgs { params, headers, body, json, timeout, follow_redirects };
+        let (req, _) = prepare(py, method, url, &args, self.config.settings, false)?;
         let client = self.handle()?;
         spawn(completer, async move {
             let resp = client.open(req).await?;
@@ -368,23 +359,23 @@ impl RawAsyncClient {
 
     #[getter]
     fn timeout(&self) -> Option<f64> {
-        self.timeout
+        self.config.timeout
     }
 
     #[getter]
     fn connect_timeout(&self) -> Option<f64> {
-        self.connect_timeout
+        self.config.connect_timeout
     }
 
     #[getter]
     fn read_timeout(&self) -> Option<f64> {
-        self.read_timeout
+        self.config.read_timeout
     }
 
     /// The `verify` argument, as given (`True` when omitted).
     #[getter]
     fn verify(&self, py: Python<'_>) -> Py<PyAny> {
-        self.verify.clone_ref(py)
+        self.config.verify.clone_ref(py)
     }
 
     /// `{"version": "TLSv1.3", "cipher": None}` of the connection of the most recent response; `None`
@@ -407,7 +398,7 @@ impl RawAsyncClient {
 
     fn __repr__(&self) -> String {
         let state = if self.closed() { " closed" } else { "" };
-        let timeout = self.timeout.map_or("None".to_owned(), |t| t.to_string());
+        let timeout = self.config.timeout.map_or("None".to_owned(), |t| t.to_string());
         format!("<reqwest_client._core.RawAsyncClient timeout={timeout}{state}>")
     }
 }
@@ -422,14 +413,14 @@ pub(crate) struct RawStream {
     url: String,
     #[pyo3(get)]
     reason: String,
-    headers: Py<py_api::Headers>,
+    headers: Py<Headers>,
     /// The body still to read; `None` once closed. A tokio mutex: a chunk is awaited while holding it.
     body: Arc<tokio::sync::Mutex<Option<reqwest_bench::reqwest::Response>>>,
 }
 
 impl RawStream {
     fn new(head: Head, resp: reqwest_bench::reqwest::Response) -> Self {
-        let headers = Python::attach(|py| Py::new(py, py_api::Headers::new(head.headers)));
+        let headers = Python::attach(|py| Py::new(py, Headers::new(head.headers)));
         RawStream {
             status: head.status,
             url: head.url,
@@ -443,7 +434,7 @@ impl RawStream {
 #[pymethods]
 impl RawStream {
     #[getter]
-    fn headers(&self, py: Python<'_>) -> Py<py_api::Headers> {
+    fn headers(&self, py: Python<'_>) -> Py<Headers> {
         self.headers.clone_ref(py)
     }
 

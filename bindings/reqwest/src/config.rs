@@ -1,0 +1,143 @@
+//! The constructor arguments of `Client` and `RawAsyncClient` (docs/binding-api.md: both take the same
+//! ones), parsed once here into the [`ClientOptions`] the client is built with and the [`Config`] it keeps.
+//!
+//! `verify`, as requests' `verify=`: `True` (or `None`) checks `https://` servers against the system's
+//! roots, a `str` / `os.PathLike` against only the CA certificates in that PEM file (read at construction:
+//! `FileNotFoundError` / `PermissionError` / `OSError` when it cannot be read, `ValueError` when it holds
+//! no usable certificate), `False` not at all (unsafe).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict};
+use reqwest_bench::{api, ClientOptions, ProxyConfig, TlsConfig, TlsSeen, TlsSetupError};
+
+use crate::errors::to_py_err;
+use crate::request::extract_header_pairs;
+
+/// `timeout=`-like arguments: None, or a positive finite number of seconds.
+pub(crate) fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
+    match value {
+        None => Ok(None),
+        Some(v) => match Duration::try_from_secs_f64(v) {
+            Ok(d) if !d.is_zero() => Ok(Some(d)),
+            _ => Err(PyValueError::new_err(format!("{name} must be a positive number of seconds or None, got {v}"))),
+        },
+    }
+}
+
+/// What a client does to each `request` / `stream` besides its `ClientOptions`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Settings {
+    pub follow_redirects: bool,
+    pub max_redirects: usize,
+}
+
+/// The arguments of `Client(...)` / `RawAsyncClient(...)`.
+pub(crate) struct ClientArgs<'a, 'py> {
+    pub timeout: Option<f64>,
+    pub verify: Option<&'a Bound<'py, PyAny>>,
+    pub connect_timeout: Option<f64>,
+    pub read_timeout: Option<f64>,
+    pub follow_redirects: bool,
+    pub max_redirects: i64,
+    pub headers: Option<&'a Bound<'py, PyAny>>,
+    pub decompress: bool,
+    pub user_agent: Option<String>,
+    pub trust_env: bool,
+    pub proxy: Option<String>,
+}
+
+/// What a client keeps of its arguments: the request settings and what its getters read back.
+pub(crate) struct Config {
+    pub settings: Settings,
+    pub timeout: Option<f64>,
+    pub connect_timeout: Option<f64>,
+    pub read_timeout: Option<f64>,
+    /// The `verify` argument as given (`True` for `None` / omitted).
+    pub verify: Py<PyAny>,
+}
+
+/// The default `User-Agent`.
+pub(crate) fn default_user_agent() -> String {
+    format!("reqwest-client/{}", env!("CARGO_PKG_VERSION"))
+}
+
+impl ClientArgs<'_, '_> {
+    /// Check the arguments (a CA file is read now, with the GIL released): the options to build the
+    /// client with, and what the client keeps.
+    pub(crate) fn parse(self, py: Python<'_>) -> PyResult<(ClientOptions, Config)> {
+        let tls = tls_config(py, self.verify)?;
+        let total = seconds("timeout", self.timeout)?;
+        let max_redirects = usize::try_from(self.max_redirects)
+            .map_err(|_| PyValueError::new_err(format!("max_redirects must be >= 0, got {}", self.max_redirects)))?;
+        let mut pairs = extract_header_pairs(self.headers)?;
+        if !pairs.iter().any(|(k, _)| k.eq_ignore_ascii_case("user-agent")) {
+            let ua = self.user_agent.clone().unwrap_or_else(default_user_agent);
+            pairs.insert(0, ("user-agent".to_owned(), ua));
+        }
+        let default_headers = api::headers(&pairs).map_err(to_py_err)?;
+        let proxy = match (&self.proxy, self.trust_env) {
+            (Some(url), _) => ProxyConfig::Url(url.clone()),
+            (None, true) => ProxyConfig::Env,
+            (None, false) => ProxyConfig::None,
+        };
+        let options = ClientOptions {
+            timeout: total,
+            connect_timeout: seconds("connect_timeout", self.connect_timeout)?,
+            read_timeout: seconds("read_timeout", self.read_timeout)?,
+            tls,
+            tls_info: true,
+            proxy,
+            decompress: self.decompress,
+            default_headers,
+        };
+        let config = Config {
+            settings: Settings { follow_redirects: self.follow_redirects, max_redirects },
+            timeout: self.timeout,
+            connect_timeout: self.connect_timeout,
+            read_timeout: self.read_timeout,
+            verify: verify_given(py, self.verify),
+        };
+        Ok((options, config))
+    }
+}
+
+/// `verify=` → the clients' TLS trust: `True` (or `None`, as in requests) the system's roots, `False` no
+/// verification, a `str` / `os.PathLike` the CA bundle at that path, read now (with the GIL released).
+fn tls_config(py: Python<'_>, verify: Option<&Bound<'_, PyAny>>) -> PyResult<TlsConfig> {
+    let Some(v) = verify.filter(|v| !v.is_none()) else { return Ok(TlsConfig::system()) };
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Ok(if b.is_true() { TlsConfig::system() } else { TlsConfig::insecure() });
+    }
+    let path: PathBuf = v.extract().map_err(|_| {
+        let kind = v.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+        PyTypeError::new_err(format!(
+            "verify must be True, False or the path of a CA bundle (str or os.PathLike), not {kind}"
+        ))
+    })?;
+    py.detach(|| TlsConfig::ca_file(&path)).map_err(|e| match e {
+        // FileNotFoundError, PermissionError, IsADirectoryError, ... (an OSError)
+        TlsSetupError::Io(kind, msg) => PyErr::from(std::io::Error::new(kind, msg)),
+        TlsSetupError::Invalid(msg) => PyValueError::new_err(msg),
+    })
+}
+
+/// What `verify` reads back: the object given, `True` for `None` / omitted.
+fn verify_given(py: Python<'_>, verify: Option<&Bound<'_, PyAny>>) -> Py<PyAny> {
+    match verify.filter(|v| !v.is_none()) {
+        Some(v) => v.clone().unbind(),
+        None => PyBool::new(py, true).to_owned().into_any().unbind(),
+    }
+}
+
+/// `tls_info`: `{"version": ..., "cipher": None}` or `None`.
+pub(crate) fn tls_info_dict<'py>(py: Python<'py>, seen: &TlsSeen) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let Some(version) = seen.version() else { return Ok(None) };
+    let d = PyDict::new(py);
+    d.set_item("version", version)?;
+    d.set_item("cipher", py.None())?;
+    Ok(Some(d))
+}
