@@ -1,4 +1,4 @@
-//! The endpoints that the bindings' API tests need (issue 12): redirects, header and request echo,
+//! The endpoints that the bindings' API tests need (docs/binding-api.md): redirects, header and request echo,
 //! compressed bodies, cookies, a chunked stream, a slow trickle and non-UTF-8 text. None of them is on the
 //! benchmark path; they are routed next to it by [`crate::app_with_stats`] (plain and `--tls` alike).
 //!
