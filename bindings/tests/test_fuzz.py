@@ -11,8 +11,8 @@ Fully arbitrary strings are only used when they cannot be an http: or https: URL
 with a fuzzed authority are built from a fixed list of loopback hosts, with the fuzzed parts (user info,
 port) drawn from alphabets that cannot end the authority early or move the host.
 
-The bugs this file found (header control characters, lone surrogates, caller-supplied framing headers)
-are fixed; their tests at the end of the file keep them fixed.
+The explicit cases at the end pin what random inputs reach too rarely to rely on: control characters and
+lone surrogates in headers, and a caller's framing headers (Content-Length, Transfer-Encoding, ...).
 """
 
 from __future__ import annotations
@@ -514,7 +514,7 @@ WRONG = st.one_of(
     url=WRONG,
     method=WRONG,
     headers=st.one_of(
-        # (a sequence of (name, value) pairs is a valid headers argument since issue 12: pairs of the wrong size)
+        # (a sequence of (name, value) pairs is a valid headers argument: here pairs of the wrong size)
         st.lists(st.tuples(st.text(max_size=3)), min_size=1, max_size=2),
         st.dictionaries(st.text(max_size=3), WRONG.filter(lambda v: not isinstance(v, str)), min_size=1, max_size=2),
         st.dictionaries(
@@ -526,7 +526,7 @@ WRONG = st.one_of(
         st.integers(),
         st.text(min_size=1, max_size=3),
     ),
-    # (an iterable of bytes-like chunks is a valid body since issue 12, an empty one too: ints as chunks)
+    # (an iterable of bytes-like chunks is a valid body, an empty one too: here ints as chunks)
     body=st.one_of(st.text(max_size=3), st.integers(), st.floats(), st.lists(st.integers(), min_size=1, max_size=2)),
 )
 def test_arguments_of_the_wrong_type_are_type_error(client, server, url, method, headers, body):
@@ -546,7 +546,7 @@ def test_arguments_of_the_wrong_type_are_type_error(client, server, url, method,
     assert_usable(client, server.url)
 
 
-# -- bugs this file found (fixed; kept as regression tests) -----------------------------------------
+# -- explicit cases: control characters and lone surrogates in headers, a caller's framing headers -------
 
 
 @pytest.mark.parametrize("kind", ["beast", "reqwest"])

@@ -4,7 +4,8 @@ Servers close idle keep-alive connections after a while (nginx: `keepalive_timeo
 The next request from a client that pooled such a connection must go out on a new connection, for every
 method: a client that writes it into the closed connection gets "connection closed before message
 completed", and can then only re-send it blindly, which is wrong for POST and PATCH (the server may
-have received it). `reqwest_client.Client` used to fail exactly so.
+have received it). Every binding client is checked: beast_client.Client, reqwest_client.Client and
+reqwest_client.AsyncClient.
 
 The server here answers every request with ``<METHOD> <body>``, logs it, and closes a connection once
 it has been idle for IDLE_TIMEOUT. With ``close="fin"`` it closes only its sending side and listens on:
@@ -15,17 +16,14 @@ is counted as late (never answered). With ``close="full"`` it closes the socket 
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-beast_client = pytest.importorskip("beast_client")
-reqwest_client = pytest.importorskip("reqwest_client")
+from support.binding_clients import FACTORIES, make
 
 IDLE_TIMEOUT = 0.3  # the server closes a connection idle for this long
 PAUSE = 0.7  # the clients wait this long between rounds: the idle connection is closed by then
@@ -163,54 +161,36 @@ def _check(server: IdleClosingServer) -> None:
     assert connections >= len(METHODS), "each round needs a new connection"
 
 
-def _run_sync(server: IdleClosingServer, send: Callable[[str, str, bytes], Any]) -> None:
-    for requests in _plan():
-        for method, body, want in requests:
-            resp = send(method, server.url, body)
-            assert (resp.status, resp.body) == (200, want), method
-        time.sleep(PAUSE)
-
-
 CLOSE_MODES = ["fin", "full"]
 
 
-@pytest.mark.parametrize("close", CLOSE_MODES)
-def test_beast_client(close: str) -> None:
-    with IdleClosingServer(close) as server, beast_client.Client(timeout=CLIENT_TIMEOUT) as c:
-        _run_sync(server, lambda method, url, body: c.request(method, url, body=body))
-    _check(server)
-
-
-# (Only with the GIL released: with it held, the client would block this in-process server's thread.
-# release_gil=False runs the very same Rust code.)
-@pytest.mark.parametrize("close", CLOSE_MODES)
-def test_reqwest_client(close: str) -> None:
-    with IdleClosingServer(close) as server, reqwest_client.Client(timeout=CLIENT_TIMEOUT) as c:
-        _run_sync(server, lambda method, url, body: c.request(method, url, body=body))
-    _check(server)
+@pytest.fixture(params=list(FACTORIES))
+def client(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Each binding client (with the GIL released: with it held, the client would block this in-process
+    server's thread; release_gil=False runs the very same code)."""
+    c = make(request.param, CLIENT_TIMEOUT)
+    yield c
+    c.close()
 
 
 @pytest.mark.parametrize("close", CLOSE_MODES)
-def test_reqwest_async_client(close: str) -> None:
-    async def main(server: IdleClosingServer) -> None:
-        async with reqwest_client.AsyncClient(timeout=CLIENT_TIMEOUT) as c:
-            for requests in _plan():
-                for method, body, want in requests:
-                    resp = await asyncio.wait_for(c.request(method, server.url, body=body), 2 * CLIENT_TIMEOUT)
-                    assert (resp.status, resp.body) == (200, want), method
-                await asyncio.sleep(PAUSE)
-
+def test_requests_after_the_server_closed_the_idle_connection(client: Any, close: str) -> None:
     with IdleClosingServer(close) as server:
-        asyncio.run(main(server))
+        for requests in _plan():
+            for method, body, want in requests:
+                resp = client.request(method, server.url, body=body)
+                assert (resp.status, resp.body) == (200, want), method
+            time.sleep(PAUSE)
     _check(server)
 
 
-def test_reqwest_client_get_after_idle_close() -> None:
+def test_get_after_the_server_closed_the_idle_connection(client: Any) -> None:
     """get() (the benchmark's call) on a connection the server closed: no request sent twice."""
-    with IdleClosingServer("fin") as server, reqwest_client.Client(timeout=CLIENT_TIMEOUT) as c:
+    with IdleClosingServer("fin") as server:
         for _ in range(3):
-            assert c.get(server.url) == 200
-            assert c.last_body_bytes == len("GET ")
+            assert client.get(server.url) == 200
+            if client.kind != "reqwest-async":  # AsyncClient has no last_body_bytes
+                assert client.last_body_bytes == len("GET ")
             time.sleep(PAUSE)
     assert server.answered == ["GET "] * 3
     assert server.late == []
