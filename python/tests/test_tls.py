@@ -1,98 +1,26 @@
-"""HTTPS: the three binding clients, the drivers and `clientbench run --tls` against TLS servers.
-
-Servers: the project's axum server with `--tls` (its throw-away CA), and Python `ssl` + `http.server` servers
-with certificates made here with the `openssl` CLI (one for another host name, one expired).
-"""
+"""HTTPS through the runner: every runnable driver of the table against the axum server with `--tls` (verified
+with its throw-away CA; without it each request a TLSError), and `clientbench run --tls` end to end. The
+bindings' own TLS behaviour is tested in bindings/tests/test_tls.py."""
 
 from __future__ import annotations
 
-import asyncio
-import http.server
 import importlib.util
 import json
-import shutil
-import socket
-import ssl
 import subprocess
 import sys
-import threading
-import time
 import urllib.request
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import beast_client
 import pytest
-import reqwest_client
 from clientbench.errors import SetupError
+from clientbench.model import RunStatus
 from clientbench.run.clients import CLIENTS, ClientSpec
 from clientbench.run.driver import run_driver
 from clientbench.run.server import Server
 from clientbench.workload import Workload
-from support.rawserver import Conn
 
 REPO = Path(__file__).resolve().parents[2]
-KINDS = ("beast", "reqwest", "reqwest-async")
-MODULES: dict[str, Any] = {"beast": beast_client, "reqwest": reqwest_client, "reqwest-async": reqwest_client}
-HELLO = b"Hello, World!"
-
-
-# -- clients -------------------------------------------------------------------------------------------
-class AsyncAdapter:
-    """reqwest_client.AsyncClient driven synchronously on its own event loop."""
-
-    def __init__(self, timeout: float, verify: Any = True):
-        self.loop = asyncio.new_event_loop()
-        self.client = reqwest_client.AsyncClient(timeout=timeout, verify=verify)
-
-    def get(self, url: str) -> int:
-        return self.loop.run_until_complete(self.client.get(url))
-
-    def request(self, method: str, url: str) -> Any:
-        return self.loop.run_until_complete(self.client.request(method, url))
-
-    @property
-    def tls_info(self) -> Any:
-        return self.client.tls_info
-
-    def close(self) -> None:
-        self.client.close()
-        self.loop.close()
-
-
-FACTORIES: dict[str, Callable[..., Any]] = {
-    "beast": lambda t, v: beast_client.Client(timeout=t, verify=v),
-    "reqwest": lambda t, v: reqwest_client.Client(timeout=t, verify=v),
-    "reqwest-async": AsyncAdapter,
-}
-
-
-@pytest.fixture(params=KINDS)
-def make(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
-    """`make(timeout, verify)`: a client of the parametrized kind, closed after the test."""
-    made: list[Any] = []
-
-    def factory(timeout: float = 5.0, verify: Any = True) -> Any:
-        made.append(FACTORIES[request.param](timeout, verify))
-        made[-1].kind = request.param
-        return made[-1]
-
-    yield factory
-    for c in made:
-        c.close()
-
-
-def module_of(client: Any) -> Any:
-    return MODULES[client.kind]
-
-
-# -- servers -------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    with Server(tls=True, tls_dir=tmp_path_factory.mktemp("server-tls")) as s:
-        assert s.url.startswith("https://") and s.ca_file
-        yield s
 
 
 def fetch(server: Server, path: str) -> bytes:
@@ -100,275 +28,7 @@ def fetch(server: Server, path: str) -> bytes:
         return r.read()
 
 
-def stats(server: Server) -> dict[str, int]:
-    return json.loads(fetch(server, "/stats"))
-
-
-def _openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A CA (ca.pem) and three leaves it signed: good.pem (127.0.0.1 and localhost, valid now), other.pem
-    (SAN DNS:other.example only) and expired.pem (127.0.0.1 and localhost, valid in January 2020 only); one
-    key, leaf.key."""
-    if shutil.which("openssl") is None:
-        pytest.skip("the openssl CLI is not installed")
-    d = tmp_path_factory.mktemp("pki")
-    _openssl(
-        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-        "-subj", "/CN=clientbench test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=d,
-    )  # fmt: skip
-    _openssl(
-        "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=leaf", cwd=d
-    )
-    (d / "other.cnf").write_text("subjectAltName=DNS:other.example\nbasicConstraints=CA:FALSE\n")
-    _openssl(
-        "x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-        "-out", "other.pem", "-days", "2", "-extfile", "other.cnf", cwd=d,
-    )  # fmt: skip
-    (d / "good.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n")
-    _openssl(
-        "x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-        "-out", "good.pem", "-days", "2", "-extfile", "good.cnf", cwd=d,
-    )  # fmt: skip
-    # OpenSSL 3.0's `x509` has no -not_before/-not_after and refuses negative -days: `openssl ca` takes dates
-    db = d / "db"
-    db.mkdir()
-    (db / "index.txt").write_text("")
-    (db / "serial").write_text("1000\n")
-    (d / "ca.cnf").write_text(
-        f"[ca]\ndefault_ca = c\n[c]\ndir = {db}\ndatabase = $dir/index.txt\nserial = $dir/serial\n"
-        f"new_certs_dir = $dir\ncertificate = {d / 'ca.pem'}\nprivate_key = {d / 'ca.key'}\ndefault_md = sha256\n"
-        "policy = p\ncopy_extensions = none\nx509_extensions = e\n[p]\ncommonName = supplied\n"
-        "[e]\nsubjectAltName = IP:127.0.0.1,DNS:localhost\nbasicConstraints = CA:FALSE\n"
-    )
-    _openssl(
-        "ca", "-batch", "-config", "ca.cnf", "-in", "leaf.csr", "-out", "expired.pem", "-notext",
-        "-startdate", "20200101000000Z", "-enddate", "20200102000000Z", cwd=d,
-    )  # fmt: skip
-    return d
-
-
-class _Hello(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(HELLO)))
-        self.end_headers()
-        self.wfile.write(HELLO)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-class _TLSHTTPServer(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, ctx: ssl.SSLContext):
-        super().__init__(("127.0.0.1", 0), _Hello)
-        self.ctx = ctx
-
-    def finish_request(self, request: Any, client_address: Any) -> None:
-        # the handshake on the handler's thread: a failing client never blocks the accept loop
-        request.settimeout(5)
-        try:
-            tls = self.ctx.wrap_socket(request, server_side=True)
-        except OSError:
-            return
-        try:
-            super().finish_request(tls, client_address)
-        finally:
-            tls.close()
-
-
-@pytest.fixture(scope="module")
-def py_tls_server(pki: Path) -> Iterator[Callable[[str], str]]:
-    """`py_tls_server("other" | "expired")`: the https:// URL of a Python ssl server with that leaf."""
-    servers: dict[str, _TLSHTTPServer] = {}
-    threads: list[threading.Thread] = []
-
-    def start(leaf: str) -> str:
-        if leaf not in servers:
-            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            ctx.load_cert_chain(pki / f"{leaf}.pem", pki / "leaf.key")
-            servers[leaf] = srv = _TLSHTTPServer(ctx)
-            threads.append(threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True))
-            threads[-1].start()
-        return f"https://127.0.0.1:{servers[leaf].server_address[1]}/"
-
-    yield start
-    for srv in servers.values():
-        srv.shutdown()
-        srv.server_close()
-    for t in threads:
-        t.join(5)
-
-
-# -- 1. success, tls_info, keep-alive ------------------------------------------------------------------
-@pytest.mark.parametrize("as_path", [False, True], ids=["str", "Path"])
-def test_verify_with_the_servers_ca(make: Callable[..., Any], tls_server: Server, as_path: bool) -> None:
-    assert tls_server.ca_file
-    ca = Path(tls_server.ca_file) if as_path else tls_server.ca_file
-    c = make(verify=ca)
-    assert c.tls_info is None  # before the first connection
-    r = c.request("GET", tls_server.url + "/")
-    assert (r.status, r.body) == (200, HELLO)
-    r = c.request("GET", tls_server.url + "/bytes/100000")
-    assert r.status == 200 and len(r.body) == 100000
-    assert r.body == fetch(tls_server, "/bytes/100000")
-    info = c.tls_info
-    assert isinstance(info, dict) and info["version"] in ("TLSv1.2", "TLSv1.3"), info
-
-
-def test_keep_alive_over_tls(make: Callable[..., Any], tls_server: Server) -> None:
-    c = make(verify=tls_server.ca_file)
-    before = stats(tls_server)
-    for _ in range(5):
-        assert c.get(tls_server.url + "/") == 200
-    after = stats(tls_server)
-    # 1 connection of the client + 1 of the second /stats request
-    assert after["connections"] - before["connections"] == 2, (before, after)
-    assert after["tls_handshakes"] - before["tls_handshakes"] == 2, (before, after)
-
-
-# -- 2. verify=False, default trust store ----------------------------------------------------------------
-def test_verify_false_accepts(
-    make: Callable[..., Any], tls_server: Server, py_tls_server: Callable[[str], str]
-) -> None:
-    c = make(verify=False)
-    r = c.request("GET", tls_server.url + "/")
-    assert (r.status, r.body) == (200, HELLO)
-    r = c.request("GET", py_tls_server("other"))  # another host name, an unknown CA
-    assert (r.status, r.body) == (200, HELLO)
-
-
-def test_default_verify_rejects_the_throwaway_ca(make: Callable[..., Any], tls_server: Server) -> None:
-    c = make()
-    with pytest.raises(module_of(c).TLSError) as e:
-        c.get(tls_server.url + "/")
-    assert isinstance(e.value, ConnectionError)
-
-
-# -- 3., 4. wrong host name, expired ---------------------------------------------------------------------
-@pytest.mark.timeout(30)
-@pytest.mark.parametrize("leaf", ["other", "expired"])
-def test_bad_certificate(make: Callable[..., Any], pki: Path, py_tls_server: Callable[[str], str], leaf: str) -> None:
-    url = py_tls_server(leaf)
-    c = make(verify=pki / "ca.pem")
-    with pytest.raises(module_of(c).TLSError) as e:
-        c.get(url)
-    assert isinstance(e.value, ConnectionError)
-    # the same CA trusts a good certificate: only the name / the dates are wrong
-    ok = make(verify=False)
-    assert ok.get(url) == 200
-
-
-# -- software nobody here wrote: nginx with a certificate of our own CA ----------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def nginx_tls(pki: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """Debian's nginx serving HTTPS (good.pem, signed by pki's CA) on 127.0.0.1 and localhost: its port."""
-    nginx = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if Path(p).exists()), None)
-    if nginx is None:
-        pytest.skip("nginx is not installed (apt-get install nginx-light)")
-    d = tmp_path_factory.mktemp("nginx")
-    (d / "logs").mkdir()
-    port = _free_port()
-    (d / "nginx.conf").write_text(
-        f"pid {d}/nginx.pid;\nerror_log {d}/logs/error.log;\nevents {{}}\nhttp {{\n  access_log off;\n"
-        f"  server {{\n    listen 127.0.0.1:{port} ssl;\n    server_name localhost;\n"
-        f"    ssl_certificate {pki}/good.pem;\n    ssl_certificate_key {pki}/leaf.key;\n"
-        '    location / { return 200 "Hello, World!"; }\n  }\n}\n'
-    )
-    proc = subprocess.Popen(
-        [nginx, "-p", str(d), "-c", str(d / "nginx.conf"), "-g", "daemon off; master_process off;"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    err = proc.stderr.read().decode() if proc.stderr else ""
-                    pytest.fail(f"nginx did not start: {err}{(d / 'logs' / 'error.log').read_text()}")
-                time.sleep(0.05)
-        yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-@pytest.mark.timeout(30)
-@pytest.mark.parametrize("host", ["localhost", "127.0.0.1"])
-def test_nginx_with_a_certificate_of_our_own_ca(make: Callable[..., Any], pki: Path, nginx_tls: int, host: str) -> None:
-    url = f"https://{host}:{nginx_tls}/"
-    if shutil.which("curl"):  # the reference: curl trusts the same CA and gets the same answer
-        out = subprocess.run(["curl", "-sS", "--cacert", str(pki / "ca.pem"), url], capture_output=True, timeout=20)
-        assert out.returncode == 0 and out.stdout == HELLO, out.stderr
-    c = make(verify=str(pki / "ca.pem"))
-    assert c.get(url) == 200
-    r = c.request("GET", url)
-    assert (r.status, r.body) == (200, HELLO)
-    assert c.tls_info and c.tls_info["version"] in ("TLSv1.2", "TLSv1.3")
-    without = make()  # the system's roots do not know our CA
-    with pytest.raises(module_of(without).TLSError):
-        without.get(url)
-
-
-# -- 5. wrong scheme -------------------------------------------------------------------------------------
-@pytest.mark.timeout(30)
-def test_https_url_to_plain_http_server(make: Callable[..., Any], server: Server) -> None:
-    c = make(timeout=5.0, verify=False)
-    url = "https://" + server.url.removeprefix("http://") + "/"
-    t0 = time.monotonic()
-    with pytest.raises(module_of(c).TLSError):
-        c.get(url)
-    assert time.monotonic() - t0 < 5.0
-
-
-@pytest.mark.timeout(30)
-def test_http_url_to_tls_server(make: Callable[..., Any], tls_server: Server) -> None:
-    # documented for both: a server answering with a TLS alert record (rustls) -> ProtocolError
-    c = make(timeout=5.0)
-    url = "http://" + tls_server.url.removeprefix("https://") + "/"
-    t0 = time.monotonic()
-    with pytest.raises(module_of(c).ProtocolError):
-        c.get(url)
-    assert time.monotonic() - t0 < 5.0
-
-
-# -- 6. a silent server: the handshake is covered by the timeout -----------------------------------------
-@pytest.mark.timeout(10)
-def test_silent_server_times_out_in_handshake(make: Callable[..., Any], raw_server: Callable[..., Any]) -> None:
-    def silent(conn: Conn) -> None:
-        conn.hold(10)  # reads the ClientHello, never answers
-
-    srv = raw_server(silent)
-    c = make(timeout=0.5)
-    t0 = time.monotonic()
-    with pytest.raises(TimeoutError):
-        c.get("https://" + srv.url.removeprefix("http://") + "/")
-    assert time.monotonic() - t0 < 1.5
-
-
-# -- 7. the drivers --------------------------------------------------------------------------------------
+# -- the drivers --------------------------------------------------------------------------------------
 def _runnable(spec: ClientSpec) -> bool:
     if spec.client.floor:  # the raw-socket floor driver is plain HTTP only
         return False
@@ -399,7 +59,7 @@ def test_driver_over_tls(spec: ClientSpec, tls_server: Server) -> None:
     run = run_driver(
         spec, url, wl, row_timeout_s=30, expected_body_bytes=body, driver_flags=["--ca-file", tls_server.ca_file]
     )
-    assert run.ok and not run.failed, (run.reason, run.raw and _failure_reasons(run))
+    assert run.status is RunStatus.OK, (run.reason, run.raw and _failure_reasons(run))
     assert run.stats is not None and run.stats.errors == 0 and run.stats.body_bytes == run.stats.requests * body
 
     wl = Workload(workers=1, requests=3, warmup=0, timeout_s=5.0, repeat=1)
@@ -412,7 +72,7 @@ def test_driver_over_tls(spec: ClientSpec, tls_server: Server) -> None:
     assert all(r.startswith(allowed) for r in reasons), reasons
 
 
-# -- 8. the CLI --------------------------------------------------------------------------------------------
+# -- the CLI --------------------------------------------------------------------------------------------
 def _find_key(doc: Any, key: str) -> list[Any]:
     if isinstance(doc, dict):
         return ([doc[key]] if key in doc else []) + [v for x in doc.values() for v in _find_key(x, key)]

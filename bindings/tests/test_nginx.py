@@ -1,43 +1,24 @@
 """Both bindings as a user would try them against software nobody here wrote: Debian's nginx on 127.0.0.1 with a
 1 s keep-alive timeout, gzip on, a `return 301`, a chunked (gzipped) response and two Set-Cookie fields, each
-result compared with curl's. Skipped when nginx or curl is not installed. nginx runs in the foreground
-(`-p tmpdir -c conf -g 'daemon off;'`) and is stopped on every path."""
+result compared with curl's. nginx is started here with its own configuration (support/nginx.py) and stopped
+on every path."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from types import ModuleType
 
-import beast_client
 import pytest
-import reqwest_client
+from support.binding_clients import BINDINGS
+from support.nginx import curl, require_nginx_and_curl, running
 
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
-CURL = shutil.which("curl")
-pytestmark = pytest.mark.skipif(NGINX is None or CURL is None, reason="nginx or curl is not installed")
+require_nginx_and_curl()
 
-MODULES = {"beast": beast_client, "reqwest": reqwest_client}
 T = 20.0
 MIB = 1024 * 1024
 
-CONF = """
-master_process off;
-worker_processes 1;
-error_log {dir}/error.log warn;
-pid {dir}/nginx.pid;
-events {{ worker_connections 64; }}
-http {{
-    access_log off;
-    client_body_temp_path {dir}/tmp/body;
-    proxy_temp_path {dir}/tmp/proxy;
-    fastcgi_temp_path {dir}/tmp/fastcgi;
-    uwsgi_temp_path {dir}/tmp/uwsgi;
-    scgi_temp_path {dir}/tmp/scgi;
+HTTP = """
     types {{ application/json json; application/octet-stream bin; text/plain txt; }}
     keepalive_timeout 1s;
     gzip on;
@@ -54,67 +35,24 @@ http {{
         }}
         location = /post {{ return 200 "posted\\n"; }}
     }}
-}}
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
 def nginx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """nginx serving www/ (data.json, big.bin of 1 MiB) on an ephemeral port; yields its base URL."""
-    assert NGINX is not None
     d = tmp_path_factory.mktemp("nginx")
-    (d / "tmp").mkdir()
     www = d / "www"
     www.mkdir()
     (www / "data.json").write_text('{"items": [' + ", ".join(f'{{"id": {i}}}' for i in range(2000)) + "]}\n")
     (www / "big.bin").write_bytes(bytes(i % 251 for i in range(MIB)))
-    port = _free_port()
-    conf = d / "nginx.conf"
-    conf.write_text(CONF.format(dir=d, port=port))
-    proc = subprocess.Popen(
-        [NGINX, "-p", str(d), "-c", str(conf), "-g", "daemon off;"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            if proc.poll() is not None:
-                err = proc.stderr.read().decode() if proc.stderr else ""
-                pytest.fail(f"nginx exited with {proc.returncode}: {err} {(d / 'error.log').read_text()}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("nginx did not start listening within 10 s")
-                time.sleep(0.05)
+    with running(d, HTTP) as port:
         yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        if proc.stderr:
-            proc.stderr.close()
 
 
-@pytest.fixture(params=sorted(MODULES))
+@pytest.fixture(params=sorted(BINDINGS))
 def mod(request: pytest.FixtureRequest) -> ModuleType:
-    return MODULES[request.param]
-
-
-def curl(*args: str) -> bytes:
-    assert CURL is not None
-    return subprocess.run([CURL, "-sS", "--max-time", "20", *args], check=True, capture_output=True, timeout=30).stdout
+    return BINDINGS[request.param]
 
 
 def curl_headers(url: str, *args: str) -> list[tuple[str, str]]:
