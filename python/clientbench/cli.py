@@ -269,7 +269,11 @@ def build_parser() -> Parser:
         "-w", "--workers", type=positive, default=10, help="workers, each with its own client (default 10)"
     )
     soak.add_argument(
-        "--warmup", type=non_negative, default=50_000, help="requests before the warm RSS sample (default 50000)"
+        "--warmup",
+        type=non_negative,
+        default=None,
+        help="requests before the warm RSS sample, below --requests (default 50000, or half of --requests when "
+        "that is fewer)",
     )
     soak.add_argument("--max-seconds", type=seconds, default=600, help="time bound per target, s (default 600)")
     soak.add_argument(
@@ -368,10 +372,16 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "soak":
         from .commands.soak import Soak, soak, targets
 
+        # the growth is measured from the warm sample: it must be taken before the last request
+        warmup = min(Soak.warmup, args.requests // 2) if args.warmup is None else args.warmup
+        if warmup >= args.requests:
+            raise SetupError(
+                f"--warmup {warmup} must be below --requests {args.requests} (the warm RSS is sampled after it)"
+            )
         settings = Soak(
             requests=args.requests,
             workers=args.workers,
-            warmup=args.warmup,
+            warmup=warmup,
             max_seconds=args.max_seconds,
             max_rss_growth_mib=args.max_rss_growth,
         )

@@ -93,6 +93,19 @@ def test_unreachable_target_is_one_line_and_leaves_no_folder(tmp_path, capsys, c
     assert list(tmp_path.iterdir()) == []
 
 
+def test_soak_warms_up_before_its_last_request(capsys, monkeypatch):
+    """The RSS growth is measured from the warm sample: an explicit --warmup at or past --requests is refused,
+    and the default shrinks to half of a small --requests (the default 50,000 would never be reached)."""
+    assert cli.main(["soak", "-n", "1000", "--warmup", "1000"]) == 2
+    assert "--warmup 1000 must be below --requests 1000" in capsys.readouterr().err
+    seen = {}
+    monkeypatch.setattr(
+        "clientbench.commands.soak.soak", lambda names, settings, *a: seen.setdefault("s", settings) and 0
+    )
+    assert cli.main(["soak", "-n", "20000"]) == 0
+    assert seen["s"].warmup == 10_000
+
+
 def test_list_and_run_as_the_default_command(capsys):
     assert cli.main(["list"]) == 0
     out = capsys.readouterr().out
@@ -125,8 +138,8 @@ def test_the_help_texts_match_what_the_commands_do():
     soak = commands["soak"]
     defaults = {a.dest: a.default for a in soak._actions}
     settings = Soak()
-    assert (defaults["requests"], defaults["workers"], defaults["warmup"]) == (
-        settings.requests, settings.workers, settings.warmup)  # fmt: skip
+    assert (defaults["requests"], defaults["workers"]) == (settings.requests, settings.workers)
+    assert f"default {settings.warmup}," in next(a.help for a in soak._actions if a.dest == "warmup")
     assert (defaults["max_seconds"], defaults["max_rss_growth"]) == (settings.max_seconds, settings.max_rss_growth_mib)
 
 

@@ -109,7 +109,7 @@ def table(results: Sequence[dict[str, Any]], title: str) -> Table:
                     r["target"],
                     str(r["requests"]),
                     str(r["failures"]),
-                    f"{(r['rss_warm_kib'] or 0) / 1024:.1f}",
+                    f"{r['rss_warm_kib'] / 1024:.1f}" if r["rss_warm_kib"] else "-",
                     f"{r['rss_end_kib'] / 1024:.1f}",
                     f"{r['rss_growth_mib']:.2f}",
                     f"{r['elapsed_s']:.1f}",
