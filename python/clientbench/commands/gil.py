@@ -32,13 +32,12 @@ GIL_CLIENTS = [name for _, held, released, native in BINDINGS for name in (nativ
 def measure_pauses(testbed: Testbed, interpreters: Sequence[Interpreter | None]) -> dict[str, dict[str, Any]]:
     """gc_pause (probes/gc_pause.py) under every free-threaded interpreter, against /delay/300."""
     out: dict[str, dict[str, Any]] = {}
-    url = testbed.server_endpoint.url + "/delay/300"
-    if testbed.server_endpoint.scheme != "http":
-        return out  # the probe speaks plain http
+    endpoint = testbed.server_endpoint
+    url = endpoint.url + "/delay/300"
     for interp in interpreters:
         if interp is None or not interp.label.endswith("t"):
             continue
-        cmd = [interp.executable, "-m", "clientbench.probes.gc_pause", "--url", url]
+        cmd = [interp.executable, "-m", "clientbench.probes.gc_pause", "--url", url, *endpoint.driver_flags()]
         try:
             done = subprocess.run(
                 cmd,

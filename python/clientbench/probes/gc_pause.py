@@ -1,6 +1,6 @@
 """How long a stop-the-world pause waits for a thread that stays attached to the interpreter.
 
-    python -m clientbench.probes.gc_pause --url URL_OF_A_SLOW_RESPONSE [--repeat 5]
+    python -m clientbench.probes.gc_pause --url URL_OF_A_SLOW_RESPONSE [--repeat 5] [--ca-file PATH | --insecure]
 
 One thread makes a slow request through beast_client (e.g. GET /delay/300) with the GIL held or released;
 meanwhile the main thread times `gc.collect()`. On a free-threaded build a collection stops the world: it
@@ -19,17 +19,17 @@ import sys
 import threading
 import time
 
-from ..harness import interpreter
+from ..harness import add_tls_options, interpreter, verify
 
 
-def pause_ms(url: str, release_gil: bool | None) -> float:
+def pause_ms(url: str, release_gil: bool | None, trust: bool | str = True) -> float:
     """gc.collect()'s duration in ms while another thread is inside a request (None: no request)."""
     import beast_client
 
     started = threading.Event()
     thread = None
     if release_gil is not None:
-        client = beast_client.Client(timeout=10)
+        client = beast_client.Client(timeout=10, verify=trust)
 
         def request() -> None:
             started.set()
@@ -52,10 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", required=True, help="a slow response, e.g. http://127.0.0.1:PORT/delay/300")
     p.add_argument("--repeat", type=int, default=5, help="measurements of each case; the median is printed")
+    add_tls_options(p)
     args = p.parse_args(argv)
+    trust = verify(args)
     out: dict[str, object] = {}
     for case, release in (("baseline", None), ("held", False), ("released", True)):
-        out[f"{case}_ms"] = round(statistics.median(pause_ms(args.url, release) for _ in range(args.repeat)), 3)
+        out[f"{case}_ms"] = round(statistics.median(pause_ms(args.url, release, trust) for _ in range(args.repeat)), 3)
     out["python"] = interpreter()
     json.dump(out, sys.stdout)
     sys.stdout.write("\n")
