@@ -1,0 +1,234 @@
+// The Python Client: its constructor's arguments, requests (get, fetch_len, request, stream) and properties.
+#include "types.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <utility>
+
+namespace beast_py {
+
+namespace {
+
+// A request's arguments, converted with the GIL held; then sent without it.
+struct Prepared {
+    std::string method;
+    std::string url;
+    bc::Headers headers;
+    Body body;
+    bc::RequestOptions options;
+};
+
+void prepare(Prepared& p, const PyClient& self, const std::string& method, const std::string& url,
+             const py::object& params, const py::object& headers, const py::object& body, const py::object& json,
+             const py::object& timeout, const py::object& follow_redirects) {
+    const ClientSettings& s = self.settings;
+    p.method = method;
+    p.url = bc::add_query(url, to_params(params));
+    p.headers = merge_headers(s.headers, to_headers(headers));
+    if (!body.is_none() && !json.is_none()) throw py::type_error("pass body or json, not both");
+    if (!json.is_none()) {
+        const py::object text = py::module_::import("json").attr("dumps")(json);
+        p.body.set_owned(utf8(text));
+        const bool typed = std::any_of(p.headers.begin(), p.headers.end(), [](const auto& h) {
+            std::string n = h.first;
+            for (char& c : n) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+            return n == "content-type";
+        });
+        if (!typed) p.headers.emplace_back("Content-Type", "application/json");
+    } else {
+        p.body.set(body);
+    }
+    const auto t = to_seconds(timeout, "timeout");
+    p.options.timeout = t ? to_duration(t, "timeout") : std::nullopt;
+    if (!follow_redirects.is_none() && !PyBool_Check(follow_redirects.ptr()))
+        throw py::type_error("follow_redirects must be True, False or None");
+    p.options.follow_redirects = follow_redirects.is_none() ? s.follow_redirects : follow_redirects.ptr() == Py_True;
+    p.options.max_redirects = s.max_redirects;
+    p.options.decompress = s.decompress;
+    p.options.user_agent = s.user_agent;
+}
+
+}  // namespace
+
+void register_client(py::module_& m) {
+    // dynamic_attr: instances take arbitrary attributes (a __dict__), like plain Python objects
+    py::class_<PyClient> client_cls(
+        m, "Client", py::dynamic_attr(),
+        "HTTP/1.1 client with a small pool of keep-alive connections (one per scheme + host + port; Boost.Beast).\n"
+        "Not for concurrent use: a second thread calling into a busy Client gets RuntimeError; use one per thread.");
+    client_cls
+        .def(py::init([](const py::object& timeout, const py::object& verify, const py::object& connect_timeout,
+                         const py::object& read_timeout, bool follow_redirects, int max_redirects,
+                         const py::object& headers, bool decompress, const py::object& user_agent) {
+                 ClientSettings s;
+                 s.timeout = to_seconds(timeout, "timeout");  // ValueError before anything else
+                 s.connect_timeout = to_seconds(connect_timeout, "connect_timeout");
+                 s.read_timeout = to_seconds(read_timeout, "read_timeout");
+                 s.follow_redirects = follow_redirects;
+                 if (max_redirects < 0) throw py::value_error("max_redirects must be >= 0");
+                 s.max_redirects = max_redirects;
+                 s.decompress = decompress;
+                 if (user_agent.is_none())
+                     s.user_agent = std::string("beast-client/") + BEAST_CLIENT_PY_VERSION;
+                 else
+                     s.user_agent = text_of(user_agent, "user_agent");
+                 s.headers = to_headers(headers);
+                 bc::TlsConfig tls = to_tls_config(verify);
+                 const std::string path = tls.ca_file;
+                 try {
+                     return std::make_unique<PyClient>(std::move(s), std::move(tls), verify);
+                 } catch (const std::system_error& e) {  // the CA bundle cannot be opened: as open() reports it
+                     const int err = e.code().value();
+                     const auto filename = py::reinterpret_steal<py::object>(PyUnicode_DecodeFSDefault(path.c_str()));
+                     if (!filename) throw py::error_already_set();
+                     // OSError(errno, strerror, filename) is FileNotFoundError, PermissionError, ... by errno
+                     py::object exc = py::reinterpret_borrow<py::object>(PyExc_OSError)(
+                         err, std::generic_category().message(err), filename);
+                     PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+                     throw py::error_already_set();
+                 }
+             }),
+             py::arg("timeout") = py::none(), py::arg("verify") = true, py::kw_only(),
+             py::arg("connect_timeout") = 10.0, py::arg("read_timeout") = 30.0, py::arg("follow_redirects") = true,
+             py::arg("max_redirects") = 10, py::arg("headers") = py::none(), py::arg("decompress") = true,
+             py::arg("user_agent") = py::none(),
+             "timeout: seconds allowed for each whole request (connect, TLS handshake, send, receive the\n"
+             "whole body), > 0; None (the default): no total limit. connect_timeout: resolve + TCP connect +\n"
+             "TLS handshake. read_timeout: the longest wait for the next bytes of the response.\n"
+             "verify (https:// URLs), as in requests: True = the system's trust store; a path (str or\n"
+             "os.PathLike) = trust the CA certificates in this PEM file (or c_rehash directory) instead;\n"
+             "False = no verification at all (UNSAFE: anyone on the path can impersonate the server).\n"
+             "A CA bundle that cannot be opened raises FileNotFoundError / PermissionError (OSError);\n"
+             "one without any PEM certificate ValueError; a verify of another type TypeError.\n"
+             "follow_redirects / max_redirects, headers (sent with every request), decompress (gzip, deflate)\n"
+             "and user_agent apply to request() and stream(), never to get() / fetch_len().")
+        .def("__enter__", [](py::object self) { return self; })
+        .def("__exit__",
+             [](PyClient& c, const py::args&) {
+                 c.close();
+                 return false;
+             })
+        .def("close", &PyClient::close,
+             "Close the connection. Idempotent; later requests raise RuntimeError. A request running in\n"
+             "another thread finishes first.")
+        .def_property_readonly("closed", [](const PyClient& c) { return c.closed.load(); })
+        .def_property_readonly(
+            "timeout", [](const PyClient& c) { return c.settings.timeout; },
+            "The total timeout of a request, seconds (None: no limit).")
+        .def_property_readonly(
+            "connect_timeout", [](const PyClient& c) { return c.settings.connect_timeout; },
+            "The connect (+ TLS handshake) timeout, seconds (None: no limit).")
+        .def_property_readonly(
+            "read_timeout", [](const PyClient& c) { return c.settings.read_timeout; },
+            "The read timeout (longest wait for the next bytes), seconds (None: no limit).")
+        .def_property_readonly(
+            "verify", [](const PyClient& c) { return c.verify; }, "The verify argument, as given.")
+        .def_property_readonly(
+            "tls_info",
+            [](const PyClient& c) -> py::object {
+                const auto info = c.client.tls_info();
+                if (!info) return py::none();
+                py::dict out;
+                out["version"] = info->version;
+                out["cipher"] = info->cipher;
+                return std::move(out);
+            },
+            "{'version': 'TLSv1.3', 'cipher': 'TLS_AES_256_GCM_SHA384'} of the most recently opened\n"
+            "connection (kept after it closed; OpenSSL's names); None before the first connection and when\n"
+            "it was plain http.")
+        .def(
+            "get",
+            [](PyClient& self, const std::string& url, bool release_gil) {
+                bc::Client& c = self.open();
+                PyClient::Finish finish{self};
+                return run_interruptible(release_gil, [&](const bc::CancelCheck& check) { return c.get(url, check); });
+            },
+            py::arg("url"), py::kw_only(), py::arg("release_gil") = true,
+            "GET url, read the whole body (counted in last_body_bytes, not kept) and return the status.\n"
+            "release_gil=False runs the very same code with the GIL held (to demonstrate the effect).")
+        .def(
+            "fetch_len",
+            [](PyClient& self, const std::string& url, bool release_gil) {
+                bc::Client& c = self.open();
+                PyClient::Finish finish{self};
+                const int status =
+                    run_interruptible(release_gil, [&](const bc::CancelCheck& check) { return c.get(url, check); });
+                return py::make_tuple(status, c.last_body_bytes());
+            },
+            py::arg("url"), py::kw_only(), py::arg("release_gil") = true,
+            "GET url, read the whole body, return (status, body bytes).")
+        .def(
+            "request",
+            [](PyClient& self, const std::string& method, const std::string& url, const py::object& params,
+               const py::object& headers, const py::object& body, const py::object& json, const py::object& timeout,
+               const py::object& follow_redirects, bool release_gil) {
+                bc::Client& c = self.open();
+                Prepared p;
+                prepare(p, self, method, url, params, headers, body, json, timeout, follow_redirects);
+                PyClient::Finish finish{self};
+                bc::Response r = run_interruptible(release_gil, [&](const bc::CancelCheck& check) {
+                    return c.send(p.method, p.url, p.headers, p.body.data(), p.options, check);
+                });
+                return to_python(std::move(r));
+            },
+            py::arg("method"), py::arg("url"), py::kw_only(), py::arg("params") = py::none(),
+            py::arg("headers") = py::none(), py::arg("body") = py::none(), py::arg("json") = py::none(),
+            py::arg("timeout") = py::none(), py::arg("follow_redirects") = py::none(), py::arg("release_gil") = true,
+            "Send any request and return the complete Response (GIL released during I/O by default).\n"
+            "params are appended to the URL's query; headers override the client's by name; body is a\n"
+            "bytes-like object (or an iterable of them, or a binary file: read into memory first), json any\n"
+            "value json.dumps accepts; timeout (seconds) replaces the client's total timeout;\n"
+            "follow_redirects=None uses the client's setting.")
+        .def(
+            "stream",
+            [](py::object self_obj, const std::string& method, const std::string& url, const py::object& params,
+               const py::object& headers, const py::object& body, const py::object& json, const py::object& timeout,
+               const py::object& follow_redirects) {
+                PyClient& self = self_obj.cast<PyClient&>();
+                bc::Client& c = self.open();
+                Prepared p;
+                prepare(p, self, method, url, params, headers, body, json, timeout, follow_redirects);
+                std::unique_ptr<bc::ResponseStream> stream;
+                {
+                    PyClient::Finish finish{self};
+                    stream = run_interruptible(true, [&](const bc::CancelCheck& check) {
+                        return c.stream(p.method, p.url, p.headers, p.body.data(), p.options, check);
+                    });
+                }
+                auto out = std::make_unique<PyStream>();
+                out->client = self_obj;
+                out->owner = &self;
+                out->headers = py::cast(PyHeaders::from_bc(stream->headers()));
+                out->stream = std::move(stream);
+                return out;
+            },
+            py::arg("method"), py::arg("url"), py::kw_only(), py::arg("params") = py::none(),
+            py::arg("headers") = py::none(), py::arg("body") = py::none(), py::arg("json") = py::none(),
+            py::arg("timeout") = py::none(), py::arg("follow_redirects") = py::none(),
+            "As request(), but returns once the headers are read: a StreamResponse (a context manager) whose\n"
+            "iter_bytes() yields the body as it arrives. The GIL is released while waiting.")
+        .def_property_readonly(
+            "last_body_bytes", [](const PyClient& c) { return c.client.last_body_bytes(); },
+            "Body bytes received by the last get()/fetch_len()/request() (for a failed\n"
+            "request: what arrived before it failed).")
+        .def_property_readonly(
+            "_connections_opened", [](const PyClient& c) { return c.client.connections_opened(); },
+            "Connections opened so far (diagnostics; not part of the stable API).")
+        .def("__repr__", [](const PyClient& c) {
+            char buf[64];
+            if (c.settings.timeout)
+                std::snprintf(buf, sizeof buf, "%g", *c.settings.timeout);
+            else
+                std::snprintf(buf, sizeof buf, "None");
+            std::string verify;
+            if (!(PyBool_Check(c.verify.ptr()) && c.verify.ptr() == Py_True))
+                verify = " verify=" + py::repr(c.verify).cast<std::string>();
+            return std::string("<beast_client.Client timeout=") + buf + verify + (c.closed.load() ? " closed>" : ">");
+        });
+    client_cls.attr("__module__") = "beast_client";
+}
+
+}  // namespace beast_py
