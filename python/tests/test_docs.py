@@ -1,0 +1,233 @@
+"""README.md and docs/: the figures they quote are the tool's, their links resolve, and README.md stays a
+front door.
+
+- A Markdown table whose header is that of a table the tool wrote under results/reference/ must be made of
+  rows of one such table, verbatim and in order, and the page must name the folder it comes from. A table
+  with another header must carry no measured figure (a decimal number).
+- A block quote is a reading the tool generated: each quoted line is a line of a reference .md file.
+- The free-threaded page's "3.13 → 3.13t" lines are recomputed from the reference table they summarize.
+- Every docs/*.md is linked from README.md or docs/architecture.md; every relative link (and #anchor) of
+  README.md, docs/*.md and the bindings' READMEs points at something that exists.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+REFERENCE = REPO / "results" / "reference"
+README = REPO / "README.md"
+DOCS = sorted((REPO / "docs").glob("*.md"))
+#: the pages whose tables and quotes must come from the reference results
+PAGES = [README, *DOCS]
+#: the pages whose links must resolve
+LINKED = [*PAGES, *sorted((REPO / "bindings").glob("*/README.md")), REPO / "results" / "README.md"]
+#: a measured figure: a decimal number, optionally with a unit or a ratio sign
+FIGURE = re.compile(r"^[-+]?\d+\.\d+\s*(ms|s|x|×|%|MiB)?$")
+SEPARATOR = re.compile(r"^\|\s*:?-{3}")
+
+
+@dataclass
+class Table:
+    path: Path
+    line: int  # 1-based line of the header
+    header: str
+    separator: str
+    rows: list[str]
+
+
+def tables(path: Path) -> list[Table]:
+    """The pipe tables of a Markdown file (a row, then a `|---|` or `| :--- |` separator), outside code fences."""
+    out: list[Table] = []
+    lines = path.read_text().splitlines()
+    fenced = False
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("```"):
+            fenced = not fenced
+        if not fenced and lines[i].startswith("|") and i + 1 < len(lines) and SEPARATOR.match(lines[i + 1]):
+            j = i + 2
+            while j < len(lines) and lines[j].startswith("|"):
+                j += 1
+            out.append(Table(path, i + 1, lines[i], lines[i + 1], lines[i + 2 : j]))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def table_id(table: Table) -> str:
+    return f"{table.path.name}:{table.line}"
+
+
+REFERENCE_MD = sorted(REFERENCE.rglob("*.md"))
+REFERENCE_TABLES = [t for p in REFERENCE_MD for t in tables(p)]
+REFERENCE_HEADERS = {t.header for t in REFERENCE_TABLES}
+REFERENCE_LINES = {line for p in REFERENCE_MD for line in p.read_text().splitlines()}
+
+
+def rel(path: Path) -> str:
+    return str(path.relative_to(REPO))
+
+
+def is_subsequence(rows: list[str], of: list[str]) -> bool:
+    it = iter(of)
+    return all(any(row == candidate for candidate in it) for row in rows)
+
+
+def quoted_tables() -> list[Table]:
+    return [t for page in PAGES for t in tables(page)]
+
+
+def test_the_reference_has_tables() -> None:
+    assert len(REFERENCE_TABLES) > 20  # run, run-all, gil, freethreaded, soak, sweeps: a parser that finds none fails
+
+
+def test_the_parser_finds_the_quoted_tables() -> None:
+    quoted = [t for t in quoted_tables() if t.header in REFERENCE_HEADERS]
+    assert {t.path.name for t in quoted} >= {"README.md", "https.md", "network.md", "peers.md", "reliability.md"}
+
+
+@pytest.mark.parametrize("table", [t for t in quoted_tables() if t.header in REFERENCE_HEADERS], ids=table_id)
+def test_quoted_tables_are_rows_the_tool_wrote(table: Table) -> None:
+    where = f"{rel(table.path)}:{table.line}"
+    assert table.rows, f"{where}: a table without rows"
+    sources = [
+        ref
+        for ref in REFERENCE_TABLES
+        if ref.header == table.header and ref.separator == table.separator and is_subsequence(table.rows, ref.rows)
+    ]
+    assert sources, f"{where}: not the rows of one table under results/reference/ (verbatim, in order)"
+    text = table.path.read_text()
+    named = [s for s in sources if rel(s.path.parent) in text]
+    assert named, f"{where}: the page does not name {', '.join(sorted({rel(s.path.parent) for s in sources}))}"
+
+
+@pytest.mark.parametrize("table", [t for t in quoted_tables() if t.header not in REFERENCE_HEADERS], ids=table_id)
+def test_other_tables_carry_no_figures(table: Table) -> None:
+    for row in table.rows:
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        figures = [c for c in cells if FIGURE.match(c)]
+        assert not figures, f"{rel(table.path)}:{table.line}: figures {figures} not copied from results/reference/"
+
+
+def quotes(path: Path) -> list[tuple[int, str]]:
+    return [(n, line[2:]) for n, line in enumerate(path.read_text().splitlines(), 1) if line.startswith("> ")]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: rel(p))
+def test_quoted_readings_are_verbatim(page: Path) -> None:
+    for n, text in quotes(page):
+        assert text in REFERENCE_LINES, f"{rel(page)}:{n}: not a line the tool wrote under results/reference/"
+
+
+def test_readme_quotes_the_whole_run_table() -> None:
+    run = (REFERENCE / "run" / "table.md").read_text()
+    assert run in README.read_text()
+
+
+def test_free_threaded_ratios_are_the_tables() -> None:
+    """`- Python <lib> (<mode>[, GIL <g>]): Bench a → b ms (r x), CPU per request c → d µs (s x)`, recomputed from
+    the 3.13 and 3.13t rows of results/reference/freethreaded/table.md."""
+    lines = (REFERENCE / "freethreaded" / "table.md").read_text().splitlines()
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = [dict(zip(header, (c.strip() for c in line.strip("|").split("|")), strict=True)) for line in lines[2:]]
+    pattern = re.compile(
+        r"^- Python (\S+) \((sync|async)(?:, GIL (held|released))?\): Bench (\d+) → (\d+) ms \((\d+\.\d\d)x\), "
+        r"CPU per request (\d+) → (\d+) µs \((\d+\.\d\d)x\)$"
+    )
+    checked = 0
+    for line in (REPO / "docs" / "free-threaded.md").read_text().splitlines():
+        m = pattern.match(line)
+        if not m:
+            assert "→" not in line or not line.startswith("- "), f"unparsed: {line}"
+            continue
+        lib, mode, gil = m[1], m[2], m[3] or "-"
+
+        def pick(interpreter: str, lib: str = lib, mode: str = mode, gil: str = gil) -> dict[str, str]:
+            name = re.compile(rf"^{re.escape(lib)} \(Python {re.escape(interpreter)}[,)]")
+            found = [r for r in rows if name.match(r["Library"]) and (r["async/sync"], r["GIL"]) == (mode, gil)]
+            assert len(found) == 1, (lib, interpreter, found)
+            return found[0]
+
+        gil_on, gil_off = pick("3.13"), pick("3.13t")
+        b0, b1 = float(gil_on["Bench(ms)"]), float(gil_off["Bench(ms)"])
+        c0, c1 = float(gil_on["CPU(us/req)"]), float(gil_off["CPU(us/req)"])
+        assert (m[4], m[5], m[6]) == (f"{b0:.0f}", f"{b1:.0f}", f"{b1 / b0:.2f}"), line
+        assert (m[7], m[8], m[9]) == (f"{c0:.0f}", f"{c1:.0f}", f"{c1 / c0:.2f}"), line
+        checked += 1
+    assert checked == 10
+
+
+def test_readme_is_a_front_door() -> None:
+    lines = README.read_text().splitlines()
+    assert len(lines) <= 150
+    head = "\n".join(lines[:12])
+    assert "make run" in head and "make test" in head
+
+
+def links(path: Path) -> list[tuple[int, str]]:
+    """(line, target) of every Markdown link and image outside code, external ones left out."""
+    out = []
+    fenced = False
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if line.startswith("```"):
+            fenced = not fenced
+        if fenced:
+            continue
+        line = re.sub(r"`[^`]*`", "", line)
+        for target in re.findall(r"\]\(([^)\s]+)\)", line):
+            if not re.match(r"^[a-z]+:", target):
+                out.append((n, target))
+    return out
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"`|\*\*|\[|\]\([^)]*\)", "", heading.strip()).lower()
+    kept = "".join(ch for ch in text if ch in " -_" or unicodedata.category(ch)[0] in "LN")
+    return kept.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    out: set[str] = set()
+    fenced = False
+    for line in path.read_text().splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        m = re.match(r"^#{1,6} (.*)$", line)
+        if m and not fenced:
+            base = slug(m[1])
+            name, k = base, 0
+            while name in out:
+                k += 1
+                name = f"{base}-{k}"
+            out.add(name)
+    return out
+
+
+@pytest.mark.parametrize("page", LINKED, ids=lambda p: rel(p))
+def test_relative_links_resolve(page: Path) -> None:
+    for n, target in links(page):
+        file, _, anchor = target.partition("#")
+        dest = (page.parent / file).resolve() if file else page
+        assert dest.exists(), f"{rel(page)}:{n}: {target} does not exist"
+        if anchor and dest.suffix == ".md":
+            assert anchor in anchors(dest), f"{rel(page)}:{n}: no heading #{anchor} in {rel(dest)}"
+
+
+def test_every_docs_page_is_linked() -> None:
+    linked: set[Path] = set()
+    for page in (README, REPO / "docs" / "architecture.md"):
+        linked |= {(page.parent / t.partition("#")[0]).resolve() for _, t in links(page)}
+    assert DOCS
+    missing = [rel(p) for p in DOCS if p.resolve() not in linked and p.name != "architecture.md"]
+    assert not missing, f"not linked from README.md or docs/architecture.md: {missing}"
+    assert (REPO / "docs" / "architecture.md").resolve() in {
+        (README.parent / t.partition("#")[0]).resolve() for _, t in links(README)
+    }
