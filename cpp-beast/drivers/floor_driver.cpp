@@ -16,7 +16,7 @@
 // pre-built request, SSL_read of exactly one Content-Length response), still no HTTP library. TLS 1.2 and 1.3,
 // SNI, the chain checked against the system's roots or --ca-file and the host name / IP address against the
 // certificate (OpenSSL's own checks, SSL_set1_host), or nothing with --insecure. A failed handshake is a
-// TLSError; the connection is closed without a close_notify. Plain http:// takes exactly the old path.
+// TLSError; the connection is closed without a close_notify. An http:// request runs no TLS code.
 #include "beast_client/client.hpp"
 #include "harness.hpp"
 #include "trust_store.hpp"

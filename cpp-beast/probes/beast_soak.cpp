@@ -1,6 +1,6 @@
 // beast-soak: many requests through beast_client::Client from W threads, bounded in time, storing no
 // per-request samples, so that memory growth means a leak. Prints one JSON line, clientbench.soak/1 (the
-// format of python/clientbench/drivers/soak_binding.py; "schema" is its first key): requests, failures,
+// format of python/clientbench/probes/soak_binding.py; "schema" is its first key): requests, failures,
 // reasons, RSS after warm-up and at the end (KiB), elapsed seconds. Used by `clientbench soak` / `make soak`.
 // Failure reasons are the drivers' canonical ones (harness::failure_reason); the line keeps the most common.
 // https:// URLs take the drivers' --ca-file PATH / --insecure (docs/raw-format.md).

@@ -1,4 +1,4 @@
-// The driver harness (src/harness.hpp): canonical failure reasons, and harness::main's failure accounting
+// The driver harness (harness/harness.hpp): canonical failure reasons, and harness::main's failure accounting
 // with fake clients (no network).
 #include "harness.hpp"
 
