@@ -23,13 +23,14 @@ from support.toxiproxy import (
     RESET_TIMEOUT,
     SLICER,
     N,
+    missing,
     pattern,
     reset_proxy,
-    skip_without_toxiproxy,
     toxic,
 )
 
-skip_without_toxiproxy()
+if why := missing():
+    pytest.skip(why, allow_module_level=True)
 
 SLACK = 1.5  # an error must arrive within its deadline + SLACK
 

@@ -11,9 +11,10 @@ from types import ModuleType
 
 import pytest
 from support.binding_clients import BINDINGS
-from support.nginx import curl, require_nginx_and_curl, running
+from support.nginx import curl, missing, running
 
-require_nginx_and_curl()
+if why := missing():
+    pytest.skip(why, allow_module_level=True)
 
 T = 20.0
 MIB = 1024 * 1024

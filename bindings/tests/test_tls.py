@@ -26,7 +26,7 @@ import pytest
 from clientbench.run.server import Server
 from support.binding_clients import FACTORIES, MODULES
 from support.binding_clients import make as make_client
-from support.nginx import curl, require_nginx_and_curl, running
+from support.nginx import curl, missing, running
 from support.rawserver import Conn
 
 HELLO = b"Hello, World!"
@@ -237,7 +237,8 @@ NGINX_TLS = """
 @pytest.fixture(scope="module")
 def nginx_tls(pki: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """Debian's nginx serving HTTPS (good.pem, signed by pki's CA) on 127.0.0.1 and localhost: its port."""
-    require_nginx_and_curl()
+    if why := missing():
+        pytest.skip(why)
     with running(tmp_path_factory.mktemp("nginx"), NGINX_TLS.replace("{pki}", str(pki))) as port:
         yield port
 

@@ -30,14 +30,15 @@ from support.toxiproxy import (
     SLICER,
     N,
     alive,
+    missing,
     parent,
     reset_proxy,
-    skip_without_toxiproxy,
     toxic,
     toxiproxy_pids,
 )
 
-skip_without_toxiproxy()
+if why := missing():
+    pytest.skip(why, allow_module_level=True)
 
 SLACK = 1.5  # an error must arrive within its deadline + SLACK
 

@@ -60,5 +60,5 @@ def make(kind: str, timeout: float | None, **options: Any) -> Any:
 
 
 def kind_of(module: ModuleType) -> str:
-    """"beast" or "reqwest": the key of BINDINGS for a binding module."""
+    """The key of BINDINGS ("beast" or "reqwest") of a binding module."""
     return next(k for k, m in BINDINGS.items() if m is module)

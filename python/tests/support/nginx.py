@@ -38,11 +38,10 @@ http {{
 """
 
 
-def require_nginx_and_curl() -> None:
-    """Skip the calling test module when nginx or curl is missing (curl is the reference every test compares
-    the bindings with)."""
-    if NGINX is None or CURL is None:
-        pytest.skip(MISSING, allow_module_level=True)
+def missing() -> str | None:
+    """Why the nginx tests cannot run here (they skip with it), or None. curl is the reference every test
+    compares the bindings with, so it is needed as much as nginx."""
+    return MISSING if NGINX is None or CURL is None else None
 
 
 def _free_port() -> int:

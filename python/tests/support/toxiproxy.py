@@ -27,13 +27,11 @@ CUT_AFTER = 0.3  # reset_proxy: seconds into the response
 RESET_TIMEOUT = 5.0
 
 
-def skip_without_toxiproxy() -> None:
-    """Skip the calling test module when toxiproxy-server was not built (`make test` builds it)."""
-    if not (toxiproxy_binary().is_file() and os.access(toxiproxy_binary(), os.X_OK)):
-        pytest.skip(
-            f"toxiproxy-server not found at {toxiproxy_binary()}; build it with `make toxiproxy`",
-            allow_module_level=True,
-        )
+def missing() -> str | None:
+    """Why toxiproxy-server cannot run here (a test module skips with it), or None (`make test` builds it)."""
+    if toxiproxy_binary().is_file() and os.access(toxiproxy_binary(), os.X_OK):
+        return None
+    return f"toxiproxy-server not found at {toxiproxy_binary()}; build it with `make toxiproxy`"
 
 
 def pattern(n: int) -> bytes:
