@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,13 +88,6 @@ def _interp(label: str) -> Interp:
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     return Interp(label, python, frozenset(out.stdout.split()), label.endswith("t"))
-
-
-@pytest.fixture(scope="module")
-def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    with Server(tls=True, tls_dir=tmp_path_factory.mktemp("wheels-tls")) as s:
-        assert s.url.startswith("https://") and s.ca_file
-        yield s
 
 
 def newest(pattern: str, interp: Interp | None = None) -> Path:
