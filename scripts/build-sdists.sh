@@ -11,14 +11,12 @@
 # pinned version (no re-resolution, no network); `cargo metadata --locked` then checks that it is exact, and
 # the tarball is written again with that Cargo.lock in place of the original.
 #
-# Uses the tools venv of the wheel scripts (build/wheel/tools/venv: maturin, build). Needs cargo.
+# Uses the cached tools venv of the wheel scripts (scripts/wheel-tools.sh: maturin, build). Needs cargo.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 W=$ROOT/build/wheel
 DIST=$ROOT/dist
-MATURIN_VERSION=1.16.0
-TOOLS=$W/tools
 LOGS=$W/logs
 mkdir -p "$W" "$LOGS" "$DIST"
 
@@ -26,25 +24,18 @@ log() { printf '[build-sdists] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 command -v cargo >/dev/null || die "cargo is not on PATH (it makes the reqwest sdist's Cargo.lock)"
-[ -x "$TOOLS/venv/bin/python" ] || python3 -m venv "$TOOLS/venv"
-# -I: the checkout's build/ folder must not pass for the `build` package (cwd is not on sys.path then)
-if ! "$TOOLS/venv/bin/python" -I -c 'import build.__main__' 2>/dev/null \
-   || [ "$("$TOOLS/venv/bin/maturin" --version 2>/dev/null)" != "maturin $MATURIN_VERSION" ]; then
-    log "tools: pip install build maturin==$MATURIN_VERSION into $TOOLS/venv"
-    "$TOOLS/venv/bin/pip" install -q --disable-pip-version-check build "maturin==$MATURIN_VERSION" \
-        > "$LOGS/tools-sdist.log" 2>&1 || die "pip install of the tools failed (see $LOGS/tools-sdist.log)"
-fi
+TOOLS=$("$ROOT/scripts/wheel-tools.sh")
 
 OUT=$W/sdists
 rm -rf "$OUT"
 mkdir -p "$OUT/beast" "$OUT/reqwest"
 
 # ---- beast-client -------------------------------------------------------------------------------------
-"$TOOLS/venv/bin/python" -I -m build --sdist --outdir "$OUT/beast" "$ROOT/bindings/beast" > "$LOGS/sdist-beast.log" 2>&1 \
+"$TOOLS/bin/python" -I -m build --sdist --outdir "$OUT/beast" "$ROOT/bindings/beast" > "$LOGS/sdist-beast.log" 2>&1 \
     || die "the beast-client sdist failed (see $LOGS/sdist-beast.log)"
 
 # ---- reqwest-client -----------------------------------------------------------------------------------
-"$TOOLS/venv/bin/maturin" sdist --manifest-path "$ROOT/bindings/reqwest/Cargo.toml" --out "$OUT/reqwest" \
+"$TOOLS/bin/maturin" sdist --manifest-path "$ROOT/bindings/reqwest/Cargo.toml" --out "$OUT/reqwest" \
     > "$LOGS/sdist-reqwest.log" 2>&1 || die "maturin sdist failed (see $LOGS/sdist-reqwest.log)"
 tarball=$(ls "$OUT"/reqwest/reqwest_client-*.tar.gz)
 top=$(basename "$tarball" .tar.gz)

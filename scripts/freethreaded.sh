@@ -4,17 +4,22 @@
 # bindings, and build/cpython/interpreters.json ({"3.13": ".../bin/python", "3.13t": ...}), which
 # `clientbench --interpreters` reads.
 #
+# The interpreters are built once per machine into the user's cache ($CLIENTBENCH_CACHE/cpython, default
+# ~/.cache/clientbench/cpython; build-cpython.sh keys them by source version and recipe and checks that they run
+# before reusing them); the venvs hold this checkout's bindings, so they live in build/cpython.
+#
 # Where the CPython source cannot be fetched, it writes the reason to build/cpython/unavailable and exits 0:
 # the free-threaded tests then skip with that reason, and everything else still runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=build/cpython
+CACHE=${CLIENTBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clientbench}
 SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
 mkdir -p "$BUILD"
 rm -f "$BUILD/unavailable"
 
 set +e
-line=$(scripts/build-cpython.sh "$BUILD" 2> >(tee "$BUILD/build.err" >&2))
+line=$(scripts/build-cpython.sh "$CACHE/cpython" 2> >(tee "$BUILD/build.err" >&2))
 status=$?
 set -e
 if [ "$status" = 3 ]; then
@@ -23,7 +28,7 @@ if [ "$status" = 3 ]; then
     echo "freethreaded: skipped: $(cat "$BUILD/unavailable")" >&2
     exit 0
 fi
-[ "$status" = 0 ] || { echo "freethreaded: building CPython failed (see $BUILD/logs)" >&2; exit 1; }
+[ "$status" = 0 ] || { echo "freethreaded: building CPython failed (see $CACHE/cpython/logs)" >&2; exit 1; }
 
 # pycurl has no free-threaded wheel: its source build needs libcurl's headers
 if ! dpkg-query -W -f='${Status}' libcurl4-openssl-dev 2>/dev/null | grep -q 'ok installed'; then
