@@ -9,6 +9,8 @@
 //! | `GET /delay/{ms}`   | 200 `Hello, World!` after sleeping `ms` milliseconds; `0 <= ms <= 10000`, else 400 |
 //! | `GET /status/{code}`| `code` with body `status {code}` (empty for 204/205/304); `200 <= code <= 599`, else 400 |
 //! | `POST /echo`        | 200, the request body echoed back (`application/octet-stream`); > 64 MiB → 413 |
+//! | `GET`/`POST`/`PUT /upload` | 200 `<length> <sha256 hex>` of the request body (`0 e3b0c442…` for none), hashed as it streams in (docs/raw-format.md, "Request bodies"); > 1 GiB → 413 |
+//! | `GET /stall?every=N&ms=M` | as `GET /`, but every Nth request to `/stall` (one counter per server) first sleeps `M` ms; `1 <= N`, `0 <= M <= 60000`, else 400 |
 //! | `GET /health`       | 200 `ok`                                                                  |
 //! | `GET /close`        | 200 `Hello, World!` with `Connection: close`; the server closes the connection after the response |
 //! | `GET /stats`        | 200 `{"connections":N,"tls_handshakes":N,"tls_resumed":N}` (`application/json`): counters since start, see [`Stats`] |
@@ -28,13 +30,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 /// Body of `/`, `/delay/{ms}` and `/close`.
 pub const HELLO: &str = "Hello, World!";
@@ -44,6 +49,12 @@ pub const MAX_BYTES: usize = 64 * 1024 * 1024;
 pub const MAX_DELAY_MS: u64 = 10_000;
 /// Largest request body accepted by `POST /echo` (64 MiB, inclusive); larger → 413.
 pub const MAX_ECHO_BYTES: usize = 64 * 1024 * 1024;
+
+/// Largest request body accepted by `/upload` (1 GiB, inclusive, the drivers' largest `--body-size`);
+/// larger → 413.
+pub const MAX_UPLOAD_BYTES: u64 = 1 << 30;
+/// Largest `ms` accepted by `/stall`.
+pub const MAX_STALL_MS: u64 = 60_000;
 
 /// Requests for at most this many bytes are served from a small pattern buffer, so the
 /// 64 MiB buffer is only allocated once a larger body is actually requested.
@@ -142,6 +153,65 @@ async fn echo(body: Bytes) -> Response {
     ([(header::CONTENT_TYPE, OCTET_STREAM)], body).into_response()
 }
 
+/// `/upload`: the length and SHA-256 of the body, read chunk by chunk (never buffered whole).
+async fn upload(headers: axum::http::HeaderMap, body: Body) -> Response {
+    upload_limited(&headers, body, MAX_UPLOAD_BYTES).await
+}
+
+async fn upload_limited(headers: &axum::http::HeaderMap, body: Body, limit: u64) -> Response {
+    let too_large = || text(StatusCode::PAYLOAD_TOO_LARGE, format!("the body must be at most {limit} bytes\n"));
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return too_large(); // refused before reading a byte of it
+    }
+    let mut hasher = Sha256::new();
+    let mut length: u64 = 0;
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else {
+            return bad_request("the request body broke off\n".to_owned());
+        };
+        length += chunk.len() as u64;
+        if length > limit {
+            return too_large();
+        }
+        hasher.update(&chunk);
+    }
+    text(StatusCode::OK, upload_line(length, &hasher.finalize()))
+}
+
+/// `"<length> <sha256 hex>"`, what `/upload` answers.
+pub fn upload_line(length: u64, digest: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut line = format!("{length} ");
+    for b in digest {
+        let _ = write!(line, "{b:02x}");
+    }
+    line
+}
+
+#[derive(Deserialize)]
+struct StallQuery {
+    every: Option<String>,
+    ms: Option<String>,
+}
+
+/// `/stall`: every `every`-th request (counted in `counter`, shared by all connections) sleeps `ms` first,
+/// so that a client on a schedule sees one stall charged to the requests queued behind it.
+async fn stall(counter: Arc<AtomicU64>, query: Result<Query<StallQuery>, QueryRejection>) -> Response {
+    let q = query.ok().map(|Query(q)| q);
+    let every = q.as_ref().and_then(|q| parse_bounded(q.every.as_deref()?, u64::MAX)).filter(|n| *n >= 1);
+    let ms = q.as_ref().and_then(|q| parse_bounded(q.ms.as_deref()?, MAX_STALL_MS));
+    let (Some(every), Some(ms)) = (every, ms) else {
+        return bad_request(format!("usage: /stall?every=N&ms=M with N >= 1 and M in 0..={MAX_STALL_MS}\n"));
+    };
+    let n = counter.fetch_add(1, Ordering::Relaxed) + 1;
+    if n.is_multiple_of(every) {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    text(StatusCode::OK, HELLO)
+}
+
 async fn health() -> Response {
     text(StatusCode::OK, "ok")
 }
@@ -212,12 +282,15 @@ pub fn app() -> Router {
 
 /// The benchmark server's router; `GET /stats` answers `stats`, which the listener updates.
 pub fn app_with_stats(stats: Arc<Stats>) -> Router {
+    let stalls = Arc::new(AtomicU64::new(0));
     Router::new()
         .route("/", get(hello))
         .route("/bytes/{n}", get(bytes))
         .route("/delay/{ms}", get(delay))
         .route("/status/{code}", get(status))
         .route("/echo", post(echo).layer(DefaultBodyLimit::max(MAX_ECHO_BYTES)))
+        .route("/upload", get(upload).post(upload).put(upload).layer(DefaultBodyLimit::disable()))
+        .route("/stall", get(move |q: Result<Query<StallQuery>, QueryRejection>| stall(stalls.clone(), q)))
         .route("/health", get(health))
         .route("/close", get(close))
         .route("/stats", get(self::stats))
@@ -294,6 +367,17 @@ mod unit {
         }
         // Idempotent.
         assert_eq!(raise_nofile_limit().unwrap(), got);
+    }
+
+    /// A chunked body (no Content-Length) is refused once it passes the limit.
+    #[tokio::test]
+    async fn upload_limit_counts_streamed_bytes() {
+        let headers = axum::http::HeaderMap::new();
+        let pieces: Vec<Result<Bytes, std::io::Error>> = vec![Ok(pattern(6)), Ok(pattern(5))];
+        let resp = upload_limited(&headers, Body::from_stream(futures_util::stream::iter(pieces)), 10).await;
+        assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let resp = upload_limited(&headers, Body::from(pattern(10)), 10).await;
+        assert_eq!(resp.status(), StatusCode::OK);
     }
 
     #[test]

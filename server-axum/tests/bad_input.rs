@@ -151,6 +151,16 @@ fn bad_values_get_exact_4xx_on_one_keep_alive_connection() {
         ("GET", "/%00", 404),
         ("GET", "/no/such/path", 404),
         ("GET", "/echo", 405),
+        ("GET", "/stall", 400),
+        ("GET", "/stall?every=0&ms=1", 400),
+        ("GET", "/stall?every=1&ms=60001", 400),
+        ("GET", "/stall?every=1", 400),
+        ("GET", "/stall?ms=1", 400),
+        ("GET", "/stall?every=-1&ms=1", 400),
+        ("GET", "/stall?every=1&ms=1.5", 400),
+        ("GET", "/stall?every=99999999999999999999&ms=1", 400),
+        ("POST", "/stall?every=1&ms=0", 405),
+        ("DELETE", "/upload", 405),
         ("POST", "/", 405),
         ("DELETE", "/bytes/1", 405),
         ("FOO", "/", 405),
@@ -284,6 +294,18 @@ fn echo_over_limit_is_413() {
     finish(server);
 }
 
+/// `/upload` refuses a declared body over 1 GiB at once, without waiting for it.
+#[test]
+fn upload_over_limit_is_413_before_the_body() {
+    let server = spawn_server(&[], None);
+    let stream = open(server.addr, READ_TIMEOUT);
+    let over = clientbench_server::MAX_UPLOAD_BYTES + 1;
+    write!(&stream, "PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: {over}\r\n\r\nabc").unwrap();
+    let resp = read_response(&mut BufReader::new(&stream)).expect("a response").expect("not closed");
+    assert_eq!(resp.status, 413, "{}", resp.status_line);
+    finish(server);
+}
+
 /// A declared body that never comes: the server must not hang on it or answer 2xx.
 #[test]
 fn truncated_body_then_close_is_not_served() {
@@ -292,6 +314,8 @@ fn truncated_body_then_close_is_not_served() {
         &b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nshort"[..],
         &b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 67108865\r\n\r\n"[..],
         &b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab"[..],
+        &b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nshort"[..],
+        &b"PUT /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab"[..],
     ] {
         let stream = open(server.addr, READ_TIMEOUT);
         (&stream).write_all(raw).unwrap();
