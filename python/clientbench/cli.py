@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +16,19 @@ from .run.interpreters import resolve as resolve_interpreters
 from .run.network import PRESETS, Network
 from .run.network import parse as parse_network
 from .run.testbed import Options
-from .workload import DEFAULT, REFERENCE, Workload, resolve
+from .workload import (
+    ARRIVALS,
+    DEFAULT,
+    MAX_BODY_SIZE,
+    METHODS,
+    OPEN,
+    REFERENCE,
+    SWEEP_RATE,
+    UPLOAD_PATH,
+    Workload,
+    WorkloadError,
+    resolve,
+)
 
 
 class Parser(argparse.ArgumentParser):
@@ -38,9 +51,27 @@ def _number(kind: type, minimum: float, what: str, strict: bool = False):  # typ
     return parse
 
 
+def _finite(kind: type, what: str, strict: bool, maximum: float | None = None):  # type: ignore[no-untyped-def]
+    """A finite number > 0 (strict) or >= 0, at most `maximum`; the message names what was expected."""
+    parse = _number(kind, 0, what, strict=strict)
+
+    def checked(text: str):  # type: ignore[no-untyped-def]
+        value = parse(text)
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be <= {maximum:g}, got {text}")
+        return value
+
+    return checked
+
+
 positive = _number(int, 1, "a whole number")
 non_negative = _number(int, 0, "a whole number")
-seconds = _number(float, 0, "seconds", strict=True)
+seconds = _finite(float, "seconds", strict=True)
+rate = _finite(float, "requests per second", strict=True)
+milliseconds = _finite(float, "milliseconds", strict=True)
+body_size = _finite(int, "a size in bytes", strict=False, maximum=MAX_BODY_SIZE)
 mebibytes = _number(float, 0, "a size in MiB", strict=True)
 
 
@@ -106,6 +137,42 @@ def add_workload_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="keep-alive: one connection per worker (default); new: a new connection for every request",
     )
+    g.add_argument(
+        "--method",
+        type=str.upper,
+        choices=METHODS,
+        default=None,
+        help=f"request method (default GET); POST and PUT send --body-size bytes, to {UPLOAD_PATH} unless --path",
+    )
+    g.add_argument(
+        "--body-size",
+        dest="body_size",
+        type=body_size,
+        default=None,
+        metavar="BYTES",
+        help=f"POST/PUT: request body size in bytes, at most {MAX_BODY_SIZE} (1 GiB) (default 0)",
+    )
+    o = p.add_argument_group("open loop (docs/open-loop.md)")
+    o.add_argument(
+        "--rate",
+        type=rate,
+        default=None,
+        metavar="R",
+        help=f"open loop: R requests/s over all workers, latency counted from each request's intended start "
+        f"(default: a closed loop; with --rate the defaults are --duration {OPEN.duration_s:g} --repeat {OPEN.repeat})",
+    )
+    o.add_argument(
+        "--duration",
+        dest="duration_s",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="open loop: the schedule lasts this long (instead of --requests per worker)",
+    )
+    o.add_argument(
+        "--arrival", choices=ARRIVALS, default=None, help="open loop: uniform intervals (default) or poisson arrivals"
+    )
+    o.add_argument("--seed", type=non_negative, default=None, help="open loop, poisson: the arrivals' seed (default 1)")
 
 
 def add_selection_options(p: argparse.ArgumentParser) -> None:
@@ -184,6 +251,24 @@ def add_session_options(p: argparse.ArgumentParser, row_timeout: bool = True) ->
     )
 
 
+def add_rate_sweep_options(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--rates",
+        metavar="LIST",
+        help=f"{what}: comma-separated rates in requests/s (default: doubling from the lowest until every "
+        "client saturates)",
+    )
+    p.add_argument(
+        "--slo",
+        dest="slo_ms",
+        type=milliseconds,
+        default=10.0,
+        metavar="MS",
+        help=f"{what}: a client sustains a rate when it achieves 99%% of it with a corrected P99 within this "
+        "many ms (default 10)",
+    )
+
+
 def build_parser() -> Parser:
     p = Parser(
         prog="clientbench",
@@ -207,21 +292,24 @@ def build_parser() -> Parser:
 
     sweep = sub.add_parser(
         "sweep",
-        help="run the clients over one dimension (workers, payload, delay, connection, rtt, tls)",
+        help="run the clients over one dimension (workers, payload, delay, connection, rtt, tls, rate)",
         description="Run the selected clients at every point of one dimension; writes a "
         "table per point, sweep.md and a plot of Bench and throughput vs the "
-        "dimension.",
+        "dimension (rate: of latency vs offered load per client, and the highest rate each sustains).",
     )
     sweep.add_argument(
         "dimension",
-        choices=["workers", "payload", "delay", "connection", "rtt", "tls"],
+        choices=["workers", "payload", "delay", "connection", "rtt", "tls", "rate"],
         help="workers: 1..32 workers; payload: /bytes/N sizes; delay: /delay/ms; "
         "connection: keep-alive vs a new connection per request; rtt: round-trip time in ms through "
-        "toxiproxy (0,1,2,5,10); tls: http vs HTTPS with TLS 1.2 and 1.3 (with --connection new: the handshake)",
+        "toxiproxy (0,1,2,5,10); tls: http vs HTTPS with TLS 1.2 and 1.3 (with --connection new: the handshake); "
+        f"rate: open loops at doubling rates until every client saturates (each point --duration "
+        f"{SWEEP_RATE.duration_s:g} s, --repeat {SWEEP_RATE.repeat} unless given)",
     )
     sweep.add_argument(
         "--values", metavar="LIST", help="comma-separated points (default per dimension, e.g. workers 1,2,4,8,10,16,32)"
     )
+    add_rate_sweep_options(sweep, "rate")
     add_workload_options(sweep)
     add_selection_options(sweep)
     add_session_options(sweep)
@@ -237,6 +325,15 @@ def build_parser() -> Parser:
     )
     add_workload_options(gil)
     add_interpreter_options(gil.add_argument_group("interpreters"))
+    add_rate_sweep_options(gil, "open-loop phase")
+    gil.add_argument(
+        "--open-loop-duration",
+        dest="open_loop_duration_s",
+        type=_finite(float, "seconds", strict=False),
+        default=2.0,
+        metavar="SECONDS",
+        help="the open-loop phase: each rate's schedule lasts this long (default 2; 0: skip the phase)",
+    )
     gil.add_argument(
         "--rtt",
         type=non_negative,
@@ -297,8 +394,15 @@ def build_parser() -> Parser:
 
 
 def workload(args: argparse.Namespace) -> Workload:
-    """The workload, resolved once: explicit flags, else --reference's method, else the defaults."""
-    return resolve(vars(args), reference=args.reference)
+    """The workload, resolved once: explicit flags, else --reference's method, else the defaults (an open
+    loop's with --rate, sweep rate's for that sweep). SetupError naming the flag when they do not fit."""
+    rate_sweep = args.command == "sweep" and args.dimension == "rate"
+    if args.rate is not None and (rate_sweep or args.command == "gil"):
+        raise SetupError(f"--rate: {args.command} runs its own rates (--rates)")
+    try:
+        return resolve(vars(args), reference=args.reference, open_base=SWEEP_RATE if rate_sweep else None)
+    except WorkloadError as exc:
+        raise SetupError(str(exc)) from None
 
 
 def interpreters(args: argparse.Namespace) -> list[Interpreter | None]:
@@ -393,13 +497,18 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "sweep":
         from .commands.sweep import sweep
 
+        if args.rates is not None and args.dimension != "rate":
+            raise SetupError("--rates goes with `sweep rate` (other dimensions take --values)")
+        if args.rates is not None and args.values is not None:
+            raise SetupError("--rates and --values: give the rates once")
         return sweep(
             args.dimension,
-            args.values,
+            args.rates if args.rates is not None else args.values,
             selection(args),
             workload(args),
             testbed_options(args),
             argv,
+            slo_ms=args.slo_ms,
         )
     from .commands.run import run
 

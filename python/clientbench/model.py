@@ -1,4 +1,4 @@
-"""The result model: what a run measured, as one versioned document (`clientbench.results/2`).
+"""The result model: what a run measured, as one versioned document (`clientbench.results/3`).
 
 The runner produces it, the exporters, `compare`, `gil` and `sweep` consume it; `to_json`/`from_json`
 round-trip it against python/clientbench/schema/results.schema.json. Figures come from `stats`."""
@@ -15,9 +15,10 @@ from .errors import SetupError
 from .stats import Aggregate, ProcessUsage, RowStats, aggregate
 from .workload import Workload
 
-SCHEMA_ID = "clientbench.results/2"
-#: documents this version still reads (results/1 lacked workload.connection and client.fixed_workers/floor)
-READS = ("clientbench.results/1", SCHEMA_ID)
+SCHEMA_ID = "clientbench.results/3"
+#: documents this version still reads (results/1 lacked workload.connection and client.fixed_workers/floor;
+#: results/2 the open loop's and the request body's workload fields and the open-loop figures)
+READS = ("clientbench.results/1", "clientbench.results/2", SCHEMA_ID)
 
 
 @dataclass(frozen=True, kw_only=True)

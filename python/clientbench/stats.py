@@ -1,16 +1,20 @@
 """Every statistic clientbench reports is computed here, from raw driver documents.
 
 Percentiles are nearest-rank, as in the reference write-up: the sample at index ceil(p*n) - 1 of the sorted
-samples, which is numpy's ``method="inverted_cdf"``.
+samples, which is numpy's ``method="inverted_cdf"``. Documents with histograms instead of samples (long
+runs, docs/raw-format.md) are merged into one HdrHistogram per distribution and read at the same rank,
+within the histogram's 3 significant digits.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from hdrh.histogram import HdrHistogram
 
 NS_PER_MS = 1e6
 
@@ -25,23 +29,163 @@ def nearest_rank(samples: Iterable[float] | np.ndarray, p: float) -> float:
     return float(np.quantile(a, p, method="inverted_cdf"))
 
 
+def count(worker: Mapping[str, Any]) -> int:
+    """The timed requests one worker sent (raw/1 documents have no `count`: their arrays say it)."""
+    return int(worker["count"]) if "count" in worker else len(worker["latencies_ns"])
+
+
+def failure_count(worker: Mapping[str, Any]) -> int:
+    """The failed timed requests of one worker (raw/2 lists at most the first 1,000 of them)."""
+    return int(worker["failure_count"]) if "failure_count" in worker else len(worker["failures"])
+
+
+def is_open(doc: Mapping[str, Any]) -> bool:
+    """An open-loop document: requests were sent on a schedule (docs/raw-format.md)."""
+    return bool(doc["workload"].get("loop") == "open")
+
+
+def has_samples(doc: Mapping[str, Any]) -> bool:
+    """Per-request arrays (`--record samples`, and every raw/1 document) rather than histograms."""
+    return all("latencies_ns" in w for w in doc["workers"])
+
+
 def failed_mask(worker: Mapping[str, Any]) -> np.ndarray:
-    """True at the index of every failed request of one worker of a raw document."""
+    """True at the index of every failed request of one worker of a raw document (with samples)."""
     n = len(worker["latencies_ns"])
     mask = np.zeros(n, dtype=bool)
     mask[[f["index"] for f in worker["failures"] if 0 <= f["index"] < n]] = True
     return mask
 
 
+def ok_samples_ns(doc: Mapping[str, Any], which: str = "latency") -> np.ndarray:
+    """Per-request figures of the successful requests of every worker of a document with samples, in ns:
+    `service` (end - actual start), `corrected` (end - intended start; open loop only), or `latency`: the
+    corrected one in an open loop, the service time in a closed one."""
+    which = ("corrected" if is_open(doc) else "service") if which == "latency" else which
+    parts = []
+    for w in doc["workers"]:
+        values = np.asarray(w["latencies_ns"], dtype=np.float64)
+        if which == "corrected":
+            values = values + np.asarray(w["start_ns"], dtype=np.float64) - np.asarray(w["intended_ns"], np.float64)
+        parts.append(values[~failed_mask(w)])
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
 def ok_latencies_ms(doc: Mapping[str, Any]) -> np.ndarray:
-    """Latencies of the successful requests of every worker of a raw document, in ms."""
-    parts = [np.asarray(w["latencies_ns"], dtype=np.float64)[~failed_mask(w)] for w in doc["workers"]]
-    return np.concatenate(parts) / NS_PER_MS if parts else np.empty(0)
+    """Latencies of the successful requests of every worker of a raw document, in ms: the corrected latency
+    in an open loop. From histograms, each bucket's value repeated by its count (for plots)."""
+    if has_samples(doc):
+        return ok_samples_ns(doc) / NS_PER_MS
+    hist = merged_histogram(doc, "corrected" if is_open(doc) else "service")
+    values, counts = histogram_buckets(hist)
+    return np.repeat(values, counts) / NS_PER_MS
+
+
+# -- histograms ----------------------------------------------------------------------------------
+
+#: the drivers' histograms: HdrHistogram's scheme at 3 significant digits, unit 1 ns (docs/raw-format.md)
+HISTOGRAM_DIGITS = 3
+#: the largest latency a merged histogram holds: a day, in ns
+HISTOGRAM_HIGHEST_NS = 86_400 * 10**9
+
+
+def new_histogram() -> HdrHistogram:
+    return HdrHistogram(1, HISTOGRAM_HIGHEST_NS, HISTOGRAM_DIGITS)
+
+
+def merged_histogram(doc: Mapping[str, Any], which: str) -> HdrHistogram:
+    """Every worker's `which` histogram (service or corrected) of a `--record histogram` document, merged
+    into one HdrHistogram."""
+    merged = new_histogram()
+    for i, w in enumerate(doc["workers"]):
+        for value, n in w["histograms"][which]["counts"]:
+            if n and not merged.record_value(max(int(value), 1), int(n)):
+                raise ValueError(f"worker {i}: a {which} latency of {value} ns does not fit a histogram")
+    return merged
+
+
+def histogram_buckets(hist: HdrHistogram) -> tuple[np.ndarray, np.ndarray]:
+    """The buckets that hold a value: (each one's highest equivalent value in ns, its count), by value."""
+    counts = np.ctypeslib.as_array(hist.counts)[: hist.counts_len]
+    idx = np.flatnonzero(counts)
+    values = np.fromiter(
+        (hist.get_highest_equivalent_value(hist.get_value_from_index(int(i))) for i in idx), np.float64, idx.size
+    )
+    return values, counts[idx].astype(np.int64)
+
+
+def histogram_quantiles(hist: HdrHistogram, ps: Sequence[float]) -> list[float]:
+    """The nearest-rank p-quantiles of a histogram, in ns: the bucket that holds the sample of rank
+    ceil(p*n) (at least 1), given by its highest equivalent value (within 0.1% of the exact sample)."""
+    values, counts = histogram_buckets(hist)
+    if not counts.size:
+        raise ValueError("quantiles of an empty histogram")
+    cumulative = np.cumsum(counts)
+    total = int(cumulative[-1])
+    ranks = [max(1, math.ceil(p * total - 1e-9 * total)) for p in ps]
+    return [float(values[int(np.searchsorted(cumulative, r))]) for r in ranks]
+
+
+# -- one distribution's figures ------------------------------------------------------------------
+
+#: the percentiles every distribution reports: P50, P90, P99, P99.9, P99.99
+QUANTILES = (0.5, 0.9, 0.99, 0.999, 0.9999)
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """One latency distribution's figures over the successful requests, in ms."""
+
+    count: int
+    mean_ms: float
+    quantiles_ms: tuple[float, ...]  # at QUANTILES
+    max_ms: float
+
+    def at(self, p: float) -> float:
+        return self.quantiles_ms[QUANTILES.index(p)]
+
+
+def distribution(doc: Mapping[str, Any], which: str) -> Distribution | None:
+    """`service` or `corrected` latency of the successful requests of a document: exact from samples,
+    from the merged histogram otherwise. None when no request succeeded."""
+    if has_samples(doc):
+        a = ok_samples_ns(doc, which)
+        if not a.size:
+            return None
+        qs = np.quantile(a, QUANTILES, method="inverted_cdf")
+        return Distribution(
+            int(a.size),
+            float(a.mean()) / NS_PER_MS,
+            tuple(float(q) / NS_PER_MS for q in qs),
+            float(a.max()) / NS_PER_MS,
+        )
+    hist = merged_histogram(doc, which)
+    if not hist.get_total_count():
+        return None
+    return Distribution(
+        int(hist.get_total_count()),
+        hist.get_mean_value() / NS_PER_MS,
+        tuple(q / NS_PER_MS for q in histogram_quantiles(hist, QUANTILES)),
+        hist.get_max_value() / NS_PER_MS,
+    )
+
+
+#: an open-loop row whose achieved rate is below this share of the offered rate is saturated
+SATURATION = 0.99
+
+
+def saturated(offered_rps: float | None, achieved_rps: float) -> bool | None:
+    """Whether an open-loop row could not keep up with its schedule (None for a closed loop)."""
+    return None if offered_rps is None else achieved_rps < SATURATION * offered_rps
 
 
 @dataclass(frozen=True)
 class RowStats:
-    """The figures of one driver run. Times in ms; `None` where no request succeeded."""
+    """The figures of one driver run. Times in ms; `None` where no request succeeded.
+
+    In an open loop the latency figures (mean_ms ... max_ms, p90_ms, p9999_ms) are the corrected latency,
+    from the intended start, and the service_* figures the service time, from the actual start; the
+    throughput is the achieved rate. A closed loop has no service_*, offered, late, missed or saturated."""
 
     requests: int
     errors: int
@@ -57,6 +201,20 @@ class RowStats:
     bench_over_lmean: float | None
     cpu_us_per_req: float | None = None
     peak_rss_mib: float | None = None
+    p90_ms: float | None = None
+    p9999_ms: float | None = None
+    offered_rps: float | None = None
+    late: int | None = None
+    late_pct: float | None = None
+    missed: int | None = None
+    saturated: bool | None = None
+    service_mean_ms: float | None = None
+    service_p50_ms: float | None = None
+    service_p90_ms: float | None = None
+    service_p99_ms: float | None = None
+    service_p999_ms: float | None = None
+    service_p9999_ms: float | None = None
+    service_max_ms: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,35 +234,55 @@ def row_stats(doc: Mapping[str, Any], usage: ProcessUsage | None = None) -> RowS
     Latency figures cover the successful requests of all workers; failed requests are counted in
     `errors`. LMean is the mean of the workers' timed-loop durations, Bench the group's wall time.
     CPU per request uses the driver's own `cpu_ns` (process CPU during the timed group) when it reports
-    one, else the whole process's CPU from `usage` (which then includes start-up).
+    one, else the whole process's CPU from `usage` (which then includes start-up). An open loop's latency is
+    the corrected one, its service time reported apart, its throughput the achieved rate.
     """
     workers = doc["workers"]
-    requests = sum(len(w["latencies_ns"]) for w in workers)
-    errors = sum(len(w["failures"]) for w in workers)
+    requests = sum(count(w) for w in workers)
+    errors = sum(failure_count(w) for w in workers)
     body_bytes = sum(int(w["bytes"]) for w in workers)
-    good = ok_latencies_ms(doc)
     elapsed = np.asarray([w["elapsed_ns"] for w in workers], dtype=np.float64) / NS_PER_MS
     lmean = float(elapsed.mean())
     bench = doc["wall_ns"] / NS_PER_MS
+    throughput = (requests - errors) / (bench / 1e3) if bench > 0 else 0.0
+    open_loop = is_open(doc)
+    latency = distribution(doc, "corrected" if open_loop else "service")
+    service = distribution(doc, "service") if open_loop else None
+    offered = float(doc["workload"]["rate"]) if open_loop else None
+    late = sum(int(w["late"]) for w in workers) if open_loop else None
 
-    def q(p: float) -> float | None:
-        return nearest_rank(good, p) if good.size else None
+    def q(d: Distribution | None, p: float) -> float | None:
+        return d.at(p) if d is not None else None
 
     return RowStats(
         requests=requests,
         errors=errors,
-        mean_ms=float(good.mean()) if good.size else None,
-        p50_ms=q(0.5),
-        p99_ms=q(0.99),
-        p999_ms=q(0.999),
-        max_ms=float(good.max()) if good.size else None,
+        mean_ms=latency.mean_ms if latency else None,
+        p50_ms=q(latency, 0.5),
+        p99_ms=q(latency, 0.99),
+        p999_ms=q(latency, 0.999),
+        max_ms=latency.max_ms if latency else None,
         lmean_ms=lmean,
         bench_ms=bench,
         body_bytes=body_bytes,
-        throughput_rps=(requests - errors) / (bench / 1e3) if bench > 0 else 0.0,
+        throughput_rps=throughput,
         bench_over_lmean=bench / lmean if lmean > 0 else None,
         cpu_us_per_req=_cpu_per_request(doc, usage, requests),
         peak_rss_mib=_peak_rss_mib(doc, usage),
+        p90_ms=q(latency, 0.9),
+        p9999_ms=q(latency, 0.9999),
+        offered_rps=offered,
+        late=late,
+        late_pct=100.0 * late / requests if late is not None and requests else None,
+        missed=sum(int(w["missed"]) for w in workers) if open_loop else None,
+        saturated=saturated(offered, throughput),
+        service_mean_ms=service.mean_ms if service else None,
+        service_p50_ms=q(service, 0.5),
+        service_p90_ms=q(service, 0.9),
+        service_p99_ms=q(service, 0.99),
+        service_p999_ms=q(service, 0.999),
+        service_p9999_ms=q(service, 0.9999),
+        service_max_ms=service.max_ms if service else None,
     )
 
 
@@ -152,19 +330,31 @@ class Aggregate:
         }
 
 
+#: figures of a row that add up over its repeats (the others are medians)
+SUMMED = ("requests", "errors", "body_bytes", "late", "missed")
+
+
 def aggregate(runs: Sequence[RowStats]) -> Aggregate:
-    """Median of each field over the repeats (None where any repeat has None); errors are summed."""
+    """Median of each field over the repeats (None where any repeat has None); counts are summed; an
+    open-loop row is saturated when its median achieved rate is below SATURATION of the offered rate."""
     if not runs:
         raise ValueError("aggregate of no runs")
     fields: dict[str, Any] = {}
     for name in RowStats.__dataclass_fields__:
         values = [getattr(r, name) for r in runs]
-        if name in ("requests", "errors", "body_bytes"):
-            fields[name] = int(sum(values))
-        elif any(v is None for v in values):
+        if any(v is None for v in values):
             fields[name] = None
-        else:
+        elif name in SUMMED:
+            fields[name] = int(sum(values))
+        elif name != "saturated":
             fields[name] = float(np.median(values))
+    fields["saturated"] = saturated(fields["offered_rps"], fields["throughput_rps"])
     bench = np.asarray([r.bench_ms for r in runs])
     q1, q3 = np.percentile(bench, [25, 75])
     return Aggregate(len(runs), RowStats(**fields), float(bench.min()), float(bench.max()), float(q3 - q1))
+
+
+def sustains(stats: RowStats, slo_ms: float) -> bool:
+    """An open-loop row sustains its rate: achieved >= SATURATION x offered and the corrected P99 within the
+    SLO (docs/open-loop.md)."""
+    return stats.saturated is False and stats.p99_ms is not None and stats.p99_ms <= slo_ms

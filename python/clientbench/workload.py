@@ -1,82 +1,181 @@
 """The workload: every knob a row is run with, its defaults, and how the command line resolves it (once).
 
 Every command takes a `Workload`; drivers get it as flags (docs/raw-format.md), results.json records it.
+A workload with a `rate` is an open loop (docs/open-loop.md): the drivers send on a schedule of `rate`
+requests/s for `duration_s` seconds (or `requests` per worker) instead of one request after the other.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 CONNECTIONS = ("keep-alive", "new")
+ARRIVALS = ("uniform", "poisson")
+METHODS = ("GET", "POST", "PUT")
+#: the largest request body the drivers accept (docs/raw-format.md)
+MAX_BODY_SIZE = 1 << 30
+#: the finest schedule the drivers keep: one request per µs per worker (docs/raw-format.md)
+MAX_RATE_PER_WORKER = 1_000_000
+#: above this many timed requests in a row the drivers record histograms instead of per-request samples,
+#: so that a long open-loop run keeps its raw output and the runner's memory bounded (docs/open-loop.md)
+HISTOGRAM_ABOVE = 200_000
+#: our server's endpoint that answers a request body with its length and digest (docs/raw-format.md)
+UPLOAD_PATH = "/upload"
+
+
+class WorkloadError(ValueError):
+    """A workload that cannot run: the message names the command-line flag at fault."""
+
+
+def number(value: float) -> str:
+    """A number as a flag value: whole numbers without a decimal point, others exactly (no exponent)."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 @dataclass(frozen=True)
 class Workload:
     workers: int = 10
-    requests: int = 100
+    requests: int = 100  # per worker; not used with duration_s (an open loop that lasts a time instead)
     warmup: int = 10
     timeout_s: float = 30.0
     path: str = "/"
     connection: str = "keep-alive"  # or "new": a new connection (client) for every request
     repeat: int = 10  # runs of every row, interleaved round-robin; the table shows medians
+    rate: float | None = None  # open loop: requests/s over all workers; None: a closed loop
+    duration_s: float | None = None  # open loop: the schedule lasts this long (instead of `requests`)
+    arrival: str = "uniform"  # open loop: "uniform" or "poisson" intervals
+    seed: int = 1  # open loop, poisson: worker w's generator is seeded with seed + w
+    method: str = "GET"
+    body_size: int = 0  # POST/PUT: bytes of the request body
 
     def __post_init__(self) -> None:
         if self.connection not in CONNECTIONS:
-            raise ValueError(f"connection must be one of {', '.join(CONNECTIONS)}, got {self.connection!r}")
+            raise WorkloadError(f"connection must be one of {', '.join(CONNECTIONS)}, got {self.connection!r}")
+        if self.arrival not in ARRIVALS:
+            raise WorkloadError(f"--arrival must be one of {', '.join(ARRIVALS)}, got {self.arrival!r}")
+        if self.method not in METHODS:
+            raise WorkloadError(f"--method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if not 0 <= self.body_size <= MAX_BODY_SIZE:
+            raise WorkloadError(f"--body-size must be within 0 and {MAX_BODY_SIZE} (1 GiB), got {self.body_size}")
+        if self.body_size and self.method == "GET":
+            raise WorkloadError(f"--body-size {self.body_size} goes with --method POST or PUT (a GET sends no body)")
+        if self.rate is not None:
+            if not (math.isfinite(self.rate) and self.rate > 0):
+                raise WorkloadError(f"--rate must be a positive number of requests/s, got {self.rate:g}")
+            if self.rate / self.workers > MAX_RATE_PER_WORKER:
+                raise WorkloadError(
+                    f"--rate {self.rate:g} over {self.workers} worker(s) schedules {self.rate / self.workers:g} "
+                    f"requests/s per worker, finer than the drivers keep (1 µs per request): at most "
+                    f"{MAX_RATE_PER_WORKER * self.workers:,} requests/s with {self.workers} worker(s)"
+                )
+        if self.duration_s is not None and not (math.isfinite(self.duration_s) and self.duration_s > 0):
+            raise WorkloadError(f"--duration must be a positive number of seconds, got {self.duration_s:g}")
+
+    @property
+    def open(self) -> bool:
+        """An open loop: requests are sent on a schedule of `rate` requests/s."""
+        return self.rate is not None
+
+    @property
+    def schedule_s(self) -> float | None:
+        """How long an open loop's schedule lasts (None for a closed loop)."""
+        if self.rate is None:
+            return None
+        return self.duration_s if self.duration_s is not None else self.requests * self.workers / self.rate
+
+    def expected_requests(self) -> float:
+        """The timed requests a run of this workload should send, over all workers."""
+        if self.rate is not None and self.duration_s is not None:
+            return self.rate * self.duration_s
+        return float(self.workers * self.requests)
+
+    @property
+    def record(self) -> str:
+        """What the drivers record: per-request samples, or histograms when there would be too many."""
+        return "histogram" if self.expected_requests() > HISTOGRAM_ABOVE else "samples"
 
     def flags(self, url: str) -> list[str]:
-        """The driver contract's flags for one run (repeat is the runner's business, not the driver's)."""
-        flags = [
-            "--url",
-            url,
-            "--workers",
-            str(self.workers),
-            "--requests",
-            str(self.requests),
-            "--warmup",
-            str(self.warmup),
-            "--timeout",
-            f"{self.timeout_s:g}",
-        ]
+        """The driver contract's flags for one run (repeat is the runner's business, not the driver's).
+        Flags at the contract's defaults are left out, so a closed GET loop has the flags it always had."""
+        if self.duration_s is not None and self.rate is None:
+            raise WorkloadError("--duration goes with --rate (an open loop)")
+        flags = ["--url", url, "--workers", str(self.workers)]
+        if self.duration_s is not None:
+            flags += ["--duration", number(self.duration_s)]
+        else:
+            flags += ["--requests", str(self.requests)]
+        flags += ["--warmup", str(self.warmup), "--timeout", f"{self.timeout_s:g}"]
         if self.connection != "keep-alive":
             flags += ["--connection", self.connection]
+        if self.rate is not None:
+            flags += ["--rate", number(self.rate), "--arrival", self.arrival, "--seed", str(self.seed)]
+        if self.method != "GET":
+            flags += ["--method", self.method, "--body-size", str(self.body_size)]
+        if self.record != "samples":
+            flags += ["--record", self.record]
         return flags
 
     def replace(self, **changes: Any) -> Workload:
         return dataclasses.replace(self, **changes)
 
+    def request(self) -> str:
+        """The request every worker sends, e.g. `GET /` or `POST /upload with a 1024-byte body`."""
+        body = f" with a {self.body_size}-byte body" if self.method != "GET" else ""
+        return f"{self.method} {self.path}{body}"
+
     def describe(self) -> str:
         """One line for table titles: what every row did."""
         conn = "" if self.connection == "keep-alive" else ", a new connection per request"
+        if self.rate is None:
+            return (
+                f"{self.workers} workers x {self.requests} requests, {self.request()}{conn}, "
+                f"median of {self.repeat} run(s), warmup {self.warmup}"
+            )
+        length = f"for {number(self.duration_s)} s" if self.duration_s is not None else f"x {self.requests} requests"
         return (
-            f"{self.workers} workers x {self.requests} requests, GET {self.path}{conn}, "
-            f"median of {self.repeat} run(s), warmup {self.warmup}"
+            f"open loop: {number(self.rate)} requests/s ({self.arrival}) over {self.workers} workers {length}, "
+            f"{self.request()}{conn}, median of {self.repeat} run(s), warmup {self.warmup}"
         )
 
     def to_json(self) -> dict[str, Any]:
         return {
             "workers": self.workers,
-            "requests": self.requests,
+            "requests": None if self.duration_s is not None else self.requests,
             "warmup": self.warmup,
             "timeout_s": self.timeout_s,
             "path": self.path,
             "connection": self.connection,
             "repeat": self.repeat,
+            "loop": "open" if self.open else "closed",
+            "rate": self.rate,
+            "duration_s": self.duration_s,
+            "arrival": self.arrival if self.open else None,
+            "seed": self.seed if self.open else None,
+            "method": self.method,
+            "body_size": self.body_size,
         }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Workload:
+        # results/1 did not record the connection, results/2 none of the open loop's or the body's knobs
         return cls(
             workers=doc["workers"],
-            requests=doc["requests"],
+            requests=doc["requests"] if doc["requests"] is not None else cls.requests,
             warmup=doc["warmup"],
             timeout_s=doc["timeout_s"],
             path=doc["path"],
-            connection=doc.get("connection", "keep-alive"),  # results/1 did not record it
+            connection=doc.get("connection", "keep-alive"),
             repeat=doc["repeat"],
+            rate=doc.get("rate"),
+            duration_s=doc.get("duration_s"),
+            arrival=doc.get("arrival") or cls.arrival,
+            seed=int(doc.get("seed") or 0) if doc.get("seed") is not None else cls.seed,
+            method=doc.get("method", "GET"),
+            body_size=doc.get("body_size", 0),
         )
 
 
@@ -87,11 +186,29 @@ class Workload:
 DEFAULT = Workload()
 #: `--reference`: the reference write-up's method, 10 workers x 100 requests, one run, no warm-up.
 REFERENCE = Workload(requests=100, repeat=1, warmup=0)
+#: An open loop (`--rate`) without --duration or --requests: a 10 s schedule, 3 repeats (each already holds
+#: thousands of requests).
+OPEN = Workload(duration_s=10.0, repeat=3)
+#: `sweep rate`: many points, so each is shorter and runs once unless asked otherwise.
+SWEEP_RATE = Workload(duration_s=5.0, repeat=1)
 
 
-def resolve(options: Mapping[str, Any], *, reference: bool = False) -> Workload:
+def resolve(options: Mapping[str, Any], *, reference: bool = False, open_base: Workload | None = None) -> Workload:
     """The workload from command-line values: a value given (not None) wins, else --reference's method
-    (when asked for), else the defaults."""
-    base = REFERENCE if reference else DEFAULT
+    (when asked for), else the defaults: `open_base` for a command that runs open loops of its own (sweep
+    rate), OPEN when a --rate is given, DEFAULT otherwise. Raises WorkloadError naming the flag for
+    combinations that cannot run."""
     given = {f.name: options[f.name] for f in dataclasses.fields(Workload) if options.get(f.name) is not None}
+    is_open = open_base is not None or "rate" in given
+    if "duration_s" in given and "requests" in given:
+        raise WorkloadError("--duration and --requests exclude each other: an open loop lasts a time or a count")
+    if "duration_s" in given and not is_open:
+        raise WorkloadError("--duration goes with --rate (an open loop); a closed loop sends --requests")
+    if reference and is_open:
+        raise WorkloadError("--reference is the closed-loop reference method: it does not go with --rate")
+    base = REFERENCE if reference else open_base or (OPEN if is_open else DEFAULT)
+    if "requests" in given:  # an open loop of N requests per worker
+        base = base.replace(duration_s=None)
+    if given.get("method", "GET") != "GET" and "path" not in given:
+        given["path"] = UPLOAD_PATH
     return dataclasses.replace(base, **given)

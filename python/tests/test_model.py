@@ -1,5 +1,5 @@
 """The result model (model.py): rows over repeats, the row statuses and the peers' crash policy, and
-results.json (clientbench.results/2) to and from JSON, including reading a clientbench.results/1 document."""
+results.json (clientbench.results/3) to and from JSON, including reading clientbench.results/1 and /2 documents."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def test_results_round_trip_through_json():
     ]
     doc = results(rows).to_json()
     validate_results(doc)
-    assert doc["schema"] == SCHEMA_ID == "clientbench.results/2"
+    assert doc["schema"] == SCHEMA_ID == "clientbench.results/3"
     assert doc["complete"] is True and doc["phase"] == "parallel"
     assert [r["status"] for r in doc["rows"]] == ["ok", "crashed", "skipped", "not run", "failed"]
     assert len(doc["rows"][0]["runs"]) == 3
@@ -174,10 +174,10 @@ def test_reading_a_results_1_document():
     assert cpp.client == Client(name="cpp-beast", language="C++", library="beast", mode="sync")
     assert cpp.info["library_version"] == "1.81.0"
     assert cpp.aggregate.repeats == 10 and round(cpp.aggregate.median.bench_ms, 2) == 16.94  # the README's table
-    # and it is written back as a valid results/2 document
+    # and it is written back as a valid document of the current version
     again = res.to_json()
     validate_results(again)
-    assert again["schema"] == "clientbench.results/2" and again["workload"]["connection"] == "keep-alive"
+    assert again["schema"] == SCHEMA_ID and again["workload"]["connection"] == "keep-alive"
     assert Results.from_json(again).to_json() == again
 
 

@@ -49,7 +49,7 @@ def test_rejects_empty_and_bad_p():
 
 
 def _doc(workers, wall_ns):
-    return {"wall_ns": wall_ns, "workers": workers}
+    return {"workload": {"workers": len(workers)}, "wall_ns": wall_ns, "workers": workers}
 
 
 def test_row_stats_excludes_failed_latencies_and_counts_them():

@@ -1,7 +1,10 @@
 """`clientbench sweep DIMENSION`: the same clients at every point of one dimension.
 
 Writes `points/<dimension>-<value>/` (raw/, table.md, table.csv, results.json) per point, `sweep.md` with
-Bench and throughput per client and point, and `plots/sweep-<dimension>.png`."""
+Bench and throughput per client and point, and `plots/sweep-<dimension>.png`. `sweep rate` runs open loops
+at a ladder of rates instead (run/ladder.py): its sweep.md has each client's highest sustained rate, the
+corrected P99 and the achieved rate per rate, and a plot of latency vs offered load per client
+(report/rates.py)."""
 
 from __future__ import annotations
 
@@ -12,11 +15,13 @@ from typing import Any
 from ..errors import SetupError
 from ..model import Row
 from ..report import FILES, Column, Figure, Heading, Report, Table, Text, export
+from ..report import rates as rate_report
 from ..report.table import run_table
 from ..run.clients import ClientSpec
+from ..run.ladder import LADDER, climb, parse_rates, point_name
 from ..run.network import Network
 from ..run.testbed import Endpoint, Options, Testbed, link_latest
-from ..workload import Workload
+from ..workload import Workload, number
 from .output import exit_status, show
 
 DEFAULTS = {
@@ -28,6 +33,8 @@ DEFAULTS = {
     "rtt": "0,1,2,5,10",
     # plain HTTP, then HTTPS with the server restricted to one TLS version
     "tls": "http,1.2,1.3",
+    # open loops: by default a client leaves the ladder after its first saturated rate (run/ladder.py)
+    "rate": ",".join(number(r) for r in LADDER),
 }
 AXIS = {
     "workers": "workers (W)",
@@ -36,6 +43,7 @@ AXIS = {
     "connection": "connection mode",
     "rtt": "round-trip time (ms, emulated by toxiproxy)",
     "tls": "scheme and TLS version",
+    "rate": "offered rate (requests/s)",
 }
 #: a Python row is "as fast as native" at a point where its Bench is within this factor of the best native row's
 NATIVE_WITHIN = 1.10
@@ -188,6 +196,35 @@ def write_point(
     export(Report("table", [run_table(rows)], results=results), testbed.out / "points" / f"{dimension}-{value}", FILES)
 
 
+def rate_sweep(
+    rates: str | None, slo_ms: float, specs: Sequence[ClientSpec], base: Workload, options: Options, argv: Sequence[str]
+) -> int:
+    """`sweep rate`: the clients at a ladder of open-loop rates; sweep.md leads with each one's highest
+    sustained rate."""
+    ladder = parse_rates(rates, base) if rates is not None else list(LADDER)
+    testbed = Testbed(options, argv, kind="sweep-rate")
+    results: list[tuple[float, list[Row]]] = []
+
+    def write(rate: float, wl: Workload, rows: Sequence[Row]) -> None:
+        res = testbed.results(wl, rows, sweep={"dimension": "rate", "value": rate})
+        export(Report("table", [run_table(rows)], results=res), testbed.out / "points" / point_name(rate), FILES)
+
+    with testbed:
+        climb(testbed, specs, base, ladder, testbed.out, results, every_rate=rates is not None, after=write)
+    out = testbed.out
+    for rate, rows in results:  # an interrupted rate still gets its tables
+        if not (out / "points" / point_name(rate) / "results.json").exists():
+            write(rate, base.replace(rate=rate), rows)
+    export(rate_report.summary(results, slo_ms, base, every_rate=rates is not None), out, ("markdown", "plots"))
+    link_latest(out)
+    for rate, rows in results:
+        show(rows, f"{number(rate)} requests/s offered")
+    for s in rate_report.summary_lines(results, slo_ms):
+        testbed.console.print(s, markup=False)
+    testbed.console.print(f"results: {out}")
+    return exit_status(testbed, [r for _, rows in results for r in rows])
+
+
 def sweep(
     dimension: str,
     values: str | None,
@@ -195,7 +232,10 @@ def sweep(
     base: Workload,
     options: Options,
     argv: Sequence[str],
+    slo_ms: float = 10.0,
 ) -> int:
+    if dimension == "rate":
+        return rate_sweep(values, slo_ms, specs, base, options, argv)
     points_ = points(dimension, values)
     testbed = Testbed(options, argv, kind=f"sweep-{dimension}")
     if dimension == "tls" and options.target:

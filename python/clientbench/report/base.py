@@ -48,13 +48,14 @@ Block = Heading | Text | Table | Image
 class Figure:
     """A plot to draw: `kind` names a function of report/plots.py, `file` goes under plots/."""
 
-    kind: str  # "latency" | "bench" | "timeline" | "sweep"
+    kind: str  # "latency" | "bench" | "timeline" | "sweep" | "rate"
     file: str
     title: str
     rows: Sequence[Row] = ()
-    points: Sequence[tuple[Any, Sequence[Row]]] = ()  # for "sweep": (value, rows) per point
-    axis: str = ""  # for "sweep": the x axis label
+    points: Sequence[tuple[Any, Sequence[Row]]] = ()  # for "sweep" and "rate": (value, rows) per point
+    axis: str = ""  # for "sweep" and "rate": the x axis label
     log_x: bool = False
+    slo_ms: float | None = None  # for "rate": the latency objective, drawn as a line
 
 
 @dataclass

@@ -1,6 +1,6 @@
-"""`plots/*.png` (matplotlib, headless): latency percentiles, Bench with spread, request timelines, and
-sweep curves, one function per `Figure.kind`. Every plot states what it shows in its title, axes (with
-units) and legend."""
+"""`plots/*.png` (matplotlib, headless): latency percentiles, Bench with spread, request timelines, sweep
+curves and latency vs offered load, one function per `Figure.kind`. Every plot states what it shows in its
+title, axes (with units) and legend."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter  # noqa: E402
 
 from ..model import Row  # noqa: E402
-from ..stats import failed_mask, ok_latencies_ms  # noqa: E402
+from ..stats import failed_mask, has_samples, ok_latencies_ms  # noqa: E402
 from .base import Figure, Report, register  # noqa: E402
 
 PERCENTILE_TICKS = (0.0, 0.5, 0.9, 0.99, 0.999, 0.9999)
@@ -92,7 +92,7 @@ def timeline(rows: Sequence[Row], path: Path, title: str) -> Path | None:
     """Every request of every worker as a tick at the moment it completed, one lane per worker (last
     repeat of each row). Parallel workers: every lane is dense all along. Serialized workers (e.g. by a
     held GIL): the lanes take turns, in bursts, and the group takes longer."""
-    data = [(r.client.label, r.raw) for r in rows if r.raw is not None]
+    data = [(r.client.label, r.raw) for r in rows if r.raw is not None and has_samples(r.raw)]
     if not data:
         return None
     fig, axes = plt.subplots(
@@ -157,6 +157,60 @@ def sweep_curves(
     return path
 
 
+def rate_curve(
+    points: Sequence[tuple[Any, Sequence[Row]]], path: Path, title: str, slo_ms: float | None
+) -> Path | None:
+    """One client's corrected P50 and P99 and its service-time P99 against the offered rate (log-log); the
+    rates it saturated at are marked, the SLO is a dashed line."""
+    data = [
+        (float(rate), agg.median)
+        for rate, rows in points
+        for r in rows
+        if not r.failed and (agg := r.aggregate) is not None and agg.median.p99_ms is not None
+    ]
+    if not data:
+        return None
+    x = [rate for rate, _ in data]
+    fig, ax = plt.subplots(figsize=(9, 5.5), layout="constrained")
+    p50 = [np.nan if s.p50_ms is None else s.p50_ms for _, s in data]
+    ax.plot(x, p50, marker="o", label="P50, corrected (from the intended start)")
+    ax.plot(x, [s.p99_ms or np.nan for _, s in data], marker="o", label="P99, corrected")
+    service = [(rate, s.service_p99_ms) for rate, s in data if s.service_p99_ms is not None]
+    if service:
+        ax.plot(
+            *zip(*service, strict=True),
+            linestyle=":",
+            marker=".",
+            label="P99 of the service time (from the actual start)",
+        )
+    sat = [(rate, st.p99_ms) for rate, st in data if st.saturated and st.p99_ms is not None]
+    if sat:
+        ax.scatter(
+            [r for r, _ in sat],
+            [p for _, p in sat],
+            marker="x",
+            s=90,
+            color="tab:red",
+            zorder=3,
+            label="saturated (achieved < 99% of offered)",
+        )
+    if slo_ms is not None:
+        ax.axhline(slo_ms, color="black", linestyle="--", linewidth=1, label=f"SLO: P99 {slo_ms:g} ms")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(x))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_locator(FixedLocator([]))
+    ax.set_xlabel("offered rate (requests/s, log scale)")
+    ax.set_ylabel("latency (ms, log scale)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def standard_figures(rows: Sequence[Row], subtitle: str, timeline_rows: Sequence[Row] | None = None) -> list[Figure]:
     """A run's plots: latency percentiles, Bench bars, and the timeline of the GIL rows (if any)."""
     figures = [
@@ -194,6 +248,8 @@ class Plots:
                 made.append(timeline(f.rows, path, f.title))
             elif f.kind == "sweep":
                 made.append(sweep_curves(f.points, f.axis, path, f.title, log_x=f.log_x))
+            elif f.kind == "rate":
+                made.append(rate_curve(f.points, path, f.title, f.slo_ms))
             else:
                 raise ValueError(f"unknown figure kind {f.kind!r}")
         return [p for p in made if p is not None]

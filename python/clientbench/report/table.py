@@ -1,7 +1,9 @@
 """The run table: its columns, and the `Table` of a set of rows (every exporter formats that one table).
 
 All figures come from `stats` (via `model.Row.aggregate`); this module only formats them. With repeats,
-every figure is the median over the repeats and `Spread` is Bench's min-max range.
+every figure is the median over the repeats and `Spread` is Bench's min-max range. Open-loop rows
+(docs/open-loop.md) have a table of their own: offered and achieved rate, late starts, the corrected latency
+and the service time, and whether the row saturated.
 """
 
 from __future__ import annotations
@@ -131,6 +133,58 @@ COLUMNS: tuple[RunColumn, ...] = (
 )
 
 
+def _count(name: str) -> Callable[[Row, Context], str]:
+    def cell(row: Row, ctx: Context) -> str:
+        agg = row.aggregate
+        value = None if agg is None else getattr(agg.median, name)
+        return "-" if value is None else str(value)
+
+    return cell
+
+
+def _saturated(row: Row, ctx: Context) -> str:
+    agg = row.aggregate
+    if agg is None or agg.median.saturated is None:
+        return "-"
+    return "yes" if agg.median.saturated else "no"
+
+
+#: the open loop's table: the corrected latency (from the intended start) as P50 ... Max, the service time
+#: (from the actual start) as Svc ...
+OPEN_COLUMNS: tuple[RunColumn, ...] = (
+    RunColumn("Language", lambda r, c: r.client.language, numeric=False),
+    RunColumn("Library", _library, numeric=False),
+    RunColumn("Offered(req/s)", _median("offered_rps", 0)),
+    RunColumn("Achieved(req/s)", _median("throughput_rps", 0)),
+    RunColumn("Late(%)", _median("late_pct", 1)),
+    RunColumn("Missed", _count("missed"), terminal=False),
+    RunColumn("P50(ms)", _median("p50_ms")),
+    RunColumn("P90(ms)", _median("p90_ms"), terminal=False),
+    RunColumn("P99(ms)", _median("p99_ms")),
+    RunColumn("P99.9(ms)", _median("p999_ms")),
+    RunColumn("P99.99(ms)", _median("p9999_ms"), terminal=False),
+    RunColumn("Max(ms)", _median("max_ms")),
+    RunColumn("Svc P50(ms)", _median("service_p50_ms"), terminal=False),
+    RunColumn("Svc P90(ms)", _median("service_p90_ms"), terminal=False),
+    RunColumn("Svc P99(ms)", _median("service_p99_ms")),
+    RunColumn("Svc P99.9(ms)", _median("service_p999_ms")),
+    RunColumn("Svc P99.99(ms)", _median("service_p9999_ms"), terminal=False),
+    RunColumn("Svc Max(ms)", _median("service_max_ms"), terminal=False),
+    RunColumn("async/sync", lambda r, c: r.client.mode, numeric=False),
+    RunColumn("GIL", lambda r, c: r.client.gil or "-", numeric=False),
+    RunColumn("Errors", _errors),
+    RunColumn("CPU(us/req)", _median("cpu_us_per_req", 1)),
+    RunColumn("RSS(MiB)", _median("peak_rss_mib", 1), terminal=False),
+    RunColumn("Saturated", _saturated, numeric=False),
+    RunColumn("Status", _status, numeric=False),
+)
+
+
+def is_open(rows: Sequence[Row]) -> bool:
+    """Rows of an open loop: their figures have an offered rate."""
+    return any(r.aggregate is not None and r.aggregate.median.offered_rps is not None for r in rows)
+
+
 def context(rows: Sequence[Row]) -> Context:
     floors = [
         r.aggregate.median.mean_ms
@@ -145,8 +199,17 @@ def context(rows: Sequence[Row]) -> Context:
 
 
 def run_table(rows: Sequence[Row], title: str | None = None, *, terminal: bool = False) -> Table:
-    """The table of a run: every column for the files, the narrower set for the terminal."""
+    """The table of a run: every column for the files, the narrower set for the terminal; the open loop's
+    columns for open-loop rows."""
     ctx = context(rows)
+    if is_open(rows):
+        open_cols = [c for c in OPEN_COLUMNS if c.terminal or not terminal]
+        return Table(
+            [Column(c.label, c.numeric) for c in open_cols],
+            [[c.cell(r, ctx) for c in open_cols] for r in rows],
+            title=title,
+            styles=["red" if r.failed else "yellow" if _saturated(r, ctx) == "yes" else None for r in rows],
+        )
     cols = [c for c in COLUMNS if c.terminal or not terminal]
     if ctx.floor_mean_ms is None:
         cols = [c for c in cols if c.label != "xfloor"]

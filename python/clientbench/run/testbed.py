@@ -8,9 +8,10 @@ import datetime as dt
 import os
 import signal
 import ssl
+import string
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -61,10 +62,23 @@ def link_latest(out: Path) -> None:
         pass
 
 
-def probe_body_bytes(url: str, timeout: float, context: ssl.SSLContext | None = None) -> int | None:
-    """Body length of one GET to url (the runner's own reference for the body-integrity check)."""
+def request_body(size: int) -> Iterator[bytes]:
+    """The contract's request body of `size` bytes, `abc...zabc...` (docs/raw-format.md), in chunks."""
+    chunk = string.ascii_lowercase.encode() * 2520  # 65,520 bytes: a whole number of alphabets
+    for offset in range(0, size, len(chunk)):
+        yield chunk[: min(len(chunk), size - offset)]
+
+
+def probe_body_bytes(
+    url: str, timeout: float, context: ssl.SSLContext | None = None, method: str = "GET", body_size: int = 0
+) -> int | None:
+    """Body length of one request to url as the drivers send it (the runner's own reference for the
+    body-integrity check)."""
+    data = request_body(body_size) if method != "GET" else None
+    headers = {"Content-Length": str(body_size)} if data is not None else {}
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
-        with urllib.request.urlopen(url, timeout=timeout, context=context) as r:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as r:
             return len(r.read()) if r.status == 200 else None
     except (urllib.error.URLError, OSError, ValueError):
         return None
@@ -277,7 +291,7 @@ class Testbed:
         so partial results survive an interrupt."""
         endpoint = endpoint or self.endpoint
         url = endpoint.url + workload.path
-        expected = probe_body_bytes(url, workload.timeout_s, endpoint.context())
+        expected = probe_body_bytes(url, workload.timeout_s, endpoint.context(), workload.method, workload.body_size)
         repeat = workload.repeat
         total = len(specs) * repeat
         done = 0

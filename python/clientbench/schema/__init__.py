@@ -1,6 +1,6 @@
-"""The JSON formats and their validation: the raw document every driver prints (clientbench.raw/1,
-docs/raw-format.md), the line every soak target prints (clientbench.soak/1, docs/soak-format.md), and
-results.json (clientbench.results/2, written by the runner: model.py)."""
+"""The JSON formats and their validation: the raw document every driver prints (clientbench.raw/2,
+docs/raw-format.md; clientbench.raw/1 documents are still read), the line every soak target prints
+(clientbench.soak/1, docs/soak-format.md), and results.json (written by the runner: model.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,11 @@ from importlib import resources
 from typing import Any
 
 import jsonschema
+import numpy as np
 
-RAW_SCHEMA_ID = "clientbench.raw/1"
+RAW_SCHEMA_ID = "clientbench.raw/2"
+#: the raw documents the runner reads, and their schemas: raw/1 is the closed loop with samples only
+RAW_SCHEMAS = {RAW_SCHEMA_ID: "raw-result.schema.json", "clientbench.raw/1": "raw-result-1.schema.json"}
 
 
 class InvalidResult(ValueError):
@@ -29,12 +32,13 @@ def _load(name: str) -> dict[str, Any]:
     return doc
 
 
-def raw_schema() -> dict[str, Any]:
-    return _load("raw-result.schema.json")
+def raw_schema(schema_id: str = RAW_SCHEMA_ID) -> dict[str, Any]:
+    """The schema of a raw document (`clientbench.raw/2`, or `clientbench.raw/1`)."""
+    return _load(RAW_SCHEMAS[schema_id])
 
 
 def results_schema() -> dict[str, Any]:
-    """The schema of results.json (its `$id`: clientbench.results/2)."""
+    """The schema of results.json (its `$id` is model.SCHEMA_ID)."""
     return _load("results.schema.json")
 
 
@@ -89,22 +93,125 @@ def parse_raw(text: str) -> dict[str, Any]:
 
 
 def validate_raw(doc: Any) -> None:
-    validator = jsonschema.Draft202012Validator(raw_schema())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    """Raise InvalidResult, with a one-line reason, when doc is not a raw document the runner reads."""
+    schema_id = doc.get("schema") if isinstance(doc, dict) else None
+    if schema_id not in RAW_SCHEMAS:
+        raise InvalidResult(
+            f"driver output is not a raw document: its schema is {schema_id!r}, expected {RAW_SCHEMA_ID}"
+            if isinstance(doc, dict)
+            else f"driver output is not a JSON object but {type(doc).__name__}"
+        )
+    validator = jsonschema.Draft202012Validator(raw_schema(schema_id))
+    shallow, arrays = _without_arrays(doc)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(shallow))
     if error is not None:
-        raise InvalidResult(f"driver output does not match {RAW_SCHEMA_ID} at {_where(error)}: {error.message}")
+        raise InvalidResult(f"driver output does not match {schema_id} at {_where(error)}: {error.message}")
+    for where, values, columns in arrays:
+        _check_array(schema_id, where, values, columns)
     wl = doc["workload"]
     if len(doc["workers"]) != wl["workers"]:
         raise InvalidResult(f"{len(doc['workers'])} workers reported, workload says {wl['workers']}")
     for i, w in enumerate(doc["workers"]):
-        n = wl["requests"]
-        if len(w["latencies_ns"]) != n or len(w["start_ns"]) != n:
-            raise InvalidResult(
-                f"worker {i} reported {len(w['latencies_ns'])} latencies and "
-                f"{len(w['start_ns'])} starts, workload says {n} requests"
-            )
+        n = _check_counts(i, w, wl) if schema_id == RAW_SCHEMA_ID else _check_samples_1(i, w, wl)
         bad = [f["index"] for f in w["failures"] if f["index"] >= n]
         if bad:
             raise InvalidResult(f"worker {i} has failures with out-of-range indexes {bad[:5]}")
         if len({f["index"] for f in w["failures"]}) != len(w["failures"]):
             raise InvalidResult(f"worker {i} reports the same request as failed twice")
+
+
+#: per-request arrays and histogram buckets: checked with numpy, a schema validator would take seconds
+ARRAYS = ("start_ns", "latencies_ns", "intended_ns")
+
+
+def _without_arrays(doc: Any) -> tuple[Any, list[tuple[str, Any, int]]]:
+    """A copy of doc whose workers' per-request arrays and histogram buckets are empty (the schema checks
+    the rest), and those arrays: (where, values, columns: 1 for values, 2 for [value, count] pairs)."""
+    workers = doc.get("workers")
+    if not isinstance(workers, list):
+        return doc, []
+    arrays: list[tuple[str, Any, int]] = []
+    shallow_workers: list[Any] = []
+    for i, w in enumerate(workers):
+        if not isinstance(w, dict):
+            shallow_workers.append(w)
+            continue
+        w = dict(w)
+        for key in ARRAYS:
+            if isinstance(w.get(key), list):
+                arrays.append((f"workers/{i}/{key}", w[key], 1))
+                w[key] = []
+        hists = w.get("histograms")
+        if isinstance(hists, dict):
+            w["histograms"] = hists = {k: dict(h) if isinstance(h, dict) else h for k, h in hists.items()}
+            for kind, h in hists.items():
+                if isinstance(h, dict) and isinstance(h.get("counts"), list):
+                    arrays.append((f"workers/{i}/histograms/{kind}/counts", h["counts"], 2))
+                    h["counts"] = []
+        shallow_workers.append(w)
+    return {**doc, "workers": shallow_workers}, arrays
+
+
+def _check_array(schema_id: str, where: str, values: list[Any], columns: int) -> None:
+    """Whole numbers >= 0; for histogram buckets [value, count] pairs by increasing value, counts >= 1."""
+    if not values:
+        return
+    try:
+        a = np.asarray(values)
+    except ValueError:  # ragged
+        a = np.asarray([], dtype=object)
+    shape = (len(values),) if columns == 1 else (len(values), 2)
+    if a.shape != shape or a.dtype.kind not in "iu" or (a < 0).any():
+        what = "whole numbers >= 0" if columns == 1 else "[value, count] pairs of whole numbers"
+        raise InvalidResult(f"driver output does not match {schema_id} at {where}: expected {what}")
+    if columns == 2 and ((a[:, 1] < 1).any() or (np.diff(a[:, 0]) <= 0).any()):
+        raise InvalidResult(
+            f"driver output does not match {schema_id} at {where}: buckets by increasing value, counts >= 1"
+        )
+
+
+def _check_samples_1(i: int, w: dict[str, Any], wl: dict[str, Any]) -> int:
+    n: int = wl["requests"]
+    if len(w["latencies_ns"]) != n or len(w["start_ns"]) != n:
+        raise InvalidResult(
+            f"worker {i} reported {len(w['latencies_ns'])} latencies and "
+            f"{len(w['start_ns'])} starts, workload says {n} requests"
+        )
+    return n
+
+
+def _check_counts(i: int, w: dict[str, Any], wl: dict[str, Any]) -> int:
+    """A raw/2 worker: its counts agree with the workload, and it has the arrays or the histograms its
+    workload says it records (docs/raw-format.md). Returns its count."""
+    n: int = w["count"]
+    is_open = wl["loop"] == "open"
+    if (wl["requests"] is None) == (wl["duration_s"] is None):
+        raise InvalidResult("workload.requests and workload.duration_s: exactly one of them is set")
+    if is_open != (wl["rate"] is not None) or (wl["duration_s"] is not None and not is_open):
+        raise InvalidResult(f"a {wl['loop']} loop with rate {wl['rate']} and duration_s {wl['duration_s']}")
+    if wl["requests"] is not None and n != wl["requests"]:
+        raise InvalidResult(f"worker {i} sent {n} requests, workload says {wl['requests']}")
+    if not is_open and (w["late"] or w["missed"]):
+        raise InvalidResult(f"worker {i} of a closed loop reports late or missed requests")
+    if w["late"] > n:
+        raise InvalidResult(f"worker {i} reports {w['late']} late starts of {n} requests")
+    if w["failure_count"] < len(w["failures"]) or w["failure_count"] > n:
+        raise InvalidResult(f"worker {i} counts {w['failure_count']} failures and lists {len(w['failures'])}")
+    arrays = ("start_ns", "latencies_ns", *(("intended_ns",) if is_open else ()))
+    if wl["record"] == "samples":
+        lengths = {a: len(w[a]) if a in w else None for a in arrays}
+        if any(length != n for length in lengths.values()):
+            raise InvalidResult(f"worker {i} sent {n} requests but has arrays of {lengths}")
+    else:
+        kinds = ("service", "corrected") if is_open else ("service",)
+        hists = w.get("histograms") or {}
+        if sorted(hists) != sorted(kinds):
+            raise InvalidResult(f"worker {i} records histograms {sorted(hists)}, expected {list(kinds)}")
+        for kind in kinds:
+            total = sum(c for _, c in hists[kind]["counts"])
+            if total != n - w["failure_count"]:
+                raise InvalidResult(
+                    f"worker {i}'s {kind} histogram holds {total} requests, "
+                    f"expected the {n - w['failure_count']} successful ones"
+                )
+    return n
