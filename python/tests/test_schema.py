@@ -1,11 +1,13 @@
-"""The JSON formats (schema/): a driver's raw document is checked with a one-line reason, and results.json's
-schema is the one the model writes."""
+"""The JSON formats (schema/): a driver's raw document (raw/2, and raw/1) is checked with a one-line reason,
+and results.json's schema is the one the model writes."""
 
 import copy
+import re
 
 import pytest
 from clientbench.model import SCHEMA_ID, RunStatus
 from clientbench.schema import InvalidResult, parse_raw, results_schema, validate_raw
+from support.rows import OPEN, histogram_doc
 
 GOOD = {
     "schema": "clientbench.raw/1",
@@ -60,3 +62,67 @@ def test_the_results_schema_is_the_models():
     assert schema["$id"] == schema["properties"]["schema"]["const"] == SCHEMA_ID
     run = schema["properties"]["rows"]["items"]["properties"]["runs"]["items"]
     assert run["properties"]["status"]["enum"] == [s.value for s in RunStatus]
+
+
+# -- clientbench.raw/2 -------------------------------------------------------------------------------
+
+
+def test_raw_2_documents_validate_and_raw_1_is_still_read():
+    validate_raw(copy.deepcopy(OPEN))
+    validate_raw(histogram_doc())
+    validate_raw(copy.deepcopy(GOOD))  # raw/1
+    closed = copy.deepcopy(OPEN)
+    closed["workload"].update(loop="closed", rate=None, arrival=None, seed=None, requests=2, duration_s=None)
+    for w in closed["workers"]:
+        del w["intended_ns"]
+        w.update(late=0, missed=0, count=2)
+    closed["workers"][1].update(start_ns=[0, 1], latencies_ns=[2, 3])
+    validate_raw(closed)
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d["workers"][0].pop("count"), "'count' is a required property"),
+        (lambda d: d["workers"][0].pop("intended_ns"), "has arrays of"),
+        (lambda d: d["workers"][0]["start_ns"].pop(), "has arrays of"),
+        (lambda d: d["workers"][0]["latencies_ns"].__setitem__(0, -1), "workers/0/latencies_ns: expected whole"),
+        (lambda d: d["workers"][0]["latencies_ns"].__setitem__(0, 1.5), "workers/0/latencies_ns: expected whole"),
+        (lambda d: d["workers"][0]["start_ns"].__setitem__(0, "0"), "workers/0/start_ns: expected whole"),
+        (lambda d: d["workers"][0].update(late=3), "3 late starts of 2 requests"),
+        (lambda d: d["workers"][1].update(failure_count=0), "counts 0 failures and lists 1"),
+        (lambda d: d["workers"][1]["failures"][0].update(index=1), "out-of-range"),
+        (lambda d: d["workload"].update(rate=None), "rate"),
+        (lambda d: d["workload"].update(loop="closed"), "a closed loop with rate 4000"),
+        (lambda d: d["workload"].update(requests=5), "exactly one of them is set"),
+        (lambda d: d["workload"].update(record="everything"), "record"),
+        (lambda d: d["workload"].update(body_size=(1 << 30) + 1), "body_size"),
+        (lambda d: d["workers"][0].update(failures=[{"index": 0, "reason": "x"}] * 1001), "failures"),
+        (lambda d: d.update(schema="clientbench.raw/3"), "its schema is 'clientbench.raw/3'"),
+    ],
+)
+def test_bad_raw_2_documents_are_rejected_with_a_reason(mutate, message):
+    doc = copy.deepcopy(OPEN)
+    mutate(doc)
+    with pytest.raises(InvalidResult, match=re.escape(message)):
+        validate_raw(doc)
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d["workers"][0]["histograms"].pop("corrected"), "records histograms ['service']"),
+        (lambda d: d["workers"][0]["histograms"]["service"]["counts"].pop(), "holds 1 requests, expected the 2"),
+        (lambda d: d["workers"][0]["histograms"]["service"]["counts"].reverse(), "buckets by increasing value"),
+        (lambda d: d["workers"][0]["histograms"]["service"]["counts"][0].__setitem__(1, 0), "counts >= 1"),
+        (lambda d: d["workers"][0]["histograms"]["service"]["counts"].__setitem__(0, [1, 2, 3]), "pairs"),
+        (lambda d: d["workers"][0]["histograms"]["service"].update(significant_digits=2), "significant_digits"),
+        (lambda d: d["workers"][0].update(latencies_ns=[1, 2]) or d["workers"][0]["histograms"].pop("corrected"),
+         "records histograms"),
+    ],
+)  # fmt: skip
+def test_bad_histograms_are_rejected_with_a_reason(mutate, message):
+    doc = histogram_doc()
+    mutate(doc)
+    with pytest.raises(InvalidResult, match=re.escape(message)):
+        validate_raw(doc)

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 from clientbench import cli
-from clientbench.workload import DEFAULT, REFERENCE, Workload, resolve
+from clientbench.workload import DEFAULT, OPEN, REFERENCE, SWEEP_RATE, Workload, WorkloadError, resolve
 
 NOTHING_GIVEN = {f.name: None for f in dataclasses.fields(Workload)}
 
@@ -89,3 +89,113 @@ def test_resolve_ignores_other_options():
 )  # fmt: skip
 def test_the_command_line_resolves_the_workload_once(argv, expected):
     assert cli.workload(cli.build_parser().parse_args(argv)) == expected
+
+
+# -- the open loop and request bodies --------------------------------------------------------------
+
+
+def test_an_open_loop_passes_its_schedule_to_the_drivers():
+    wl = Workload(workers=4, warmup=0, timeout_s=2.0, rate=2000.0, duration_s=1.5, arrival="poisson", seed=7)
+    assert wl.flags("http://h/") == [
+        "--url", "http://h/", "--workers", "4", "--duration", "1.5", "--warmup", "0", "--timeout", "2",
+        "--rate", "2000", "--arrival", "poisson", "--seed", "7",
+    ]  # fmt: skip
+    assert wl.open and wl.schedule_s == 1.5 and wl.expected_requests() == 3000
+    by_count = Workload(workers=4, requests=50, rate=100.0)  # an open loop of N requests per worker
+    assert by_count.flags("u")[4:6] == ["--requests", "50"] and by_count.schedule_s == 2.0
+    assert Workload(rate=0.5).flags("u")[-6:-4] == ["--rate", "0.5"]  # a fraction is written exactly
+
+
+def test_a_body_goes_with_its_method():
+    wl = Workload(method="POST", body_size=1024, path="/upload")
+    assert wl.flags("u")[-4:] == ["--method", "POST", "--body-size", "1024"]
+    assert wl.request() == "POST /upload with a 1024-byte body"
+    assert "POST /upload with a 1024-byte body" in wl.describe()
+    assert "--method" not in DEFAULT.flags("u") and "--body-size" not in DEFAULT.flags("u")
+
+
+@pytest.mark.parametrize(
+    "workload, expected_requests, record",
+    [
+        (Workload(workers=10, requests=20_000), 200_000, "samples"),
+        (Workload(workers=10, requests=20_001), 200_010, "histogram"),
+        (Workload(rate=20_000.0, duration_s=60.0), 1_200_000, "histogram"),
+        (Workload(rate=20_000.0, duration_s=10.0), 200_000, "samples"),
+    ],
+)
+def test_long_rows_record_histograms(workload, expected_requests, record):
+    assert workload.expected_requests() == expected_requests
+    assert workload.record == record
+    assert ("--record" in workload.flags("u")) == (record == "histogram")
+    if record == "histogram":
+        assert workload.flags("u")[-2:] == ["--record", "histogram"]
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"rate": 0.0}, "--rate must be a positive number"),
+        ({"rate": -5.0}, "--rate must be a positive number"),
+        ({"rate": float("nan")}, "--rate must be a positive number"),
+        ({"rate": 10_000_001.0, "workers": 10}, "finer than the drivers keep"),
+        ({"duration_s": 0.0, "rate": 1.0}, "--duration must be a positive number"),
+        ({"arrival": "bursty"}, "--arrival must be one of uniform, poisson"),
+        ({"method": "DELETE"}, "--method must be one of GET, POST, PUT"),
+        ({"method": "POST", "body_size": -1}, "--body-size must be within 0 and 1073741824"),
+        ({"method": "POST", "body_size": (1 << 30) + 1}, "--body-size must be within 0 and 1073741824"),
+        ({"body_size": 10}, "--body-size 10 goes with --method POST or PUT"),
+    ],
+)
+def test_a_workload_that_cannot_run_names_the_flag(changes, message):
+    with pytest.raises(WorkloadError, match=message):
+        Workload(**changes)
+
+
+def test_the_finest_schedule_is_one_request_per_microsecond_per_worker():
+    Workload(workers=10, rate=10_000_000.0)  # 1,000,000/s per worker: allowed
+    with pytest.raises(WorkloadError, match="at most 1,000,000 requests/s with 1 worker"):
+        Workload(workers=1, rate=1_000_001.0)
+
+
+def test_open_loop_json_round_trip_and_results_2():
+    wl = Workload(workers=3, rate=1500.0, duration_s=4.0, arrival="poisson", seed=3, method="PUT", body_size=9,
+                  path="/upload")  # fmt: skip
+    doc = wl.to_json()
+    assert doc["requests"] is None and doc["loop"] == "open" and doc["rate"] == 1500.0
+    assert Workload.from_json(doc) == wl.replace(requests=DEFAULT.requests)
+    closed = DEFAULT.to_json()
+    assert closed["loop"] == "closed" and closed["rate"] is None and closed["arrival"] is None
+    old = {k: closed[k] for k in ("workers", "requests", "warmup", "timeout_s", "path", "connection", "repeat")}
+    assert Workload.from_json(old) == DEFAULT  # results/2 had none of the open loop's knobs
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["run", "--rate", "2000"], OPEN.replace(rate=2000.0)),  # a 10 s schedule, 3 repeats
+        (["run", "--rate", "500", "-n", "20"], OPEN.replace(rate=500.0, requests=20, duration_s=None)),
+        (["run", "--rate", "500", "--duration", "3", "-r", "5", "--arrival", "poisson", "--seed", "4"],
+         OPEN.replace(rate=500.0, duration_s=3.0, repeat=5, arrival="poisson", seed=4)),
+        (["run", "--method", "post", "--body-size", "100"], DEFAULT.replace(method="POST", body_size=100,
+                                                                           path="/upload")),
+        (["run", "--method", "PUT", "--path", "/echo"], DEFAULT.replace(method="PUT", path="/echo")),
+        (["sweep", "rate"], SWEEP_RATE),
+        (["sweep", "rate", "--duration", "2", "-r", "2"], SWEEP_RATE.replace(duration_s=2.0, repeat=2)),
+    ],
+)  # fmt: skip
+def test_the_command_line_resolves_the_open_loop(argv, expected):
+    assert cli.workload(cli.build_parser().parse_args(argv)) == expected
+
+
+@pytest.mark.parametrize(
+    "given, message",
+    [
+        ({"duration_s": 5.0, "requests": 10, "rate": 1.0}, "--duration and --requests exclude each other"),
+        ({"duration_s": 5.0}, "--duration goes with --rate"),
+    ],
+)
+def test_resolve_refuses_what_does_not_fit(given, message):
+    with pytest.raises(WorkloadError, match=message):
+        resolve(given)
+    with pytest.raises(WorkloadError, match="--reference is the closed-loop reference method"):
+        resolve({"rate": 5.0}, reference=True)

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import Row
-from ..stats import Aggregate
-from ..workload import Workload
+from ..stats import Aggregate, RowStats
+from ..workload import Workload, number
+from . import rates
 from .base import Block, Heading, Image, Report, Text
 from .table import run_table
 
@@ -175,6 +176,74 @@ def interpreter_reading(
     return out
 
 
+#: the open-loop reading compares the bindings' P99 at a rate the released binding sustains easily: at most this
+#: share of its highest sustained rate
+EASY = 0.5
+
+
+def _rps(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _p99(s: RowStats | None) -> str:
+    if s is None or s.p99_ms is None:
+        return "failed"
+    sat = f", saturated: achieved {_rps(s.throughput_rps)} requests/s" if s.saturated else ""
+    return f"{s.p99_ms:.2f} ms{sat}"
+
+
+def open_loop_reading(points: rates.Points, slo_ms: float) -> list[str]:
+    """Per binding: the highest rate sustained with the GIL held and released, and both P99s at the highest
+    rate tried within EASY of what the released binding sustains. Every figure from `points`."""
+    out: list[str] = []
+    for lib, held_name, released_name, _ in BINDINGS:
+        held, released = rates.sustained(points, held_name, slo_ms), rates.sustained(points, released_name, slo_ms)
+        if held.lowest is None or released.lowest is None:
+            out.append(f"- **{lib}, open loop**: the held and released rows did not both run.")
+            continue
+
+        def says(s: rates.Sustained) -> str:
+            return "none of the rates tried" if s.rate is None else f"{_rps(s.rate)} requests/s"
+
+        line = (
+            f"- **{lib}, open loop** (P99 within {slo_ms:g} ms, achieved >= 99% of offered): with the GIL released "
+            f"the binding sustains {says(released)}, with it held {says(held)}"
+        )
+        if released.rate is not None and held.rate is not None:
+            line += f" ({released.rate / held.rate:.1f}x as much released)."
+        elif released.rate is not None:
+            line += "."
+        else:
+            out.append(line + ": no rate that the released binding sustains to compare them at.")
+            continue
+        easy = [rate for rate, _ in points if rate <= EASY * released.rate]
+        both = [
+            (rate, rel, hld)
+            for rate in easy
+            if (rel := _at(points, released_name, rate)) is not None
+            and (hld := _at(points, held_name, rate)) is not None
+        ]
+        if not both:
+            out.append(line + f" No rate at or below {EASY:.0%} of that was tried for both.")
+            continue
+        rate, rel_row, held_row = both[-1]
+        rel_s, held_s = rates.row_stats(rel_row), rates.row_stats(held_row)
+        line += (
+            f" At {_rps(rate)} requests/s (within {EASY:.0%} of what the released binding sustains) the corrected P99 "
+            f"is {_p99(rel_s)} released and {_p99(held_s)} held"
+        )
+        if rel_s is not None and held_s is not None and rel_s.p99_ms and held_s.p99_ms is not None:
+            line += f": {held_s.p99_ms / rel_s.p99_ms:.1f}x with the GIL held."
+        else:
+            line += "."
+        out.append(line)
+    return out
+
+
+def _at(points: rates.Points, name: str, rate: float) -> Row | None:
+    return next((r for p, rows in points if p == rate for r in rows if r.client.name == name), None)
+
+
 @dataclass(frozen=True)
 class GilFigures:
     """What `clientbench gil` measured, as the report needs it."""
@@ -193,6 +262,10 @@ class GilFigures:
     interpreters: Sequence[str | None] = (None,)
     #: gc_pause's line (probes/gc_pause.py) per free-threaded interpreter's label
     pauses: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: the open-loop phase: (rate, rows) of the bindings' rate ladder; empty: the phase did not run
+    open_points: rates.Points = ()
+    open_workload: Workload | None = None  # the ladder's workload (its rate is each point's)
+    slo_ms: float = 10.0
 
     @property
     def compares_interpreters(self) -> bool:
@@ -229,6 +302,27 @@ def document(f: GilFigures) -> Report:
     ]
     if f.rtt_network is not None:
         blocks += [Heading(f"At a {f.rtt_ms} ms round trip (generated from the figures below)", 2), Text(rtt_text)]
+    if f.open_points:
+        ow = f.open_workload or wl
+        length = f"{number(ow.duration_s)} s" if ow.duration_s is not None else f"{ow.requests} requests per worker"
+        blocks += [
+            Heading("Open loop: the rate each binding sustains (generated from the figures below)", 2),
+            Text(
+                [
+                    f"Both bindings with the GIL held and released on a schedule ({ow.workers} workers, {ow.arrival} "
+                    f"arrivals, {length} per rate, doubling rates until both rows of a binding saturated), latency "
+                    "counted from each request's intended start (docs/open-loop.md). Details: "
+                    "[open-loop/sweep.md](open-loop/sweep.md).",
+                    "",
+                    *open_loop_reading(f.open_points, f.slo_ms),
+                ]
+            ),
+            rates.sustained_table(
+                [rates.sustained(f.open_points, r.client.name, f.slo_ms) for r in rates.clients(f.open_points)]
+            ),
+            Heading("Open loop: corrected P99 (ms) per offered rate", 3),
+            rates.grid(f.open_points, "p99"),
+        ]
     if f.compares_interpreters:
         blocks += [
             Heading("Without the GIL: the free-threaded build (generated from the figures below)", 2),

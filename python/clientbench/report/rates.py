@@ -20,7 +20,8 @@ from .base import Block, Column, Figure, Heading, Image, Report, Table, Text
 Points = Sequence[tuple[float, Sequence[Row]]]
 
 
-def _stats(row: Row | None) -> RowStats | None:
+def row_stats(row: Row | None) -> RowStats | None:
+    """The row's median figures; None when it failed or did not run."""
     agg = None if row is None or row.failed else row.aggregate
     return agg.median if agg is not None else None
 
@@ -56,7 +57,7 @@ def sustained(points: Points, name: str, slo_ms: float) -> Sustained:
     """The client's highest sustained rate among the rates tried (docs/open-loop.md)."""
     tried = at(points, name)
     label = tried[0][1].client.label if tried else name
-    good = [(rate, s) for rate, r in tried if (s := _stats(r)) is not None and sustains(s, slo_ms)]
+    good = [(rate, s) for rate, r in tried if (s := row_stats(r)) is not None and sustains(s, slo_ms)]
     best, best_stats = good[-1] if good else (None, None)
     above = [(rate, r) for rate, r in tried if best is None or rate > best]
     nxt = above[0] if above else None
@@ -66,7 +67,7 @@ def sustained(points: Points, name: str, slo_ms: float) -> Sustained:
         best,
         best_stats,
         nxt[0] if nxt else None,
-        _stats(nxt[1]) if nxt else None,
+        row_stats(nxt[1]) if nxt else None,
         tried[0][0] if tried else None,
     )
 
@@ -113,7 +114,7 @@ def grid(points: Points, cell: str) -> Table:
         cells = [first.client.label]
         for _, measured in points:
             row = next((r for r in measured if r.client.name == first.client.name), None)
-            s = _stats(row)
+            s = row_stats(row)
             if row is None or not row.runs:
                 cells.append("-")
             elif s is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,48 @@ def raw(workers: int = 2, n: int = 50, seed: int = 0, wall_ms: float = 10.0, ser
         "workers": ws,
         "cpu_ns": 2_000_000,
     }
+
+
+WORKLOAD_2 = {
+    "url": "http://127.0.0.1:1/", "workers": 2, "requests": None, "duration_s": 0.001, "warmup": 0, "timeout_s": 30,
+    "connection": "keep-alive", "loop": "open", "rate": 4000, "arrival": "uniform", "seed": 1, "method": "GET",
+    "body_size": 0, "record": "samples",
+}  # fmt: skip
+#: a clientbench.raw/2 open-loop document with samples, small enough to compute by hand (test_stats does)
+OPEN: dict[str, Any] = {
+    "schema": "clientbench.raw/2",
+    "client": {"language": "C++", "library": "beast", "library_version": "1.81.0", "mode": "sync", "gil": None},
+    "workload": WORKLOAD_2,
+    "wall_ns": 1_000_000,
+    "workers": [
+        {"elapsed_ns": 900_000, "count": 2, "late": 1, "missed": 0, "start_ns": [0, 700_000],
+         "intended_ns": [0, 500_000], "latencies_ns": [600_000, 200_000], "bytes": 26, "failure_count": 0,
+         "failures": []},
+        {"elapsed_ns": 800_000, "count": 1, "late": 0, "missed": 1, "start_ns": [250_000], "intended_ns": [250_000],
+         "latencies_ns": [550_000], "bytes": 0, "failure_count": 1,
+         "failures": [{"index": 0, "reason": "status 500", "status": 500}]},
+    ],
+}  # fmt: skip
+
+
+def histogram_doc() -> dict[str, Any]:
+    """OPEN with histograms instead of samples (over the successful requests only: none of worker 1's)."""
+    doc = copy.deepcopy(OPEN)
+    doc["workload"]["record"] = "histogram"
+    for w in doc["workers"]:
+        for key in ("start_ns", "intended_ns", "latencies_ns"):
+            del w[key]
+    # worker 0: service 600,000 and 200,000 ns, corrected 600,000 and 400,000 ns, as their buckets
+    service, corrected = [[199_936, 1], [599_552, 1]], [[399_872, 1], [599_552, 1]]
+    doc["workers"][0]["histograms"] = {
+        "service": {"significant_digits": 3, "counts": service},
+        "corrected": {"significant_digits": 3, "counts": corrected},
+    }
+    doc["workers"][1]["histograms"] = {
+        "service": {"significant_digits": 3, "counts": []},
+        "corrected": {"significant_digits": 3, "counts": []},
+    }
+    return doc
 
 
 def client(name: str = "py-x", gil: str | None = "held", optional: bool = False, **kw: Any) -> Client:
