@@ -84,7 +84,7 @@ test: build bindings peers freethreaded wheels toxiproxy test-deps  ## set up ev
 	$(STEP) pytest-runner $(VPY) -m pytest -q -rs python/tests
 
 # what `make lint` checks: every Python file of ours, and the C++ of the client and its binding
-PY_LINT     := python bindings
+PY_LINT     := python bindings conftest.py
 CPP_LINT    := $(shell find cpp-beast bindings/beast/src -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) \
                  -not -path '*/build/*' 2>/dev/null)
 
@@ -122,9 +122,9 @@ system-deps:  ## Boost headers, OpenSSL, CMake, ninja, GoogleTest, clang-format 
 # compare with), Chromium (the HTML report in a real browser), valgrind and strace (`clientbench cost`). Only the
 # tests start nginx, each with its own configuration: the package's own service is never started (policy-rc.d
 # answers 101 while apt installs it, when the machine has no policy of its own).
-TEST_PACKAGES := nginx:nginx-light curl:curl chromium:chromium valgrind:valgrind strace:strace
+TEST_PACKAGES := nginx:nginx-light curl:curl openssl:openssl chromium:chromium valgrind:valgrind strace:strace
 
-test-deps:  ## nginx-light, curl, chromium, valgrind, strace from apt when missing; no service left running
+test-deps:  ## nginx-light, curl, openssl, chromium, valgrind, strace from apt when missing; no service left running
 	@missing=""; \
 	for pair in $(TEST_PACKAGES); do \
 	  command -v $${pair%%:*} >/dev/null || [ -x /usr/sbin/$${pair%%:*} ] || missing="$$missing $${pair#*:}"; \

@@ -70,6 +70,19 @@ def _run_dir(out: Path) -> Path:
         (["soak", "--max-rss-growth", "lots"], "expected a size in MiB, got 'lots'"),
         (["soak", "--max-rss-growth", "0"], "must be > 0"),
         (["soak", "--row-timeout", "5"], "unrecognized arguments"),  # a soak target is bounded by --max-seconds
+        (["run", "--rate", "0"], "argument --rate: must be > 0, got 0"),
+        (["run", "--rate", "-3"], "argument --rate: must be > 0, got -3"),
+        (["run", "--rate", "fast"], "argument --rate: expected requests per second, got 'fast'"),
+        (["run", "--rate", "inf"], "argument --rate: expected requests per second, got 'inf'"),
+        (["run", "--rate", "nan"], "argument --rate: expected requests per second, got 'nan'"),
+        (["run", "--rate", "10", "--duration", "0"], "argument --duration: must be > 0, got 0"),
+        (["run", "--rate", "10", "--duration", "soon"], "argument --duration: expected seconds, got 'soon'"),
+        (["run", "--arrival", "bursty"], "argument --arrival: invalid choice"),
+        (["run", "--method", "DELETE"], "argument --method: invalid choice"),
+        (["run", "--body-size", "-1"], "argument --body-size: must be >= 0, got -1"),
+        (["run", "--body-size", "1073741825"], "argument --body-size: must be <= 1073741824, got 1073741825"),
+        (["run", "--body-size", "1k"], "argument --body-size: expected a size in bytes, got '1k'"),
+        (["sweep", "rate", "--slo", "0"], "argument --slo: must be > 0, got 0"),
     ],
 )
 def test_bad_cli_input_is_one_line(capsys, argv, message):
@@ -85,6 +98,30 @@ def test_setup_errors_are_one_line(capsys):
     assert cli.main(["run", "--clients", "nope", "--out", "/nonexistent/x"]) == 2
     err = capsys.readouterr().err
     assert "no client matches" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "--rate", "10", "--duration", "5", "-n", "3"], "--duration and --requests exclude each other"),
+        (["run", "--duration", "5"], "--duration goes with --rate"),
+        (["run", "--rate", "20000001", "-w", "2"], "schedules 1e+07 requests/s per worker, finer than the drivers"),
+        (["run", "--body-size", "10"], "--body-size 10 goes with --method POST or PUT"),
+        (["run", "--rate", "10", "--reference"], "--reference is the closed-loop reference method"),
+        (["sweep", "rate", "--rate", "5"], "--rate: sweep runs its own rates (--rates)"),
+        (["gil", "--rate", "5"], "--rate: gil runs its own rates (--rates)"),
+        (["sweep", "workers", "--rates", "1,2"], "--rates goes with `sweep rate`"),
+        (["sweep", "rate", "--rates", "100,x"], "--rates must be numbers of requests/s, got '100,x'"),
+        (["sweep", "rate", "--rates", "100,0"], "--rates: --rate must be a positive number of requests/s, got 0"),
+        (["sweep", "rate", "-w", "1", "--rates", "2000000"], "--rates: --rate 2e+06 over 1 worker(s)"),
+        (["gil", "--rates", "fast"], "--rates must be numbers of requests/s"),
+    ],
+)
+def test_open_loop_flags_that_do_not_fit_are_one_line_before_anything_starts(capsys, tmp_path, argv, message):
+    assert cli.main([*argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.startswith("clientbench: error: ") and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []  # no server started, no folder made
 
 
 def test_unreachable_target_is_one_line_and_leaves_no_folder(tmp_path, capsys, closed_port_url):
@@ -175,10 +212,13 @@ def test_server_is_stopped_when_a_driver_crashes(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupt_stops_server_and_driver_and_writes_partial_results(tmp_path, sig, code):
+    # a child inherits an ignored SIGINT from a test run in the background (Python then keeps ignoring it): give
+    # the runner the disposition a user's terminal gives it
     proc = subprocess.Popen(
         [sys.executable, "-m", "clientbench", "run", "--clients", "py-requests", "-w", "1", "-n", "50",
          "--path", "/delay/200", "--out", str(tmp_path)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 30
