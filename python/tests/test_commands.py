@@ -1,5 +1,6 @@
 """The commands (commands/): run's exit status and the peers' crash policy (fake drivers, the real server),
-compare, the sweep's points and summary, and the GIL report's document, generated from figures given."""
+compare, the sweep's points and summary, sweep rate end to end (simulated drivers), and the GIL report's
+document, generated from figures given."""
 
 from __future__ import annotations
 
@@ -8,16 +9,16 @@ import json
 import pytest
 from clientbench.commands.compare import compare
 from clientbench.commands.run import run
-from clientbench.commands.sweep import points, summary, workload_at
+from clientbench.commands.sweep import points, summary, sweep, workload_at
 from clientbench.errors import SetupError
 from clientbench.report import Heading, Image, Text
-from clientbench.report.gil import GilFigures, document, reading
+from clientbench.report.gil import GilFigures, document, open_loop_reading, reading
 from clientbench.report.markdown import render
 from clientbench.run.testbed import Options
 from clientbench.schema import validate_results
 from clientbench.workload import Workload
 from support import fake_driver
-from support.rows import crashed_run, results, row
+from support.rows import crashed_run, open_row, results, row
 
 # -- run: the exit status and the peers' crash policy ------------------------------------------
 
@@ -250,3 +251,89 @@ def test_gil_document_without_the_optional_phases():
         "Timeline",
     ]
     assert [b.path for b in report.blocks if isinstance(b, Image)] == ["plots/timeline.png"]
+
+
+# -- sweep rate, end to end with simulated drivers -------------------------------------------------
+
+
+def _rate_sweep(tmp_path, rates):
+    """Two simulated clients of 2 workers: `fast` takes 0.1 ms a request (keeps up to 20,000/s), `slow`
+    0.5 ms (keeps up to 4,000/s); the real server is only probed."""
+    specs = [
+        fake_driver.spec("fast", "--synthetic", "--service-us", "100"),
+        fake_driver.spec("slow", "--synthetic", "--service-us", "500"),
+    ]
+    base = Workload(workers=2, warmup=0, timeout_s=5, duration_s=0.5, repeat=1)
+    code = sweep("rate", rates, specs, base, Options(out=tmp_path, row_timeout_s=30), ["sweep", "rate"])
+    return code, tmp_path / "latest"
+
+
+def test_sweep_rate_climbs_until_each_client_saturates(tmp_path):
+    code, out = _rate_sweep(tmp_path, None)
+    assert code == 0  # saturating is a finding, not a failure
+    text = (out / "sweep.md").read_text()
+    assert "- **Python fake (sync)** sustains **16,000 requests/s**" in text  # fast: 32,000/s is past it
+    assert "- **Python fake (sync)** sustains **4,000 requests/s**" in text  # slow
+    ran = {
+        p.name: sorted(r["client"]["name"] for r in json.loads((p / "results.json").read_text())["rows"])
+        for p in (out / "points").iterdir()
+    }
+    # the ladder doubles from 250/s; a client leaves after its first saturated rate, the ladder after the last
+    assert ran == {
+        **{f"rate-{r}": ["fast", "slow"] for r in (250, 500, 1000, 2000, 4000, 8000)},
+        "rate-16000": ["fast"],
+        "rate-32000": ["fast"],
+    }
+    point = json.loads((out / "points" / "rate-8000" / "results.json").read_text())
+    validate_results(point)
+    assert point["workload"]["rate"] == 8000 and point["workload"]["loop"] == "open"
+    assert point["sweep"] == {"dimension": "rate", "value": 8000.0}
+    slow = next(r for r in point["rows"] if r["client"]["name"] == "slow")
+    assert slow["status"] == "ok" and slow["aggregate"]["median"]["saturated"] is True
+    assert "Saturated" in (out / "points" / "rate-8000" / "table.md").read_text()
+    for name in ("rate-fast.png", "rate-slow.png"):
+        assert (out / "plots" / name).stat().st_size > 10_000
+
+
+def test_sweep_rate_with_rates_given_runs_every_client_at_every_rate(tmp_path):
+    code, out = _rate_sweep(tmp_path, "64000,1000")
+    assert code == 0
+    assert sorted(p.name for p in (out / "points").iterdir()) == ["rate-1000", "rate-64000"]
+    text = (out / "sweep.md").read_text()
+    assert "every client at every rate given" in text
+    assert "sustains **1,000 requests/s**" in text and "at 64,000 requests/s it achieved" in text
+
+
+# -- the GIL report's open-loop reading ------------------------------------------------------------
+
+
+def test_gil_open_loop_reading_from_figures_given():
+    """Simulated bindings: released takes 0.1 ms a request, held 1 ms (2 workers): released sustains up to
+    16,000/s here, held 2,000/s; at 8,000/s (half of 16,000) held is saturated."""
+    ladder = (1000, 2000, 4000, 8000, 16000, 32000)
+    points = [
+        (float(r), [open_row("py-beast-held", r, 1000, gil="held"), open_row("py-beast-released", r, 100)])
+        for r in ladder
+    ]
+    (beast, reqwest) = open_loop_reading(points, slo_ms=10.0)
+    assert beast.startswith(
+        "- **beast, open loop** (P99 within 10 ms, achieved >= 99% of offered): with the GIL released the binding "
+        "sustains 16,000 requests/s, with it held 2,000 requests/s (8.0x as much released). At 8,000 requests/s "
+        "(within 50% of what the released binding sustains) the corrected P99 is 0.10 ms released and "
+    )
+    assert "ms, saturated: achieved 2,000 requests/s held: " in beast and beast.endswith("x with the GIL held.")
+    assert reqwest == "- **reqwest, open loop**: the held and released rows did not both run."
+    figures = GilFigures(
+        workload=Workload(workers=2, requests=10),
+        serial_requests=20,
+        serial=[],
+        parallel=[],
+        network="loopback",
+        command="clientbench gil",
+        open_points=points,
+        open_workload=Workload(workers=2, duration_s=0.5, repeat=1),
+    )
+    report = document(figures)
+    headings = [b.text for b in report.blocks if isinstance(b, Heading)]
+    assert "Open loop: the rate each binding sustains (generated from the figures below)" in headings
+    assert beast in render(report)

@@ -1,5 +1,6 @@
 """Reports (report/): the exporter registry, what each format writes, and the run table, whose Markdown
-and CSV reproduce the reference runs' published table.md and table.csv byte for byte."""
+and CSV reproduce the reference runs' published table.md and table.csv byte for byte; the open loop's table
+and sweep rate's report."""
 
 from __future__ import annotations
 
@@ -7,14 +8,16 @@ import json
 
 import pytest
 from clientbench.model import Results
-from clientbench.report import EXPORTERS, FILES, Column, Figure, Heading, Image, Report, Table, Text, export
+from clientbench.report import EXPORTERS, FILES, Column, Figure, Heading, Image, Report, Table, Text, export, rates
 from clientbench.report.markdown import pipe_table, render
 from clientbench.report.plots import standard_figures
 from clientbench.report.table import COLUMNS, run_table
 from clientbench.run.clients import CLIENTS
 from clientbench.schema import InvalidResults, validate_results
+from clientbench.stats import ok_latencies_ms, row_stats
+from clientbench.workload import Workload
 from support import REPO
-from support.rows import client, make_row, results, row
+from support.rows import client, make_row, open_row, results, row
 
 REFERENCE = REPO / "results" / "reference"
 #: the columns the reference write-up's table has, in its order, then ours
@@ -35,7 +38,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def test_the_registry_has_one_exporter_per_format():
-    assert set(EXPORTERS) == {"markdown", "csv", "json", "terminal", "plots"}
+    assert set(EXPORTERS) == {"markdown", "csv", "json", "terminal", "plots", "html"}
     assert FILES == ("json", "markdown", "csv")
     with pytest.raises(KeyError):
         export(Report("x"), None, ("pdf",))
@@ -54,9 +57,16 @@ def test_every_format_writes_its_file(tmp_path, capsys):
     assert written["csv"] == [tmp_path / "table.csv"]
     assert written["json"] == [tmp_path / "results.json"]
     assert written["terminal"] == []  # stdout only
+    assert written["html"] == [tmp_path / "report.html"]  # test_html_report.py tests what it holds
     assert sorted(p.name for p in written["plots"]) == ["bench.png", "latency.png", "timeline.png"]
     assert all(p.parent == tmp_path / "plots" for p in written["plots"])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["plots", "results.json", "table.csv", "table.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "plots",
+        "report.html",
+        "results.json",
+        "table.csv",
+        "table.md",
+    ]
     md = (tmp_path / "table.md").read_text()
     assert md.startswith("# A run\n\none line\ntwo\n\n| Language | Library |")
     assert (tmp_path / "table.csv").read_text().startswith("Language,Library,Mean(ms)")
@@ -199,3 +209,98 @@ def test_status_column():
         "not run",
     ]
     assert run_table(rows).styles == [None, None, None, "red", "red"]
+
+
+# -- the open loop's table -------------------------------------------------------------------------
+
+OPEN_HEADER = [
+    "Language", "Library", "Offered(req/s)", "Achieved(req/s)", "Late(%)", "Missed", "P50(ms)", "P90(ms)", "P99(ms)",
+    "P99.9(ms)", "P99.99(ms)", "Max(ms)", "Svc P50(ms)", "Svc P90(ms)", "Svc P99(ms)", "Svc P99.9(ms)",
+    "Svc P99.99(ms)", "Svc Max(ms)", "async/sync", "GIL", "Errors", "CPU(us/req)", "RSS(MiB)", "Saturated", "Status",
+]  # fmt: skip
+
+
+def test_open_loop_rows_get_the_open_loop_table(tmp_path):
+    """2 simulated workers at 0.5 ms per request keep up with 1,000/s (1 ms apart each) and not with 8,000/s."""
+    keeps_up, saturated = open_row("py-a", 1000, 500), open_row("py-b", 8000, 500)
+    table = run_table([keeps_up, saturated])
+    assert [c.label for c in table.columns] == OPEN_HEADER
+    cells = [dict(zip(OPEN_HEADER, row, strict=True)) for row in table.rows]
+    assert [c["Offered(req/s)"] for c in cells] == ["1000", "8000"]
+    assert cells[0]["Achieved(req/s)"] == "1001" and cells[0]["Saturated"] == "no" and cells[0]["Late(%)"] == "0.0"
+    assert cells[0]["P99(ms)"] == cells[0]["Svc P99(ms)"] == "0.50"  # nothing queued: corrected = service time
+    # 2 workers of 2,000/s each at 0.5 ms: the schedule runs away, the corrected latency with it
+    assert cells[1]["Saturated"] == "yes" and int(cells[1]["Achieved(req/s)"]) < 0.99 * 8000
+    assert float(cells[1]["P99(ms)"]) > 100 * float(cells[1]["Svc P99(ms)"]) and int(cells[1]["Missed"]) > 0
+    assert cells[1]["Status"] == "ok"  # saturated is a finding, not a failure
+    assert table.styles == [None, "yellow"]
+    terminal = [c.label for c in run_table([keeps_up], terminal=True).columns]
+    assert set(terminal) < set(OPEN_HEADER) and {"Saturated", "P99(ms)", "Svc P99(ms)"} <= set(terminal)
+    res = results([keeps_up, saturated])
+    export(Report("table", [table], results=res), tmp_path, FILES)
+    doc = json.loads((tmp_path / "results.json").read_text())
+    validate_results(doc)
+    median = doc["rows"][1]["aggregate"]["median"]
+    assert median["saturated"] is True and median["offered_rps"] == 8000 and median["missed"] > 0
+    assert Results.from_json(doc).rows[1].aggregate == saturated.aggregate
+    assert (tmp_path / "table.csv").read_text().splitlines()[0] == ",".join(OPEN_HEADER)
+
+
+def test_open_loop_plots_work_from_histograms_too(tmp_path):
+    from support.fake_driver import synthetic_doc
+
+    r = open_row("py-a", 1000, 500)
+    doc = synthetic_doc("--workers", "2", "--rate", "1000", "--duration", "0.5", "--record", "histogram")
+    r.add(type(r.runs[0])(r.client, r.runs[0].status, raw=doc, stats=row_stats(doc)))
+    written = export(Report("t", figures=standard_figures([r], "t")), tmp_path, ("plots",))
+    assert sorted(p.name for p in written) == ["bench.png", "latency.png"]
+    assert ok_latencies_ms(doc).size == 500 and ok_latencies_ms(r.runs[0].raw).size == 500  # 0.5 s at 1,000/s
+
+
+# -- sweep rate's report ---------------------------------------------------------------------------
+
+
+def _ladder(*rates_and_rows):
+    return [(float(rate), rows) for rate, rows in rates_and_rows]
+
+
+def test_rate_summary_leads_with_each_clients_highest_sustained_rate(tmp_path):
+    """Client a (0.1 ms a request, 2 workers) keeps up to 20,000/s; b (0.5 ms) to 4,000/s and, in this ladder,
+    leaves after its first saturated rate."""
+    points = _ladder(
+        (1000, [open_row("a", 1000, 100), open_row("b", 1000, 500)]),
+        (2000, [open_row("a", 2000, 100), open_row("b", 2000, 500)]),
+        (8000, [open_row("a", 8000, 100), open_row("b", 8000, 500)]),
+        (32000, [open_row("a", 32000, 100)]),
+    )
+    wl = Workload(workers=2, duration_s=0.5, repeat=1)
+    report = rates.summary(points, 10.0, wl, every_rate=False)
+    text = render(report)
+    assert text.startswith("# Sweep over the offered rate (open loop)\n")
+    assert "- **Python x (sync)** sustains **8,000 requests/s** (achieved 8,000, corrected P99 0.10 ms, within 10 ms)"
+    lines = [line for b in report.blocks if isinstance(b, Text) for line in b.lines]
+    a_line, b_line = lines[1], lines[2]
+    assert a_line.startswith("- **Python x (sync)** sustains **8,000 requests/s** (achieved 8,00")
+    assert "; at 32,000 requests/s it achieved " in a_line and "(saturated)." in a_line
+    assert b_line.startswith("- **Python x (sync)** sustains **2,000 requests/s**")
+    assert "at 8,000 requests/s it achieved 3,99" in b_line
+    p99, achieved = report.tables[1:3]
+    assert [c.label for c in p99.columns] == ["Client", "1000/s", "2000/s", "8000/s", "32000/s"]
+    assert p99.rows[1][-1] == "-"  # b did not run at 32,000/s
+    assert achieved.rows[1][3].endswith("(saturated)") and not achieved.rows[0][3].endswith("(saturated)")
+    sustained = report.tables[0]
+    assert [r[1] for r in sustained.rows] == ["8,000", "2,000"]
+    written = export(report, tmp_path, ("markdown", "plots"))
+    assert sorted(p.name for p in written) == ["rate-a.png", "rate-b.png", "sweep.md"]
+    assert "![Python x (sync)](plots/rate-a.png)" in (tmp_path / "sweep.md").read_text()
+
+
+def test_a_client_that_sustains_nothing_or_everything_says_so():
+    slow = _ladder((1000, [open_row("s", 1000, 5000)]), (2000, [open_row("s", 2000, 5000)]))
+    (line,) = rates.summary_lines(slow, 10.0)
+    assert line.startswith("- **Python x (sync)** sustains none of the rates tried (P99 within 10 ms): at the lowest, ")
+    fast = _ladder((1000, [open_row("f", 1000, 10)]))
+    (line,) = rates.summary_lines(fast, 10.0)
+    assert line.endswith("the highest rate tried; it may sustain more.")
+    tight = rates.sustained(_ladder((1000, [open_row("f", 1000, 500)])), "f", slo_ms=0.1)  # P99 0.5 ms > 0.1 ms
+    assert tight.rate is None

@@ -109,7 +109,7 @@ def simulate(args: argparse.Namespace, w: int) -> dict[str, Any]:
     return doc
 
 
-def synthetic(argv: list[str]) -> int:
+def synthetic_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser()
     p.add_argument("--synthetic", action="store_true")
     p.add_argument("--url", required=True)
@@ -128,7 +128,16 @@ def synthetic(argv: list[str]) -> int:
     p.add_argument("--service-us", type=float, default=100.0)
     p.add_argument("--stall-every", type=int, default=0)
     p.add_argument("--stall-ms", type=float, default=0.0)
-    args = p.parse_args(argv)
+    return p
+
+
+def synthetic_doc(*flags: str) -> dict[str, Any]:
+    """The document `fake_driver.py --synthetic FLAGS` prints (flags as on its command line, --url optional)."""
+    argv = list(flags) if "--url" in flags else ["--url", "http://127.0.0.1:1/", *flags]
+    return document(synthetic_parser().parse_args(argv))
+
+
+def document(args: argparse.Namespace) -> dict[str, Any]:
     if args.requests is None and args.duration is None:
         args.requests = 100
     workers = [simulate(args, w) for w in range(args.workers)]
@@ -156,6 +165,11 @@ def synthetic(argv: list[str]) -> int:
         "workers": workers,
         "cpu_ns": 10_000 * sum(w["count"] for w in workers),
     }
+    return doc
+
+
+def synthetic(argv: list[str]) -> int:
+    doc = document(synthetic_parser().parse_args(argv))
     json.dump(doc, sys.stdout, separators=(",", ":"))
     sys.stdout.write("\n")
     return 0

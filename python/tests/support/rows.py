@@ -90,6 +90,19 @@ def good_run(c: Client, seed: int = 0, wall_ms: float = 10.0, serial: bool = Fal
     return DriverRun(c, RunStatus.OK, raw=doc, stats=row_stats(doc, ProcessUsage(0.5, 20480)), returncode=0)
 
 
+def open_row(name: str, rate: float, service_us: float, workers: int = 2, repeats: int = 1, **kw: Any) -> Row:
+    """A row of open-loop runs at `rate` of the fake driver's simulated workers (`service_us` per request:
+    they keep up while rate / workers <= 1e6 / service_us), 0.5 s each."""
+    from support.fake_driver import synthetic_doc
+
+    r = Row(client(name, gil=kw.pop("gil", None), **kw))
+    for _ in range(repeats):
+        doc = synthetic_doc("--workers", str(workers), "--rate", str(rate), "--duration", "0.5", "--service-us",
+                            str(service_us))  # fmt: skip
+        r.add(DriverRun(r.client, RunStatus.OK, raw=doc, stats=row_stats(doc), returncode=0))
+    return r
+
+
 def crashed_run(c: Client, reason: str = "driver exited with status 3: boom") -> DriverRun:
     return DriverRun(c, RunStatus.FAILED, reason=reason, returncode=3)
 
