@@ -1,4 +1,4 @@
-// The Python Client: its constructor's arguments, requests (get, fetch_len, request, stream) and properties.
+// The Python Client: its constructor's arguments, requests (get, fetch_len, fetch, request, stream) and properties.
 #include "types.hpp"
 
 #include <algorithm>
@@ -104,7 +104,7 @@ void register_client(py::module_& m) {
              "A CA bundle that cannot be opened raises FileNotFoundError / PermissionError (OSError);\n"
              "one without any PEM certificate ValueError; a verify of another type TypeError.\n"
              "follow_redirects / max_redirects, headers (sent with every request), decompress (gzip, deflate)\n"
-             "and user_agent apply to request() and stream(), never to get() / fetch_len().")
+             "and user_agent apply to request() and stream(), never to get(), fetch_len() or fetch().")
         .def("__enter__", [](py::object self) { return self; })
         .def("__exit__",
              [](PyClient& c, const py::args&) {
@@ -161,6 +161,28 @@ void register_client(py::module_& m) {
             py::arg("url"), py::kw_only(), py::arg("release_gil") = true,
             "GET url, read the whole body, return (status, body bytes).")
         .def(
+            "fetch",
+            [](PyClient& self, const std::string& url, const std::string& method, const py::object& body,
+               bool release_gil) {
+                bc::Client& c = self.open();
+                // only bytes-like: the benchmark path sends a buffer it is handed, never iterates or reads
+                if (!body.is_none() && (py::isinstance<py::str>(body) || !PyObject_CheckBuffer(body.ptr())))
+                    throw py::type_error(std::string("body must be bytes-like or None, not ") +
+                                         Py_TYPE(body.ptr())->tp_name);
+                Body b;
+                b.set(body);
+                PyClient::Finish finish{self};
+                bc::Response r = run_interruptible(release_gil, [&](const bc::CancelCheck& check) {
+                    return c.request(method, url, {}, b.data(), check);
+                });
+                return py::make_tuple(r.status, py::bytes(r.body));
+            },
+            py::arg("url"), py::kw_only(), py::arg("method") = "GET", py::arg("body") = py::none(),
+            py::arg("release_gil") = true,
+            "Send method to url exactly as given, with body (bytes-like, sent with Content-Length) if any;\n"
+            "read the whole body and return (status, body). The benchmark path of uploads: no redirects,\n"
+            "no decoding, no default headers.")
+        .def(
             "request",
             [](PyClient& self, const std::string& method, const std::string& url, const py::object& params,
                const py::object& headers, const py::object& body, const py::object& json, const py::object& timeout,
@@ -212,7 +234,7 @@ void register_client(py::module_& m) {
             "iter_bytes() yields the body as it arrives. The GIL is released while waiting.")
         .def_property_readonly(
             "last_body_bytes", [](const PyClient& c) { return c.client.last_body_bytes(); },
-            "Body bytes received by the last get()/fetch_len()/request() (for a failed\n"
+            "Body bytes received by the last get()/fetch_len()/fetch()/request() (for a failed\n"
             "request: what arrived before it failed).")
         .def_property_readonly(
             "_connections_opened", [](const PyClient& c) { return c.client.connections_opened(); },

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <pybind11/pybind11.h>  // first: it includes Python.h
+#include <pybind11/stl.h>       // std::optional<double> <-> float | None (the timeout properties)
 
 #include "beast_client/client.hpp"
 #include "convert.hpp"

@@ -29,7 +29,7 @@ use reqwest_bench::ClientError;
 
 use crate::config::{tls_info_dict, ClientArgs, Config};
 use crate::errors::to_py_err;
-use crate::request::{prepare, RequestArgs};
+use crate::request::{lean_body, prepare, RequestArgs};
 use crate::response::{Headers, Response};
 
 /// The shared tokio runtime of every `RawAsyncClient` (built on first use, never shut down).
@@ -55,6 +55,7 @@ fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
 enum Outcome {
     Status(u16),
     Len(u16, u64),
+    Body(u16, bytes::Bytes),
     Response(Head, bytes::Bytes),
     Stream(Head, reqwest_bench::reqwest::Response),
     Chunk(Option<bytes::Bytes>),
@@ -167,6 +168,7 @@ impl Completer {
             let value: PyResult<Bound<'_, PyAny>> = match outcome {
                 Ok(Outcome::Status(s)) => s.into_bound_py_any(py),
                 Ok(Outcome::Len(s, n)) => (s, n).into_bound_py_any(py),
+                Ok(Outcome::Body(s, b)) => (s, PyBytes::new(py, &b)).into_bound_py_any(py),
                 Ok(Outcome::Response(head, body)) => Bound::new(py, Response::new(head, body)).map(Bound::into_any),
                 Ok(Outcome::Stream(head, resp)) => Bound::new(py, RawStream::new(head, resp)).map(Bound::into_any),
                 Ok(Outcome::Chunk(Some(c))) => Ok(PyBytes::new(py, &c).into_any()),
@@ -300,6 +302,25 @@ impl RawAsyncClient {
     fn fetch_len<'py>(&self, url: String, completer: &Bound<'py, Completer>) -> PyResult<Bound<'py, PyAny>> {
         let client = self.handle()?;
         spawn(completer, async move { client.get(&url).await.map(|(s, n)| Outcome::Len(s, n)) })
+    }
+
+    /// Future of `(status, body)`: `method` with `body` (bytes-like) if any, the whole body read (see
+    /// `Client.fetch`).
+    #[pyo3(signature = (url, completer, *, method = "GET", body = None))]
+    fn fetch<'py>(
+        &self,
+        url: String,
+        completer: &Bound<'py, Completer>,
+        method: &str,
+        body: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let body = lean_body(body)?;
+        let method = method.to_owned();
+        let client = self.handle()?;
+        spawn(completer, async move {
+            let resp = client.fetch(&method, &url, &[], body).await?;
+            Ok(Outcome::Body(resp.status, resp.body))
+        })
     }
 
     /// Future of a `Response` (see `Client.request`; a streamed body is not accepted here: the Python

@@ -8,13 +8,13 @@ use std::sync::{Arc, RwLock};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use reqwest_bench::api::Head;
 use reqwest_bench::{BlockingClient, ClientError, TlsSeen};
 
 use crate::config::{tls_info_dict, ClientArgs, Config};
 use crate::errors::to_py_err;
-use crate::request::{prepare, request_error, RequestArgs};
+use crate::request::{lean_body, prepare, request_error, RequestArgs};
 use crate::response::Response;
 use crate::stream::StreamResponse;
 
@@ -159,6 +159,24 @@ impl Client {
         Ok((status, n))
     }
 
+    /// `method` `url` exactly as given, with `body` (bytes-like, sent with Content-Length) if any; read the
+    /// whole body and return `(status, body)`. The benchmark path of uploads: no redirects, no decoding,
+    /// no default headers.
+    #[pyo3(signature = (url, *, method = "GET", body = None, release_gil = true))]
+    fn fetch<'py>(
+        &self,
+        py: Python<'py>,
+        url: &str,
+        method: &str,
+        body: Option<&Bound<'py, PyAny>>,
+        release_gil: bool,
+    ) -> PyResult<(u16, Bound<'py, PyBytes>)> {
+        let body = lean_body(body)?;
+        let resp = self.call(py, release_gil, |c, cancel| c.fetch(method, url, &[], body, cancel))?;
+        self.last_body_bytes.store(resp.body.len() as u64, Ordering::Relaxed);
+        Ok((resp.status, PyBytes::new(py, &resp.body)))
+    }
+
     /// Any method: `params` appended to the query, `headers`, a `body` (bytes-like, an iterable of
     /// bytes-like chunks or a binary file: streamed with chunked encoding) or `json`; redirects followed as
     /// the client says unless `follow_redirects` is given; `timeout` (total, seconds) overrides the
@@ -227,7 +245,7 @@ impl Client {
         Ok(StreamResponse::new(head, resp, client))
     }
 
-    /// Body bytes read by the last completed `get` / `fetch_len` / `request` (0 before the first).
+    /// Body bytes read by the last completed `get` / `fetch_len` / `fetch` / `request` (0 before the first).
     #[getter]
     fn last_body_bytes(&self) -> u64 {
         self.last_body_bytes.load(Ordering::Relaxed)

@@ -91,6 +91,20 @@ pub(crate) fn buffer_bytes(obj: &Bound<'_, PyAny>) -> PyResult<Option<Bytes>> {
     Ok(Some(Bytes::from_owner(PyBackedBytes::from(copy))))
 }
 
+/// The body of the benchmark path (`fetch`): `None`, or a bytes-like object (see [`buffer_bytes`]); a
+/// `str` or anything else is a TypeError (it never iterates or reads a file).
+pub(crate) fn lean_body(body: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Bytes>> {
+    let Some(body) = body else { return Ok(None) };
+    if body.is_none() {
+        return Ok(None);
+    }
+    let bytes = if body.is_instance_of::<PyString>() { None } else { buffer_bytes(body)? };
+    match bytes {
+        Some(b) => Ok(Some(b)),
+        None => Err(PyTypeError::new_err(format!("body must be bytes-like or None, not {}", type_name(body)))),
+    }
+}
+
 /// Where a streamed upload keeps the Python exception its source raised (re-raised instead of the
 /// transport error it caused).
 pub(crate) type UploadError = Arc<Mutex<Option<PyErr>>>;

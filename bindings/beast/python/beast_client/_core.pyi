@@ -123,6 +123,10 @@ class Client:
         """GET url, read the whole body, return the status (body size: last_body_bytes)."""
     def fetch_len(self, url: str, *, release_gil: bool = True) -> tuple[int, int]:
         """GET url, read the whole body, return (status, body bytes)."""
+    def fetch(
+        self, url: str, *, method: str = "GET", body: Buffer | None = None, release_gil: bool = True
+    ) -> tuple[int, bytes]:
+        """method url exactly as given, with body (bytes-like) if any; read the whole body, return (status, body)."""
     def request(
         self,
         method: str,

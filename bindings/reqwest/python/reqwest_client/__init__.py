@@ -16,7 +16,7 @@
 it, to demonstrate the difference); `AsyncClient` has coroutine methods for asyncio. Both keep one
 keep-alive connection pool per client and speak HTTP/1.1 over ``http://`` and ``https://`` (rustls).
 `request`/`stream` follow redirects, decompress gzip/deflate/br/zstd, send default headers and a
-User-Agent; `get`/`fetch_len` are the benchmark's lean path: a plain GET, none of that.
+User-Agent; `get`/`fetch_len`/`fetch` are the benchmark's lean path: a plain request, none of that.
 
 ``verify`` (both clients), as requests' ``verify=``: True checks ``https://`` servers against the system's
 roots, a path (str or os.PathLike) against only the CA certificates in that PEM file, False not at all
@@ -56,6 +56,8 @@ from ._core import (
 )
 
 if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
     from ._core import _Body, _HeadersArg, _Params
 
 Mapping.register(Headers)
@@ -247,6 +249,11 @@ class AsyncClient:
     async def fetch_len(self, url: str) -> tuple[int, int]:
         """GET `url`, read the whole body, return ``(status, body bytes)``."""
         return await self._raw.fetch_len(url, _completer())
+
+    async def fetch(self, url: str, *, method: str = "GET", body: Buffer | None = None) -> tuple[int, bytes]:
+        """`method` `url` with `body` (bytes-like) if any, read the whole body, return ``(status, body)``
+        (the lean benchmark path: no redirects, no decoding, no default headers)."""
+        return await self._raw.fetch(url, _completer(), method=method, body=body)
 
     async def request(
         self,

@@ -134,6 +134,10 @@ class Client:
         """GET url, read the whole body, return the status (body size: last_body_bytes)."""
     def fetch_len(self, url: str, *, release_gil: bool = True) -> tuple[int, int]:
         """GET url, read the whole body, return (status, body bytes)."""
+    def fetch(
+        self, url: str, *, method: str = "GET", body: Buffer | None = None, release_gil: bool = True
+    ) -> tuple[int, bytes]:
+        """method url exactly as given, with body (bytes-like) if any; read the whole body, return (status, body)."""
     def request(
         self,
         method: str,
@@ -225,6 +229,9 @@ class RawAsyncClient:
     ) -> RawAsyncClient: ...
     def get(self, url: str, completer: Completer) -> Awaitable[int]: ...
     def fetch_len(self, url: str, completer: Completer) -> Awaitable[tuple[int, int]]: ...
+    def fetch(
+        self, url: str, completer: Completer, *, method: str = "GET", body: Buffer | None = None
+    ) -> Awaitable[tuple[int, bytes]]: ...
     def request(
         self,
         method: str,
