@@ -6,11 +6,12 @@ exit with status 3 and `boom` on stderr instead, when it runs as repeat I: the r
 PYTHONHASHSEED i. `--crash-always` crashes every time.
 
 With `--synthetic` it runs nothing at all: it computes the `clientbench.raw/2` document of W simulated
-workers whose every request takes `--service-us` (and `--stall-ms` every `--stall-every`-th request of a
-worker), on the open loop's schedule when given `--rate` (docs/raw-format.md: a request starts at its
-intended time, or late, when the previous one ends), and prints it with samples or, with `--record
-histogram`, HdrHistogram buckets. A worker keeps up while R/W <= 1e6/service-us: the runner's open-loop
-figures (late starts, saturation, the corrected latency) can be checked against that.
+workers whose every request takes `--service-us` (times a lognormal factor with `--spread`; and
+`--stall-ms` every `--stall-every`-th request of a worker), on the open loop's schedule when given `--rate`
+(docs/raw-format.md: a request starts at its intended time, or late, when the previous one ends), and
+prints it with samples or, with `--record histogram`, HdrHistogram buckets. A worker keeps up while
+R/W <= 1e6/service-us: the runner's open-loop figures (late starts, saturation, the corrected latency) can
+be checked against that.
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ def simulate(args: argparse.Namespace, w: int) -> dict[str, Any]:
     open_loop = args.rate is not None
     intended = intended_ns(args, w) if open_loop else np.zeros(args.requests, dtype=np.int64)
     service = np.full(intended.size, int(args.service_us * 1000), dtype=np.int64)
+    if args.spread:  # a long tail, as real service times have: lognormal around service-us
+        rng = np.random.default_rng(1000 + w)
+        service = (service * rng.lognormal(0.0, args.spread, size=service.size)).astype(np.int64) + 1
     if args.stall_every:
         service[args.stall_every - 1 :: args.stall_every] = int(args.stall_ms * 1e6)
     done_before = np.concatenate([[0], np.cumsum(service)[:-1]])  # C_(k-1)
@@ -128,6 +132,7 @@ def synthetic_parser() -> argparse.ArgumentParser:
     p.add_argument("--service-us", type=float, default=100.0)
     p.add_argument("--stall-every", type=int, default=0)
     p.add_argument("--stall-ms", type=float, default=0.0)
+    p.add_argument("--spread", type=float, default=0.0, help="sigma of a lognormal factor on every service time")
     return p
 
 
