@@ -1,4 +1,4 @@
-"""Command line: `clientbench run | sweep | gil | soak | compare | list` (`run` is the default)."""
+"""Command line: `clientbench run | sweep | gil | soak | compare | report | list` (`run` is the default)."""
 
 from __future__ import annotations
 
@@ -354,6 +354,26 @@ def build_parser() -> Parser:
     cmp_.add_argument("a", type=Path, help="baseline run folder or results.json")
     cmp_.add_argument("b", type=Path, help="new run folder or results.json")
 
+    rep = sub.add_parser(
+        "report",
+        help="the HTML report of a results folder (report.html), or of two runs compared",
+        description="Render one self-contained HTML page (no network needed) of a results folder: a run, a "
+        "sweep, a GIL report, a soak, or a folder of them. The tables sort by any column and show each "
+        "figure's min-max over the repeats; Bench and CPU per request with their min-max, latency by "
+        "percentile (rows toggled in the legend), the GIL timeline and reading, sweep curves, the "
+        "environment. Every command writes this page into its folder as report.html. With --compare, "
+        "the ratio B / A per row, flagged by the rules of `clientbench compare`.",
+    )
+    rep.add_argument("results", type=Path, metavar="RESULTS_DIR", help="a results folder (A with --compare)")
+    rep.add_argument("--compare", type=Path, metavar="OTHER_DIR", help="the run to compare with (B: ratios B / A)")
+    rep.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="the HTML file to write (default RESULTS_DIR/report.html, with --compare RESULTS_DIR/compare.html)",
+    )
+
     soak = sub.add_parser(
         "soak",
         help="a million requests through each binding and native client: failures, RSS",
@@ -469,6 +489,10 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
             tags = "" if c.default else "  (not in the default set)"
             print(f"{c.name:24} {c.label}{tags}")
         return 0
+    if args.command == "report":
+        from .commands.report import report
+
+        return report(args.results, args.compare, args.out)
     if args.command == "compare":
         from .commands.compare import compare
 

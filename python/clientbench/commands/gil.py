@@ -129,7 +129,7 @@ def gil_report(
         interpreters=[i.label if i else None for i in interpreters],
         pauses=pauses,
     )
-    export(document(figures), out, ("markdown",))
+    export(document(figures), out, ("markdown", "html"))
     link_latest(out)
     show(serial, f"serial baseline: 1 worker x {serial_wl.requests} requests")
     show(parallel, f"{workload.workers} workers")

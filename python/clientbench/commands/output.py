@@ -20,9 +20,10 @@ def write_run(
     subtitle: str,
     timeline_rows: Sequence[Row] | None = None,
 ) -> None:
-    """table.md, table.csv, results.json and the plots of one set of rows into out_dir."""
+    """table.md, table.csv, results.json and the plots of one set of rows into out_dir, then report.html of the
+    folder (a command that writes more, the GIL report, writes report.html again at its end)."""
     figures = standard_figures(rows, subtitle, timeline_rows) if rows else []
-    export(Report("table", [run_table(rows)], results=results, figures=figures), out_dir, (*FILES, "plots"))
+    export(Report("table", [run_table(rows)], results=results, figures=figures), out_dir, (*FILES, "plots", "html"))
 
 
 def show(rows: Sequence[Row], title: str) -> None:

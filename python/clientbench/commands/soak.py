@@ -146,7 +146,7 @@ def soak(names: Sequence[str], settings: Soak, options: Options, argv: Sequence[
         [table(results, title)],
         document={"command": testbed.argv, "results": results, "environment": testbed.environment},
     )
-    export(report, testbed.out, ("json", "markdown", "terminal"))
+    export(report, testbed.out, ("json", "markdown", "html", "terminal"))
     link_latest(testbed.out)
     testbed.console.print(f"results: {testbed.out}")
     if testbed.exit_code is not None:

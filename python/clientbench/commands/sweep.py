@@ -215,7 +215,7 @@ def rate_sweep(
     for rate, rows in results:  # an interrupted rate still gets its tables
         if not (out / "points" / point_name(rate) / "results.json").exists():
             write(rate, base.replace(rate=rate), rows)
-    export(rate_report.summary(results, slo_ms, base, every_rate=rates is not None), out, ("markdown", "plots"))
+    export(rate_report.summary(results, slo_ms, base, every_rate=rates is not None), out, ("markdown", "plots", "html"))
     link_latest(out)
     for rate, rows in results:
         show(rows, f"{number(rate)} requests/s offered")
@@ -273,7 +273,7 @@ def sweep(
             log_x=numeric and dimension in ("workers", "payload"),
         )
     )
-    export(report, out, ("markdown", "plots"))
+    export(report, out, ("markdown", "plots", "html"))
     link_latest(out)
     for value, rows in results:
         show(rows, f"{dimension} = {value}")
