@@ -60,7 +60,7 @@ def _finite(kind: type, what: str, strict: bool, maximum: float | None = None): 
         if not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
         if maximum is not None and value > maximum:
-            raise argparse.ArgumentTypeError(f"must be <= {maximum:g}, got {text}")
+            raise argparse.ArgumentTypeError(f"must be <= {maximum}, got {text}")
         return value
 
     return checked
@@ -71,7 +71,7 @@ non_negative = _number(int, 0, "a whole number")
 seconds = _finite(float, "seconds", strict=True)
 rate = _finite(float, "requests per second", strict=True)
 milliseconds = _finite(float, "milliseconds", strict=True)
-body_size = _finite(int, "a size in bytes", strict=False, maximum=MAX_BODY_SIZE)
+body_size = _finite(int, "a size in bytes", strict=False, maximum=MAX_BODY_SIZE)  # 1 GiB
 mebibytes = _number(float, 0, "a size in MiB", strict=True)
 
 
@@ -517,7 +517,16 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "gil":
         from .commands.gil import gil_report
 
-        return gil_report(workload(args), testbed_options(args), argv, rtt_ms=args.rtt, interpreters=interpreters(args))
+        return gil_report(
+            workload(args),
+            testbed_options(args),
+            argv,
+            rtt_ms=args.rtt,
+            interpreters=interpreters(args),
+            open_loop_s=args.open_loop_duration_s,
+            rates=args.rates,
+            slo_ms=args.slo_ms,
+        )
     if args.command == "sweep":
         from .commands.sweep import sweep
 

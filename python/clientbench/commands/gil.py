@@ -14,11 +14,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model import Row
-from ..report import Figure, Report, export
-from ..report.gil import BINDINGS, RTT_TIMELINE, GilFigures, document, readings
+from ..report import FILES, Figure, Report, export
+from ..report import rates as rate_report
+from ..report.gil import BINDINGS, RTT_TIMELINE, GilFigures, document, open_loop_reading, readings
 from ..report.table import run_table
 from ..run.clients import select, under
 from ..run.interpreters import Interpreter, known
+from ..run.ladder import LADDER, climb, parse_rates, point_name
 from ..run.network import Network
 from ..run.process import child_preexec
 from ..run.testbed import Options, Testbed, link_latest
@@ -27,6 +29,8 @@ from .output import exit_status, show, write_run
 
 #: per binding: the same client library used natively, then the binding with the GIL held and released
 GIL_CLIENTS = [name for _, held, released, native in BINDINGS for name in (native, held, released)]
+#: the open-loop phase: each binding held and released, climbing the rate ladder together
+OPEN_LOOP_CLIENTS = [name for _, held, released, _ in BINDINGS for name in (held, released)]
 
 
 def measure_pauses(testbed: Testbed, interpreters: Sequence[Interpreter | None]) -> dict[str, dict[str, Any]]:
@@ -62,9 +66,16 @@ def gil_report(
     argv: Sequence[str],
     rtt_ms: int = 1,
     interpreters: Sequence[Interpreter | None] = (),
+    open_loop_s: float = 2.0,
+    rates: str | None = None,
+    slo_ms: float = 10.0,
 ) -> int:
     """rtt_ms > 0 adds the W-worker phase once more through toxiproxy at that round trip (not when the whole
-    report already runs through --network)."""
+    report already runs through --network). open_loop_s > 0 adds the open-loop phase: both bindings, GIL
+    held and released, on a ladder of rates (`rates`, or doubling until both rows of a binding saturate),
+    each rate's schedule lasting open_loop_s, once."""
+    open_wl = workload.replace(duration_s=open_loop_s, repeat=1) if open_loop_s > 0 else None
+    ladder = parse_rates(rates, workload) if rates is not None else list(LADDER)
     # the interpreters `make freethreaded` built join by default: the report's free-threaded section
     interpreters = list(interpreters) or [None, *(Interpreter(k, v) for k, v in known().items())]
     specs = under(select(GIL_CLIENTS), interpreters)
@@ -77,6 +88,13 @@ def gil_report(
     parallel: list[Row] = []
     at_rtt: list[Row] = []
     pauses: dict[str, dict[str, Any]] = {}
+    open_points: list[tuple[float, list[Row]]] = []
+    open_dir = testbed.out / "open-loop"
+
+    def write_rate(rate: float, wl: Workload, rows: Sequence[Row]) -> None:
+        res = testbed.results(wl, rows, phase="open-loop", sweep={"dimension": "rate", "value": rate})
+        export(Report("table", [run_table(rows)], results=res), open_dir / "points" / point_name(rate), FILES)
+
     with testbed:
         testbed.console.print(f"[bold]serial baseline[/]: 1 worker x {serial_wl.requests} requests")
         (testbed.out / "serial").mkdir()
@@ -87,8 +105,30 @@ def gil_report(
             testbed.console.print(f"[bold]{workload.workers} workers at rtt {rtt_ms} ms[/] (toxiproxy)")
             (testbed.out / "rtt").mkdir()
             testbed.run_rows(specs, workload, testbed.out / "rtt", at_rtt, testbed.via(rtt_net))
+        if open_wl is not None:
+            testbed.console.print(f"[bold]open loop[/]: the bindings at rising rates, {open_loop_s:g} s each")
+            climb(
+                testbed,
+                select(OPEN_LOOP_CLIENTS),
+                open_wl,
+                ladder,
+                open_dir,
+                open_points,
+                every_rate=rates is not None,
+                groups=[(held, released) for _, held, released, _ in BINDINGS],
+                after=write_rate,
+            )
         pauses = measure_pauses(testbed, interpreters) if len(interpreters) > 1 else {}
     out = testbed.out
+    if open_wl is not None and open_points:
+        for rate, rows in open_points:  # an interrupted rate still gets its tables
+            if not (open_dir / "points" / point_name(rate) / "results.json").exists():
+                write_rate(rate, open_wl.replace(rate=rate), rows)
+        export(
+            rate_report.summary(open_points, slo_ms, open_wl, every_rate=rates is not None),
+            open_dir,
+            ("markdown", "plots"),
+        )
     subtitle = f"W={workload.workers}, N={workload.requests}"
     export(
         Report("table", [run_table(serial)], results=testbed.results(serial_wl, serial, phase="serial")),
@@ -128,6 +168,9 @@ def gil_report(
         at_rtt=at_rtt,
         interpreters=[i.label if i else None for i in interpreters],
         pauses=pauses,
+        open_points=open_points,
+        open_workload=open_wl,
+        slo_ms=slo_ms,
     )
     export(document(figures), out, ("markdown", "html"))
     link_latest(out)
@@ -136,5 +179,7 @@ def gil_report(
     if rtt_net is not None:
         show(at_rtt, f"{workload.workers} workers at rtt {rtt_ms} ms")
     testbed.console.print("\n".join(line for part in readings(figures) for line in part), markup=False)
+    if open_points:
+        testbed.console.print("\n".join(open_loop_reading(open_points, slo_ms)), markup=False)
     testbed.console.print(f"report: {out / 'gil.md'}")
-    return exit_status(testbed, serial + parallel + at_rtt)
+    return exit_status(testbed, serial + parallel + at_rtt + [r for _, rows in open_points for r in rows])
