@@ -293,15 +293,48 @@ def test_sweep_end_to_end(tmp_path):
 
 
 def test_gil_report_end_to_end(tmp_path):
-    code = cli.main(["gil", "-w", "3", "-n", "20", "-r", "1", "--warmup", "1", "--out", str(tmp_path)])
+    code = cli.main(["gil", "-w", "3", "-n", "20", "-r", "1", "--warmup", "1", "--rates", "100,200",
+                     "--open-loop-duration", "0.5", "--out", str(tmp_path)])  # fmt: skip
     assert code == 0
     run_dir = tmp_path / "latest"
     report = (run_dir / "gil.md").read_text()
     assert "## Reading (generated from the figures below)" in report
     assert "**beast, GIL held**" in report and "**reqwest, GIL held**" in report
     assert "no complete held/released pair" not in report
+    # the open-loop phase: the four binding rows at both rates given
+    assert "## Open loop: the rate each binding sustains (generated from the figures below)" in report
+    assert "- **beast, open loop**" in report and "- **reqwest, open loop**" in report
+    assert "did not both run" not in report
+    for rate in (100, 200):
+        point = json.loads((run_dir / "open-loop" / "points" / f"rate-{rate}" / "results.json").read_text())
+        validate_results(point)
+        assert point["workload"]["rate"] == rate and len(point["rows"]) == 4
+        assert all(r["status"] == "ok" for r in point["rows"])
+    assert (run_dir / "open-loop" / "sweep.md").is_file()
     validate_results(json.loads((run_dir / "serial" / "results.json").read_text()))
     assert (run_dir / "plots" / "timeline.png").stat().st_size > 10_000
+
+
+def test_an_open_loop_run_and_a_rate_sweep_through_the_command_line(tmp_path, monkeypatch):
+    """--rate reaches the drivers and gives the open-loop table; sweep rate takes --rates and --slo (simulated
+    drivers of 2 workers at 0.5 ms a request: they keep up with 1,000/s, not with 8,000/s)."""
+    fake = fake_driver.spec("sim", "--synthetic", "--service-us", "500")
+    monkeypatch.setattr(cli, "select", lambda patterns, everything=False: [fake])
+    base = ["-w", "2", "--warmup", "0", "--duration", "0.5"]
+    assert cli.main(["run", "--rate", "1000", "-r", "2", *base, "--out", str(tmp_path / "run")]) == 0
+    results = json.loads((tmp_path / "run" / "latest" / "results.json").read_text())
+    validate_results(results)
+    wl = results["workload"]
+    assert (wl["loop"], wl["rate"], wl["duration_s"], wl["requests"], wl["repeat"]) == ("open", 1000, 0.5, None, 2)
+    command = results["rows"][0]["runs"][0]["command"]
+    flags = ["--duration", "0.5", "--warmup", "0", "--timeout", "30", "--rate", "1000", "--arrival", "uniform"]
+    assert command[command.index("--duration") :] == [*flags, "--seed", "1"]
+    table = (tmp_path / "run" / "latest" / "table.md").read_text()
+    assert "| Offered(req/s) | Achieved(req/s) |" in table and "| no | ok |" in table
+    argv = ["sweep", "rate", "--rates", "1000,8000", "--slo", "5", *base, "--out", str(tmp_path / "sweep")]
+    assert cli.main(argv) == 0
+    text = (tmp_path / "sweep" / "latest" / "sweep.md").read_text()
+    assert "sustains **1,000 requests/s**" in text and "within 5 ms" in text and "(saturated)" in text
 
 
 @pytest.mark.parametrize("https", [False, True], ids=["http", "https"])
