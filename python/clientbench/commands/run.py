@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ..model import Row
 from ..run.clients import ClientSpec
 from ..run.testbed import Options, Testbed, link_latest
-from ..workload import Workload
+from ..workload import Workload, number
 from .output import exit_status, show, write_run
 
 
@@ -21,9 +21,8 @@ def run(specs: Sequence[ClientSpec], workload: Workload, options: Options, argv:
         )
         testbed.run_rows(specs, workload, testbed.out, rows)
     out = testbed.out
-    write_run(
-        rows, testbed.results(workload, rows), out, f"W={workload.workers}, N={workload.requests}, GET {workload.path}"
-    )
+    loop = f"{number(workload.rate)}/s" if workload.rate is not None else f"N={workload.requests}"
+    write_run(rows, testbed.results(workload, rows), out, f"W={workload.workers}, {loop}, {workload.request()}")
     link_latest(out)
     if rows:
         show(rows, testbed.describe(workload))

@@ -247,7 +247,7 @@ def sweep(
             wl = workload_at(base, dimension, value)
             testbed.console.print(
                 f"[bold]{dimension} = {value}[/]: {wl.workers} workers x {wl.requests} "
-                f"requests, GET {wl.path}, {wl.connection}"
+                f"requests, {wl.request()}, {wl.connection}"
             )
             point_dir = testbed.out / "points" / f"{dimension}-{value}"
             point_dir.mkdir(parents=True)
