@@ -81,3 +81,21 @@ def test_a_stalling_server_shows_the_stall_in_the_corrected_latency_only(server)
     assert s.service_p99_ms < 20, s  # 0.2% of the requests: below the service time's P99
     assert s.p99_ms > 100 and s.p99_ms > 10 * s.service_p99_ms, s  # the corrected latency carries them
     assert s.p999_ms >= s.service_p999_ms
+
+
+def test_a_document_whose_figures_cannot_be_computed_fails_its_run_not_the_runner():
+    """A histogram bucket of 10^18 ns (31 years) validates as a number but fits no histogram."""
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); from support.rows import histogram_doc; "
+        "d = histogram_doc(); d['workers'][0]['histograms']['service']['counts'][-1][0] = 10**18; "
+        "print(json.dumps(d))"
+    )
+    from support import REPO
+
+    spec = fake_driver.code_spec("huge", code, str(REPO / "python" / "tests"))
+    run = run_driver(spec, "http://127.0.0.1:1/", Workload(workers=2, requests=1), row_timeout_s=30)
+    assert run.status is RunStatus.FAILED and run.stats is None and run.raw is None
+    assert (
+        run.reason
+        == "invalid driver output: worker 0: a service latency of 1000000000000000000 ns does not fit a histogram"
+    )

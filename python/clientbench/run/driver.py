@@ -170,7 +170,11 @@ def run_driver(
     except InvalidResult as exc:
         result.reason = str(exc)
         return result
-    result.stats = s = row_stats(result.raw, result.usage)
+    try:
+        result.stats = s = row_stats(result.raw, result.usage)
+    except ValueError as exc:  # e.g. a histogram bucket beyond what a histogram holds
+        result.raw, result.reason = None, f"invalid driver output: {exc}"
+        return result
     if s.errors:
         reasons = sorted({f["reason"] for w in result.raw["workers"] for f in w["failures"]})
         result.reason = f"{s.errors} of {s.requests} requests failed: " + "; ".join(reasons[:3])
