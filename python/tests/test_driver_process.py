@@ -17,6 +17,7 @@ from clientbench.model import DriverRun, RunStatus
 from clientbench.run.clients import CLIENTS, select
 from clientbench.run.driver import run_driver, run_plan
 from clientbench.run.process import ManagedProcess
+from clientbench.schema import RAW_SCHEMA_ID
 from clientbench.workload import Workload
 from support import fake_driver
 
@@ -100,7 +101,7 @@ def test_plan_interleaves_the_repeats_round_robin(tmp_path):
     assert [run.status for run in rows[1].runs] == ["ok", "failed", "ok"]
     # every good run's raw document is kept, named after the row and the repeat; every run's stderr too
     assert [run.raw_file for run in rows[1].runs] == ["raw/b.0.json", None, "raw/b.2.json"]
-    assert json.loads((tmp_path / "raw" / "a.2.json").read_text())["schema"] == "clientbench.raw/1"
+    assert json.loads((tmp_path / "raw" / "a.2.json").read_text())["schema"] == RAW_SCHEMA_ID
     assert "boom (repeat 1)" in (tmp_path / "logs" / "b.1.stderr.log").read_text()
 
 
