@@ -256,7 +256,7 @@ def test_a_real_run_writes_every_file_and_a_valid_results_json(tmp_path):
     assert run_dir.is_symlink()
     results = json.loads((run_dir / "results.json").read_text())
     validate_results(results)
-    assert results["schema"] == "clientbench.results/2"
+    assert results["schema"] == "clientbench.results/3"
     assert results["workload"] == {
         "workers": 2,
         "requests": 5,
@@ -265,6 +265,13 @@ def test_a_real_run_writes_every_file_and_a_valid_results_json(tmp_path):
         "path": "/",
         "connection": "keep-alive",
         "repeat": 2,
+        "loop": "closed",
+        "rate": None,
+        "duration_s": None,
+        "arrival": None,
+        "seed": None,
+        "method": "GET",
+        "body_size": 0,
     }
     assert [r["client"]["name"] for r in results["rows"]] == ["cpp-beast", "py-requests"]
     assert all(r["status"] == "ok" and len(r["runs"]) == 2 for r in results["rows"])
