@@ -108,6 +108,20 @@ def test_compare_reads_results_1(tmp_path, capsys):
     assert "0 row(s) changed" in out and "largest difference of median Bench: 0.0%" in out
 
 
+@pytest.mark.parametrize("reference", ["run", "freethreaded"])  # results/1, results/2
+def test_compare_works_across_results_versions(tmp_path, capsys, reference):
+    from clientbench.model import SCHEMA_ID, Results
+    from support import REPO
+
+    old = REPO / "results" / "reference" / reference
+    new = tmp_path / "results.json"
+    doc = Results.load(old).to_json()
+    assert doc["schema"] == SCHEMA_ID and json.loads((old / "results.json").read_text())["schema"] != SCHEMA_ID
+    new.write_text(json.dumps(doc))
+    assert compare(old, new) == 0
+    assert "largest difference of median Bench: 0.0%" in capsys.readouterr().out
+
+
 def test_compare_missing_file_is_a_setup_error(tmp_path):
     with pytest.raises(SetupError, match="no results"):
         compare(tmp_path / "nope", tmp_path / "nope2")
