@@ -2,15 +2,18 @@
 //
 // Each worker owns one blocking TCP socket (TCP_NODELAY) and, per request, writes one pre-built
 // `GET <target> HTTP/1.1` request and reads exactly one response: the head up to CRLFCRLF, the status
-// code, Content-Length, then exactly that many body bytes (counted, not kept). No HTTP library, no
+// code, Content-Length, then exactly that many body bytes (counted, not kept). A POST / PUT is pre-built the
+// same way, with its Content-Length and body; its response body is kept (the first 4 KiB) for the harness to
+// compare with the /upload line. No HTTP library, no
 // allocation per request, no event loop: what is left is the kernel, the loopback and the server, i.e.
 // the physical limit of this machine and server for the workload. It is deliberately minimal: responses
 // without Content-Length (chunked, EOF-delimited) are a ProtocolError, and the timeout applies to each
 // socket operation (SO_RCVTIMEO/SO_SNDTIMEO) rather than to the whole request.
 //
-// A GET (idempotent, so sending it again is harmless) on a re-used connection that the server closed
-// meanwhile (EOF or reset before any response byte) is retried once on a new connection, and `Connection:
-// close` is honoured. (Unlike the Beast client, it does not check an idle connection before re-using it.)
+// A GET or PUT (idempotent, so sending it again is harmless) on a re-used connection that the server closed
+// meanwhile (EOF or reset before any response byte) is retried once on a new connection, a POST only when
+// none of it had been written, and `Connection: close` is honoured. (Unlike the Beast client, it does not check an idle
+// connection before re-using it.)
 //
 // https:// URLs: the same, with OpenSSL used directly on the blocking socket (SSL_connect, SSL_write of the
 // pre-built request, SSL_read of exactly one Content-Length response), still no HTTP library. TLS 1.2 and 1.3,
@@ -56,6 +59,11 @@ using beast_client::ProtocolError;
 using beast_client::TLSError;
 
 constexpr std::size_t kHeadLimit = 64 * 1024;
+// Request bodies up to this size are part of the pre-built request (one write); larger ones are written
+// separately from the harness's single copy, so W workers do not each hold one.
+constexpr std::size_t kInlineBody = 1024 * 1024;
+// An upload's response (the /upload line) is compared in full; this much of a longer one is kept.
+constexpr std::size_t kKeptBody = 4096;
 
 bool iequals_prefix(std::string_view line, std::string_view name) {
     if (line.size() < name.size()) return false;
@@ -140,29 +148,59 @@ public:
     std::optional<beast_client::TlsInfo> tls_info() const override { return tls_info_; }
 
     harness::Fetch get(const std::string& url) override {
+        if (url != url_text_ || keep_body_) prepare(url, "GET", {});
+        return send(true);
+    }
+
+    harness::Fetch upload(const std::string& url, const std::string& method, std::string_view body) override {
+        if (url != url_text_ || !keep_body_ || method != method_ || body.data() != body_.data() ||
+            body.size() != body_.size())
+            prepare(url, method, body);
+        harness::Fetch fetch = send(method == "PUT");
+        fetch.body = kept_;
+        return fetch;
+    }
+
+private:
+    std::string where() const { return url_.host + ":" + std::to_string(url_.port); }
+
+    // Builds the request of `method` with `body` (none for a GET) once: the head, with the body appended when
+    // it is small; a larger one is written from the harness's copy, shared by every worker.
+    void prepare(const std::string& url, const std::string& method, std::string_view body) {
         if (url != url_text_) {
             const beast_client::Url u = beast_client::parse_url(url);  // InvalidUrl on bad input
             disconnect();
             url_ = u;
             url_text_ = url;
-            request_ = "GET " + u.target + " HTTP/1.1\r\nHost: " + u.host + ":" + std::to_string(u.port) + "\r\n\r\n";
         }
+        method_ = method;
+        keep_body_ = method != "GET";
+        body_ = body;
+        request_ =
+            method + " " + url_.target + " HTTP/1.1\r\nHost: " + url_.host + ":" + std::to_string(url_.port) + "\r\n";
+        if (keep_body_) request_ += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+        request_ += "\r\n";
+        separate_body_ = body.size() > kInlineBody;
+        if (!separate_body_) request_ += body;
+    }
+
+    // One exchange on the kept connection. A re-used connection that turns out closed before any byte of the
+    // response is replaced and the request sent again, once, when that is harmless: the method is idempotent
+    // or no byte of the request had been written.
+    harness::Fetch send(bool idempotent) {
         const bool reused = fd_ >= 0;
         if (!reused) connect_socket();
         try {
             return exchange();
         } catch (const Stale&) {
             disconnect();
-            if (!reused)
-                throw ConnectionError("connection to " + where() + " closed before the response",
-                                      ConnectionError::Kind::reset);
+            if (!reused || (!idempotent && wrote_)) throw closed_before_response();
             connect_socket();
             try {
                 return exchange();
             } catch (const Stale&) {
                 disconnect();
-                throw ConnectionError("connection to " + where() + " closed before the response",
-                                      ConnectionError::Kind::reset);
+                throw closed_before_response();
             }
         } catch (...) {
             disconnect();
@@ -170,8 +208,10 @@ public:
         }
     }
 
-private:
-    std::string where() const { return url_.host + ":" + std::to_string(url_.port); }
+    ConnectionError closed_before_response() const {
+        return ConnectionError("connection to " + where() + " closed before the response",
+                               ConnectionError::Kind::reset);
+    }
 
     void disconnect() {
         if (ssl_) SSL_free(ssl_);  // no SSL_shutdown: nothing waits for the server's close_notify
@@ -323,11 +363,12 @@ private:
         }
     }
 
-    harness::Fetch exchange() {
-        // write the pre-built request
+    // Writes data in full; Stale when the connection turns out closed.
+    void write_all(std::string_view data) {
         std::size_t sent = 0;
-        while (ssl_ && sent < request_.size()) {
-            const int n = SSL_write(ssl_, request_.data() + sent, static_cast<int>(request_.size() - sent));
+        while (ssl_ && sent < data.size()) {
+            const int chunk = static_cast<int>(std::min<std::size_t>(data.size() - sent, INT_MAX));
+            const int n = SSL_write(ssl_, data.data() + sent, chunk);
             if (n <= 0) {
                 const int err = tls_failure(n, "write to");
                 if (err == EINTR) continue;
@@ -335,16 +376,31 @@ private:
                 fail_errno("write to", err);
             }
             sent += static_cast<std::size_t>(n);
+            wrote_ = true;
         }
-        while (sent < request_.size()) {
-            const ssize_t n = ::send(fd_, request_.data() + sent, request_.size() - sent, MSG_NOSIGNAL);
+        while (sent < data.size()) {
+            const ssize_t n = ::send(fd_, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
             if (n < 0) {
                 if (errno == EINTR) continue;
                 if (errno == EPIPE || errno == ECONNRESET) throw Stale{};
                 fail_errno("write to", errno);
             }
             sent += static_cast<std::size_t>(n);
+            wrote_ = true;
         }
+    }
+
+    // An upload's response body: its first kKeptBody bytes are kept for the harness's check.
+    void keep(const char* data, std::uint64_t n) {
+        const std::size_t room = kKeptBody - kept_.size();
+        kept_.append(data, static_cast<std::size_t>(std::min<std::uint64_t>(n, room)));
+    }
+
+    harness::Fetch exchange() {
+        // write the pre-built request
+        wrote_ = false;
+        write_all(request_);
+        if (separate_body_) write_all(body_);
         // read the head
         have_ = 0;
         std::size_t head_end = std::string_view::npos;
@@ -409,10 +465,16 @@ private:
         if (bodiless) length = 0;
         // body: what came with the head, then exactly the rest
         std::uint64_t got = std::min<std::uint64_t>(have_ - (head_end + 4), length);
+        if (keep_body_) {
+            kept_.clear();
+            keep(buf_.data() + head_end + 4, got);
+        }
         while (got < length) {
             have_ = 0;
             if (!fill()) throw ConnectionError("connection to " + where() + " closed in the middle of the body");
-            got += std::min<std::uint64_t>(have_, length - got);
+            const std::uint64_t n = std::min<std::uint64_t>(have_, length - got);
+            if (keep_body_) keep(buf_.data(), n);
+            got += n;
         }
         have_ = 0;
         if (close_after) disconnect();
@@ -427,7 +489,13 @@ private:
     int fd_ = -1;
     std::string url_text_;
     beast_client::Url url_{};
-    std::string request_;
+    std::string method_;
+    std::string request_;         // the head, and the body when it is at most kInlineBody bytes
+    std::string_view body_;       // the harness's request body
+    bool separate_body_ = false;  // body_ is written after request_
+    bool keep_body_ = false;      // an upload: the response body is kept (kept_)
+    bool wrote_ = false;          // a byte of the current request has been written
+    std::string kept_;
     std::vector<char> buf_;
     std::size_t have_ = 0;
 };
@@ -442,9 +510,10 @@ int main(int argc, char** argv) {
         "POSIX sockets",
         std::string("pre-built request, Content-Length responses only, blocking socket per thread; https: ") +
             OpenSSL_version(OPENSSL_VERSION),
-        "\nThe floor: a minimal raw-socket client that sends a pre-built GET and reads exactly one\n"
-        "Content-Length response per request (one blocking socket per thread; https: OpenSSL directly on it).\n"
-        "Prints one clientbench.raw/1 JSON document on stdout (see docs/raw-format.md).",
+        "\nThe floor: a minimal raw-socket client that sends a pre-built request (GET, or POST / PUT with its\n"
+        "body) and reads exactly one Content-Length response per request (one blocking socket per thread;\n"
+        "https: OpenSSL directly on it). Prints one clientbench.raw/2 JSON document on stdout (see\n"
+        "docs/raw-format.md).",
         [](const harness::ClientOptions& o) { return std::make_unique<FloorClient>(o); },
     };
     // OpenSSL writes to the socket with write(2): a peer that has closed must not kill the process

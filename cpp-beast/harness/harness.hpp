@@ -1,6 +1,7 @@
 // The clientbench driver harness for C++ clients (docs/raw-format.md): command line, W worker threads,
-// start gate, timing, failure accounting and the clientbench.raw/1 JSON document. A driver supplies only
-// how to create a worker's client (one keep-alive connection) and how to do one GET with it.
+// start gate, the closed or open loop, timing, failure accounting and the clientbench.raw/2 JSON document. A
+// driver supplies only how to create a worker's client (one keep-alive connection) and how to do one GET, or
+// one POST / PUT with a body, with it.
 #pragma once
 
 #include "beast_client/client.hpp"  // TlsInfo
@@ -15,19 +16,24 @@
 
 namespace harness {
 
-/// What one GET returned: the status and the body bytes read (the whole body).
+/// What one request returned: the status and the body bytes read (the whole body); for an upload also the
+/// response body itself (at least its first 4 KiB; valid until the client's next request), which the harness
+/// compares with the /upload line it expects.
 struct Fetch {
     int status = 0;
     std::uint64_t bytes = 0;
+    std::string_view body = {};
 };
 
-/// One worker's client (owning its keep-alive connection). `get` throws (preferably a beast_client::Error
-/// subclass, whose type name is the failure class) on any transport or protocol error; non-2xx statuses are
-/// returned.
+/// One worker's client (owning its keep-alive connection). `get` and `upload` throw (preferably a
+/// beast_client::Error subclass, whose type name is the failure class) on any transport or protocol error;
+/// non-2xx statuses are returned.
 class Client {
 public:
     virtual ~Client();
     virtual Fetch get(const std::string& url) = 0;
+    /// Sends `body` with `method` (POST or PUT) and reads the whole response, keeping its body (Fetch::body).
+    virtual Fetch upload(const std::string& url, const std::string& method, std::string_view body) = 0;
     /// The negotiated TLS version and cipher of the client's (last) connection; nullopt for plain http or
     /// when the client cannot tell. Worker 0's ends up in the document's client section ("tls").
     virtual std::optional<beast_client::TlsInfo> tls_info() const { return std::nullopt; }

@@ -3,6 +3,7 @@
 #include "harness.hpp"
 
 #include "beast_client/client.hpp"
+#include "harness_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,14 +13,17 @@
 #include <regex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
 using harness::failure_reason;
+using harness_test::run_driver;
+using harness_test::ScriptedClient;
 
 namespace {
 
-// The failure reasons in a clientbench.raw/1 document, in order (the harness's own JSON: no escapes here).
+// The failure reasons in a document, in order (the harness's own JSON: no escapes here).
 std::vector<std::string> reasons_in(const std::string& doc) {
     static const std::regex re(R"re("reason":"([^"]*)")re");
     std::vector<std::string> out;
@@ -27,32 +31,6 @@ std::vector<std::string> reasons_in(const std::string& doc) {
         out.push_back((*it)[1].str());
     return out;
 }
-
-// Runs harness::main with `make_client` and the given flags; returns stdout.
-std::string run_driver(std::function<std::unique_ptr<harness::Client>(const harness::ClientOptions&)> make_client,
-                       std::vector<std::string> flags, int* exit_status = nullptr) {
-    const harness::Driver driver{"test-driver", "C++", "fake", "0", "", "", std::move(make_client)};
-    std::vector<std::string> args{"test-driver", "--url", "http://127.0.0.1:9/"};
-    args.insert(args.end(), flags.begin(), flags.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    testing::internal::CaptureStdout();
-    const int rc = harness::main(static_cast<int>(argv.size()), argv.data(), driver);
-    const std::string out = testing::internal::GetCapturedStdout();
-    if (exit_status) *exit_status = rc;
-    return out;
-}
-
-// Answers from a script: a status, or an exception to throw.
-class ScriptedClient final : public harness::Client {
-public:
-    explicit ScriptedClient(std::vector<std::function<harness::Fetch()>> script) : script_(std::move(script)) {}
-    harness::Fetch get(const std::string&) override { return script_.at(next_++ % script_.size())(); }
-
-private:
-    std::vector<std::function<harness::Fetch()>> script_;
-    std::size_t next_ = 0;
-};
 
 }  // namespace
 
@@ -88,7 +66,7 @@ TEST(FailureReason, IsOneLine) {
 
 TEST(Harness, RequestFailuresHaveCanonicalReasons) {
     const auto make = [](const harness::ClientOptions&) {
-        return std::make_unique<ScriptedClient>(std::vector<std::function<harness::Fetch()>>{
+        return std::make_unique<ScriptedClient>(std::vector<harness_test::Step>{
             []() -> harness::Fetch { throw beast_client::TimeoutError("timed out after 1 s"); },
             [] {
                 return harness::Fetch{503, 3};
@@ -151,6 +129,7 @@ public:
         seen->push_back(o);
     }
     harness::Fetch get(const std::string&) override { return {200, 1}; }
+    harness::Fetch upload(const std::string&, const std::string&, std::string_view) override { return {200, 1}; }
     std::optional<beast_client::TlsInfo> tls_info() const override {
         if (!tls_) return std::nullopt;
         return beast_client::TlsInfo{"TLSv1.3", "TLS_AES_256_GCM_SHA384"};
@@ -201,13 +180,10 @@ TEST(Harness, TlsFlagsUsageErrors) {
                                                                    {"--ca-file"},
                                                                    {"--ca-file", ""},
                                                                    {"--ca-file", "bad.pem"}}) {
-        int rc = -1;
-        testing::internal::CaptureStderr();
-        const std::string out = run_driver(make, flags, &rc);
-        const std::string err = testing::internal::GetCapturedStderr();
-        EXPECT_EQ(rc, 2) << flags[0];
-        EXPECT_TRUE(out.empty()) << out;
-        EXPECT_NE(err.find("test-driver: error: "), std::string::npos) << err;
+        const harness_test::Outcome o = harness_test::run_main(make, flags);
+        EXPECT_EQ(o.status, 2) << flags[0];
+        EXPECT_TRUE(o.out.empty()) << o.out;
+        EXPECT_NE(o.err.find("test-driver: error: "), std::string::npos) << o.err;
     }
 }
 
@@ -234,7 +210,7 @@ TEST(Harness, DocumentReportsWorkerZerosTls) {
 
 TEST(Harness, TlsErrorsAreCountedWithTheirClass) {
     const auto make = [](const harness::ClientOptions&) {
-        return std::make_unique<ScriptedClient>(std::vector<std::function<harness::Fetch()>>{
+        return std::make_unique<ScriptedClient>(std::vector<harness_test::Step>{
             []() -> harness::Fetch {
                 throw beast_client::TLSError(
                     "TLS handshake with 127.0.0.1:9 failed: certificate verify failed: "

@@ -1,0 +1,181 @@
+// The driver contract's command line (options.hpp).
+#include "options.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <system_error>
+
+const char* const harness::kUsage =
+    " --url URL [--workers W] [--requests N | --duration SECONDS] [--warmup K]\n"
+    "        [--timeout SECONDS] [--connection keep-alive|new] [--ca-file PATH | --insecure]\n"
+    "        [--rate R [--arrival uniform|poisson] [--seed S]] [--method GET|POST|PUT] [--body-size BYTES]\n"
+    "        [--record samples|histogram]\n"
+    "\n"
+    "  --url URL           URL every request goes to (http[s]://host:port/path), required\n"
+    "  --workers W         threads, each with its own client (default 10)\n"
+    "  --requests N        timed requests per worker (default 100)\n"
+    "  --duration SECONDS  open loop, instead of --requests: the schedule lasts this long\n"
+    "  --warmup K          untimed requests per worker before the timed loop (default 0)\n"
+    "  --timeout SECONDS   per-request timeout (default 30)\n"
+    "  --connection C      keep-alive: one connection per worker (default); new: a new client and\n"
+    "                      connection for every timed request\n"
+    "  --ca-file PATH      https: trust the CA certificates in this PEM file instead of the system's\n"
+    "  --insecure          https: do not verify the server's certificate (unsafe: for measurements only)\n"
+    "  --rate R            open loop: R requests/s over all workers, each on a schedule of R/W requests/s\n"
+    "                      (default: a closed loop, each request sent when the previous one returned)\n"
+    "  --arrival A         open loop: uniform (a fixed interval, default) or poisson (exponential intervals)\n"
+    "  --seed S            open loop, poisson: worker w draws its intervals from a generator seeded S + w\n"
+    "                      (default 1)\n"
+    "  --method M          GET (default), POST or PUT\n"
+    "  --body-size BYTES   POST/PUT: the request body's length (default 0); the response must be the\n"
+    "                      server's /upload line for it (\"<length> <sha256 hex>\")\n"
+    "  --record R          samples: per-request arrays (default); histogram: latency histograms\n"
+    "  -h, --help          show this help\n";
+
+namespace {
+
+using harness::UsageError;
+
+long parse_int(const std::string& flag, const std::string& text, long min) {
+    long value = 0;
+    const char* first = text.data();
+    const char* last = first + text.size();
+    const auto [ptr, ec] = std::from_chars(first, last, value);
+    if (text.empty() || ec != std::errc() || ptr != last)
+        throw UsageError{flag + " expects an integer, got '" + text + "'"};
+    if (value < min) throw UsageError{flag + " must be >= " + std::to_string(min) + ", got " + text};
+    return value;
+}
+
+double parse_number(const std::string& flag, const std::string& text, const char* what) {
+    char* end = nullptr;
+    const double value = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+        throw UsageError{flag + " expects a number of " + what + ", got '" + text + "'"};
+    if (!(value > 0)) throw UsageError{flag + " must be > 0, got " + text};
+    return value;
+}
+
+std::uint64_t parse_seed(const std::string& text) {
+    std::uint64_t value = 0;
+    const char* first = text.data();
+    const char* last = first + text.size();
+    const auto [ptr, ec] = std::from_chars(first, last, value);
+    if (text.empty() || ec != std::errc() || ptr != last)
+        throw UsageError{"--seed expects a non-negative integer below 2^64, got '" + text + "'"};
+    return value;
+}
+
+std::size_t parse_body_size(const std::string& text) {
+    long long value = 0;
+    const char* first = text.data();
+    const char* last = first + text.size();
+    const auto [ptr, ec] = std::from_chars(first, last, value);
+    const bool too_large = ec == std::errc::result_out_of_range && !text.empty() && text[0] != '-';
+    if (too_large || (ec == std::errc() && ptr == last && value > static_cast<long long>(harness::kMaxBodySize)))
+        throw UsageError{"--body-size must be at most 1073741824 (1 GiB), got " + text};
+    if (text.empty() || ec != std::errc() || ptr != last)
+        throw UsageError{"--body-size expects a number of bytes, got '" + text + "'"};
+    if (value < 0) throw UsageError{"--body-size must be >= 0, got " + text};
+    return static_cast<std::size_t>(value);
+}
+
+bool takes_value(const std::string& flag) {
+    for (const char* f : {"--url", "--workers", "--requests", "--duration", "--warmup", "--timeout", "--connection",
+                          "--ca-file", "--rate", "--arrival", "--seed", "--method", "--body-size", "--record"})
+        if (flag == f) return true;
+    return false;
+}
+
+}  // namespace
+
+std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
+    Options o;
+    bool have_url = false;
+    bool have_requests = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg == "-h" || arg == "--help") return std::nullopt;
+        std::string value;
+        bool inline_value = false;
+        if (const auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+            value = arg.substr(eq + 1);
+            arg = arg.substr(0, eq);
+            inline_value = true;
+        }
+        if (arg == "--insecure") {  // a switch: no value
+            if (inline_value) throw UsageError{"--insecure takes no value"};
+            o.insecure = true;
+            continue;
+        }
+        if (!takes_value(arg)) throw UsageError{"unknown argument '" + std::string(argv[i]) + "'"};
+        if (!inline_value) {
+            if (i + 1 >= argc) throw UsageError{arg + " expects a value"};
+            value = argv[++i];
+        }
+        if (arg == "--url") {
+            if (value.empty()) throw UsageError{"--url must not be empty"};
+            o.url = value;
+            have_url = true;
+        } else if (arg == "--workers") {
+            o.workers = parse_int(arg, value, 1);
+        } else if (arg == "--requests") {
+            o.requests = parse_int(arg, value, 1);
+            have_requests = true;
+        } else if (arg == "--duration") {
+            o.duration_s = parse_number(arg, value, "seconds");
+        } else if (arg == "--warmup") {
+            o.warmup = parse_int(arg, value, 0);
+        } else if (arg == "--connection") {
+            if (value != "keep-alive" && value != "new")
+                throw UsageError{"--connection must be keep-alive or new, got '" + value + "'"};
+            o.new_connection = value == "new";
+        } else if (arg == "--ca-file") {
+            if (value.empty()) throw UsageError{"--ca-file must not be empty"};
+            o.ca_file = value;
+        } else if (arg == "--rate") {
+            char* end = nullptr;
+            const double rate = value.empty() ? 0.0 : std::strtod(value.c_str(), &end);
+            if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(rate) || !(rate > 0))
+                throw UsageError{"--rate must be a positive number of requests/s, got '" + value + "'"};
+            o.rate = rate;
+        } else if (arg == "--arrival") {
+            if (value != "uniform" && value != "poisson")
+                throw UsageError{"--arrival must be uniform or poisson, got '" + value + "'"};
+            o.arrival = value == "uniform" ? Arrival::uniform : Arrival::poisson;
+        } else if (arg == "--seed") {
+            o.seed = parse_seed(value);
+        } else if (arg == "--method") {
+            if (value != "GET" && value != "POST" && value != "PUT")
+                throw UsageError{"--method must be GET, POST or PUT, got '" + value + "'"};
+            o.method = value;
+        } else if (arg == "--body-size") {
+            o.body_size = parse_body_size(value);
+        } else if (arg == "--record") {
+            if (value != "samples" && value != "histogram")
+                throw UsageError{"--record must be samples or histogram, got '" + value + "'"};
+            o.histogram = value == "histogram";
+        } else {
+            o.timeout = parse_number(arg, value, "seconds");
+        }
+    }
+    if (!have_url) throw UsageError{"the following argument is required: --url"};
+    if (o.insecure && !o.ca_file.empty()) throw UsageError{"--ca-file and --insecure are mutually exclusive"};
+    if (o.duration_s && have_requests)
+        throw UsageError{"--duration and --requests exclude each other: an open loop lasts a time or a count"};
+    if (o.duration_s && !o.rate) throw UsageError{"--duration goes with --rate (an open loop)"};
+    if (o.rate && *o.rate / static_cast<double>(o.workers) > kMaxRatePerWorker) {
+        char rate[32];
+        std::snprintf(rate, sizeof rate, "%.12g", *o.rate);
+        throw UsageError{std::string("--rate ") + rate + " over " + std::to_string(o.workers) +
+                         " worker(s) is finer than the schedule keeps (at most 1000000 requests/s per worker)"};
+    }
+    if (o.body_size > 0 && !o.upload())
+        throw UsageError{"--body-size goes with --method POST or PUT (a GET sends no body)"};
+    return o;
+}

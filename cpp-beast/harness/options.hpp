@@ -1,0 +1,48 @@
+// The driver contract's command line (docs/raw-format.md, "Command line"): the options a run is made of, and
+// the usage errors (one line naming the flag; harness::main exits 2 with it).
+#pragma once
+
+#include "schedule.hpp"  // Arrival
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace harness {
+
+struct Options {
+    std::string url;
+    long workers = 10;
+    long requests = 100;
+    std::optional<double> duration_s;  // --duration (then `requests` is not used)
+    long warmup = 0;
+    double timeout = 30.0;
+    bool new_connection = false;  // --connection new
+    std::string ca_file;          // --ca-file
+    bool insecure = false;        // --insecure
+    std::optional<double> rate;   // --rate: an open loop
+    Arrival arrival = Arrival::uniform;
+    std::uint64_t seed = 1;
+    std::string method = "GET";
+    std::size_t body_size = 0;
+    bool histogram = false;  // --record histogram
+
+    bool open() const { return rate.has_value(); }
+    bool upload() const { return method != "GET"; }
+};
+
+struct UsageError {
+    std::string message;
+};
+
+/// The largest --body-size (1 GiB) and the finest schedule, requests/s per worker (one per µs).
+constexpr std::size_t kMaxBodySize = std::size_t{1} << 30;
+constexpr double kMaxRatePerWorker = 1e6;
+
+/// The flags' help text (after "usage: <prog>").
+extern const char* const kUsage;
+
+/// Parses the flags (argv[0] is the program); nullopt for --help. Throws UsageError.
+std::optional<Options> parse_args(int argc, char** argv);
+
+}  // namespace harness

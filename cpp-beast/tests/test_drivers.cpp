@@ -1,0 +1,254 @@
+// The drivers end to end (beast-driver, floor-driver: the programs, run as the runner runs them) against the
+// in-test servers: uploads (POST / PUT, plain and TLS) whose body the server checks and whose /upload line the
+// driver checks, a wrong line counted as a failure, the open loop's schedule, its stop at --duration, and a
+// usage error. Nothing here asserts a speed.
+#include "harness_support.hpp"
+#include "test_server.hpp"
+#include "tls_server.hpp"
+
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+using harness_test::parse;
+using harness_test::text;
+using harness_test::json::value;
+
+namespace {
+
+const std::vector<std::string> kDrivers{BEAST_DRIVER, FLOOR_DRIVER};
+
+struct Ran {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string quoted(const std::string& arg) {
+    std::string out = "'";
+    for (const char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// Runs `program args...`: its exit status, stdout and stderr.
+Ran run(const std::string& program, const std::vector<std::string>& args) {
+    char err_path[] = "/tmp/driver-test-stderr-XXXXXX";
+    const int fd = ::mkstemp(err_path);
+    if (fd >= 0) ::close(fd);
+    std::string command = quoted(program);
+    for (const auto& a : args) command += " " + quoted(a);
+    command += " 2>" + quoted(err_path);
+    Ran r;
+    if (std::FILE* p = ::popen(command.c_str(), "r")) {
+        char buf[65536];
+        std::size_t n = 0;
+        while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+        const int status = ::pclose(p);
+        r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    std::ifstream f(err_path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    r.err = ss.str();
+    std::remove(err_path);
+    return r;
+}
+
+// "<length> <sha256 hex>" of `body`, computed here (not with the harness's function under test).
+std::string sha256_line(const std::string& body) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    EVP_Digest(body.data(), body.size(), md, &n, EVP_sha256(), nullptr);
+    char hex[3];
+    std::string line = std::to_string(body.size()) + " ";
+    for (unsigned int i = 0; i < n; ++i) {
+        std::snprintf(hex, sizeof hex, "%02x", md[i]);
+        line += hex;
+    }
+    return line;
+}
+
+std::string pattern(std::size_t size) {
+    std::string s(size, 'a');
+    for (std::size_t i = 0; i < size; ++i) s[i] = static_cast<char>('a' + i % 26);
+    return s;
+}
+
+std::string ok_response(const std::string& body) {
+    return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// /upload: answers each request with the line of its body (or with `line` when given).
+template <class Conn>
+std::function<void(Conn&)> upload_handler(std::string line = "") {
+    return [line](Conn& c) {
+        std::string request;
+        while (c.read_request(&request)) {
+            const std::string body = request.substr(request.find("\r\n\r\n") + 4);
+            c.write(ok_response(line.empty() ? sha256_line(body) : line));
+        }
+    };
+}
+
+// The workers' entries of a document; a test fails on a document that is not one.
+std::vector<value> workers_of(const Ran& r) {
+    EXPECT_EQ(r.status, 0) << r.err;
+    const value doc = parse(r.out);
+    if (!doc.is_object()) return {};
+    EXPECT_EQ(text(doc.at("schema")), "clientbench.raw/2");
+    const auto& array = doc.at("workers").as_array();
+    return std::vector<value>(array.begin(), array.end());
+}
+
+}  // namespace
+
+TEST(Drivers, UploadTheBodyAndCheckTheLine) {
+    for (const std::string& driver : kDrivers)
+        for (const std::string method : {"POST", "PUT"}) {
+            test_support::TestServer server(upload_handler<test_support::Conn>());
+            const Ran r = run(driver, {"--url", server.url("/upload"), "--workers", "2", "--requests", "3", "--warmup",
+                                       "1", "--method", method, "--body-size", "1000"});
+            for (const value& w : workers_of(r)) {
+                EXPECT_EQ(w.at("count"), 3) << driver << " " << method;
+                EXPECT_EQ(w.at("failure_count"), 0) << driver << " " << method << r.out;
+                EXPECT_EQ(w.at("bytes"), 3 * 69);  // "1000 " and 64 hex digits
+            }
+            const auto requests = server.requests();
+            ASSERT_EQ(requests.size(), 8u) << driver;
+            for (const std::string& request : requests) {
+                EXPECT_EQ(request.rfind(method + " /upload HTTP/1.1\r\n", 0), 0u) << driver << request.substr(0, 80);
+                EXPECT_EQ(request.substr(request.find("\r\n\r\n") + 4), pattern(1000)) << driver;
+            }
+        }
+}
+
+TEST(Drivers, UploadALargeBody) {
+    // larger than the floor's pre-built request: its body is written separately
+    for (const std::string& driver : kDrivers) {
+        test_support::TestServer server(upload_handler<test_support::Conn>());
+        const Ran r = run(driver, {"--url", server.url("/upload"), "--workers", "1", "--requests", "2", "--method",
+                                   "POST", "--body-size", "3000000"});
+        for (const value& w : workers_of(r)) EXPECT_EQ(w.at("failure_count"), 0) << driver << r.out.substr(0, 2000);
+        for (const std::string& request : server.requests())
+            EXPECT_EQ(request.substr(request.find("\r\n\r\n") + 4), pattern(3000000)) << driver;
+    }
+}
+
+TEST(Drivers, AWrongLineIsAFailure) {
+    for (const std::string& driver : kDrivers) {
+        test_support::TestServer server(upload_handler<test_support::Conn>("1000 0123"));
+        const Ran r = run(driver, {"--url", server.url("/upload"), "--workers", "1", "--requests", "2", "--method",
+                                   "POST", "--body-size", "1000"});
+        for (const value& w : workers_of(r)) {
+            EXPECT_EQ(w.at("failure_count"), 2) << driver;
+            EXPECT_EQ(text(w.at("failures").at(0).at("reason")),
+                      "Error: upload digest mismatch: expected '" + sha256_line(pattern(1000)) + "', got '1000 0123'")
+                << driver;
+        }
+    }
+}
+
+TEST(Drivers, UploadOverTls) {
+    for (const std::string& driver : kDrivers) {
+        tls_test::TlsServer server(tls_test::tls_with(tls_test::pki().server), upload_handler<tls_test::Conn>());
+        const Ran r = run(driver, {"--url", server.url("/upload"), "--workers", "2", "--requests", "2", "--method",
+                                   "PUT", "--body-size", "5000", "--ca-file", tls_test::pki().ca_file});
+        for (const value& w : workers_of(r)) EXPECT_EQ(w.at("failure_count"), 0) << driver << r.out.substr(0, 2000);
+        EXPECT_EQ(server.requests().size(), 4u) << driver;
+    }
+}
+
+TEST(Drivers, FloorResendsOnlyAnIdempotentUploadOnAStaleConnection) {
+    // the server closes every connection after one response (without saying so): the floor's next request
+    // meets a closed connection after writing it; a PUT is sent again on a new one, a POST may have been
+    // processed, so it fails
+    const auto one_per_connection = [](test_support::Conn& c) {
+        std::string request;
+        if (c.read_request(&request)) c.write(ok_response(sha256_line(request.substr(request.find("\r\n\r\n") + 4))));
+        c.close();
+    };
+    for (const std::string method : {"PUT", "POST"}) {
+        test_support::TestServer server(one_per_connection);
+        const Ran r = run(FLOOR_DRIVER, {"--url", server.url("/upload"), "--workers", "1", "--requests", "3",
+                                         "--method", method, "--body-size", "10"});
+        for (const value& w : workers_of(r)) {
+            if (method == "PUT") {
+                EXPECT_EQ(w.at("failure_count"), 0) << r.out;
+            } else {
+                EXPECT_EQ(w.at("failure_count"), 1) << r.out;
+                EXPECT_EQ(text(w.at("failures").at(0).at("reason")).rfind("ConnectionError: ", 0), 0u) << r.out;
+            }
+        }
+    }
+}
+
+TEST(Drivers, FollowTheOpenLoopsSchedule) {
+    for (const std::string& driver : kDrivers) {
+        test_support::TestServer server(test_support::answer_all(test_support::kHello));
+        const Ran r = run(driver, {"--url", server.url(), "--workers", "2", "--rate", "400", "--duration", "0.25"});
+        const std::vector<value> workers = workers_of(r);
+        ASSERT_EQ(workers.size(), 2u) << driver;
+        for (const value& w : workers) {
+            // every worker's schedule has 50 requests before 0.25 s: sent or missed
+            EXPECT_EQ(w.at("count").to_number<long>() + w.at("missed").to_number<long>(), 50) << driver;
+            EXPECT_EQ(w.at("failure_count"), 0) << driver;
+            EXPECT_EQ(w.at("intended_ns").as_array().size(), w.at("start_ns").as_array().size());
+        }
+    }
+}
+
+TEST(Drivers, StopByThemselvesAtTheDuration) {
+    for (const std::string& driver : kDrivers) {
+        test_support::TestServer server([](test_support::Conn& c) {
+            while (c.read_request()) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                c.write(test_support::kHello);
+            }
+        });
+        const Ran r = run(
+            driver, {"--url", server.url(), "--workers", "1", "--rate", "100", "--duration", "0.2", "--timeout", "5"});
+        for (const value& w : workers_of(r)) {
+            EXPECT_EQ(w.at("count"), 1) << driver;  // at 0 s, answered at 0.3 s: after D
+            EXPECT_EQ(w.at("missed"), 19) << driver;
+            EXPECT_EQ(w.at("failure_count"), 0) << driver;
+        }
+    }
+}
+
+TEST(Drivers, GetIsUnchanged) {
+    for (const std::string& driver : kDrivers) {
+        test_support::TestServer server(test_support::answer_all(test_support::kHello));
+        const Ran r = run(driver, {"--url", server.url(), "--workers", "2", "--requests", "3"});
+        for (const value& w : workers_of(r)) {
+            EXPECT_EQ(w.at("bytes"), 15) << driver;
+            EXPECT_EQ(w.at("failure_count"), 0) << driver;
+        }
+        for (const std::string& request : server.requests())
+            EXPECT_EQ(request.rfind("GET / HTTP/1.1\r\n", 0), 0u) << driver << request;
+    }
+}
+
+TEST(Drivers, UsageErrorsExit2WithOneLine) {
+    for (const std::string& driver : kDrivers)
+        for (const std::vector<std::string>& flags :
+             {std::vector<std::string>{"--rate", "0"}, std::vector<std::string>{"--body-size", "10"}}) {
+            const Ran r = run(driver, [&] {
+                std::vector<std::string> args{"--url", "http://127.0.0.1:9/"};
+                args.insert(args.end(), flags.begin(), flags.end());
+                return args;
+            }());
+            EXPECT_EQ(r.status, 2) << driver;
+            EXPECT_TRUE(r.out.empty()) << driver;
+            EXPECT_NE(r.err.find("error: " + flags[0]), std::string::npos) << driver << r.err;
+            EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << driver << r.err;
+        }
+}
