@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import SetupError
 from ..model import READS, SCHEMA_ID, Results
 from ..run.clients import CLIENTS
+from ..workload import number
 
 RESULTS = "results.json"
 #: the GIL report's phases besides the W-worker one at the top
@@ -151,10 +152,10 @@ def _point_order(markdown: str | None, dimension: str, values: list[str]) -> lis
 
 def _run(path: Path, title: str) -> Part:
     results = load_results(path / RESULTS)
-    gil = (path / "gil.md").is_file() or results.extra.get("phase") == "parallel"
+    gil = (path / "gil.md").is_file() or (path / "serial" / RESULTS).is_file()
     part = Part(path, "gil" if gil else "run", title)
     workers = results.workload.workers
-    part.phases.append(Phase("", f"{workers} workers" if gil else "the run", results))
+    part.phases.append(Phase("", f"{workers} workers" if gil else "Table", results))
     counts: dict[str, int] = {}
     _attach_raw(path, results, counts)
     _image(part, "plots/timeline.png")
@@ -191,7 +192,8 @@ def _sweep(path: Path, title: str) -> Part:
         part.dimension = dimension
         value = sweep.get("value", file.parent.name.split("-", 1)[-1])
         _attach_raw(file.parent, results, counts)
-        found[str(value)] = Phase(f"points/{file.parent.name}", f"{dimension} = {value}", results, value)
+        shown = number(value) if isinstance(value, float) else value
+        found[str(value)] = Phase(f"points/{file.parent.name}", f"{dimension} = {shown}", results, value)
     if part.dimension is None:
         raise SetupError(f"{path}/points holds no results.json")
     part.phases = [found[v] for v in _point_order(part.markdown, part.dimension, list(found))]

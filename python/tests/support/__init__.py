@@ -9,7 +9,8 @@ pytest.ini's `pythonpath`; the repository's conftest.py registers its fixture mo
 - `toxiproxy`: network faults through toxiproxy (fixtures and toxics);
 - `nginx`: Debian's nginx started with a private configuration, and curl;
 - `freethreaded`: the interpreters of `make freethreaded`;
-- `fake_driver.py`, `rows.py`: a driver that sends no request, and synthetic runs and rows, for the runner.
+- `fake_driver.py`, `rows.py`: a driver that sends no request, and synthetic runs and rows, for the runner;
+- `browser`: Debian's headless Chromium through Playwright, offline, for the HTML report.
 """
 
 from pathlib import Path
