@@ -1,8 +1,10 @@
 """Every driver of the table (native, bindings, peers) against the real server and a counting raw server,
-through the runner (which validates each document against the raw schema)."""
+through the runner (which validates each document against the raw schema); the Python drivers' uploads to
+/upload (each answer checked) and a short open loop."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 
 import beast_client
@@ -173,3 +175,83 @@ def test_body_integrity_check_catches_a_short_count(spec, server):
         run.reason
         == f"body integrity: received {2 * len(HELLO)} bytes, expected 2 x {len(COUNTED)} = {2 * len(COUNTED)}"
     )
+
+
+# -- uploads and the open loop (the Python drivers; the native ones are tested in their own suites) ------
+
+PYTHON = [c for c in CLIENTS if c.client.language == "Python"]
+
+
+@pytest.fixture(params=PYTHON, ids=[c.name for c in PYTHON])
+def python_spec(request):
+    spec = request.param
+    if spec.client.optional and importlib.util.find_spec(spec.needs_module) is None:
+        pytest.skip(f"peer {spec.needs_module} is not installed here (make peers)")
+    return spec
+
+
+def upload_answer(size: int) -> bytes:
+    body = (b"abcdefghijklmnopqrstuvwxyz" * (size // 26 + 1))[:size]
+    return f"{size} {hashlib.sha256(body).hexdigest()}".encode()
+
+
+@pytest.mark.parametrize("method, size", [("POST", 1000), ("PUT", 70_000)])
+def test_uploads_are_sent_whole_and_checked(python_spec, server, method, size):
+    """Every request sends the contract's body and gets /upload's length and digest of it back (the driver
+    compares each answer; here the runner's integrity check adds up the answers' bytes)."""
+    answer = upload_answer(size)
+    wl = Workload(2, 3, 1, 10, method=method, body_size=size)
+    run = run_driver(python_spec, server.url + "/upload", wl, row_timeout_s=120, expected_body_bytes=len(answer))
+    assert run.status is RunStatus.OK, run.reason
+    assert (run.raw["workload"]["method"], run.raw["workload"]["body_size"]) == (method, size)
+    assert run.stats.requests == workers_of(python_spec, 2) * 3 and run.stats.errors == 0
+
+
+def test_a_wrong_upload_answer_is_a_counted_failure(python_spec, server):
+    """/echo answers with the body itself, not its length and digest: every request fails, each with the
+    contract's reason."""
+    wl = Workload(2, 2, 0, 10, method="POST", body_size=30)
+    run = run_driver(python_spec, server.url + "/echo", wl, row_timeout_s=120)
+    assert run.stats is not None, run.reason
+    assert run.status is RunStatus.FAILED and run.stats.errors == run.stats.requests == workers_of(python_spec, 2) * 2
+    reasons = {f["reason"] for w in run.raw["workers"] for f in w["failures"]}
+    assert reasons == {
+        f"Error: upload digest mismatch: got 'abcdefghijklmnopqrstuvwxyzabcd', expected '{upload_answer(30).decode()}'"
+    }
+    assert run.stats.body_bytes == run.stats.requests * 30  # the answers still count as received
+
+
+def test_open_loop_smoke(python_spec, server):
+    """A low rate for a short time: every worker keeps its schedule (sent + missed = what was due before D),
+    records the intended starts, starts nothing early, and the driver stops by itself."""
+    workers = workers_of(python_spec, 2)
+    wl = Workload(2, 5, 1, 5, rate=40.0, duration_s=0.5)
+    run = run_driver(python_spec, server.url + "/", wl, row_timeout_s=120, expected_body_bytes=len(HELLO))
+    assert run.status is RunStatus.OK, run.reason
+    raw = run.raw
+    assert (raw["workload"]["loop"], raw["workload"]["rate"], raw["workload"]["duration_s"]) == ("open", 40.0, 0.5)
+    assert raw["workload"]["requests"] is None
+    for i, w in enumerate(raw["workers"]):
+        due = [(i + k * workers) / 40.0 for k in range(100) if (i + k * workers) / 40.0 < 0.5]
+        assert w["count"] + w["missed"] == len(due) and w["count"] >= 1
+        assert w["intended_ns"] == [round(t * 1e9) for t in due[: w["count"]]]
+        assert all(s >= t for s, t in zip(w["start_ns"], w["intended_ns"], strict=True))
+    assert raw["wall_ns"] < (0.5 + 5) * 1e9  # D plus one timeout
+
+
+def test_open_loop_uploads_with_histograms(python_spec, server):
+    answer = upload_answer(10)
+    wl = Workload(2, 4, 1, 5, rate=100.0, method="PUT", body_size=10, arrival="poisson", seed=3)
+    run = run_driver(
+        python_spec,
+        server.url + "/upload",
+        wl,
+        row_timeout_s=120,
+        expected_body_bytes=len(answer),
+        driver_flags=["--record", "histogram"],
+    )
+    assert run.status is RunStatus.OK, run.reason
+    assert (run.raw["workload"]["record"], run.raw["workload"]["arrival"]) == ("histogram", "poisson")
+    for w in run.raw["workers"]:
+        assert w["count"] == 4 and set(w["histograms"]) == {"service", "corrected"}
+        assert sum(c for _, c in w["histograms"]["corrected"]["counts"]) == 4

@@ -1,16 +1,29 @@
-"""The Python drivers' harness (clientbench/harness.py): failure reasons are `<Class>: <message>` with the classes
-shared by the three languages' harnesses (docs/raw-format.md, "Failure reasons")."""
+"""The Python drivers' harness (clientbench/harness/): failure reasons are `<Class>: <message>` with the classes
+shared by the three languages' harnesses (docs/raw-format.md, "Failure reasons"); the contract's flags and their
+usage errors; the raw/2 documents of closed and open loops, uploads and histograms, from drivers of fake clients
+(the scheduler itself is tested on a fake clock in test_schedule.py)."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import hashlib
+import itertools
 import json
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import beast_client
 import pytest
 import reqwest_client
+from clientbench import harness
 from clientbench.harness import FAILURE_CLASSES, describe, failure_class
+from clientbench.schema import validate_raw
+
+PYTHON_DIR = Path(__file__).resolve().parents[1]
 
 
 def test_the_documented_classes_are_there():
@@ -132,3 +145,196 @@ def test_every_exception_gets_a_class():
     ):
         assert failure_class(exc) in FAILURE_CLASSES
         assert describe(exc).split(":", 1)[0] == failure_class(exc)
+
+
+# -- the command line ------------------------------------------------------------------------------
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    return harness.parser("test driver", gil=True).parse_args(["--url", "http://127.0.0.1:1/", *argv])
+
+
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (["--rate", "0"], "--rate"),
+        (["--rate", "-5"], "--rate"),
+        (["--rate", "fast"], "--rate"),
+        (["--rate", "nan"], "--rate"),
+        (["--rate", "inf"], "--rate"),
+        (["--duration", "5"], "--duration"),  # without --rate
+        (["--rate", "10", "--duration", "5", "--requests", "3"], "--duration"),
+        (["--rate", "10", "--duration", "0"], "--duration"),
+        (["--rate", "2000001", "--workers", "2"], "--rate"),  # finer than 1 µs per worker
+        (["--method", "POST", "--body-size", "-1"], "--body-size"),
+        (["--method", "POST", "--body-size", str((1 << 30) + 1)], "--body-size"),
+        (["--method", "POST", "--body-size", "1k"], "--body-size"),
+        (["--body-size", "10"], "--body-size"),  # with GET
+        (["--method", "PATCH"], "--method"),
+        (["--record", "both"], "--record"),
+        (["--arrival", "bursty", "--rate", "5"], "--arrival"),
+    ],
+)
+def test_bad_usage_is_one_line_naming_the_flag(argv, flag, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        parse(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and flag in err, err
+
+
+def test_defaults_and_what_parse_fills_in():
+    args = parse([])
+    assert (args.requests, args.duration, args.rate, args.method, args.body_size, args.record) == (
+        100, None, None, "GET", 0, "samples",
+    )  # fmt: skip
+    assert args.body is None and args.expected is None
+    args = parse(["--rate", "1000000", "--duration", "2", "--method", "PUT", "--body-size", "28"])
+    assert args.requests is None and args.duration == 2.0 and args.rate == 1e6  # 1 µs per worker: allowed
+    assert args.body == b"abcdefghijklmnopqrstuvwxyzab"
+    assert args.expected == f"28 {hashlib.sha256(args.body).hexdigest()}".encode()
+    assert parse(["--method", "POST"]).body == b""
+
+
+def test_upload_body_and_answer():
+    assert harness.upload_answer(b"abc") == b"3 ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert harness.upload_body(0) == b""
+    body = harness.upload_body(100_003)
+    assert len(body) == 100_003 and body == bytes(97 + i % 26 for i in range(100_003))
+
+
+def test_a_driver_process_exits_2_with_one_line():
+    proc = subprocess.run(
+        [sys.executable, "-m", "clientbench.drivers.binding", "--binding", "beast", "--url", "http://127.0.0.1:1/",
+         "--rate", "0"],
+        capture_output=True, text=True, timeout=60, cwd=PYTHON_DIR,
+    )  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "--rate" in proc.stderr
+
+
+# -- documents, from drivers of fake clients ---------------------------------------------------------
+
+
+def fake_sync(answer: bytes | None = None, fail_every: int = 0) -> harness.SyncDriver[Any]:
+    """A driver whose requests return at once: 200 with 13 bytes (or raise every `fail_every`th call), and
+    uploads answered with `answer` (by default the right one)."""
+    calls = itertools.count(1)
+
+    def request(client: object, url: str) -> tuple[int, int]:
+        if fail_every and next(calls) % fail_every == 0:
+            raise ConnectionResetError("reset by the fake")
+        return 200, 13
+
+    def upload(client: object, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+        return 200, harness.upload_answer(body) if answer is None else answer
+
+    return harness.SyncDriver(lambda a: object(), request, upload=upload)
+
+
+def fake_async(answer: bytes | None = None) -> harness.AsyncDriver[Any]:
+    async def make(a: argparse.Namespace) -> object:
+        return object()
+
+    async def request(client: object, url: str) -> tuple[int, int]:
+        return 200, 13
+
+    async def upload(client: object, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+        await asyncio.sleep(0)
+        return 200, harness.upload_answer(body) if answer is None else answer
+
+    async def close(client: object) -> None:
+        return None
+
+    return harness.AsyncDriver(make, request, close, upload)
+
+
+INFO = {"language": "Python", "library": "fake", "library_version": "0", "mode": "sync", "gil": None}
+
+
+def run_fake(driver: Any, argv: list[str]) -> dict[str, Any]:
+    doc: dict[str, Any] = driver.run(parse(argv), INFO)
+    validate_raw(doc)  # the runner's check of the contract
+    return doc
+
+
+@pytest.mark.parametrize("make", [fake_sync, fake_async], ids=["sync", "async"])
+def test_closed_loop_document(make):
+    doc = run_fake(make(), ["--workers", "3", "--requests", "4", "--warmup", "2"])
+    assert doc["schema"] == "clientbench.raw/2"
+    assert doc["workload"] == {
+        "url": "http://127.0.0.1:1/", "workers": 3, "requests": 4, "duration_s": None, "warmup": 2,
+        "timeout_s": 30.0, "connection": "keep-alive", "loop": "closed", "rate": None, "arrival": None,
+        "seed": None, "method": "GET", "body_size": 0, "record": "samples",
+    }  # fmt: skip
+    for w in doc["workers"]:
+        assert (w["count"], w["late"], w["missed"], w["failure_count"], w["bytes"]) == (4, 0, 0, 0, 52)
+        assert len(w["start_ns"]) == len(w["latencies_ns"]) == 4 and "intended_ns" not in w
+
+
+@pytest.mark.parametrize("make", [fake_sync, fake_async], ids=["sync", "async"])
+def test_open_loop_document(make):
+    doc = run_fake(make(), ["--workers", "2", "--rate", "400", "--duration", "0.05", "--arrival", "poisson"])
+    wl = doc["workload"]
+    assert (wl["loop"], wl["rate"], wl["arrival"], wl["seed"], wl["requests"], wl["duration_s"]) == (
+        "open", 400.0, "poisson", 1, None, 0.05,
+    )  # fmt: skip
+    for i, w in enumerate(doc["workers"]):
+        due = list(itertools.takewhile(lambda t: t < 50_000_000, harness.intended_ns(i, 2, 400, "poisson", 1)))
+        assert w["intended_ns"] == due[: w["count"]] and w["count"] + w["missed"] == len(due)
+        assert all(s >= t for s, t in zip(w["start_ns"], w["intended_ns"], strict=True))  # nothing starts early
+    assert doc["wall_ns"] < 50_000_000 + 1_000_000_000  # D plus (generously) one request
+
+
+@pytest.mark.parametrize("make", [fake_sync, fake_async], ids=["sync", "async"])
+def test_uploads_are_checked(make):
+    doc = run_fake(make(), ["--workers", "2", "--requests", "3", "--method", "POST", "--body-size", "100"])
+    assert (doc["workload"]["method"], doc["workload"]["body_size"]) == ("POST", 100)
+    assert all(w["failure_count"] == 0 and w["bytes"] == 3 * 68 for w in doc["workers"])  # "100 <64 hex>"
+    doc = run_fake(make(b"3 nonsense"), ["--workers", "2", "--rate", "1000", "--requests", "3", "--method", "PUT"])
+    for w in doc["workers"]:
+        assert w["failure_count"] == w["count"] == 3 and w["bytes"] == 3 * 10  # still received
+        assert w["failures"][0] == {
+            "index": 0,
+            "status": None,
+            "reason": "Error: upload digest mismatch: got '3 nonsense', expected "
+            "'0 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'",
+        }
+
+
+@pytest.mark.parametrize("loop", [[], ["--rate", "100000"]], ids=["closed", "open"])
+def test_histogram_record(loop):
+    doc = run_fake(fake_sync(fail_every=4), ["--workers", "2", "--requests", "40", "--record", "histogram", *loop])
+    for w in doc["workers"]:
+        assert "latencies_ns" not in w and "start_ns" not in w and "intended_ns" not in w
+        kinds = {"service", "corrected"} if loop else {"service"}
+        assert set(w["histograms"]) == kinds
+        for h in w["histograms"].values():
+            assert h["significant_digits"] == 3
+            assert sum(c for _, c in h["counts"]) == w["count"] - w["failure_count"]
+    assert sum(w["failure_count"] for w in doc["workers"]) == 20  # one call in 4, over both workers
+
+
+def test_failures_are_all_counted_and_the_first_thousand_listed():
+    doc = run_fake(fake_sync(fail_every=1), ["--workers", "1", "--requests", "1500"])
+    (w,) = doc["workers"]
+    assert w["failure_count"] == 1500 and len(w["failures"]) == 1000
+    assert [f["index"] for f in w["failures"]] == list(range(1000))
+
+
+def test_a_driver_without_uploads_refuses_post(capsys):
+    driver = harness.SyncDriver(lambda a: object(), lambda c, u: (200, 1))
+    with pytest.raises(SystemExit) as exit_info:
+        driver.run(parse(["--method", "POST"]), INFO)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--method POST" in err
+
+
+def test_a_setup_failure_fails_every_request_of_the_schedule():
+    def broken(a: argparse.Namespace) -> object:
+        raise ConnectionRefusedError(111, "refused")
+
+    driver = harness.SyncDriver(broken, lambda c, u: (200, 1))
+    doc = run_fake(driver, ["--workers", "2", "--rate", "1000", "--requests", "3"])
+    assert all(w["failure_count"] == w["count"] == 3 for w in doc["workers"])

@@ -23,6 +23,11 @@ async def request(session: aiohttp.ClientSession, url: str) -> tuple[int, int]:
         return r.status, len(body)
 
 
+async def upload(session: aiohttp.ClientSession, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+    async with session.request(method, url, data=body) as r:
+        return r.status, await r.read()
+
+
 async def close(session: aiohttp.ClientSession) -> None:
     await session.close()
 
@@ -47,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
         loop_factory = uvloop.new_event_loop
         info["library"] = "aiohttp+uvloop"
         info["library_version"] = f"{aiohttp.__version__} (uvloop {harness.version('uvloop')})"
-    harness.run(args, info, async_=harness.AsyncDriver(make_client, request, close), loop_factory=loop_factory)
+    harness.run(args, info, async_=harness.AsyncDriver(make_client, request, close, upload), loop_factory=loop_factory)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 """Our Python bindings (`beast_client`: C++ Boost.Beast via pybind11; `reqwest_client`: Rust reqwest via PyO3).
 
-    python -m clientbench.drivers.binding --binding beast|reqwest --url URL [--workers W] [--requests N]
-        [--warmup K] [--timeout S] [--connection keep-alive|new] [--gil held|released] [--mode sync|async]
+    python -m clientbench.drivers.binding --binding beast|reqwest --url URL [the contract's flags]
+        [--gil held|released] [--mode sync|async]
 
 Both bindings have the same API, so one driver serves both. sync: W threads, each with its own `Client`
 (own keep-alive connection), calling `fetch_len(url, release_gil=...)` (the code path of `get`, also
-returning the body size); `--gil held` keeps the GIL during the request, so the threads run one at a time.
+returning the body size), or for POST/PUT `fetch(url, method=..., body=..., release_gil=...)` (the same
+path, returning the body); `--gil held` keeps the GIL during the request, so the threads run one at a time.
 async (reqwest only): W asyncio tasks, each with its own `AsyncClient`.
 """
 
@@ -75,8 +76,18 @@ def main(argv: list[str] | None = None) -> int:
     async def close_async(client: Any) -> None:
         client.close()
 
+    release = args.gil == "released"
+
+    def upload(client: Any, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+        status, answer = client.fetch(url, method=method, body=body, release_gil=release)
+        return status, answer
+
+    async def upload_async(client: Any, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+        status, answer = await client.fetch(url, method=method, body=body)
+        return status, answer
+
     # Released is the default of fetch_len: call the native method directly (no Python frame, no kwargs).
-    request = mod.Client.fetch_len if args.gil == "released" else held
+    request = mod.Client.fetch_len if release else held
     info = {
         "language": "Python",
         "library": args.binding,
@@ -86,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     harness.run(
         args,
         info,
-        harness.SyncDriver(make_client, request, lambda c: c.close()),
-        harness.AsyncDriver(make_async_client, request_async, close_async),
+        harness.SyncDriver(make_client, request, lambda c: c.close(), upload),
+        harness.AsyncDriver(make_async_client, request_async, close_async, upload_async),
     )
     return 0
 

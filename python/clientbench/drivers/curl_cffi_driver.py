@@ -18,6 +18,11 @@ def _tls(args: argparse.Namespace) -> dict[str, Any]:
     return {"verify": not args.insecure, "curl_options": options}
 
 
+def _method(method: str) -> Any:
+    """The method as curl_cffi's annotations want it (a Literal), whether or not curl_cffi is installed."""
+    return method
+
+
 def make_client(args: argparse.Namespace) -> cr.Session[cr.Response]:
     s: cr.Session[cr.Response] = cr.Session(timeout=args.timeout, trust_env=False, **_tls(args))
     return s
@@ -28,6 +33,11 @@ def request(session: cr.Session[cr.Response], url: str) -> tuple[int, int]:
     return r.status_code, len(r.content)
 
 
+def upload(session: cr.Session[cr.Response], url: str, method: str, body: bytes) -> tuple[int, bytes]:
+    r = session.request(_method(method), url, data=body)
+    return r.status_code, r.content
+
+
 async def make_async_client(args: argparse.Namespace) -> cr.AsyncSession[cr.Response]:
     return cr.AsyncSession(timeout=args.timeout, trust_env=False, max_clients=1, **_tls(args))
 
@@ -35,6 +45,11 @@ async def make_async_client(args: argparse.Namespace) -> cr.AsyncSession[cr.Resp
 async def request_async(session: cr.AsyncSession[cr.Response], url: str) -> tuple[int, int]:
     r = await session.get(url)
     return r.status_code, len(r.content)
+
+
+async def upload_async(session: cr.AsyncSession[cr.Response], url: str, method: str, body: bytes) -> tuple[int, bytes]:
+    r = await session.request(_method(method), url, data=body)
+    return r.status_code, r.content
 
 
 async def close_async(session: cr.AsyncSession[cr.Response]) -> None:
@@ -47,8 +62,8 @@ def main(argv: list[str] | None = None) -> None:
     harness.run(
         args,
         info,
-        harness.SyncDriver(make_client, request, lambda s: s.close()),
-        harness.AsyncDriver(make_async_client, request_async, close_async),
+        harness.SyncDriver(make_client, request, lambda s: s.close(), upload),
+        harness.AsyncDriver(make_async_client, request_async, close_async, upload_async),
     )
 
 

@@ -22,6 +22,11 @@ def request(client: httpx.Client, url: str) -> tuple[int, int]:
     return r.status_code, len(r.content)
 
 
+def upload(client: httpx.Client, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+    r = client.request(method, url, content=body)
+    return r.status_code, r.content
+
+
 async def make_async_client(args: argparse.Namespace) -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=args.timeout, limits=_limits(), trust_env=False, verify=harness.ssl_context(args))
 
@@ -29,6 +34,11 @@ async def make_async_client(args: argparse.Namespace) -> httpx.AsyncClient:
 async def request_async(client: httpx.AsyncClient, url: str) -> tuple[int, int]:
     r = await client.get(url)
     return r.status_code, len(r.content)
+
+
+async def upload_async(client: httpx.AsyncClient, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+    r = await client.request(method, url, content=body)
+    return r.status_code, r.content
 
 
 async def close_async(client: httpx.AsyncClient) -> None:
@@ -41,8 +51,8 @@ def main(argv: list[str] | None = None) -> None:
     harness.run(
         args,
         info,
-        harness.SyncDriver(make_client, request, lambda c: c.close()),
-        harness.AsyncDriver(make_async_client, request_async, close_async),
+        harness.SyncDriver(make_client, request, lambda c: c.close(), upload),
+        harness.AsyncDriver(make_async_client, request_async, close_async, upload_async),
     )
 
 

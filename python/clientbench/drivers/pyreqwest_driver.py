@@ -36,6 +36,11 @@ def request(client: SyncClient, url: str) -> tuple[int, int]:
     return r.status, len(r.bytes())
 
 
+def upload(client: SyncClient, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+    r = client.request(method, url).body_bytes(body).build().send()
+    return r.status, bytes(r.bytes())
+
+
 async def make_async_client(args: argparse.Namespace) -> Client:
     client: Client = _tls(ClientBuilder(), args).timeout(_timeout(args)).max_connections(1).build()
     return client
@@ -44,6 +49,11 @@ async def make_async_client(args: argparse.Namespace) -> Client:
 async def request_async(client: Client, url: str) -> tuple[int, int]:
     r = await client.get(url).build().send()
     return r.status, len(await r.bytes())
+
+
+async def upload_async(client: Client, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+    r = await client.request(method, url).body_bytes(body).build().send()
+    return r.status, bytes(await r.bytes())
 
 
 async def close_async(client: Client) -> None:
@@ -56,8 +66,8 @@ def main(argv: list[str] | None = None) -> None:
     harness.run(
         args,
         info,
-        harness.SyncDriver(make_client, request, lambda c: c.close()),
-        harness.AsyncDriver(make_async_client, request_async, close_async),
+        harness.SyncDriver(make_client, request, lambda c: c.close(), upload),
+        harness.AsyncDriver(make_async_client, request_async, close_async, upload_async),
     )
     if args.mode == "async":
         # pyreqwest 0.15.1 aborts in interpreter finalization after async requests in about half the runs

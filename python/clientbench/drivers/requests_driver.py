@@ -22,17 +22,20 @@ def request(session: requests.Session, url: str) -> tuple[int, int]:
     return r.status_code, len(r.content)  # .content reads the whole body
 
 
+def upload(session: requests.Session, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+    r = session.request(method, url, data=body, timeout=session.timeout)  # type: ignore[attr-defined]
+    return r.status_code, r.content
+
+
 def main(argv: list[str] | None = None) -> None:
     args = harness.parser(__doc__ or "").parse_args(argv)
     info = {
         "language": "Python",
         "library": "requests",
         "library_version": requests.__version__,
-        "mode": "sync",
         "gil": None,
     }
-    driver = harness.SyncDriver(make_client, request, lambda s: s.close())
-    harness.emit(driver.run(args, info))
+    harness.run(args, info, harness.SyncDriver(make_client, request, lambda s: s.close(), upload))
 
 
 if __name__ == "__main__":

@@ -35,10 +35,15 @@ def request(pool: urllib3.HTTPConnectionPool, url: str) -> tuple[int, int]:
     return r.status, len(r.data)
 
 
+def upload(pool: urllib3.HTTPConnectionPool, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+    r = pool.request(method, url, body=body, preload_content=True)
+    return r.status, r.data
+
+
 def main(argv: list[str] | None = None) -> None:
     args = harness.parser(__doc__ or "").parse_args(argv)
     info = {"language": "Python", "library": "urllib3", "library_version": harness.version("urllib3"), "gil": None}
-    harness.run(args, info, harness.SyncDriver(make_client, request, lambda p: p.close()))
+    harness.run(args, info, harness.SyncDriver(make_client, request, lambda p: p.close(), upload))
 
 
 if __name__ == "__main__":

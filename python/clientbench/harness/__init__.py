@@ -1,0 +1,62 @@
+"""The driver harness: the workload contract (docs/raw-format.md), once, for every Python driver.
+
+A driver module supplies only how to make a client, how to do one GET and how to do one upload; this package
+runs W workers (threads for sync libraries, tasks on one event loop for async ones) in a closed or an open
+loop, times them and prints the raw document. Statistics are not computed here: the runner does that.
+
+- options: the command line, its usage errors, the upload body, the TLS options;
+- schedule: the open loop's intended start times and the loops that keep to them;
+- record: what a worker measured, as samples or HdrHistogram buckets;
+- failures: failure reasons with the classes the three languages share;
+- run: SyncDriver, AsyncDriver and the document; info: versions, the interpreter, printing.
+"""
+
+from .failures import FAILURE_CLASSES, DigestMismatch, describe, failure_class
+from .info import emit, interpreter, peak_rss_kib, skip_teardown, version
+from .options import add_tls_options, parser, ssl_context, upload_answer, upload_body, verify
+from .record import Worker, histogram, lowest_equivalent
+from .run import (
+    SCHEMA_ID,
+    AsyncDriver,
+    AsyncRequest,
+    AsyncUpload,
+    SyncDriver,
+    SyncRequest,
+    SyncUpload,
+    document,
+    run,
+)
+from .schedule import intended_ns, open_loop, open_loop_async
+
+__all__ = [
+    "FAILURE_CLASSES",
+    "SCHEMA_ID",
+    "AsyncDriver",
+    "AsyncRequest",
+    "AsyncUpload",
+    "DigestMismatch",
+    "SyncDriver",
+    "SyncRequest",
+    "SyncUpload",
+    "Worker",
+    "add_tls_options",
+    "describe",
+    "document",
+    "emit",
+    "failure_class",
+    "histogram",
+    "intended_ns",
+    "interpreter",
+    "lowest_equivalent",
+    "open_loop",
+    "open_loop_async",
+    "parser",
+    "peak_rss_kib",
+    "run",
+    "skip_teardown",
+    "ssl_context",
+    "upload_answer",
+    "upload_body",
+    "verify",
+    "version",
+]

@@ -1,0 +1,189 @@
+"""The driver contract's command line (docs/raw-format.md, "Command line"): the flags, their checks (bad
+usage exits 2 with one line naming the flag), the upload body and the answer it must get, and the TLS
+options as each kind of library takes them."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import math
+import ssl
+import sys
+import warnings
+from typing import Any, NoReturn
+
+#: --body-size's largest value (1 GiB): the server's /upload accepts that much
+MAX_BODY_SIZE = 1 << 30
+#: a worker's schedule may not be finer than 1 µs: R/W at most this many requests/s
+MAX_RATE_PER_WORKER = 1_000_000
+DEFAULT_REQUESTS = 100
+ALPHABET = b"abcdefghijklmnopqrstuvwxyz"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the contract's usage errors: one line on stderr (naming the flag), exit status 2, and
+    the cross-flag checks and the upload body done by parse_args."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        ns = super().parse_args(args, namespace)
+        if hasattr(ns, "rate"):  # the contract's flags are there (a probe's parser has none of them)
+            finish(self, ns)
+        return ns
+
+
+def parser(description: str, *, gil: bool = False, modes: tuple[str, ...] = ()) -> Parser:
+    p = Parser(description=description)
+    if modes:
+        p.add_argument(
+            "--mode", choices=modes, default=modes[0], help=f"the library's native mode to use (default {modes[0]})"
+        )
+    p.add_argument("--url", required=True, help="URL every request goes to")
+    p.add_argument("--workers", type=_positive, default=10, help="workers, each with its own client (default 10)")
+    p.add_argument(
+        "--requests", type=_positive, default=None, help=f"timed requests per worker (default {DEFAULT_REQUESTS})"
+    )
+    p.add_argument(
+        "--duration", type=_positive_float, default=None, help="open loop: the schedule lasts this many seconds"
+    )
+    p.add_argument("--warmup", type=_non_negative, default=0, help="untimed requests per worker (default 0)")
+    p.add_argument("--timeout", type=_positive_float, default=30.0, help="per-request timeout, s (default 30)")
+    p.add_argument(
+        "--connection",
+        choices=["keep-alive", "new"],
+        default="keep-alive",
+        help="keep-alive: one connection per worker (default); new: a new client and connection for every request",
+    )
+    add_tls_options(p)
+    p.add_argument(
+        "--rate", type=_positive_float, default=None, help="open loop: R requests/s over all workers (default: closed)"
+    )
+    p.add_argument("--arrival", choices=["uniform", "poisson"], default="uniform", help="open loop arrivals")
+    p.add_argument("--seed", type=int, default=1, help="poisson: worker w draws from a generator seeded S + w")
+    p.add_argument("--method", choices=["GET", "POST", "PUT"], default="GET", help="the request method (default GET)")
+    p.add_argument(
+        "--body-size", type=_body_size, default=None, help="POST/PUT: the request body's length in bytes (default 0)"
+    )
+    p.add_argument(
+        "--record",
+        choices=["samples", "histogram"],
+        default="samples",
+        help="samples: per-request arrays (default); histogram: latency histograms (long runs)",
+    )
+    if gil:
+        p.add_argument(
+            "--gil",
+            choices=["held", "released"],
+            default="released",
+            help="hold or release the GIL during I/O (default released)",
+        )
+    return p
+
+
+def finish(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The checks between flags, the defaults that depend on other flags, and the upload: `args.body` (the
+    bytes every POST/PUT sends; None for GET) and `args.expected` (what /upload answers to it)."""
+    if args.duration is not None and args.rate is None:
+        p.error("--duration goes with --rate (an open loop)")
+    if args.duration is not None and args.requests is not None:
+        p.error("--duration and --requests exclude each other")
+    if args.duration is None and args.requests is None:
+        args.requests = DEFAULT_REQUESTS
+    if args.rate is not None and args.rate / args.workers > MAX_RATE_PER_WORKER:
+        p.error(
+            f"--rate {args.rate:g} over {args.workers} workers is {args.rate / args.workers:g} requests/s per "
+            f"worker: finer than 1 µs (at most {MAX_RATE_PER_WORKER:,})"
+        )
+    if args.method == "GET" and args.body_size is not None:
+        p.error("--body-size goes with --method POST or PUT")
+    args.body_size = args.body_size or 0
+    args.body = args.expected = None
+    if args.method != "GET":
+        args.body = upload_body(args.body_size)
+        args.expected = upload_answer(args.body)
+
+
+def upload_body(size: int) -> bytes:
+    """The contract's request body: byte i is 'a' + (i mod 26)."""
+    return ALPHABET * (size // len(ALPHABET)) + ALPHABET[: size % len(ALPHABET)]
+
+
+def upload_answer(body: bytes) -> bytes:
+    """What the server's /upload answers: `<length> <sha256 hex>`."""
+    return f"{len(body)} {hashlib.sha256(body).hexdigest()}".encode()
+
+
+def add_tls_options(p: argparse.ArgumentParser) -> None:
+    """The contract's TLS flags (docs/raw-format.md), also taken by the probes: `--ca-file` or `--insecure`."""
+    tls = p.add_mutually_exclusive_group()
+    tls.add_argument("--ca-file", metavar="PATH", help="trust the CA certificates in this PEM file (https URLs)")
+    tls.add_argument(
+        "--insecure", action="store_true", help="do not verify the server's certificate (unsafe; https URLs)"
+    )
+
+
+def verify(args: argparse.Namespace) -> bool | str:
+    """requests' convention: False (--insecure), a CA bundle path (--ca-file), or True (the system roots)."""
+    if args.insecure:
+        # asked for: urllib3's per-request InsecureRequestWarning would only flood the driver's stderr
+        warnings.filterwarnings("ignore", message="Unverified HTTPS request")
+        return False
+    ca_file: str | None = args.ca_file
+    return ca_file or True
+
+
+def ssl_context(args: argparse.Namespace) -> ssl.SSLContext | bool:
+    """An SSLContext that trusts --ca-file (or the system roots), or False with --insecure. One per process,
+    as an application would keep it: loading the system roots costs ~50 ms of CPU, which a context made per
+    client would add to every new connection (plain http ones too)."""
+    if args.insecure:
+        return False
+    return _context(args.ca_file)
+
+
+@functools.cache
+def _context(ca_file: str | None) -> ssl.SSLContext:
+    return ssl.create_default_context(cafile=ca_file)
+
+
+def usage_error(message: str) -> NoReturn:
+    """A usage error found after parsing (e.g. a flag this driver cannot honour): one line, exit 2."""
+    print(f"{sys.argv[0].rsplit('/', 1)[-1]}: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def _body_size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of bytes, got {text!r}") from None
+    if not 0 <= value <= MAX_BODY_SIZE:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {MAX_BODY_SIZE} (1 GiB), got {value}")
+    return value

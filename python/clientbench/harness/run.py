@@ -1,0 +1,331 @@
+"""The workers: W threads (SyncDriver) or W tasks on one event loop (AsyncDriver), each with its own
+client, a ready barrier, then t0 and the timed loop, closed or open (docs/raw-format.md, "The workload");
+and the raw document they make."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from .failures import DigestMismatch
+from .info import emit
+from .options import usage_error
+from .record import Worker
+from .schedule import NS, intended_ns, open_loop, open_loop_async
+
+SCHEMA_ID = "clientbench.raw/2"
+
+C = TypeVar("C")
+
+#: do one GET: returns (status, body bytes read); raises on any transport error
+SyncRequest = Callable[[C, str], "tuple[int, int]"]
+AsyncRequest = Callable[[C, str], Awaitable["tuple[int, int]"]]
+#: do one upload (client, url, method, body): returns (status, the whole response body); raises likewise
+SyncUpload = Callable[[C, str, str, bytes], "tuple[int, bytes]"]
+AsyncUpload = Callable[[C, str, str, bytes], Awaitable["tuple[int, bytes]"]]
+
+
+def _no_close(client: object) -> None:
+    return None
+
+
+def checked(upload: SyncUpload[C], method: str, body: bytes, expected: bytes) -> SyncRequest[C]:
+    """A request that uploads `body` and checks the answer (a 200 with another body is a DigestMismatch)."""
+
+    def request(client: C, url: str) -> tuple[int, int]:
+        status, got = upload(client, url, method, body)
+        if status == 200 and got != expected:
+            raise DigestMismatch(got, expected)
+        return status, len(got)
+
+    return request
+
+
+def checked_async(upload: AsyncUpload[C], method: str, body: bytes, expected: bytes) -> AsyncRequest[C]:
+    async def request(client: C, url: str) -> tuple[int, int]:
+        status, got = await upload(client, url, method, body)
+        if status == 200 and got != expected:
+            raise DigestMismatch(got, expected)
+        return status, len(got)
+
+    return request
+
+
+def _uploads_unsupported(args: argparse.Namespace) -> None:
+    usage_error(f"--method {args.method}: this driver sends GET only")
+
+
+def _duration_ns(args: argparse.Namespace) -> int | None:
+    return None if args.duration is None else round(args.duration * NS)
+
+
+def _schedule(args: argparse.Namespace, index: int) -> Any:
+    return intended_ns(index, args.workers, args.rate, args.arrival, args.seed)
+
+
+@dataclass
+class SyncDriver(Generic[C]):
+    """W threads, each with its own client: N sequential requests each (closed loop), or on a schedule."""
+
+    make_client: Callable[[argparse.Namespace], C]
+    request: SyncRequest[C]
+    close: Callable[[C], None] = _no_close
+    upload: SyncUpload[C] | None = None
+
+    def per_request(self, args: argparse.Namespace) -> SyncRequest[C]:
+        """The lean GET of the driver, or its upload with the answer checked."""
+        if args.method == "GET":
+            return self.request
+        if self.upload is None:
+            _uploads_unsupported(args)
+        assert self.upload is not None
+        return checked(self.upload, args.method, args.body, args.expected)
+
+    @staticmethod
+    def _timed_loop(w: Worker, client: C, args: argparse.Namespace, request: SyncRequest[C]) -> None:
+        """The closed keep-alive hot loop: as little Python per request as possible (it runs under the GIL,
+        and every Python row shares it)."""
+        perf, url = time.perf_counter_ns, args.url
+        starts, latencies = w.starts, w.latencies
+        w.loop_start = perf()
+        for i in range(args.requests):
+            start = perf()
+            try:
+                status, nbytes = request(client, url)
+            except Exception as exc:
+                w.record(i, start, perf(), None, getattr(exc, "nbytes", 0), exc)
+                continue
+            end = perf()
+            if status == 200:
+                starts.append(start)
+                latencies.append(end - start)
+                w.nbytes += nbytes
+            else:
+                w.record(i, start, end, status, nbytes, None)
+        w.loop_end = perf()
+
+    def run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
+        is_open = args.rate is not None
+        workers = [Worker(args.record == "histogram", is_open) for _ in range(args.workers)]
+        request = self.per_request(args)
+        duration_ns = _duration_ns(args)
+        # all workers ready (client built, warmed up) -> main takes t0 -> go: no loop starts before t0
+        ready = threading.Barrier(args.workers + 1)
+        go = threading.Event()
+        t0 = [0]
+        setup_errors: list[BaseException] = []
+
+        def work(index: int, w: Worker) -> None:
+            client: C | None = None
+            try:
+                client = self.make_client(args)
+                for _ in range(args.warmup):
+                    try:
+                        request(client, args.url)
+                    except Exception:  # warmup failures are not measured
+                        pass
+            except BaseException as exc:  # still join the barrier so nobody waits forever
+                setup_errors.append(exc)
+            ready.wait()
+            go.wait()
+
+            def send() -> tuple[int, int]:
+                nonlocal client
+                if args.connection == "new":  # a fresh client (and connection) per request
+                    if client is not None:
+                        self.close(client)
+                    client = None
+                    client = self.make_client(args)
+                elif client is None:
+                    raise setup_errors[0] if setup_errors else RuntimeError("no client")
+                return request(client, args.url)
+
+            if is_open:
+                open_loop(w, send, _schedule(args, index), t0[0], args.requests, duration_ns)
+            elif client is not None and args.connection == "keep-alive":
+                self._timed_loop(w, client, args, request)
+            else:
+                w.loop_start = time.perf_counter_ns()
+                for i in range(args.requests):
+                    start = time.perf_counter_ns()
+                    status, nbytes, error = None, 0, None
+                    try:
+                        status, nbytes = send()
+                    except Exception as exc:
+                        error, nbytes = exc, getattr(exc, "nbytes", 0)
+                    w.record(i, start, time.perf_counter_ns(), status, nbytes, error)
+                w.loop_end = time.perf_counter_ns()
+            if client is not None:
+                try:
+                    self.close(client)
+                except Exception:
+                    pass
+
+        threads = [threading.Thread(target=work, args=(i, w), daemon=True) for i, w in enumerate(workers)]
+        for t in threads:
+            t.start()
+        ready.wait()
+        t0[0], cpu0 = time.perf_counter_ns(), time.process_time_ns()
+        go.set()
+        for t in threads:
+            t.join()
+        wall, cpu = time.perf_counter_ns() - t0[0], time.process_time_ns() - cpu0
+        for w in workers:
+            w.count_missed(duration_ns)
+        return document(args, client_info, wall, t0[0], workers, cpu)
+
+
+@dataclass
+class AsyncDriver(Generic[C]):
+    """W tasks on one event loop, each with its own client: N sequential requests each, or on a schedule."""
+
+    make_client: Callable[[argparse.Namespace], Awaitable[C]]
+    request: AsyncRequest[C]
+    close: Callable[[C], Awaitable[None]]
+    upload: AsyncUpload[C] | None = None
+
+    def per_request(self, args: argparse.Namespace) -> AsyncRequest[C]:
+        if args.method == "GET":
+            return self.request
+        if self.upload is None:
+            _uploads_unsupported(args)
+        assert self.upload is not None
+        return checked_async(self.upload, args.method, args.body, args.expected)
+
+    async def _run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
+        is_open = args.rate is not None
+        workers = [Worker(args.record == "histogram", is_open) for _ in range(args.workers)]
+        request = self.per_request(args)
+        duration_ns = _duration_ns(args)
+        clients: list[C | None] = []
+        setup_error: BaseException | None = None
+        for _ in range(args.workers):
+            try:
+                clients.append(await self.make_client(args))
+            except Exception as exc:
+                setup_error = exc
+                clients.append(None)
+
+        async def warm(client: C | None) -> None:
+            if client is None:
+                return
+            for _ in range(args.warmup):
+                try:
+                    await request(client, args.url)
+                except Exception:
+                    pass
+
+        async def send(index: int) -> tuple[int, int]:
+            client = clients[index]
+            if args.connection == "new":  # a fresh client (and connection) per request
+                clients[index] = None
+                if client is not None:
+                    await self.close(client)
+                client = clients[index] = await self.make_client(args)
+            elif client is None:
+                raise setup_error or RuntimeError("no client")
+            return await request(client, args.url)
+
+        async def work(w: Worker, index: int) -> None:
+            w.loop_start = time.perf_counter_ns()
+            for i in range(args.requests):
+                start = time.perf_counter_ns()
+                status, nbytes, error = None, 0, None
+                client = clients[index]
+                try:
+                    if client is not None and args.connection == "keep-alive":
+                        status, nbytes = await request(client, args.url)
+                    else:
+                        status, nbytes = await send(index)
+                except Exception as exc:
+                    error, nbytes = exc, getattr(exc, "nbytes", 0)
+                w.record(i, start, time.perf_counter_ns(), status, nbytes, error)
+            w.loop_end = time.perf_counter_ns()
+
+        async def scheduled(w: Worker, index: int, t0: int) -> None:
+            await open_loop_async(w, lambda: send(index), _schedule(args, index), t0, args.requests, duration_ns)
+
+        try:
+            await asyncio.gather(*(warm(c) for c in clients))
+            t0, cpu0 = time.perf_counter_ns(), time.process_time_ns()
+            if is_open:
+                await asyncio.gather(*(scheduled(w, i, t0) for i, w in enumerate(workers)))
+            else:
+                await asyncio.gather(*(work(w, i) for i, w in enumerate(workers)))
+            wall, cpu = time.perf_counter_ns() - t0, time.process_time_ns() - cpu0
+        finally:
+            for c in clients:
+                if c is not None:
+                    try:
+                        await self.close(c)
+                    except Exception:
+                        pass
+        for w in workers:
+            w.count_missed(duration_ns)
+        return document(args, client_info, wall, t0, workers, cpu)
+
+    def run(
+        self,
+        args: argparse.Namespace,
+        client_info: dict[str, Any],
+        loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
+    ) -> dict[str, Any]:
+        if loop_factory is None:
+            return asyncio.run(self._run(args, client_info))
+        loop = loop_factory()
+        try:
+            return loop.run_until_complete(self._run(args, client_info))
+        finally:
+            loop.close()
+
+
+def document(
+    args: argparse.Namespace, client: dict[str, Any], wall_ns: int, t0: int, workers: list[Worker], cpu_ns: int
+) -> dict[str, Any]:
+    is_open = args.rate is not None
+    return {
+        "schema": SCHEMA_ID,
+        "client": client,
+        "workload": {
+            "url": args.url,
+            "workers": args.workers,
+            "requests": args.requests,
+            "duration_s": args.duration,
+            "warmup": args.warmup,
+            "timeout_s": args.timeout,
+            "connection": args.connection,
+            "loop": "open" if is_open else "closed",
+            "rate": args.rate,
+            "arrival": args.arrival if is_open else None,
+            "seed": args.seed if is_open else None,
+            "method": args.method,
+            "body_size": args.body_size,
+            "record": args.record,
+        },
+        "wall_ns": wall_ns,
+        "cpu_ns": cpu_ns,
+        "workers": [w.to_json(t0, args.record) for w in workers],
+    }
+
+
+def run(
+    args: argparse.Namespace,
+    info: dict[str, Any],
+    sync: SyncDriver[Any] | None = None,
+    async_: AsyncDriver[Any] | None = None,
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
+) -> None:
+    """Run the driver of `args.mode` (or the only one given) and print the document."""
+    mode = getattr(args, "mode", "sync" if sync else "async")
+    info = {**info, "mode": mode}
+    if mode == "sync":
+        assert sync is not None
+        emit(sync.run(args, info))
+    else:
+        assert async_ is not None
+        emit(async_.run(args, info, loop_factory))
