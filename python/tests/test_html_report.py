@@ -76,6 +76,18 @@ def test_the_run_table_is_table_md_with_the_spread_of_every_figure():
     assert part.missing and "raw/ was not kept" in part.missing[0]  # the reference folders keep no raw/
 
 
+def test_every_column_that_shows_a_median_gets_its_spread_in_both_loops():
+    from clientbench.report.page import _stat_columns
+    from clientbench.report.table import COLUMNS, OPEN_COLUMNS
+
+    found = _stat_columns()
+    assert found["Bench(ms)"] == ("bench_ms", 2) and found["req/s"] == ("throughput_rps", 0)
+    assert found["Achieved(req/s)"] == ("throughput_rps", 0) and found["Svc P99(ms)"] == ("service_p99_ms", 2)
+    assert found["Late(%)"] == ("late_pct", 1)
+    shown = {c.label for c in (*COLUMNS, *OPEN_COLUMNS) if "ms)" in c.label or "req/s" in c.label}
+    assert shown - set(found) <= {"Spread(ms)"}  # Bench's min-max is its own column
+
+
 def test_a_run_with_raw_documents_draws_latency_from_the_samples_and_the_gil_timeline(tmp_path):
     rows = [row("py-held", gil="held", serial=True), row("py-released", gil="released"), row("native", gil=None)]
     for r in rows:  # what each driver reports of itself (the synthetic documents all say "GIL held")
@@ -95,8 +107,10 @@ def test_a_run_with_raw_documents_draws_latency_from_the_samples_and_the_gil_tim
     assert cdf["data"][0]["x"][0] == pytest.approx(pooled[0])
     # the timeline: one chart per GIL row, every request of the last repeat (2 workers x 50)
     assert [t.chart for t in part.timelines] == [f"{part.id}-tl-0", f"{part.id}-tl-1"]
-    ticks = page.charts[f"{part.id}-tl-0"]["data"][0]
-    assert len(ticks["x"]) == 100 and sorted(set(ticks["y"])) == [0, 1]
+    lanes = page.charts[f"{part.id}-tl-0"]["data"]
+    assert [(t["y0"], len(t["x"])) for t in lanes] == [(0, 50), (1, 50)]
+    doc = rows[0].runs[-1].raw["workers"][1]
+    assert lanes[1]["x"][-1] == pytest.approx((doc["start_ns"][-1] + doc["latencies_ns"][-1]) / 1e6, abs=1e-3)
     bench = page.charts[f"{part.id}-0-bench"]["data"][0]
     assert bench["x"] == [pytest.approx(11.0)] * 3  # medians of 10, 12, 11 ms
     assert bench["error_x"]["arrayminus"] == [pytest.approx(1.0)] * 3

@@ -218,47 +218,38 @@ def timeline(row: Row, title: str) -> Chart | None:
     raw = next((r.raw for r in reversed(row.runs) if r.raw and all("start_ns" in w for w in r.raw["workers"])), None)
     if raw is None:
         return None
-    ok_x: list[float] = []
-    ok_y: list[int] = []
-    bad_x: list[float] = []
-    bad_y: list[int] = []
-    thinned = False
+    marker = {"symbol": "line-ns-open", "size": 9, "line": {"width": 1}}
+    data: list[dict[str, Any]] = []
+    thinned = any_failed = False
     for i, w in enumerate(raw["workers"]):
         done = (np.asarray(w["start_ns"], dtype=np.float64) + np.asarray(w["latencies_ns"], dtype=np.float64)) / 1e6
         failed = failed_mask(w)
-        keep = np.arange(done.size)
         if done.size > TIMELINE_TICKS:
-            keep, thinned = np.unique(np.linspace(0, done.size - 1, TIMELINE_TICKS).astype(int)), True
-        for j in keep:
-            (bad_x if failed[j] else ok_x).append(round(float(done[j]), 4))
-            (bad_y if failed[j] else ok_y).append(i)
+            keep = np.unique(np.linspace(0, done.size - 1, TIMELINE_TICKS).astype(int))
+            done, failed, thinned = done[keep], failed[keep], True
+        # one trace per worker and outcome on its lane (y0, no y array): the page carries the times alone
+        for name, mask, color in (("completed", ~failed, "#4c78a8"), ("failed", failed, "#e45756")):
+            if not mask.any():
+                continue
+            any_failed |= name == "failed"
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": name,
+                    "legendgroup": name,
+                    "showlegend": False,
+                    "x": np.round(done[mask], 3).tolist(),
+                    "y0": i,
+                    "dy": 0,
+                    "marker": {**marker, "color": color},
+                    "hovertemplate": f"worker {i}: {name} at %{{x:.2f}} ms<extra></extra>",
+                }
+            )
     wall = raw["wall_ns"] / 1e6
     workers = len(raw["workers"])
-    marker = {"symbol": "line-ns-open", "size": 9, "line": {"width": 1}}
-    data: list[dict[str, Any]] = [
-        {
-            "type": "scatter",
-            "mode": "markers",
-            "name": "completed",
-            "x": ok_x,
-            "y": ok_y,
-            "marker": {**marker, "color": "#4c78a8"},
-            "hovertemplate": "worker %{y}: done at %{x:.2f} ms<extra></extra>",
-        }
-    ]
-    if bad_x:
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "failed",
-                "x": bad_x,
-                "y": bad_y,
-                "marker": {**marker, "color": "#e45756"},
-                "hovertemplate": "worker %{y}: failed at %{x:.2f} ms<extra></extra>",
-            }
-        )
     note = f" ({TIMELINE_TICKS} evenly spaced ticks per worker)" if thinned else ""
+    note += "; red ticks failed" if any_failed else ""
     return {
         "wide": True,
         "data": data,
@@ -278,7 +269,7 @@ def timeline(row: Row, title: str) -> Chart | None:
                     "line": {"dash": "dash", "width": 1, "color": "black"},
                 }
             ],
-            showlegend=bool(bad_x),
+            showlegend=False,
         ),
     }
 

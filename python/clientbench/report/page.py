@@ -31,7 +31,7 @@ from .charts import (
 )
 from .compare import RowComparison
 from .folder import Part, Phase
-from .table import COLUMNS, run_table
+from .table import RunColumn, run_table
 
 #: the headings of the sections a command generated from its figures (gil.md and sweep.md have them)
 GENERATED = "generated from the figures"
@@ -132,17 +132,20 @@ class Page:
 
 
 def _stat_columns() -> dict[str, tuple[str, int]]:
-    """The run table's columns that show a median of one RowStats field: label -> (field, digits). Read from the
-    cell functions' closures (table._median), so that a column added there gets its spread here too."""
+    """The run tables' columns that show a median of one RowStats field: label -> (field, digits). Read from the
+    cell functions' closures (table._median) of every column set table.py has (closed and open loop), so that
+    a column added there gets its spread here too."""
     out: dict[str, tuple[str, int]] = {}
-    names = {f for f in RowStats.__dataclass_fields__}
-    for column in COLUMNS:
+    names = set(RowStats.__dataclass_fields__)
+    module = vars(inspect.getmodule(RunColumn))
+    sets = [v for v in module.values() if isinstance(v, tuple) and v and isinstance(v[0], RunColumn)]
+    for column in (c for columns in sets for c in columns):
         try:
             bound = inspect.getclosurevars(column.cell).nonlocals
         except TypeError:  # not a plain function
             continue
         if bound.get("name") in names:
-            out[column.label] = (str(bound["name"]), int(bound.get("digits", 2)))
+            out.setdefault(column.label, (str(bound["name"]), int(bound.get("digits", 0))))
     return out
 
 
