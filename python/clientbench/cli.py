@@ -1,4 +1,4 @@
-"""Command line: `clientbench run | sweep | gil | soak | compare | report | list` (`run` is the default)."""
+"""Command line: `clientbench run | sweep | gil | soak | cost | compare | report | list` (`run` is the default)."""
 
 from __future__ import annotations
 
@@ -409,6 +409,22 @@ def build_parser() -> Parser:
     )
     add_session_options(soak, row_timeout=False)  # a soak target is bounded by --max-seconds
 
+    cost = sub.add_parser(
+        "cost",
+        help="instructions, syscalls and allocations per request, counted (callgrind, strace, DHAT)",
+        description="Run each selected row's driver (one worker, keep-alive GET) under valgrind's callgrind, "
+        "strace and valgrind's DHAT at two request counts; their difference per request is the cost of a "
+        "request without the start-up. Writes cost.md, cost.csv and cost.json (docs/cost.md).",
+    )
+    cost.add_argument("-n", "--requests", type=positive, default=2000, help="the larger request count (default 2000)")
+    cost.add_argument("--baseline", type=positive, default=200, help="the smaller request count (default 200)")
+    cost.add_argument("--path", type=request_path, default="/", help="request path on the server (default '/')")
+    cost.add_argument(
+        "--measure", default="instructions,syscalls,allocations", metavar="LIST", help="what to count (default all)"
+    )
+    add_selection_options(cost)
+    add_session_options(cost)
+
     sub.add_parser("list", help="list the clients (table rows) and exit")
     return p
 
@@ -497,6 +513,12 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
         from .commands.compare import compare
 
         return compare(args.a, args.b)
+    if args.command == "cost":
+        from .commands.cost import Settings, cost, expand_names
+
+        counts = Settings(args.requests, args.baseline, args.path, Settings.parse_measures(args.measure))
+        args.clients = expand_names(args.clients)
+        return cost(selection(args), counts, testbed_options(args), argv)
     if args.command == "soak":
         from .commands.soak import Soak, soak, targets
 

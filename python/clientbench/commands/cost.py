@@ -1,0 +1,372 @@
+"""`clientbench cost`: what one request costs each client, counted instead of timed (docs/cost.md).
+
+Each selected row's driver runs with one worker, keep-alive and no warm-up, under three tools, each at two
+request counts, N and a baseline M < N. What differs between the two runs is N - M requests and nothing
+else (the process start, imports, connecting and the exit are the same), so (count at N - count at M) /
+(N - M) is the cost of one request with the start-up subtracted:
+
+- instructions: valgrind's callgrind, the instructions the process executed in user space (its own code,
+  its libraries, the harness's timing loop; the kernel's work behind each syscall is not counted). A count
+  of instructions does not depend on the machine's speed or load: it repeats to well within 1% between
+  runs, where CPU time on a shared machine drifts by tens of percent.
+- syscalls: strace -f -c, every thread's system calls, by name.
+- allocations: valgrind's DHAT, the heap blocks allocated (malloc, calloc, realloc, operator new) and their
+  bytes. Python rows run with PYTHONMALLOC=malloc for this measurement only: pymalloc would otherwise carve
+  Python's objects out of its own arenas, unseen.
+
+Valgrind runs the threads of a process one at a time, hence W=1; the driver's environment is the same in
+every run (PYTHONHASHSEED=0, the same flags), which is what makes two runs agree."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import fnmatch
+import re
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import SetupError
+from ..model import RunStatus
+from ..report import Column, Report, Table, Text, export
+from ..run.clients import CLIENTS, ClientSpec
+from ..run.driver import run_driver
+from ..run.testbed import Options, Testbed, probe_body_bytes
+from ..workload import Workload
+
+SCHEMA_ID = "clientbench.cost/1"
+MEASURES = ("instructions", "syscalls", "allocations")
+#: the tools each measure runs under
+TOOLS = {"instructions": "valgrind", "syscalls": "strace", "allocations": "valgrind"}
+#: the row the ratio column divides by, when it is measured
+FLOOR = "cpp-floor"
+
+
+@dataclass(frozen=True)
+class Settings:
+    requests: int = 2000  # N
+    baseline: int = 200  # M
+    path: str = "/"
+    measures: tuple[str, ...] = MEASURES
+
+    def __post_init__(self) -> None:
+        if self.baseline >= self.requests:
+            raise SetupError(
+                f"--baseline {self.baseline} must be below --requests {self.requests} "
+                "(the cost of a request is the difference between the two runs)"
+            )
+        unknown = [m for m in self.measures if m not in MEASURES]
+        if unknown or not self.measures:
+            raise SetupError(
+                f"--measure: unknown {', '.join(map(repr, unknown)) or 'empty list'}; choose from {', '.join(MEASURES)}"
+            )
+
+    @staticmethod
+    def parse_measures(text: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
+
+
+def expand_names(patterns: Sequence[str] | None, clients: Sequence[ClientSpec] = CLIENTS) -> list[str] | None:
+    """`-c` as for `run`, and a name that matches no row but is the last part of exactly one row's name
+    stands for that row (`floor` for cpp-floor)."""
+    if not patterns:
+        return None
+    out: list[str] = []
+    for item in patterns:
+        for p in (p.strip() for p in item.split(",")):
+            if not p:
+                continue
+            if not any(fnmatch.fnmatchcase(c.name, p) for c in clients):
+                tails = [c.name for c in clients if c.name.rsplit("-", 1)[-1] == p]
+                if len(tails) == 1:
+                    p = tails[0]
+            out.append(p)
+    return out
+
+
+# -- the tools' output --------------------------------------------------------------------------------
+
+
+class CostError(RuntimeError):
+    """One measurement of one row failed: the row says why, the other rows are still measured."""
+
+
+_CALLGRIND_TOTAL = re.compile(r"^(?:summary|totals):\s+(\d+)", re.M)
+_DHAT_TOTAL = re.compile(r"Total:\s+([\d,]+) bytes in ([\d,]+) blocks")
+
+
+def callgrind_instructions(text: str) -> int:
+    """The instructions (Ir) of a callgrind output file."""
+    m = _CALLGRIND_TOTAL.search(text)
+    if m is None:
+        raise CostError("callgrind wrote no instruction total")
+    return int(m.group(1))
+
+
+def strace_calls(text: str) -> dict[str, int]:
+    """Calls by syscall from `strace -c`'s summary table (the total row left out)."""
+    calls: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        # % time, seconds, usecs/call, calls, [errors,] syscall
+        if len(parts) in (5, 6) and parts[3].isdigit() and parts[-1] != "total" and not line.startswith("%"):
+            try:
+                float(parts[0])
+            except ValueError:
+                continue
+            calls[parts[-1]] = calls.get(parts[-1], 0) + int(parts[3])
+    if not calls:
+        raise CostError("strace wrote no syscall summary")
+    return calls
+
+
+def dhat_totals(text: str) -> tuple[int, int]:
+    """(bytes, blocks) allocated in total, from DHAT's log."""
+    m = _DHAT_TOTAL.search(text)
+    if m is None:
+        raise CostError("DHAT wrote no allocation total")
+    return int(m.group(1).replace(",", "")), int(m.group(2).replace(",", ""))
+
+
+# -- measuring ----------------------------------------------------------------------------------------
+
+
+def tools(measures: Sequence[str]) -> dict[str, str]:
+    """The tools these measures need, by name -> path; SetupError naming what is missing."""
+    found: dict[str, str] = {}
+    for name in dict.fromkeys([*(TOOLS[m] for m in measures), "env"]):
+        path = shutil.which(name)
+        if path is None:
+            needs = ", ".join(m for m in measures if TOOLS[m] == name) or "the allocations' environment"
+            raise SetupError(f"{name} is not installed (needed for {needs}); install it with apt-get install {name}")
+        found[name] = path
+    return found
+
+
+@dataclass
+class Counts:
+    """One measure of one row: what the tool counted at each request count."""
+
+    totals: dict[int, dict[str, int]] = field(default_factory=dict)  # requests -> counter -> count
+
+    def per_request(self, n: int, m: int) -> dict[str, float]:
+        big, small = self.totals[n], self.totals[m]
+        return {k: (big.get(k, 0) - small.get(k, 0)) / (n - m) for k in sorted(set(big) | set(small))}
+
+
+@dataclass
+class RowCost:
+    spec: ClientSpec
+    status: str = "ok"  # ok | failed | skipped
+    reason: str | None = None
+    counts: dict[str, Counts] = field(default_factory=dict)  # measure -> counts
+
+    def to_json(self, settings: Settings) -> dict[str, Any]:
+        n, m = settings.requests, settings.baseline
+        per: dict[str, Any] = {}
+        for measure, c in self.counts.items():
+            if n in c.totals and m in c.totals:
+                per[measure] = c.per_request(n, m)
+        syscalls = per.get("syscalls")
+        return {
+            "name": self.spec.name,
+            "label": self.spec.label,
+            "status": self.status,
+            "reason": self.reason,
+            "instructions_per_request": per["instructions"]["instructions"] if "instructions" in per else None,
+            "syscalls_per_request": sum(syscalls.values()) if syscalls is not None else None,
+            "syscalls": {k: v for k, v in syscalls.items() if v} if syscalls is not None else None,
+            "allocations_per_request": per["allocations"]["blocks"] if "allocations" in per else None,
+            "allocated_bytes_per_request": per["allocations"]["bytes"] if "allocations" in per else None,
+            "totals": {
+                measure: {str(k): v for k, v in sorted(c.totals.items(), reverse=True)}
+                for measure, c in self.counts.items()
+            },
+        }
+
+
+def _wrapped(spec: ClientSpec, prefix: list[str]) -> ClientSpec:
+    """The row's driver command run under `prefix` (the tool and its options)."""
+    return dataclasses.replace(spec, command=lambda: [*prefix, *spec.argv()])
+
+
+def measure_once(
+    spec: ClientSpec,
+    measure: str,
+    requests: int,
+    *,
+    url: str,
+    path: str,
+    paths: dict[str, str],
+    out: Path,
+    row_timeout_s: float,
+    expected_body_bytes: int | None,
+    driver_flags: Sequence[str],
+) -> dict[str, int]:
+    """One run of the row's driver under the measure's tool; what the tool counted."""
+    raw = out / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    stem = raw / f"{spec.name}.{measure}.{requests}"
+    valgrind_log = f"--log-file={stem}.valgrind.log"
+    if measure == "instructions":
+        prefix = [paths["valgrind"], "--tool=callgrind", f"--callgrind-out-file={stem}.callgrind", valgrind_log]
+    elif measure == "syscalls":
+        prefix = [paths["strace"], "-f", "-c", "-o", f"{stem}.strace"]
+    else:
+        env = [paths["env"], "PYTHONMALLOC=malloc"] if spec.is_python else []
+        prefix = [*env, paths["valgrind"], "--tool=dhat", f"--dhat-out-file={stem}.dhat.json", valgrind_log]
+    workload = Workload(workers=1, requests=requests, warmup=0, path=path, repeat=1)
+    result = run_driver(
+        _wrapped(spec, prefix),
+        url,
+        workload,
+        row_timeout_s=row_timeout_s,
+        log_dir=out / "logs",
+        expected_body_bytes=expected_body_bytes,
+        tag=f".{measure}.{requests}",
+        hash_seed=0,
+        driver_flags=driver_flags,
+    )
+    if result.status is RunStatus.SKIPPED:
+        raise _Skipped(result.reason or "skipped")
+    if result.status is not RunStatus.OK:
+        raise CostError(f"{measure} at {requests} requests: {result.reason}")
+    try:
+        if measure == "instructions":
+            return {"instructions": callgrind_instructions(Path(f"{stem}.callgrind").read_text())}
+        if measure == "syscalls":
+            return strace_calls(Path(f"{stem}.strace").read_text())
+        nbytes, blocks = dhat_totals(Path(f"{stem}.valgrind.log").read_text())
+        return {"bytes": nbytes, "blocks": blocks}
+    except OSError as exc:
+        raise CostError(f"{measure} at {requests} requests: cannot read the tool's output: {exc}") from None
+
+
+class _Skipped(Exception):
+    """An optional row whose library is not installed here."""
+
+
+# -- the report ---------------------------------------------------------------------------------------
+
+
+def _calls(syscalls: dict[str, float]) -> str:
+    shown = sorted(((v, k) for k, v in syscalls.items() if abs(v) >= 0.005), key=lambda x: (-x[0], x[1]))
+    return ", ".join(f"{k} {round(v, 2):g}" for v, k in shown) or "-"
+
+
+def table(rows: Sequence[dict[str, Any]], title: str | None = None) -> Table:
+    """The cost table of cost.json's rows; the ratio column when the floor row was measured."""
+    floor = next((r for r in rows if r["name"] == FLOOR and r["instructions_per_request"]), None)
+    columns = [Column("Client", False), Column("Instructions/req")]
+    if floor is not None:
+        columns.append(Column("x floor"))
+    columns += [
+        Column("Syscalls/req"),
+        Column("Syscalls per request", False),
+        Column("Allocations/req"),
+        Column("Alloc bytes/req"),
+    ]
+    out = Table(columns, [], title=title)
+
+    def num(value: float | None, fmt: str) -> str:
+        return "-" if value is None else format(value, fmt)
+
+    for r in rows:
+        if r["status"] != "ok":
+            cells = [r["name"], r["reason"] or r["status"]] + ["-"] * (len(columns) - 2)
+            out.rows.append(cells)
+            out.styles.append("dim" if r["status"] == "skipped" else "red")
+            continue
+        instr = r["instructions_per_request"]
+        cells = [r["name"], num(instr, ",.0f")]
+        if floor is not None:
+            cells.append(num(instr / floor["instructions_per_request"] if instr is not None else None, ".2f"))
+        cells += [
+            num(r["syscalls_per_request"], ".2f"),
+            _calls(r["syscalls"]) if r["syscalls"] is not None else "-",
+            num(r["allocations_per_request"], ",.1f"),
+            num(r["allocated_bytes_per_request"], ",.0f"),
+        ]
+        out.rows.append(cells)
+        out.styles.append(None)
+    return out
+
+
+def method(settings: Settings) -> list[str]:
+    n, m = settings.requests, settings.baseline
+    return [
+        f"One worker, keep-alive GET {settings.path}, no warm-up; every figure is (count at {n} requests - "
+        f"count at {m}) / {n - m}: the cost of one request without the start-up.",
+        "Instructions: valgrind --tool=callgrind (user space). Syscalls: strace -f -c. Allocations: valgrind "
+        "--tool=dhat, heap blocks and their bytes (Python rows with PYTHONMALLOC=malloc). PYTHONHASHSEED=0.",
+    ]
+
+
+def cost(specs: Sequence[ClientSpec], settings: Settings, options: Options, argv: Sequence[str]) -> int:
+    paths = tools(settings.measures)  # before the server starts: a missing tool is a one-line error
+    results: list[RowCost] = [RowCost(spec) for spec in specs]
+    testbed = Testbed(options, argv, kind="cost")
+    steps = len(specs) * len(settings.measures) * 2
+    with testbed:
+        endpoint = testbed.endpoint
+        url = endpoint.url + settings.path
+        expected = probe_body_bytes(url, 30, endpoint.context())
+        testbed.console.print(
+            f"[bold]clientbench cost[/]: {len(specs)} clients x {', '.join(settings.measures)} at "
+            f"{settings.requests} and {settings.baseline} requests -> {url}"
+        )
+        done = 0
+        for row in results:
+            for measure in settings.measures:
+                counts = row.counts.setdefault(measure, Counts())
+                for n in (settings.requests, settings.baseline):
+                    done += 1
+                    if row.status != "ok":
+                        continue
+                    with testbed.console.status(f"[{done}/{steps}] {row.spec.name}: {measure}, {n} requests"):
+                        try:
+                            counts.totals[n] = measure_once(
+                                row.spec,
+                                measure,
+                                n,
+                                url=url,
+                                path=settings.path,
+                                paths=paths,
+                                out=testbed.out,
+                                row_timeout_s=options.row_timeout_s,
+                                expected_body_bytes=expected,
+                                driver_flags=endpoint.driver_flags(),
+                            )
+                        except _Skipped as exc:
+                            row.status, row.reason = "skipped", str(exc)
+                        except CostError as exc:
+                            row.status, row.reason = "failed", str(exc)
+            mark = {"ok": "[green]ok[/]", "skipped": "[dim]skipped[/]"}.get(row.status, "[red]FAILED[/]")
+            testbed.console.print(f"  {row.spec.name:26} {mark}" + (f"  [dim]{row.reason}[/]" if row.reason else ""))
+    rows = [r.to_json(settings) for r in results]
+    document = {
+        "schema": SCHEMA_ID,
+        "version": __version__,
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": testbed.argv,
+        "environment": testbed.environment,
+        "server": testbed.endpoint.url or None,
+        "path": settings.path,
+        "requests": settings.requests,
+        "baseline": settings.baseline,
+        "measures": list(settings.measures),
+        "interrupted": testbed.interrupted,
+        "rows": rows,
+    }
+    title = f"Cost per request (W=1, keep-alive GET {settings.path}; {settings.requests} - {settings.baseline})"
+    report = Report("cost", [table(rows), Text(method(settings))], document=document)
+    export(report, testbed.out, ("json", "markdown", "csv"))
+    export(Report("cost", [table(rows, title)]), None, ("terminal",))
+    testbed.console.print(f"results: {testbed.out}")
+    if testbed.exit_code is not None:
+        return testbed.exit_code
+    return 1 if any(r["status"] == "failed" for r in rows) else 0
