@@ -338,3 +338,18 @@ def test_a_setup_failure_fails_every_request_of_the_schedule():
     driver = harness.SyncDriver(broken, lambda c, u: (200, 1))
     doc = run_fake(driver, ["--workers", "2", "--rate", "1000", "--requests", "3"])
     assert all(w["failure_count"] == w["count"] == 3 for w in doc["workers"])
+
+
+@pytest.mark.parametrize("loop", [[], ["--rate", "5000"]], ids=["closed", "open"])
+def test_connection_new_makes_a_client_per_timed_request(loop):
+    made: list[int] = []
+    closed: list[int] = []
+
+    def make(a: argparse.Namespace) -> int:
+        made.append(len(made))
+        return made[-1]
+
+    driver = harness.SyncDriver(make, lambda c, u: (200, 1), closed.append)
+    doc = run_fake(driver, ["--workers", "1", "--requests", "4", "--warmup", "1", "--connection", "new", *loop])
+    assert doc["workers"][0]["count"] == 4 and doc["workers"][0]["failure_count"] == 0
+    assert made == [0, 1, 2, 3, 4] and closed == made  # the warm-up's client, then one per request; all closed
