@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
-
 import aiohttp
 
-from .. import harness
+from .. import sdk
 
 
-async def make_client(args: argparse.Namespace) -> aiohttp.ClientSession:
+async def make_client(opts: sdk.Options) -> aiohttp.ClientSession:
     return aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=1, ssl=harness.ssl_context(args)),  # one keep-alive connection
-        timeout=aiohttp.ClientTimeout(total=args.timeout),
+        connector=aiohttp.TCPConnector(limit=1, ssl=sdk.ssl_context(opts)),  # one keep-alive connection
+        timeout=aiohttp.ClientTimeout(total=opts.timeout),
         trust_env=False,
     )
 
@@ -28,32 +26,6 @@ async def upload(session: aiohttp.ClientSession, url: str, method: str, body: by
         return r.status, await r.read()
 
 
-async def close(session: aiohttp.ClientSession) -> None:
-    await session.close()
-
-
-def main(argv: list[str] | None = None) -> None:
-    p = harness.parser(__doc__ or "")
-    p.add_argument(
-        "--loop", choices=["asyncio", "uvloop"], default="asyncio", help="event loop implementation (default asyncio)"
-    )
-    args = p.parse_args(argv)
-    info = {
-        "language": "Python",
-        "library": "aiohttp",
-        "library_version": aiohttp.__version__,
-        "mode": "async",
-        "gil": None,
-    }
-    loop_factory = None
-    if args.loop == "uvloop":
-        import uvloop
-
-        loop_factory = uvloop.new_event_loop
-        info["library"] = "aiohttp+uvloop"
-        info["library_version"] = f"{aiohttp.__version__} (uvloop {harness.version('uvloop')})"
-    harness.run(args, info, async_=harness.AsyncDriver(make_client, request, close, upload), loop_factory=loop_factory)
-
-
-if __name__ == "__main__":
-    main()
+ASYNC = sdk.AsyncClient(
+    "aiohttp", make_client, request, upload, aiohttp.ClientSession.close, version=aiohttp.__version__
+)

@@ -1,23 +1,24 @@
 """Our Python bindings (`beast_client`: C++ Boost.Beast via pybind11; `reqwest_client`: Rust reqwest via PyO3).
 
-    python -m clientbench.drivers.binding --binding beast|reqwest --url URL [the contract's flags]
-        [--gil held|released] [--mode sync|async]
+Both bindings have the same API, so one module serves both, as five plugins (clientbench.sdk), each a
+function that imports its binding when its row runs: `beast_held`, `beast_released`, `reqwest_held`,
+`reqwest_released` (sync: W threads, each with its own `Client` and keep-alive connection, calling
+`fetch_len(url, release_gil=...)`, the code path of `get` also returning the body size, or for POST/PUT
+`fetch(url, method=..., body=..., release_gil=...)`, the same path returning the body; with the GIL held the
+threads run one at a time) and `reqwest_async` (W asyncio tasks, each with its own `AsyncClient`).
 
-Both bindings have the same API, so one driver serves both. sync: W threads, each with its own `Client`
-(own keep-alive connection), calling `fetch_len(url, release_gil=...)` (the code path of `get`, also
-returning the body size), or for POST/PUT `fetch(url, method=..., body=..., release_gil=...)` (the same
-path, returning the body); `--gil held` keeps the GIL during the request, so the threads run one at a time.
-async (reqwest only): W asyncio tasks, each with its own `AsyncClient`.
+    python -m clientbench.plugin clientbench.drivers.binding:beast_held [the contract's flags]
+    python -m clientbench.drivers.binding --binding beast|reqwest [--gil held|released] [--mode sync|async] ...
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 from typing import Any
 
-from .. import harness
+from .. import sdk
+from ..harness.options import Parser
 
 MODULES = {"beast": "beast_client", "reqwest": "reqwest_client"}
 
@@ -34,14 +35,102 @@ def library_info(module: Any, binding: str) -> dict[str, Any]:
     }
 
 
+def _options(binding: str, opts: sdk.Options) -> dict[str, Any]:
+    """The native drivers' configuration: one total timeout per request (no connect/read timers), for reqwest
+    no proxy from the environment; verify= only when asked for (a plain-HTTP row builds its client with the
+    bindings' defaults, as an application would)."""
+    options: dict[str, Any] = {"timeout": opts.timeout, "connect_timeout": None, "read_timeout": None}
+    if opts.ca_file or opts.insecure:
+        options["verify"] = sdk.verify(opts)
+    if binding == "reqwest":
+        options["trust_env"] = False
+    return options
+
+
+def sync_plugin(binding: str, gil: str) -> sdk.SyncClient[Any]:
+    mod: Any = importlib.import_module(MODULES[binding])
+    release = gil == "released"
+
+    options: dict[str, Any] = {}
+
+    def make_client(opts: sdk.Options) -> Any:
+        if not options:  # once: the same flags for every client
+            options.update(_options(binding, opts))
+        return mod.Client(**options)
+
+    def held(client: Any, url: str) -> tuple[int, int]:
+        status, nbytes = client.fetch_len(url, release_gil=False)
+        return status, nbytes
+
+    def upload(client: Any, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+        status, answer = client.fetch(url, method=method, body=body, release_gil=release)
+        return status, answer
+
+    info = library_info(mod, binding)
+    return sdk.SyncClient(
+        binding,
+        make_client,
+        # Released is the default of fetch_len: the native method itself (no Python frame, no kwargs).
+        mod.Client.fetch_len if release else held,
+        upload,
+        lambda c: c.close(),
+        version=info.pop("library_version"),
+        gil=gil,
+        info=info,
+    )
+
+
+def reqwest_async() -> sdk.AsyncClient[Any]:
+    mod: Any = importlib.import_module(MODULES["reqwest"])
+
+    options: dict[str, Any] = {}
+
+    def make_client(opts: sdk.Options) -> Any:
+        if not options:
+            options.update(_options("reqwest", opts))
+        return mod.AsyncClient(**options)
+
+    async def request(client: Any, url: str) -> tuple[int, int]:
+        status, nbytes = await client.fetch_len(url)
+        return status, nbytes
+
+    async def upload(client: Any, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+        status, answer = await client.fetch(url, method=method, body=body)
+        return status, answer
+
+    info = library_info(mod, "reqwest")
+    return sdk.AsyncClient(
+        "reqwest", make_client, request, upload, lambda c: c.close(), version=info.pop("library_version"), info=info
+    )
+
+
+def beast_held() -> sdk.SyncClient[Any]:
+    return sync_plugin("beast", "held")
+
+
+def beast_released() -> sdk.SyncClient[Any]:
+    return sync_plugin("beast", "released")
+
+
+def reqwest_held() -> sdk.SyncClient[Any]:
+    return sync_plugin("reqwest", "held")
+
+
+def reqwest_released() -> sdk.SyncClient[Any]:
+    return sync_plugin("reqwest", "released")
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = harness.parser(__doc__ or "", gil=True, modes=("sync", "async"))
-    p.add_argument("--binding", choices=list(MODULES), required=True, help="which binding to drive")
-    args = p.parse_args(argv)
+    """`--binding`, `--gil` and `--mode` pick the plugin; the contract's flags go to it."""
+    p = Parser(add_help=False)  # its errors: one line, exit 2
+    p.add_argument("--binding", choices=list(MODULES), required=True)
+    p.add_argument("--gil", choices=["held", "released"], default="released")
+    p.add_argument("--mode", choices=["sync", "async"], default="sync")
+    args, rest = p.parse_known_args(argv)
     if args.mode == "async" and args.binding != "reqwest":
         p.error("--mode async: only the reqwest binding has an AsyncClient")
     try:
-        mod: Any = importlib.import_module(MODULES[args.binding])
+        plugin = reqwest_async() if args.mode == "async" else sync_plugin(args.binding, args.gil)
     except ImportError as exc:
         print(
             f"binding: cannot import {MODULES[args.binding]} ({exc}); install it with "
@@ -49,58 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-
-    # verify= only when asked for: a plain-HTTP row builds its client with the bindings' defaults, as an
-    # application would
-    tls = {"verify": harness.verify(args)} if args.ca_file or args.insecure else {}
-    # the native drivers' configuration: one total timeout per request (no connect/read timers), and for
-    # reqwest no proxy from the environment
-    options: dict[str, Any] = {"connect_timeout": None, "read_timeout": None, **tls}
-    if args.binding == "reqwest":
-        options["trust_env"] = False
-
-    def make_client(a: argparse.Namespace) -> Any:
-        return mod.Client(timeout=a.timeout, **options)
-
-    def held(client: Any, url: str) -> tuple[int, int]:
-        status, nbytes = client.fetch_len(url, release_gil=False)
-        return status, nbytes
-
-    async def make_async_client(a: argparse.Namespace) -> Any:
-        return mod.AsyncClient(timeout=a.timeout, **options)
-
-    async def request_async(client: Any, url: str) -> tuple[int, int]:
-        status, nbytes = await client.fetch_len(url)
-        return status, nbytes
-
-    async def close_async(client: Any) -> None:
-        client.close()
-
-    release = args.gil == "released"
-
-    def upload(client: Any, url: str, method: str, body: bytes) -> tuple[int, bytes]:
-        status, answer = client.fetch(url, method=method, body=body, release_gil=release)
-        return status, answer
-
-    async def upload_async(client: Any, url: str, method: str, body: bytes) -> tuple[int, bytes]:
-        status, answer = await client.fetch(url, method=method, body=body)
-        return status, answer
-
-    # Released is the default of fetch_len: call the native method directly (no Python frame, no kwargs).
-    request = mod.Client.fetch_len if release else held
-    info = {
-        "language": "Python",
-        "library": args.binding,
-        **library_info(mod, args.binding),
-        "gil": args.gil if args.mode == "sync" else None,
-    }
-    harness.run(
-        args,
-        info,
-        harness.SyncDriver(make_client, request, lambda c: c.close(), upload),
-        harness.AsyncDriver(make_async_client, request_async, close_async, upload_async),
-    )
-    return 0
+    return sdk.run(plugin, rest, __doc__ or "")
 
 
 if __name__ == "__main__":

@@ -3,19 +3,18 @@ per task)."""
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 from curl_cffi import CurlOpt
 from curl_cffi import requests as cr
 
-from .. import harness
+from .. import sdk
 
 
-def _tls(args: argparse.Namespace) -> dict[str, Any]:
+def _tls(opts: sdk.Options) -> dict[str, Any]:
     """curl's own options: CAINFO for --ca-file, no verification for --insecure."""
-    options = {CurlOpt.CAINFO: args.ca_file} if args.ca_file else None
-    return {"verify": not args.insecure, "curl_options": options}
+    options = {CurlOpt.CAINFO: opts.ca_file} if opts.ca_file else None
+    return {"verify": not opts.insecure, "curl_options": options}
 
 
 def _method(method: str) -> Any:
@@ -23,8 +22,8 @@ def _method(method: str) -> Any:
     return method
 
 
-def make_client(args: argparse.Namespace) -> cr.Session[cr.Response]:
-    s: cr.Session[cr.Response] = cr.Session(timeout=args.timeout, trust_env=False, **_tls(args))
+def make_client(opts: sdk.Options) -> cr.Session[cr.Response]:
+    s: cr.Session[cr.Response] = cr.Session(timeout=opts.timeout, trust_env=False, **_tls(opts))
     return s
 
 
@@ -38,8 +37,8 @@ def upload(session: cr.Session[cr.Response], url: str, method: str, body: bytes)
     return r.status_code, r.content
 
 
-async def make_async_client(args: argparse.Namespace) -> cr.AsyncSession[cr.Response]:
-    return cr.AsyncSession(timeout=args.timeout, trust_env=False, max_clients=1, **_tls(args))
+async def make_async_client(opts: sdk.Options) -> cr.AsyncSession[cr.Response]:
+    return cr.AsyncSession(timeout=opts.timeout, trust_env=False, max_clients=1, **_tls(opts))
 
 
 async def request_async(session: cr.AsyncSession[cr.Response], url: str) -> tuple[int, int]:
@@ -56,16 +55,5 @@ async def close_async(session: cr.AsyncSession[cr.Response]) -> None:
     await session.close()
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = harness.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
-    info = {"language": "Python", "library": "curl_cffi", "library_version": harness.version("curl_cffi"), "gil": None}
-    harness.run(
-        args,
-        info,
-        harness.SyncDriver(make_client, request, lambda s: s.close(), upload),
-        harness.AsyncDriver(make_async_client, request_async, close_async, upload_async),
-    )
-
-
-if __name__ == "__main__":
-    main()
+SYNC = sdk.SyncClient("curl_cffi", make_client, request, upload, cr.Session.close)
+ASYNC = sdk.AsyncClient("curl_cffi", make_async_client, request_async, upload_async, close_async)

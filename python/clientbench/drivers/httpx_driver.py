@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
-
 import httpx
 
-from .. import harness
+from .. import sdk
 
 
 def _limits() -> httpx.Limits:
     return httpx.Limits(max_connections=1, max_keepalive_connections=1)
 
 
-def make_client(args: argparse.Namespace) -> httpx.Client:
-    return httpx.Client(timeout=args.timeout, limits=_limits(), trust_env=False, verify=harness.ssl_context(args))
+def make_client(opts: sdk.Options) -> httpx.Client:
+    return httpx.Client(timeout=opts.timeout, limits=_limits(), trust_env=False, verify=sdk.ssl_context(opts))
 
 
 def request(client: httpx.Client, url: str) -> tuple[int, int]:
@@ -27,8 +25,8 @@ def upload(client: httpx.Client, url: str, method: str, body: bytes) -> tuple[in
     return r.status_code, r.content
 
 
-async def make_async_client(args: argparse.Namespace) -> httpx.AsyncClient:
-    return httpx.AsyncClient(timeout=args.timeout, limits=_limits(), trust_env=False, verify=harness.ssl_context(args))
+async def make_async_client(opts: sdk.Options) -> httpx.AsyncClient:
+    return httpx.AsyncClient(timeout=opts.timeout, limits=_limits(), trust_env=False, verify=sdk.ssl_context(opts))
 
 
 async def request_async(client: httpx.AsyncClient, url: str) -> tuple[int, int]:
@@ -41,20 +39,7 @@ async def upload_async(client: httpx.AsyncClient, url: str, method: str, body: b
     return r.status_code, r.content
 
 
-async def close_async(client: httpx.AsyncClient) -> None:
-    await client.aclose()
-
-
-def main(argv: list[str] | None = None) -> None:
-    args = harness.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
-    info = {"language": "Python", "library": "httpx", "library_version": httpx.__version__, "gil": None}
-    harness.run(
-        args,
-        info,
-        harness.SyncDriver(make_client, request, lambda c: c.close(), upload),
-        harness.AsyncDriver(make_async_client, request_async, close_async, upload_async),
-    )
-
-
-if __name__ == "__main__":
-    main()
+SYNC = sdk.SyncClient("httpx", make_client, request, upload, httpx.Client.close, version=httpx.__version__)
+ASYNC = sdk.AsyncClient(
+    "httpx", make_async_client, request_async, upload_async, httpx.AsyncClient.aclose, version=httpx.__version__
+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pycurl
 
-from .. import harness
+from .. import sdk
 
 
 class Handle:
@@ -49,25 +49,15 @@ class Handle:
         return int(self.curl.getinfo(pycurl.RESPONSE_CODE)), b"".join(self.chunks)
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = harness.parser(__doc__ or "").parse_args(argv)
-    info = {
-        "language": "Python",
-        "library": "pycurl",
-        "library_version": f"{pycurl.version_info()[1]} (pycurl {getattr(pycurl, '__version__', '?')})",
-        "gil": None,
-    }
-    harness.run(
-        args,
-        info,
-        harness.SyncDriver(
-            lambda a: Handle(a.timeout, a.ca_file, a.insecure),
-            lambda h, url: h.get(url),
-            lambda h: h.curl.close(),
-            lambda h, url, method, body: h.upload(url, method, body),
-        ),
-    )
+def make_client(opts: sdk.Options) -> Handle:
+    return Handle(opts.timeout, opts.ca_file, opts.insecure)
 
 
-if __name__ == "__main__":
-    main()
+SYNC = sdk.SyncClient(
+    "pycurl",
+    make_client,
+    Handle.get,
+    Handle.upload,
+    lambda h: h.curl.close(),
+    version=f"{pycurl.version_info()[1]} (pycurl {getattr(pycurl, '__version__', '?')})",
+)

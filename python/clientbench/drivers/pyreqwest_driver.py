@@ -2,32 +2,30 @@
 
 from __future__ import annotations
 
-import argparse
 import datetime
-from importlib.metadata import version
 from typing import Any
 
 from pyreqwest.client import Client, ClientBuilder, SyncClient, SyncClientBuilder
 
-from .. import harness
+from .. import sdk
 
 
-def _timeout(args: argparse.Namespace) -> datetime.timedelta:
-    return datetime.timedelta(seconds=args.timeout)
+def _timeout(opts: sdk.Options) -> datetime.timedelta:
+    return datetime.timedelta(seconds=opts.timeout)
 
 
-def _tls(builder: Any, args: argparse.Namespace) -> Any:
-    if args.insecure:
+def _tls(builder: Any, opts: sdk.Options) -> Any:
+    if opts.insecure:
         return builder.danger_accept_invalid_certs(True)
-    if args.ca_file:
-        with open(args.ca_file, "rb") as f:
+    if opts.ca_file:
+        with open(opts.ca_file, "rb") as f:
             return builder.add_root_certificate_pem(f.read())
     return builder
 
 
-def make_client(args: argparse.Namespace) -> SyncClient:
+def make_client(opts: sdk.Options) -> SyncClient:
     # Annotated so mypy passes whether or not pyreqwest (a peer, not a lint dependency) is installed.
-    client: SyncClient = _tls(SyncClientBuilder(), args).timeout(_timeout(args)).max_connections(1).build()
+    client: SyncClient = _tls(SyncClientBuilder(), opts).timeout(_timeout(opts)).max_connections(1).build()
     return client
 
 
@@ -41,8 +39,8 @@ def upload(client: SyncClient, url: str, method: str, body: bytes) -> tuple[int,
     return r.status, bytes(r.bytes())
 
 
-async def make_async_client(args: argparse.Namespace) -> Client:
-    client: Client = _tls(ClientBuilder(), args).timeout(_timeout(args)).max_connections(1).build()
+async def make_async_client(opts: sdk.Options) -> Client:
+    client: Client = _tls(ClientBuilder(), opts).timeout(_timeout(opts)).max_connections(1).build()
     return client
 
 
@@ -60,21 +58,9 @@ async def close_async(client: Client) -> None:
     await client.close()
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = harness.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
-    info = {"language": "Python", "library": "pyreqwest", "library_version": version("pyreqwest"), "gil": None}
-    harness.run(
-        args,
-        info,
-        harness.SyncDriver(make_client, request, lambda c: c.close(), upload),
-        harness.AsyncDriver(make_async_client, request_async, close_async, upload_async),
-    )
-    if args.mode == "async":
-        # pyreqwest 0.15.1 aborts in interpreter finalization after async requests in about half the runs
-        # ("Fatal Python error: PyGILState_Release: thread state ... must be current"), after the document
-        # was printed. Skip the teardown.
-        harness.skip_teardown()
-
-
-if __name__ == "__main__":
-    main()
+SYNC = sdk.SyncClient("pyreqwest", make_client, request, upload, SyncClient.close)
+# pyreqwest 0.15.1 aborts in interpreter finalization after async requests in about half the runs ("Fatal Python
+# error: PyGILState_Release: thread state ... must be current"), after the document was printed.
+ASYNC = sdk.AsyncClient(
+    "pyreqwest", make_async_client, request_async, upload_async, close_async, exit_after_document=True
+)

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
-
 import requests
 
-from .. import harness
+from .. import sdk
 
 
-def make_client(args: argparse.Namespace) -> requests.Session:
+def make_client(opts: sdk.Options) -> requests.Session:
     session = requests.Session()
     session.trust_env = False
-    session.verify = harness.verify(args)  # no proxy / netrc lookups: measure the client, not the environment
-    session.timeout = args.timeout  # type: ignore[attr-defined]  # read back in request()
+    session.verify = sdk.verify(opts)  # no proxy / netrc lookups: measure the client, not the environment
+    session.timeout = opts.timeout  # type: ignore[attr-defined]  # read back in request()
     return session
 
 
@@ -27,16 +25,4 @@ def upload(session: requests.Session, url: str, method: str, body: bytes) -> tup
     return r.status_code, r.content
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = harness.parser(__doc__ or "").parse_args(argv)
-    info = {
-        "language": "Python",
-        "library": "requests",
-        "library_version": requests.__version__,
-        "gil": None,
-    }
-    harness.run(args, info, harness.SyncDriver(make_client, request, lambda s: s.close(), upload))
-
-
-if __name__ == "__main__":
-    main()
+SYNC = sdk.SyncClient("requests", make_client, request, upload, requests.Session.close, version=requests.__version__)

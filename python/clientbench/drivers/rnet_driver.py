@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import argparse
-from importlib.metadata import version
 from pathlib import Path
 
 import rnet
 
-from .. import harness
+from .. import sdk
 
 METHODS = {"POST": rnet.Method.POST, "PUT": rnet.Method.PUT}
 
 
-def _verify(args: argparse.Namespace) -> bool | Path:
-    return False if args.insecure else Path(args.ca_file) if args.ca_file else True
+def _verify(opts: sdk.Options) -> bool | Path:
+    return False if opts.insecure else Path(opts.ca_file) if opts.ca_file else True
 
 
-def make_client(args: argparse.Namespace) -> rnet.BlockingClient:
-    return rnet.BlockingClient(timeout=int(max(1, round(args.timeout))), no_proxy=True, verify=_verify(args))
+def make_client(opts: sdk.Options) -> rnet.BlockingClient:
+    return rnet.BlockingClient(timeout=int(max(1, round(opts.timeout))), no_proxy=True, verify=_verify(opts))
 
 
 def request(client: rnet.BlockingClient, url: str) -> tuple[int, int]:
@@ -37,8 +35,8 @@ def upload(client: rnet.BlockingClient, url: str, method: str, body: bytes) -> t
         r.close()
 
 
-async def make_async_client(args: argparse.Namespace) -> rnet.Client:
-    return rnet.Client(timeout=int(max(1, round(args.timeout))), no_proxy=True, verify=_verify(args))
+async def make_async_client(opts: sdk.Options) -> rnet.Client:
+    return rnet.Client(timeout=int(max(1, round(opts.timeout))), no_proxy=True, verify=_verify(opts))
 
 
 async def request_async(client: rnet.Client, url: str) -> tuple[int, int]:
@@ -57,23 +55,8 @@ async def upload_async(client: rnet.Client, url: str, method: str, body: bytes) 
         await r.close()
 
 
-async def close_async(client: rnet.Client) -> None:
-    return None  # rnet clients have no close(); dropping the client closes its pool
-
-
-def main(argv: list[str] | None = None) -> None:
-    args = harness.parser(__doc__ or "", modes=("sync", "async")).parse_args(argv)
-    info = {"language": "Python", "library": "rnet", "library_version": version("rnet"), "gil": None}
-    harness.run(
-        args,
-        info,
-        harness.SyncDriver(make_client, request, upload=upload),
-        harness.AsyncDriver(make_async_client, request_async, close_async, upload_async),
-    )
-    # rnet 2.4.2 segfaults in its runtime teardown at interpreter exit after async requests with larger
-    # bodies (seen with /bytes/1000000: ~80% of runs), after the document has been printed. Skip the teardown.
-    harness.skip_teardown()
-
-
-if __name__ == "__main__":
-    main()
+# rnet 2.4.2 segfaults in its runtime teardown at interpreter exit after async requests with larger bodies (seen
+# with /bytes/1000000: ~80% of runs), after the document has been printed. Its clients have no close(): dropping
+# one closes its pool.
+SYNC = sdk.SyncClient("rnet", make_client, request, upload, exit_after_document=True)
+ASYNC = sdk.AsyncClient("rnet", make_async_client, request_async, upload_async, exit_after_document=True)

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import argparse
-
 import urllib3
 from urllib3.util import parse_url
 
-from .. import harness
+from .. import sdk
 
 
-def make_client(args: argparse.Namespace) -> urllib3.HTTPConnectionPool:
-    u = parse_url(args.url)
+def make_client(opts: sdk.Options) -> urllib3.HTTPConnectionPool:
+    u = parse_url(opts.url)
     if u.scheme not in ("http", "https") or not u.host:
-        raise ValueError(f"unsupported URL {args.url!r}")
-    timeout = urllib3.Timeout(total=args.timeout)
+        raise ValueError(f"unsupported URL {opts.url!r}")
+    timeout = urllib3.Timeout(total=opts.timeout)
     if u.scheme == "http":
         return urllib3.HTTPConnectionPool(u.host, u.port or 80, maxsize=1, block=True, retries=False, timeout=timeout)
-    harness.verify(args)  # (quiets urllib3's warning with --insecure)
+    sdk.verify(opts)  # (quiets urllib3's warning with --insecure)
     return urllib3.HTTPSConnectionPool(
         u.host,
         u.port or 443,
@@ -25,8 +23,8 @@ def make_client(args: argparse.Namespace) -> urllib3.HTTPConnectionPool:
         block=True,
         retries=False,
         timeout=timeout,
-        cert_reqs="CERT_NONE" if args.insecure else "CERT_REQUIRED",
-        ca_certs=args.ca_file,
+        cert_reqs="CERT_NONE" if opts.insecure else "CERT_REQUIRED",
+        ca_certs=opts.ca_file,
     )
 
 
@@ -40,11 +38,4 @@ def upload(pool: urllib3.HTTPConnectionPool, url: str, method: str, body: bytes)
     return r.status, r.data
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = harness.parser(__doc__ or "").parse_args(argv)
-    info = {"language": "Python", "library": "urllib3", "library_version": harness.version("urllib3"), "gil": None}
-    harness.run(args, info, harness.SyncDriver(make_client, request, lambda p: p.close(), upload))
-
-
-if __name__ == "__main__":
-    main()
+SYNC = sdk.SyncClient("urllib3", make_client, request, upload, urllib3.HTTPConnectionPool.close)

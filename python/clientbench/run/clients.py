@@ -1,8 +1,10 @@
 """The client registry: which driver runs each row of the table, and how the row is labelled.
 
 A row is a driver command (docs/raw-format.md) plus its `model.Client` labels. Adding a client row = one
-driver file (python/clientbench/drivers/) plus one entry in CLIENTS. Selecting rows (`--clients`) matches
-names with shell-style globs, e.g. `--clients 'py-*'` or `--clients cpp-beast,rust-reqwest`.
+driver (a plugin in python/clientbench/drivers/, or a native program) plus one entry in CLIENTS; rows from
+outside the project (an external program, a user's plugin: run/external.py) join them for one command.
+Selecting rows (`--clients`) matches names, or tags, with shell-style globs, e.g. `--clients 'py-*'` or
+`--clients cpp-beast,rust-reqwest`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import SetupError
 from ..model import Client
@@ -23,13 +26,14 @@ from .interpreters import Interpreter, has_module
 
 @dataclass(frozen=True)
 class PythonDriver:
-    """A Python driver: `python -m clientbench.drivers.<module> <args>`, under any interpreter."""
+    """A Python row: a plugin (clientbench.sdk) run by `python -m clientbench.plugin MODULE:OBJECT <args>`,
+    under any interpreter."""
 
-    module: str
+    plugin: str  # MODULE:OBJECT
     args: tuple[str, ...] = ()
 
     def argv(self, python: str) -> list[str]:
-        return [python, "-m", f"clientbench.drivers.{self.module}", *self.args]
+        return [python, "-m", "clientbench.plugin", self.plugin, *self.args]
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,9 @@ class ClientSpec:
     install_hint: str = "make build"
     default: bool = True  # in the default selection (`make run`); others need --clients or `--all`
     python: Interpreter | None = None  # a Python row under another interpreter (None: the runner's own)
+    tags: tuple[str, ...] = ()  # more names `--clients` selects the row by
+    #: the row's language, library and mode come from its own document (a row from outside the project)
+    from_document: bool = False
 
     @property
     def is_python(self) -> bool:
@@ -53,6 +60,17 @@ class ClientSpec:
             self.client, name=f"{self.client.name}@{interpreter.label}", interpreter=interpreter.label
         )
         return dataclasses.replace(self, client=client, python=interpreter)
+
+    def labelled(self, info: dict[str, Any]) -> Client:
+        """The row's labels as its document gives them (the document's client section, validated)."""
+        if not self.from_document:
+            return self.client
+        return dataclasses.replace(
+            self.client, language=info["language"], library=info["library"], mode=info["mode"], gil=info["gil"]
+        )
+
+    def matches(self, pattern: str) -> bool:
+        return any(fnmatch.fnmatchcase(n, pattern) for n in (self.name, *self.tags))
 
     def env(self) -> dict[str, str]:
         return self.python.env() if self.python is not None else {}
@@ -88,8 +106,9 @@ def _native(path: Callable[[], Path], what: str, *extra: str) -> Callable[[], li
     return lambda: [str(paths.require(path(), what)), *extra]
 
 
-def _python(module: str, *extra: str) -> PythonDriver:
-    return PythonDriver(module, extra)
+def _python(plugin: str, *extra: str) -> PythonDriver:
+    """A plugin of clientbench/drivers/, e.g. `httpx_driver:SYNC`."""
+    return PythonDriver(f"clientbench.drivers.{plugin}", extra)
 
 
 def _spec(
@@ -131,7 +150,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         "Python",
         "requests",
         "sync",
-        _python("requests_driver"),
+        _python("requests_driver:SYNC"),
         needs_module="requests",
         install_hint="make venv",
     ),
@@ -140,7 +159,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         "Python",
         "beast",
         "sync",
-        _python("binding", "--binding", "beast", "--gil", "held"),
+        _python("binding:beast_held"),
         gil="held",
         needs_module="beast_client",
         install_hint="make bindings",
@@ -150,7 +169,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         "Python",
         "beast",
         "sync",
-        _python("binding", "--binding", "beast", "--gil", "released"),
+        _python("binding:beast_released"),
         gil="released",
         needs_module="beast_client",
         install_hint="make bindings",
@@ -160,7 +179,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         "Python",
         "aiohttp",
         "async",
-        _python("aiohttp_driver"),
+        _python("aiohttp_driver:ASYNC"),
         needs_module="aiohttp",
         install_hint="make venv",
     ),
@@ -169,7 +188,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         "Python",
         "reqwest",
         "async",
-        _python("binding", "--binding", "reqwest", "--mode", "async"),
+        _python("binding:reqwest_async"),
         needs_module="reqwest_client",
         install_hint="make bindings",
     ),
@@ -178,7 +197,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         "Python",
         "reqwest",
         "sync",
-        _python("binding", "--binding", "reqwest", "--gil", "held"),
+        _python("binding:reqwest_held"),
         gil="held",
         needs_module="reqwest_client",
         install_hint="make bindings",
@@ -188,7 +207,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         "Python",
         "reqwest",
         "sync",
-        _python("binding", "--binding", "reqwest", "--gil", "released"),
+        _python("binding:reqwest_released"),
         gil="released",
         needs_module="reqwest_client",
         install_hint="make bindings",
@@ -212,24 +231,24 @@ CLIENTS: tuple[ClientSpec, ...] = (
             "Python",
             library,
             mode,
-            _python(module, *extra),
+            _python(plugin, *extra),
             needs_module=needs,
             install_hint="make peers",
             default=False,
             optional=True,
         )
-        for name, library, mode, module, extra, needs in (
-            ("py-httpx-sync", "httpx", "sync", "httpx_driver", ("--mode", "sync"), "httpx"),
-            ("py-httpx-async", "httpx", "async", "httpx_driver", ("--mode", "async"), "httpx"),
-            ("py-urllib3", "urllib3", "sync", "urllib3_driver", (), "urllib3"),
-            ("py-pycurl", "pycurl", "sync", "pycurl_driver", (), "pycurl"),
-            ("py-aiohttp-uvloop", "aiohttp+uvloop", "async", "aiohttp_driver", ("--loop", "uvloop"), "uvloop"),
-            ("py-pyreqwest-sync", "pyreqwest", "sync", "pyreqwest_driver", ("--mode", "sync"), "pyreqwest"),
-            ("py-pyreqwest-async", "pyreqwest", "async", "pyreqwest_driver", ("--mode", "async"), "pyreqwest"),
-            ("py-rnet-sync", "rnet", "sync", "rnet_driver", ("--mode", "sync"), "rnet"),
-            ("py-rnet-async", "rnet", "async", "rnet_driver", ("--mode", "async"), "rnet"),
-            ("py-curl_cffi-sync", "curl_cffi", "sync", "curl_cffi_driver", ("--mode", "sync"), "curl_cffi"),
-            ("py-curl_cffi-async", "curl_cffi", "async", "curl_cffi_driver", ("--mode", "async"), "curl_cffi"),
+        for name, library, mode, plugin, extra, needs in (
+            ("py-httpx-sync", "httpx", "sync", "httpx_driver:SYNC", (), "httpx"),
+            ("py-httpx-async", "httpx", "async", "httpx_driver:ASYNC", (), "httpx"),
+            ("py-urllib3", "urllib3", "sync", "urllib3_driver:SYNC", (), "urllib3"),
+            ("py-pycurl", "pycurl", "sync", "pycurl_driver:SYNC", (), "pycurl"),
+            ("py-aiohttp-uvloop", "aiohttp+uvloop", "async", "aiohttp_driver:ASYNC", ("--loop", "uvloop"), "uvloop"),
+            ("py-pyreqwest-sync", "pyreqwest", "sync", "pyreqwest_driver:SYNC", (), "pyreqwest"),
+            ("py-pyreqwest-async", "pyreqwest", "async", "pyreqwest_driver:ASYNC", (), "pyreqwest"),
+            ("py-rnet-sync", "rnet", "sync", "rnet_driver:SYNC", (), "rnet"),
+            ("py-rnet-async", "rnet", "async", "rnet_driver:ASYNC", (), "rnet"),
+            ("py-curl_cffi-sync", "curl_cffi", "sync", "curl_cffi_driver:SYNC", (), "curl_cffi"),
+            ("py-curl_cffi-async", "curl_cffi", "async", "curl_cffi_driver:ASYNC", (), "curl_cffi"),
         )
     ),
 )
@@ -238,16 +257,16 @@ CLIENTS: tuple[ClientSpec, ...] = (
 def select(
     patterns: Sequence[str] | None, clients: Sequence[ClientSpec] = CLIENTS, everything: bool = False
 ) -> list[ClientSpec]:
-    """Rows whose name matches any of the comma-separated glob patterns, in table order; without
+    """Rows whose name (or a tag) matches any of the comma-separated glob patterns, in table order; without
     patterns the default rows (or every row with `everything`)."""
     if not patterns:
         return [c for c in clients if everything or c.default]
     wanted = [p.strip() for item in patterns for p in item.split(",") if p.strip()]
-    unknown = [p for p in wanted if not any(fnmatch.fnmatchcase(c.name, p) for c in clients)]
+    unknown = [p for p in wanted if not any(c.matches(p) for c in clients)]
     if unknown:
         names = ", ".join(c.name for c in clients)
         raise SetupError(f"no client matches {', '.join(map(repr, unknown))}; known clients: {names}")
-    return [c for c in clients if any(fnmatch.fnmatchcase(c.name, p) for p in wanted)]
+    return [c for c in clients if any(c.matches(p) for p in wanted)]
 
 
 def under(specs: Sequence[ClientSpec], interpreters: Sequence[Interpreter | None]) -> list[ClientSpec]:

@@ -142,14 +142,18 @@ def run_driver(
     if hash_seed is not None:
         extra_env["PYTHONHASHSEED"] = str(hash_seed)
     env = {**os.environ, **extra_env} if extra_env else None
-    proc = subprocess.Popen(
-        argv,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        preexec_fn=_driver_preexec,
-        env=env,
-    )
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_driver_preexec,
+            env=env,
+        )
+    except OSError as exc:  # e.g. a script without its #! line, a file that is not a program
+        result.reason = f"cannot start the driver {argv[0]}: {exc.strerror or exc}"
+        return result
     with proc:
         out, err, code, result.usage, timed_out = _collect(proc, timeout_s)
     result.returncode = code
@@ -167,9 +171,11 @@ def run_driver(
         return result
     try:
         result.raw = parse_raw(out)
+        check_workload(result.raw["workload"], workload)
     except InvalidResult as exc:
-        result.reason = str(exc)
+        result.raw, result.reason = None, str(exc)
         return result
+    result.client = spec.labelled(result.raw["client"])
     try:
         result.stats = s = row_stats(result.raw, result.usage)
     except ValueError as exc:  # e.g. a histogram bucket beyond what a histogram holds
@@ -186,6 +192,25 @@ def run_driver(
     else:
         result.status = RunStatus.OK
     return result
+
+
+def check_workload(got: dict[str, Any], workload: Workload) -> None:
+    """InvalidResult when the document says it ran another workload than the one asked for (fewer requests,
+    other workers, a closed loop for an open one, ...): its figures would answer another question."""
+    asked: dict[str, Any] = {
+        "workers": workload.workers,
+        "requests": None if workload.duration_s is not None else workload.requests,
+        "duration_s": workload.duration_s,
+        "warmup": workload.warmup,
+        "connection": workload.connection,
+        "loop": "open" if workload.rate is not None else "closed",
+        "rate": workload.rate,
+        "method": workload.method,
+        "body_size": workload.body_size,
+    }
+    wrong = [f"{k} {got[k]!r} (asked {v!r})" for k, v in asked.items() if k in got and got[k] != v]
+    if wrong:
+        raise InvalidResult(f"driver ran another workload than asked: {', '.join(wrong)}")
 
 
 def _driver_preexec() -> None:
@@ -235,6 +260,7 @@ def run_plan(
                 write_atomic(out_dir / result.raw_file, json.dumps(result.raw) + "\n")
             if result.raw is not None:
                 compact(result.raw)
+                row.client = result.client  # a row from outside the project: labelled by its document
             row.add(result)
             on_done(result, rep)
     return [row for _, row in plan]

@@ -1,0 +1,180 @@
+"""The plugin SDK: a Python client library as a row of the table, in about ten lines
+(docs/bring-your-own-client.md).
+
+    import httpx
+    from clientbench import sdk
+
+    def make_client(opts: sdk.Options) -> httpx.Client:
+        return httpx.Client(timeout=opts.timeout, verify=sdk.ssl_context(opts))
+
+    def request(client: httpx.Client, url: str) -> tuple[int, int]:
+        r = client.get(url)
+        return r.status_code, len(r.content)  # the status and the length of the whole body, read
+
+    plugin = sdk.SyncClient("httpx", make_client, request, close=httpx.Client.close)
+
+`clientbench run --client mymodule:plugin` makes it a row; `clientbench check-driver --client mymodule:plugin`
+checks it. The plugin says how to make a client and how to do one request (and, for POST/PUT, one upload
+that returns the response body); the harness (clientbench.harness) does the rest: W threads (SyncClient) or W
+tasks on one event loop (AsyncClient), the warm-up, the ready barrier, timing, the open loop, the upload
+answer's check, failure reasons with the shared classes, CPU time and peak RSS, and the raw document.
+
+Every Python row of the table is such a plugin (clientbench/drivers/), run in its own driver process by
+`python -m clientbench.plugin MODULE:OBJECT [the contract's flags]`. This module needs nothing but the
+standard library, so a plugin runs under any interpreter (`--interpreters`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any, ClassVar, Generic, TypeVar
+
+from . import harness
+from .harness import ssl_context, verify
+from .harness import version as installed_version
+from .harness.options import usage_error
+
+__all__ = ["AsyncClient", "Options", "Plugin", "SyncClient", "installed_version", "run", "ssl_context", "verify"]
+
+C = TypeVar("C")
+
+#: the contract's flags as parsed (docs/raw-format.md): url, workers, requests, warmup, timeout (seconds),
+#: connection, ca_file, insecure, rate, method, body_size, ...; `ssl_context(opts)` and `verify(opts)` turn
+#: the TLS flags into what libraries take
+Options = argparse.Namespace
+
+LOOPS = ("asyncio", "uvloop")
+
+
+def _no_close(client: object) -> None:
+    return None
+
+
+class _Labels:
+    """What the row says about itself: the document's client section (docs/raw-format.md)."""
+
+    library: str
+    language: str
+    version: str | None
+    distribution: str | None
+    gil: str | None
+    info: Mapping[str, Any]
+    mode: ClassVar[str]
+
+    def client_info(self) -> dict[str, Any]:
+        version = self.version or installed_version(self.distribution or self.library) or "unknown"
+        return {
+            "language": self.language,
+            "library": self.library,
+            "library_version": version,
+            "mode": self.mode,
+            "gil": self.gil,
+            **self.info,
+        }
+
+
+@dataclass(frozen=True)
+class SyncClient(_Labels, Generic[C]):
+    """A sync library: W threads, each with its own client.
+
+    - `make_client(opts)` -> a client with its own connection (`opts.timeout`: the per-request timeout in s);
+    - `request(client, url)` -> (status, length of the body): one GET, the whole body read;
+    - `upload(client, url, method, body)` -> (status, the whole response body): one POST/PUT (optional:
+      without it the row sends GET only and refuses `--method`);
+    - `close(client)`: optional.
+
+    Keywords: `language` ("Python"), `version` (default: the installed version of the distribution
+    `distribution`, by default `library`), `gil` ("held"/"released" for a library that can keep the GIL
+    during its I/O), `info` (more keys for the document's client section), `exit_after_document` (end the
+    process without the interpreter's teardown, for a library whose runtime crashes there)."""
+
+    library: str
+    make_client: Callable[[Options], C]
+    request: harness.SyncRequest[C]
+    upload: harness.SyncUpload[C] | None = None
+    close: Callable[[C], None] | None = None
+    _: KW_ONLY
+    language: str = "Python"
+    version: str | None = None
+    distribution: str | None = None
+    gil: str | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+    exit_after_document: bool = False
+    mode: ClassVar[str] = "sync"
+
+    def driver(self) -> harness.SyncDriver[C]:
+        return harness.SyncDriver(self.make_client, self.request, self.close or _no_close, self.upload)
+
+
+@dataclass(frozen=True)
+class AsyncClient(_Labels, Generic[C]):
+    """An async library: W tasks on one event loop (asyncio, or uvloop with `--loop uvloop`), each with its
+    own client. As SyncClient, with `request` and `upload` coroutine functions; `make_client` and `close`
+    may be plain functions or coroutine functions."""
+
+    library: str
+    make_client: Callable[[Options], Awaitable[C] | C]
+    request: harness.AsyncRequest[C]
+    upload: harness.AsyncUpload[C] | None = None
+    close: Callable[[C], Awaitable[None] | None] | None = None
+    _: KW_ONLY
+    language: str = "Python"
+    version: str | None = None
+    distribution: str | None = None
+    gil: str | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+    exit_after_document: bool = False
+    mode: ClassVar[str] = "async"
+
+    def driver(self) -> harness.AsyncDriver[C]:
+        make, close = self.make_client, self.close or _no_close
+
+        async def make_client(opts: Options) -> C:
+            client = make(opts)
+            return await client if inspect.isawaitable(client) else client
+
+        async def close_client(client: C) -> None:
+            done = close(client)
+            if inspect.isawaitable(done):
+                await done
+
+        return harness.AsyncDriver(make_client, self.request, close_client, self.upload)
+
+
+Plugin = SyncClient[Any] | AsyncClient[Any]
+
+
+def parser(plugin: Plugin, description: str = "") -> argparse.ArgumentParser:
+    """The contract's flags, and `--loop` for an async plugin."""
+    p = harness.parser(description or f"clientbench plugin: {plugin.language} {plugin.library} ({plugin.mode})")
+    if isinstance(plugin, AsyncClient):
+        p.add_argument("--loop", choices=LOOPS, default="asyncio", help="the event loop (default asyncio)")
+    return p
+
+
+def run(plugin: Plugin, argv: list[str] | None = None, description: str = "") -> int:
+    """Parse the contract's flags, run the plugin's workers and print the raw document; 0, or 2 after a usage
+    error (one line on stderr). The row runs in its own process: `python -m clientbench.plugin`."""
+    args = parser(plugin, description).parse_args(argv)
+    info = plugin.client_info()
+    if isinstance(plugin, SyncClient):
+        doc = plugin.driver().run(args, info)
+    else:
+        loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None
+        if args.loop == "uvloop":
+            try:
+                import uvloop
+            except ImportError as exc:
+                usage_error(f"--loop uvloop: {exc}")
+            loop_factory = uvloop.new_event_loop
+            info["library"] = f"{plugin.library}+uvloop"
+            info["library_version"] = f"{info['library_version']} (uvloop {installed_version('uvloop')})"
+        doc = plugin.driver().run(args, info, loop_factory)
+    harness.emit(doc)
+    if plugin.exit_after_document:
+        harness.skip_teardown()
+    return 0
