@@ -11,10 +11,10 @@
 //! handshake, `https://` to a plain-HTTP server) are [`ClientError::Tls`]; the timeout covers the handshake.
 //!
 //! * [`build_client`] / [`build_client_with`] — the client configuration every user shares.
-//! * [`Client`] — async `get` / `fetch` that read the whole body and classify failures into
-//!   [`ClientError`]. A kept-alive connection that the server closed while it sat idle is noticed
-//!   before it is reused, for every method (see [`Client::send`]); an idempotent request is re-sent once
-//!   when the server closed the connection just as the request went out.
+//! * [`Client`] — async `get` / `send_body` (the benchmark's POST/PUT) / `fetch` that read the whole body
+//!   and classify failures into [`ClientError`]. A kept-alive connection that the server closed while it
+//!   sat idle is noticed before it is reused, for every method (see [`Client::send`]); an idempotent
+//!   request is re-sent once when the server closed the connection just as the request went out.
 //! * [`BlockingClient`] — the same on a private current-thread tokio runtime, with a cancel callback
 //!   polled every [`CANCEL_POLL`] (the Python binding checks for signals there).
 //!
@@ -341,6 +341,37 @@ impl Client {
         }
     }
 
+    /// The benchmark's upload: `method` with `body` (its bytes shared, not copied), reading (and counting)
+    /// the whole response body and keeping its first `keep` bytes: `(status, body bytes, those bytes)`.
+    pub async fn send_body(
+        &self,
+        method: Method,
+        url: &str,
+        body: Bytes,
+        keep: usize,
+    ) -> Result<(u16, u64, Bytes), ClientError> {
+        let url = parse_url(url)?;
+        let mut resp = self.send(method, url, HeaderMap::new(), Some(body)).await?;
+        self.note_tls(&resp);
+        let status = resp.status().as_u16();
+        let (mut n, mut head) = (0u64, Bytes::new());
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    n += chunk.len() as u64;
+                    let take = chunk.len().min(keep.saturating_sub(head.len()));
+                    if head.is_empty() {
+                        head = chunk.slice(..take);
+                    } else if take > 0 {
+                        head = [&head, &chunk[..take]].concat().into();
+                    }
+                }
+                Ok(None) => return Ok((status, n, head)),
+                Err(e) => return Err(classify(&e)),
+            }
+        }
+    }
+
     /// Any method, with headers and an optional body; returns the complete response.
     pub async fn fetch(
         &self,
@@ -520,6 +551,18 @@ impl BlockingClient {
     /// Blocking [`Client::get`]: `(status, body bytes)`.
     pub fn get<C: FnMut() -> bool>(&self, url: &str, cancel: C) -> Result<(u16, u64), ClientError> {
         self.run(self.client.get(url), cancel)
+    }
+
+    /// Blocking [`Client::send_body`].
+    pub fn send_body<C: FnMut() -> bool>(
+        &self,
+        method: Method,
+        url: &str,
+        body: Bytes,
+        keep: usize,
+        cancel: C,
+    ) -> Result<(u16, u64, Bytes), ClientError> {
+        self.run(self.client.send_body(method, url, body, keep), cancel)
     }
 
     /// Blocking [`Client::fetch`].

@@ -1,4 +1,4 @@
-//! The `clientbench.raw/1` document (docs/raw-format.md): what a run measured, printed as one JSON line.
+//! The `clientbench.raw/2` document (docs/raw-format.md): what a run measured, printed as one JSON line.
 
 use std::process::ExitCode;
 
@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::{ClientInfo, Group, Mode, Options};
 
 /// The `schema` of the document.
-pub const SCHEMA: &str = "clientbench.raw/1";
+pub const SCHEMA: &str = "clientbench.raw/2";
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -46,22 +46,80 @@ struct TlsJson {
 struct Workload<'a> {
     url: &'a str,
     workers: u32,
-    requests: u32,
+    /// `null` with `--duration`.
+    requests: Option<u32>,
+    duration_s: Option<f64>,
     warmup: u32,
     timeout_s: f64,
     connection: &'static str,
+    #[serde(rename = "loop")]
+    loop_: &'static str,
+    rate: Option<f64>,
+    arrival: Option<&'static str>,
+    seed: Option<u64>,
+    method: &'static str,
+    body_size: u64,
+    record: &'static str,
+}
+
+impl<'a> Workload<'a> {
+    fn of(o: &'a Options) -> Self {
+        let open = o.rate.is_some();
+        Workload {
+            url: &o.url,
+            workers: o.workers,
+            requests: o.duration.is_none().then(|| o.requests()),
+            duration_s: o.duration,
+            warmup: o.warmup,
+            timeout_s: o.timeout,
+            connection: o.connection.as_str(),
+            loop_: if open { "open" } else { "closed" },
+            rate: o.rate,
+            arrival: open.then(|| o.arrival.as_str()),
+            seed: open.then_some(o.seed),
+            method: o.method.as_str(),
+            body_size: o.body_size.unwrap_or(0),
+            record: o.record.as_str(),
+        }
+    }
 }
 
 #[derive(Serialize)]
 pub(crate) struct WorkerJson {
     pub(crate) elapsed_ns: u64,
-    pub(crate) start_ns: Vec<u64>,
-    pub(crate) latencies_ns: Vec<u64>,
+    pub(crate) count: u64,
+    pub(crate) late: u64,
+    pub(crate) missed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) start_ns: Option<Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) latencies_ns: Option<Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) intended_ns: Option<Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) histograms: Option<Histograms>,
     pub(crate) bytes: u64,
+    pub(crate) failure_count: u64,
     pub(crate) failures: Vec<Failure>,
 }
 
+/// `workers[i].histograms` of `--record histogram`.
 #[derive(Serialize)]
+pub(crate) struct Histograms {
+    pub(crate) service: HistogramJson,
+    /// Open loop only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) corrected: Option<HistogramJson>,
+}
+
+/// `{"significant_digits": 3, "counts": [[value_ns, count], ...]}`.
+#[derive(Serialize)]
+pub struct HistogramJson {
+    pub significant_digits: u8,
+    pub counts: Vec<(u64, u64)>,
+}
+
+#[derive(Serialize, Debug)]
 pub(crate) struct Failure {
     pub(crate) index: u32,
     pub(crate) reason: String,
@@ -79,7 +137,7 @@ fn peak_rss_kib() -> Option<u64> {
 /// Print the document of a run (or the error that stopped it) and return the exit status:
 /// 0 when the document was printed, whatever the requests did; 1 on an internal error.
 pub fn finish(prog: &str, info: ClientInfo, mode: Mode, o: &Options, outcome: Result<Group, String>) -> ExitCode {
-    let Group { wall_ns, cpu_ns, t0, records } = match outcome {
+    let Group { wall_ns, cpu_ns, records } = match outcome {
         Ok(v) => v,
         Err(e) => {
             eprintln!("{prog}: {e}");
@@ -96,18 +154,11 @@ pub fn finish(prog: &str, info: ClientInfo, mode: Mode, o: &Options, outcome: Re
             gil: None,
             tls: records.iter().find_map(|r| r.tls_version).map(|version| TlsJson { version, cipher: None }),
         },
-        workload: Workload {
-            url: &o.url,
-            workers: o.workers,
-            requests: o.requests,
-            warmup: o.warmup,
-            timeout_s: o.timeout,
-            connection: o.connection.as_str(),
-        },
+        workload: Workload::of(o),
         wall_ns,
         cpu_ns,
         peak_rss_kib: peak_rss_kib(),
-        workers: records.into_iter().map(|r| r.into_json(t0)).collect(),
+        workers: records.into_iter().map(|r| r.into_json()).collect(),
     };
     match serde_json::to_string(&doc) {
         Ok(text) => {

@@ -1,57 +1,86 @@
 //! The clientbench driver harness for Rust clients (docs/raw-format.md), the counterpart of
-//! cpp-beast/harness/harness.{hpp,cpp} and python/clientbench/harness.py: the contract's flags, W
-//! workers, the ready barrier then t0, the timed loop, failure accounting and the `clientbench.raw/1`
-//! document. A driver supplies only how to make a worker's client and how to do one GET with it
-//! ([`Driver`]); the binary picks the mode.
+//! cpp-beast/harness/ and python/clientbench/harness.py: the contract's flags, W workers, the ready barrier
+//! then t0, the timed loop (closed, or open on a schedule), failure accounting and the
+//! `clientbench.raw/2` document. A driver supplies only how to make a worker's client, how to do one GET
+//! and one POST/PUT with it ([`Driver`]); the binary picks the mode.
 //!
 //! * [`run_tasks`] (`async`): W tokio tasks on one multi-thread runtime.
 //! * [`run_threads`] (`sync`): W OS threads.
 //!
 //! Both run the same worker (see [`run`]): it makes its client, does K untimed warm-up requests, waits at
-//! the start gate, then does N sequential timed GETs (with `--connection new`, a new client, hence a new
-//! connection, inside every timed request). The worker is an `async fn`, so that one loop serves both
-//! modes: a task awaits it, a thread drives it with [`block_on`] (a sync driver's request future is
-//! ready at its first poll, so that costs one poll per request and no allocation).
+//! the start gate, then runs its timed loop: closed (N sequential requests), or with `--rate` open, on the
+//! worker's schedule of intended start times ([`schedule`]: uniform phases or seeded Poisson arrivals;
+//! late starts counted and their latency charged from the intended time; with `--duration` the requests
+//! that could not start before D are missed, so a run stops by itself at D plus one timeout). With
+//! `--connection new` a new client (hence connection) is made inside every timed request. The worker is an
+//! `async fn`, so that one loop serves both modes: a task awaits it (and sleeps on tokio's timer), a thread
+//! drives it with [`block_on`] (a sync driver's request future is ready at its first poll, a thread's sleep
+//! blocks, so that costs one poll per request and no allocation).
+//!
+//! A POST/PUT sends the same `--body-size` bytes every time (`abc...`, one shared buffer) and checks every
+//! response against the `/upload` line of that body, computed once (a difference is a failure, `Error:
+//! upload digest mismatch: ...`). With `--record histogram` the latencies of the successful requests go
+//! into HdrHistograms (3 significant digits) instead of per-request arrays ([`record`]).
 //!
 //! For `https://` URLs, `--ca-file` / `--insecure` reach every client through [`ClientOptions`] (made once,
-//! before any worker starts, by [`client_options`]: a CA file that cannot be used is bad usage), and the
+//! before any worker starts, by [`prepare`]: a CA file that cannot be used is bad usage), and the
 //! negotiated TLS version of worker 0's client is reported as `client.tls` (`{"version": "TLSv1.3",
 //! "cipher": null}`: reqwest does not tell the cipher suite; absent for `http://`).
 //!
 //! The gate is two barriers of W+1 parties: every worker arrives at `ready` when its client and warm-up
 //! are done; main, once all have arrived, takes t0 (and the process CPU time), then joins `go`, which
-//! releases them. So t0 is before every worker's first timed request, and `wall_ns` (t0 until the last
-//! worker has finished) contains every timed loop and no start-up.
+//! releases them with t0 (their clock and schedule start there). So t0 is before every worker's first
+//! timed request, and `wall_ns` (t0 until the last worker has finished) contains every timed loop and no
+//! start-up.
 //!
-//! * [`options`] — the flags and the clients' options made from them.
+//! * [`options`] — the flags, their checks, and the [`Plan`] and clients' options made from them.
+//! * [`schedule`] — the open loop's intended times and bookkeeping, and the [`Clock`] it runs on.
 //! * [`run`] — the workers, the gate and the measurements.
+//! * [`record`] — what a worker keeps of each request; the histogram buckets.
 //! * [`document`] — the document, printed by [`finish`].
 
 pub mod document;
 pub mod options;
+pub mod record;
 pub mod run;
+pub mod schedule;
 
 use std::future::Future;
 
 use clap::ValueEnum;
 use reqwest_bench::{ClientError, ClientOptions};
 
+/// The body type of [`Driver::upload`].
+pub use bytes::Bytes;
 pub use document::{finish, SCHEMA};
-pub use options::{client_options, Connection, Options};
+pub use options::{parse_args, prepare, Arrival, Connection, Method, Options, Plan, RecordMode};
 pub use run::{block_on, run_tasks, run_threads, Group};
+pub use schedule::{Clock, Limit, Open, Pacer, Schedule};
 
-/// What a driver measures: how to make a worker's client and how to do one GET with it.
+/// What a driver measures: how to make a worker's client, and how to do one GET and one upload with it.
 ///
-/// `get` returns `(status, body bytes read)` once the whole body has been read; any transport or protocol
-/// failure is an error (a non-2xx status is not). A blocking client does the request inside `get` and
-/// returns a ready future (`std::future::ready`).
+/// A blocking client does the request inside the method and returns a ready future
+/// (`std::future::ready`).
 pub trait Driver: Send + Sync + 'static {
     type Client: Send + Sync;
 
     /// A worker's client, with the run's timeout and TLS settings.
     fn make_client(&self, options: &ClientOptions) -> Result<Self::Client, ClientError>;
 
+    /// GET `url`: `(status, body bytes read)` once the whole body has been read; any transport or protocol
+    /// failure is an error (a non-2xx status is not).
     fn get(&self, client: &Self::Client, url: &str) -> impl Future<Output = Result<(u16, u64), ClientError>> + Send;
+
+    /// `method` (POST or PUT) `url` with `body`, reading the whole response body: `(status, body bytes
+    /// read, the body's first `keep` bytes)`.
+    fn upload(
+        &self,
+        client: &Self::Client,
+        method: Method,
+        url: &str,
+        body: &Bytes,
+        keep: usize,
+    ) -> impl Future<Output = Result<(u16, u64, Bytes), ClientError>> + Send;
 
     /// The TLS version the client negotiated (`TLSv1.3`), if it can tell; reported as `client.tls`.
     fn tls_version(&self, _client: &Self::Client) -> Option<&'static str> {
@@ -83,14 +112,10 @@ pub struct ClientInfo {
     pub library_version: &'static str,
 }
 
-/// The canonical failure reason of a request, the same in every language's harness: `status <code>` for
-/// a response other than 200, otherwise `<Class>: <message>` ([`ClientError`]'s `Display`).
+/// The canonical failure reason of a GET, the same in every language's harness: `status <code>` for a
+/// response other than 200, otherwise `<Class>: <message>` ([`ClientError`]'s `Display`).
 pub fn failure_reason(result: &Result<(u16, u64), ClientError>) -> Option<String> {
-    match result {
-        Ok((200, _)) => None,
-        Ok((status, _)) => Some(format!("status {status}")),
-        Err(e) => Some(e.to_string()),
-    }
+    record::Outcome::of_get(result.clone()).failure().map(|(reason, _)| reason)
 }
 
 #[cfg(test)]

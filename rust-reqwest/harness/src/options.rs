@@ -1,11 +1,23 @@
-//! The contract's flags, the same for every driver, and the clients' options made from them.
+//! The contract's flags, the same for every driver, their checks (bad usage is one line naming the flag,
+//! exit status 2), and what a run is made from them: the clients' options and the [`Plan`].
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use bytes::Bytes;
 use clap::ValueEnum;
 use reqwest_bench::{ClientOptions, TlsConfig, TlsSetupError, Trust};
+use sha2::{Digest, Sha256};
+
+use crate::schedule::{Limit, Open};
+
+/// Largest `--body-size` (1 GiB).
+pub const MAX_BODY_SIZE: u64 = 1 << 30;
+/// Largest rate per worker: a schedule finer than 1 µs cannot be kept by any clock here.
+pub const MAX_RATE_PER_WORKER: f64 = 1_000_000.0;
+/// Default `--requests`.
+pub const DEFAULT_REQUESTS: u32 = 100;
 
 /// `--connection`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -25,6 +37,63 @@ impl Connection {
     }
 }
 
+/// `--arrival`: the open loop's intervals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Arrival {
+    /// A fixed interval, W/R s per worker, the W phases spread evenly
+    Uniform,
+    /// Exponential intervals of mean W/R s, worker w seeded with S + w
+    Poisson,
+}
+
+impl Arrival {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arrival::Uniform => "uniform",
+            Arrival::Poisson => "poisson",
+        }
+    }
+}
+
+/// `--method`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Method {
+    #[value(name = "GET")]
+    Get,
+    #[value(name = "POST")]
+    Post,
+    #[value(name = "PUT")]
+    Put,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+        }
+    }
+}
+
+/// `--record`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RecordMode {
+    /// Per-request arrays
+    Samples,
+    /// Latency histograms (HdrHistogram buckets, 3 significant digits)
+    Histogram,
+}
+
+impl RecordMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecordMode::Samples => "samples",
+            RecordMode::Histogram => "histogram",
+        }
+    }
+}
+
 /// The contract's flags, identical for every driver (`#[command(flatten)]` them into the driver's own).
 #[derive(clap::Args, Debug, Clone)]
 pub struct Options {
@@ -32,16 +101,19 @@ pub struct Options {
     #[arg(long)]
     pub url: String,
     /// Workers, each with its own client and keep-alive connection
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
     pub workers: u32,
-    /// Timed sequential requests per worker
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
-    pub requests: u32,
+    /// Timed sequential requests per worker [default: 100]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
+    pub requests: Option<u32>,
+    /// Open loop only (with --rate), instead of --requests: the schedule lasts this many seconds
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub duration: Option<f64>,
     /// Untimed requests per worker before the timed loop
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub warmup: u32,
     /// Per-request timeout, seconds
-    #[arg(long, default_value_t = 30.0, value_parser = parse_timeout)]
+    #[arg(long, default_value_t = 30.0, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub timeout: f64,
     /// keep-alive: one connection per worker; new: a new client (and connection) for every timed request
     #[arg(long, value_enum, default_value_t = Connection::KeepAlive)]
@@ -52,9 +124,51 @@ pub struct Options {
     /// https:// URLs: do not verify the server's certificate (unsafe: for measurements only)
     #[arg(long)]
     pub insecure: bool,
+    /// Open loop: R requests/s over all workers, each on a schedule of R/W requests/s
+    #[arg(long, value_name = "R", value_parser = parse_rate, allow_negative_numbers = true)]
+    pub rate: Option<f64>,
+    /// Open loop: uniform (a fixed interval) or poisson (exponential intervals, seeded)
+    #[arg(long, value_enum, default_value_t = Arrival::Uniform)]
+    pub arrival: Arrival,
+    /// Open loop, poisson: worker w draws its intervals from a generator seeded with S + w
+    #[arg(long, value_name = "S", default_value_t = 1, allow_negative_numbers = true)]
+    pub seed: u64,
+    /// GET, or POST/PUT with a body of --body-size bytes
+    #[arg(long, value_enum, default_value_t = Method::Get)]
+    pub method: Method,
+    /// POST/PUT: the request body's length in bytes (abcd...xyzabc...) [default: 0]
+    #[arg(long, value_name = "BYTES", value_parser = parse_body_size, allow_negative_numbers = true)]
+    pub body_size: Option<u64>,
+    /// samples: per-request arrays; histogram: latency histograms (for long runs)
+    #[arg(long, value_enum, default_value_t = RecordMode::Samples)]
+    pub record: RecordMode,
+}
+
+/// What the workers run, made from [`Options`] once they are checked ([`Options::plan`]).
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub url: String,
+    pub workers: u32,
+    pub warmup: u32,
+    pub connection: Connection,
+    /// N requests per worker, or (open loop) the schedule's length.
+    pub limit: Limit,
+    /// The open loop's schedule (`None`: closed loop).
+    pub open: Option<Open>,
+    pub method: Method,
+    /// The body of every POST/PUT (empty for GET).
+    pub body: Bytes,
+    /// POST/PUT: the `/upload` line every response must be (`"<length> <sha256 hex>"` of the body).
+    pub expect: Option<Bytes>,
+    pub record: RecordMode,
 }
 
 impl Options {
+    /// `--requests`, or its default.
+    pub fn requests(&self) -> u32 {
+        self.requests.unwrap_or(DEFAULT_REQUESTS)
+    }
+
     /// `--ca-file` / `--insecure` / the system's roots.
     pub fn trust(&self) -> Trust {
         match (&self.ca_file, self.insecure) {
@@ -77,17 +191,106 @@ impl Options {
             ..ClientOptions::new(Duration::from_secs_f64(self.timeout))
         })
     }
+
+    /// Check the flags that clap cannot check alone, and make the run's [`Plan`] (the body and its
+    /// expected `/upload` line are made here, before any worker starts). The error is one line that starts
+    /// with the flag.
+    pub fn plan(&self) -> Result<Plan, String> {
+        let open = match self.rate {
+            Some(rate) if rate / f64::from(self.workers) > MAX_RATE_PER_WORKER => {
+                return Err(format!(
+                    "--rate: {rate} requests/s over {} workers is a schedule finer than 1 µs per worker (at most \
+                     {MAX_RATE_PER_WORKER} requests/s per worker)",
+                    self.workers
+                ))
+            }
+            Some(rate) => Some(Open { rate, arrival: self.arrival, seed: self.seed }),
+            None => None,
+        };
+        let limit = match (self.duration, self.requests) {
+            (Some(_), Some(_)) => return Err("--duration: cannot be used with --requests".into()),
+            (Some(_), None) if open.is_none() => return Err("--duration: needs --rate (an open loop)".into()),
+            (Some(d), None) => {
+                Limit::Duration(u64::try_from(Duration::from_secs_f64(d).as_nanos()).unwrap_or(u64::MAX))
+            }
+            (None, _) => Limit::Requests(self.requests()),
+        };
+        if self.method == Method::Get && self.body_size.is_some() {
+            return Err("--body-size: a GET sends no body (use --method POST or PUT)".into());
+        }
+        let (body, expect) = match self.method {
+            Method::Get => (Bytes::new(), None),
+            Method::Post | Method::Put => {
+                let body = body_pattern(self.body_size.unwrap_or(0) as usize);
+                let expect = upload_line(&body);
+                (body, Some(expect))
+            }
+        };
+        Ok(Plan {
+            url: self.url.clone(),
+            workers: self.workers,
+            warmup: self.warmup,
+            connection: self.connection,
+            limit,
+            open,
+            method: self.method,
+            body,
+            expect,
+            record: self.record,
+        })
+    }
 }
 
-/// [`Options::client_options`], or the one-line usage error the binary exits with (status 2).
-pub fn client_options(prog: &str, o: &Options) -> Result<ClientOptions, ExitCode> {
-    o.client_options().map_err(|e| {
-        eprintln!("{prog}: error: --ca-file: {e}");
+/// The request body of `--body-size n`: byte i is `b'a' + (i mod 26)`.
+pub fn body_pattern(n: usize) -> Bytes {
+    (0..n).map(|i| b'a' + (i % 26) as u8).collect::<Vec<u8>>().into()
+}
+
+/// What the server's `/upload` answers for `body`: `"<length> <sha256 hex>"`.
+pub fn upload_line(body: &[u8]) -> Bytes {
+    use std::fmt::Write;
+    let mut line = format!("{} ", body.len());
+    for b in Sha256::digest(body) {
+        let _ = write!(line, "{b:02x}");
+    }
+    line.into()
+}
+
+/// Parse the driver's arguments; bad usage is one line on stderr (clap's error without its usage
+/// block) and exit status 2, `--help` / `--version` print and exit 0.
+pub fn parse_args<A: clap::Parser>(prog: &str) -> Result<A, ExitCode> {
+    A::try_parse().map_err(|e| usage_error(prog, &e))
+}
+
+fn usage_error(prog: &str, e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("{prog}: {}", one_line(&e.render().to_string()));
+    ExitCode::from(2)
+}
+
+/// clap's message up to its usage block, on one line.
+fn one_line(rendered: &str) -> String {
+    let lines = rendered.lines().map(str::trim).take_while(|l| !l.is_empty() && !l.starts_with("Usage:"));
+    lines.collect::<Vec<_>>().join(" ")
+}
+
+/// [`Options::client_options`] and [`Options::plan`], or the one-line usage error the binary exits with
+/// (status 2).
+pub fn prepare(prog: &str, o: &Options) -> Result<(ClientOptions, Plan), ExitCode> {
+    let usage = |msg: String| {
+        eprintln!("{prog}: error: {msg}");
         ExitCode::from(2)
-    })
+    };
+    let plan = o.plan().map_err(usage)?;
+    let options = o.client_options().map_err(|e| usage(format!("--ca-file: {e}")))?;
+    Ok((options, plan))
 }
 
-fn parse_timeout(text: &str) -> Result<f64, String> {
+fn parse_seconds(text: &str) -> Result<f64, String> {
     let v: f64 = text.parse().map_err(|e| format!("{e}"))?;
     if v <= 0.0 || Duration::try_from_secs_f64(v).is_err() {
         return Err(format!("must be a positive number of seconds, got {text}"));
@@ -95,15 +298,41 @@ fn parse_timeout(text: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("must be a positive number of requests/s, got {text}")),
+    }
+}
+
+fn parse_body_size(text: &str) -> Result<u64, String> {
+    match text.parse::<i128>() {
+        Ok(v) if (0..=i128::from(MAX_BODY_SIZE)).contains(&v) => Ok(v as u64),
+        _ => Err(format!("must be a number of bytes from 0 to {MAX_BODY_SIZE} (1 GiB), got {text}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
 
-    #[derive(clap::Parser)]
+    #[derive(clap::Parser, Debug)]
     struct Cli {
         #[command(flatten)]
         o: Options,
+    }
+
+    fn parse(args: &[&str]) -> Result<Options, clap::Error> {
+        Cli::try_parse_from([&["driver", "--url", "http://127.0.0.1:1/"][..], args].concat()).map(|c| c.o)
+    }
+
+    /// The one line a bad command line prints (without the program's name).
+    fn usage(args: &[&str]) -> String {
+        match parse(args) {
+            Err(e) => one_line(&e.render().to_string()),
+            Ok(o) => o.plan().map(|_| String::new()).unwrap_or_else(|e| format!("error: {e}")),
+        }
     }
 
     #[test]
@@ -115,11 +344,87 @@ mod tests {
         assert!(o.client_options().unwrap().tls_info);
         assert_eq!(parse(&["--insecure"]).unwrap().o.trust(), Trust::Insecure);
         assert_eq!(parse(&["--ca-file", "/x.pem"]).unwrap().o.trust(), Trust::CaFile("/x.pem".into()));
-        let err = parse(&["--ca-file", "/x.pem", "--insecure"]).err().expect("mutually exclusive");
+        let err = parse(&["--ca-file", "/x.pem", "--insecure"]).expect_err("mutually exclusive");
         assert_eq!(err.kind(), clap::error::ErrorKind::ArgumentConflict);
         let missing = parse(&["--ca-file", "/no/such/ca.pem"]).unwrap().o.client_options().unwrap_err();
         assert!(matches!(missing, TlsSetupError::Io(std::io::ErrorKind::NotFound, _)), "{missing:?}");
         let http = Cli::try_parse_from(["driver", "--url", "http://127.0.0.1:1/"]).unwrap().o;
         assert!(!http.is_https() && !http.client_options().unwrap().tls_info);
+    }
+
+    #[test]
+    fn defaults_are_a_closed_loop_of_gets() {
+        let plan = parse(&[]).unwrap().plan().unwrap();
+        assert_eq!(
+            (plan.limit, plan.open, plan.method, plan.record),
+            (Limit::Requests(100), None, Method::Get, RecordMode::Samples)
+        );
+        assert!(plan.body.is_empty() && plan.expect.is_none());
+    }
+
+    #[test]
+    fn open_loop_flags() {
+        let plan = parse(&["--rate", "250.5", "--duration", "1.5", "--arrival", "poisson", "--seed", "7"])
+            .unwrap()
+            .plan()
+            .unwrap();
+        assert_eq!(plan.open, Some(Open { rate: 250.5, arrival: Arrival::Poisson, seed: 7 }));
+        assert_eq!(plan.limit, Limit::Duration(1_500_000_000));
+        let plan = parse(&["--rate", "10", "--requests", "3"]).unwrap().plan().unwrap();
+        assert_eq!(plan.limit, Limit::Requests(3));
+        assert_eq!(plan.open.map(|o| o.arrival), Some(Arrival::Uniform));
+        // 1,000,000 requests/s per worker is the finest schedule
+        assert!(parse(&["--rate", "2000000", "--workers", "2"]).unwrap().plan().is_ok());
+    }
+
+    #[test]
+    fn bodies_and_their_upload_line() {
+        assert_eq!(&body_pattern(30)[..], b"abcdefghijklmnopqrstuvwxyzabcd");
+        assert_eq!(&upload_line(b"abc")[..], b"3 ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        let plan = parse(&["--method", "PUT", "--body-size", "3"]).unwrap().plan().unwrap();
+        assert_eq!((&plan.body[..], plan.method), (&b"abc"[..], Method::Put));
+        assert_eq!(plan.expect.as_deref(), Some(&upload_line(b"abc")[..]));
+        let plan = parse(&["--method", "POST"]).unwrap().plan().unwrap();
+        let empty = "0 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+        assert_eq!((plan.body.len(), plan.expect.as_deref()), (0, Some(empty.as_bytes())));
+    }
+
+    #[test]
+    fn bad_usage_is_one_line_naming_the_flag() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["--rate", "0"], "--rate"),
+            (&["--rate", "-5"], "--rate"),
+            (&["--rate", "abc"], "--rate"),
+            (&["--rate", "nan"], "--rate"),
+            (&["--rate", "inf"], "--rate"),
+            (&["--rate", "1000001", "--workers", "1"], "--rate"),
+            (&["--rate", "20000001", "--workers", "20"], "--rate"),
+            (&["--duration", "5"], "--duration"),
+            (&["--duration", "5", "--rate", "10", "--requests", "3"], "--duration"),
+            (&["--duration", "-1", "--rate", "10"], "--duration"),
+            (&["--duration", "0", "--rate", "10"], "--duration"),
+            (&["--body-size", "-1", "--method", "POST"], "--body-size"),
+            (&["--body-size", "1073741825", "--method", "POST"], "--body-size"),
+            (&["--body-size", "1e3", "--method", "POST"], "--body-size"),
+            (&["--body-size", "10"], "--body-size"),
+            (&["--body-size", "0", "--method", "GET"], "--body-size"),
+            (&["--method", "DELETE"], "--method"),
+            (&["--arrival", "bursty", "--rate", "1"], "--arrival"),
+            (&["--record", "all"], "--record"),
+            (&["--requests", "0"], "--requests"),
+            (&["--seed", "-1"], "--seed"),
+            (&["--workers", "-2"], "--workers"),
+            (&["--workers", "0"], "--workers"),
+            (&["--requests", "-2"], "--requests"),
+            (&["--warmup", "-2"], "--warmup"),
+        ];
+        for (args, flag) in cases {
+            let line = usage(args);
+            assert!(line.starts_with("error: ") && line.contains(flag), "{args:?}: {line:?}");
+            assert!(!line.contains('\n'), "{args:?}: {line:?}");
+        }
+        assert!(parse(&["--body-size", "1073741824", "--method", "POST"]).is_ok());
+        let missing = one_line(&Cli::try_parse_from(["driver"]).unwrap_err().render().to_string());
+        assert!(missing.contains("--url"), "{missing}");
     }
 }

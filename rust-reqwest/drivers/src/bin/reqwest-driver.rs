@@ -2,17 +2,19 @@
 //!
 //! `--mode async` (default): W tokio tasks on the multi-thread runtime, each with its own `Client`.
 //! `--mode sync`: W OS threads, each with its own `BlockingClient` (own current-thread runtime).
-//! Everything else (flags, warm-up, the start gate and t0, the timed loop, failures, the document) is the
-//! harness's (the `reqwest-harness` crate); this file only says how to make a client and do one GET.
+//! Everything else (flags, warm-up, the start gate and t0, the timed loop closed or open, the upload check,
+//! failures, the document) is the harness's (the `reqwest-harness` crate); this file only says how to make
+//! a client and do one GET or one POST/PUT (the body's bytes are shared by every request, not copied).
 
 use std::future::Future;
 use std::process::ExitCode;
 
 use clap::Parser;
+use reqwest_bench::reqwest::Method as HttpMethod;
 use reqwest_bench::{BlockingClient, Client, ClientError, ClientOptions, REQWEST_VERSION};
-use reqwest_harness::{self as harness, ClientInfo, Driver, Mode};
+use reqwest_harness::{self as harness, Bytes, ClientInfo, Driver, Method, Mode};
 
-/// Benchmark driver for the reqwest HTTP client (prints one clientbench.raw/1 JSON document).
+/// Benchmark driver for the reqwest HTTP client (prints one clientbench.raw/2 JSON document).
 #[derive(Parser, Debug)]
 #[command(name = "reqwest-driver", version)]
 struct Args {
@@ -37,8 +39,27 @@ impl Driver for Tasks {
         client.get(url)
     }
 
+    fn upload(
+        &self,
+        client: &Client,
+        method: Method,
+        url: &str,
+        body: &Bytes,
+        keep: usize,
+    ) -> impl Future<Output = Result<(u16, u64, Bytes), ClientError>> + Send {
+        client.send_body(http_method(method), url, body.clone(), keep)
+    }
+
     fn tls_version(&self, client: &Client) -> Option<&'static str> {
         client.tls_version()
+    }
+}
+
+fn http_method(method: Method) -> HttpMethod {
+    match method {
+        Method::Get => HttpMethod::GET,
+        Method::Post => HttpMethod::POST,
+        Method::Put => HttpMethod::PUT,
     }
 }
 
@@ -56,21 +77,36 @@ impl Driver for Threads {
         std::future::ready(client.get(url, || false))
     }
 
+    fn upload(
+        &self,
+        client: &BlockingClient,
+        method: Method,
+        url: &str,
+        body: &Bytes,
+        keep: usize,
+    ) -> impl Future<Output = Result<(u16, u64, Bytes), ClientError>> + Send {
+        std::future::ready(client.send_body(http_method(method), url, body.clone(), keep, || false))
+    }
+
     fn tls_version(&self, client: &BlockingClient) -> Option<&'static str> {
         client.client().tls_version()
     }
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    const PROG: &str = "reqwest-driver";
+    let args: Args = match harness::parse_args(PROG) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
     let info = ClientInfo { language: "Rust", library: "reqwest", library_version: REQWEST_VERSION };
-    let options = match harness::client_options("reqwest-driver", &args.contract) {
-        Ok(o) => o,
+    let (options, plan) = match harness::prepare(PROG, &args.contract) {
+        Ok(v) => v,
         Err(code) => return code,
     };
     let outcome = match args.mode {
-        Mode::Async => harness::run_tasks(Tasks, &args.contract, &options),
-        Mode::Sync => harness::run_threads(Threads, &args.contract, &options),
+        Mode::Async => harness::run_tasks(Tasks, &plan, &options),
+        Mode::Sync => harness::run_threads(Threads, &plan, &options),
     };
-    harness::finish("reqwest-driver", info, args.mode, &args.contract, outcome)
+    harness::finish(PROG, info, args.mode, &args.contract, outcome)
 }

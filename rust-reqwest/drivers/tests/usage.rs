@@ -1,0 +1,41 @@
+//! reqwest-driver's bad usage (docs/raw-format.md): exit status 2, nothing on stdout, one line on stderr
+//! naming the flag; nothing is sent.
+
+mod common;
+
+use common::driver;
+
+#[test]
+fn bad_usage_is_one_line_naming_the_flag() {
+    // nobody listens on port 9 (discard): a driver that ran anyway would print a document of failures
+    let url = "http://127.0.0.1:9/";
+    let cases: &[(&[&str], &str)] = &[
+        (&["--rate", "0"], "--rate"),
+        (&["--rate", "-3"], "--rate"),
+        (&["--rate", "fast"], "--rate"),
+        (&["--rate", "2000001", "--workers", "2"], "--rate"),
+        (&["--duration", "2"], "--duration"),
+        (&["--rate", "5", "--duration", "2", "--requests", "4"], "--duration"),
+        (&["--rate", "5", "--duration", "0"], "--duration"),
+        (&["--method", "POST", "--body-size", "-1"], "--body-size"),
+        (&["--method", "PUT", "--body-size", "1073741825"], "--body-size"),
+        (&["--body-size", "10"], "--body-size"),
+        (&["--method", "PATCH"], "--method"),
+        (&["--arrival", "bursty", "--rate", "5"], "--arrival"),
+        (&["--record", "everything"], "--record"),
+        (&["--workers", "0"], "--workers"),
+    ];
+    for (args, flag) in cases {
+        let out = driver(&[&["--url", url][..], args].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("reqwest-driver: error: ") && err.contains(flag), "{args:?}: {err}");
+    }
+    let out = driver(&["--workers", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--url"));
+    let out = driver(&["--help"]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("--rate <R>"));
+}

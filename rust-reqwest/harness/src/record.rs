@@ -1,0 +1,294 @@
+//! What one worker measured: per request its times (or, with `--record histogram`, its latencies in
+//! HdrHistograms), the bytes, the failures (counted, the first [`MAX_FAILURES`] kept), and what made a
+//! request fail ([`Outcome`], the upload digest check included).
+
+use bytes::Bytes;
+use hdrhistogram::Histogram;
+use reqwest_bench::ClientError;
+
+use crate::document::{Failure, HistogramJson, Histograms, WorkerJson};
+use crate::options::RecordMode;
+
+/// Failures kept per worker (the rest are only counted).
+pub const MAX_FAILURES: usize = 1000;
+/// The histograms' precision (docs/raw-format.md: 2,048 sub-buckets, unit 1 ns).
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+
+/// What a timed request did.
+#[derive(Debug)]
+pub enum Outcome {
+    /// 200 and the whole body (and, for an upload, the expected line).
+    Ok { bytes: u64 },
+    /// Another status (the body was read).
+    Status { status: u16, bytes: u64 },
+    /// The request failed.
+    Error(ClientError),
+    /// An upload answered 200 with a line other than the expected one.
+    Mismatch { expected: Bytes, got: Bytes, bytes: u64 },
+}
+
+impl Outcome {
+    /// A GET's result.
+    pub fn of_get(result: Result<(u16, u64), ClientError>) -> Outcome {
+        match result {
+            Ok((200, bytes)) => Outcome::Ok { bytes },
+            Ok((status, bytes)) => Outcome::Status { status, bytes },
+            Err(e) => Outcome::Error(e),
+        }
+    }
+
+    /// An upload's result `(status, body bytes, the body's first bytes)`, checked against `expected`.
+    pub fn of_upload(result: Result<(u16, u64, Bytes), ClientError>, expected: &Bytes) -> Outcome {
+        match result {
+            Ok((200, bytes, head)) if bytes == expected.len() as u64 && head == expected => Outcome::Ok { bytes },
+            Ok((200, bytes, got)) => Outcome::Mismatch { expected: expected.clone(), got, bytes },
+            Ok((status, bytes, _)) => Outcome::Status { status, bytes },
+            Err(e) => Outcome::Error(e),
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        match self {
+            Outcome::Ok { bytes } | Outcome::Status { bytes, .. } | Outcome::Mismatch { bytes, .. } => *bytes,
+            Outcome::Error(_) => 0,
+        }
+    }
+
+    /// The canonical failure reason and status (`None`: a success).
+    pub fn failure(&self) -> Option<(String, Option<u16>)> {
+        match self {
+            Outcome::Ok { .. } => None,
+            Outcome::Status { status, .. } => Some((format!("status {status}"), Some(*status))),
+            Outcome::Error(e) => Some((e.to_string(), None)),
+            Outcome::Mismatch { expected, got, bytes } => {
+                let text = |b: &Bytes| String::from_utf8_lossy(b).into_owned();
+                let got = match *bytes == got.len() as u64 {
+                    true => format!("{:?}", text(got)),
+                    false => format!("{bytes} bytes starting {:?}", text(got)),
+                };
+                Some((format!("Error: upload digest mismatch: expected {:?}, got {got}", text(expected)), Some(200)))
+            }
+        }
+    }
+}
+
+/// Where the latencies go.
+enum Store {
+    /// Per request: actual start, service time, and (open loop) intended start, ns.
+    Samples { start: Vec<u64>, latency: Vec<u64>, intended: Vec<u64> },
+    /// The successful requests' service times, and (open loop) corrected latencies, ns: the histograms
+    /// are made at the end (so that the loop only appends).
+    Histograms { service: Vec<u64>, corrected: Vec<u64> },
+}
+
+/// What one worker measured, times in ns after t0.
+pub struct Record {
+    store: Store,
+    /// An open loop: the intended starts are kept.
+    open: bool,
+    count: u64,
+    pub(crate) late: u64,
+    pub(crate) missed: u64,
+    bytes: u64,
+    failure_count: u64,
+    failures: Vec<Failure>,
+    pub(crate) loop_start: u64,
+    pub(crate) loop_end: u64,
+    /// The TLS version the worker's (last) client negotiated.
+    pub(crate) tls_version: Option<&'static str>,
+}
+
+impl Record {
+    /// Room for `expected` requests; `open`: the intended starts (or the corrected latencies) are kept.
+    pub fn new(mode: RecordMode, open: bool, expected: usize) -> Self {
+        let store = match mode {
+            RecordMode::Samples => Store::Samples {
+                start: Vec::with_capacity(expected),
+                latency: Vec::with_capacity(expected),
+                intended: Vec::with_capacity(if open { expected } else { 0 }),
+            },
+            RecordMode::Histogram => Store::Histograms {
+                service: Vec::with_capacity(expected),
+                corrected: Vec::with_capacity(if open { expected } else { 0 }),
+            },
+        };
+        Record {
+            store,
+            open,
+            count: 0,
+            late: 0,
+            missed: 0,
+            bytes: 0,
+            failure_count: 0,
+            failures: Vec::new(),
+            loop_start: 0,
+            loop_end: 0,
+            tls_version: None,
+        }
+    }
+
+    /// Timed request `index`, intended at `intended` (open loop), ran from `start` to `end`.
+    pub fn record(&mut self, index: u64, intended: Option<u64>, start: u64, end: u64, outcome: Outcome) {
+        self.count += 1;
+        self.bytes += outcome.bytes();
+        let ok = matches!(outcome, Outcome::Ok { .. });
+        match &mut self.store {
+            Store::Samples { start: starts, latency, intended: intendeds } => {
+                starts.push(start);
+                latency.push(end.saturating_sub(start));
+                if let Some(i) = intended {
+                    intendeds.push(i);
+                }
+            }
+            Store::Histograms { service, corrected } => {
+                if ok {
+                    service.push(end.saturating_sub(start));
+                    if let Some(i) = intended {
+                        corrected.push(end.saturating_sub(i));
+                    }
+                }
+            }
+        }
+        if !ok {
+            self.failure_count += 1;
+            if self.failures.len() < MAX_FAILURES {
+                if let Some((reason, status)) = outcome.failure() {
+                    let index = u32::try_from(index).unwrap_or(u32::MAX);
+                    self.failures.push(Failure { index, reason, status });
+                }
+            }
+        }
+    }
+
+    pub(crate) fn into_json(self) -> WorkerJson {
+        let (start_ns, latencies_ns, intended_ns, histograms) = match self.store {
+            Store::Samples { start, latency, intended } => {
+                (Some(start), Some(latency), self.open.then_some(intended), None)
+            }
+            Store::Histograms { service, corrected } => {
+                let corrected = self.open.then(|| buckets(&histogram_of(&corrected)));
+                (None, None, None, Some(Histograms { service: buckets(&histogram_of(&service)), corrected }))
+            }
+        };
+        WorkerJson {
+            elapsed_ns: self.loop_end.saturating_sub(self.loop_start),
+            count: self.count,
+            late: self.late,
+            missed: self.missed,
+            start_ns,
+            latencies_ns,
+            intended_ns,
+            histograms,
+            bytes: self.bytes,
+            failure_count: self.failure_count,
+            failures: self.failures,
+        }
+    }
+}
+
+/// An empty histogram of the document's scheme (it grows to whatever value is recorded).
+pub fn histogram() -> Histogram<u64> {
+    Histogram::new(SIGNIFICANT_DIGITS).expect("3 significant digits is a valid precision")
+}
+
+/// The histogram of `values`.
+pub fn histogram_of(values: &[u64]) -> Histogram<u64> {
+    let mut h = histogram();
+    for &v in values {
+        // an error only for a value beyond the largest trackable (u64::MAX / 2 ns: centuries)
+        if h.record(v).is_err() {
+            h.saturating_record(v);
+        }
+    }
+    h
+}
+
+/// Every bucket of `h` that holds a value, by increasing value: its lowest equivalent value and count.
+pub fn buckets(h: &Histogram<u64>) -> HistogramJson {
+    let counts = h.iter_recorded().map(|v| (h.lowest_equivalent(v.value_iterated_to()), v.count_at_value())).collect();
+    HistogramJson { significant_digits: SIGNIFICANT_DIGITS, counts }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts_of(values: &[u64]) -> Vec<(u64, u64)> {
+        buckets(&histogram_of(values)).counts
+    }
+
+    #[test]
+    fn histogram_buckets_are_the_lowest_equivalent_values() {
+        // the spec's examples: exact below 2,048; 2,049 -> 2,048; 1,000,999 -> 1,000,960
+        assert_eq!(counts_of(&[2_049]), [(2_048, 1)]);
+        assert_eq!(counts_of(&[1_000_999]), [(1_000_960, 1)]);
+        assert_eq!(counts_of(&[0, 1, 2_047, 2_047]), [(0, 1), (1, 1), (2_047, 2)]);
+        // one bucket per 2^b above 2,048, with b = floor(log2 v) - 10
+        assert_eq!(counts_of(&[2_048, 2_049, 2_050, 4_099, 4_100]), [(2_048, 2), (2_050, 1), (4_096, 1), (4_100, 1)]);
+        assert_eq!(counts_of(&[1_000_960, 1_001_471, 1_001_472]), [(1_000_960, 2), (1_001_472, 1)]);
+        // a minute, to the ns, sorted
+        let v = 60_000_000_123u64;
+        let b = 63 - v.leading_zeros() as u64 - 10;
+        assert_eq!(counts_of(&[v, 5]), [(5, 1), (v >> b << b, 1)]);
+        // the spec's formula for any value
+        for v in (0..5_000_000u64).step_by(7_919).chain([u64::from(u32::MAX), 1 << 40]) {
+            let want =
+                if v < 2_048 { v } else { (v >> (63 - v.leading_zeros() - 10)) << (63 - v.leading_zeros() - 10) };
+            assert_eq!(counts_of(&[v]), [(want, 1)], "{v}");
+        }
+    }
+
+    fn upload(result: Result<(u16, u64, Bytes), ClientError>) -> Outcome {
+        Outcome::of_upload(result, &Bytes::from_static(b"3 abc"))
+    }
+
+    #[test]
+    fn uploads_are_checked_against_the_expected_line() {
+        assert!(matches!(upload(Ok((200, 5, Bytes::from_static(b"3 abc")))), Outcome::Ok { bytes: 5 }));
+        let wrong = upload(Ok((200, 5, Bytes::from_static(b"3 abd")))).failure().unwrap();
+        assert_eq!(wrong, ("Error: upload digest mismatch: expected \"3 abc\", got \"3 abd\"".into(), Some(200)));
+        // a longer body with the right start
+        let long = upload(Ok((200, 9, Bytes::from_static(b"3 abc")))).failure().unwrap();
+        assert_eq!(long.0, "Error: upload digest mismatch: expected \"3 abc\", got 9 bytes starting \"3 abc\"");
+        assert_eq!(upload(Ok((405, 0, Bytes::new()))).failure(), Some(("status 405".into(), Some(405))));
+        let timeout = upload(Err(ClientError::Timeout("request timed out".into()))).failure();
+        assert_eq!(timeout, Some(("TimeoutError: request timed out".into(), None)));
+    }
+
+    #[test]
+    fn failures_are_all_counted_and_the_first_thousand_kept() {
+        let mut rec = Record::new(RecordMode::Samples, false, 0);
+        for k in 0..1500 {
+            let outcome = if k % 3 == 0 { Outcome::Ok { bytes: 2 } } else { Outcome::Status { status: 503, bytes: 1 } };
+            rec.record(k, None, k, k + 10, outcome);
+        }
+        let json = rec.into_json();
+        assert_eq!((json.count, json.failure_count, json.failures.len(), json.bytes), (1500, 1000, 1000, 2000));
+        assert_eq!(json.failures[0].index, 1);
+        let mut rec = Record::new(RecordMode::Samples, false, 0);
+        for k in 0..2500 {
+            rec.record(k, None, k, k + 1, Outcome::Status { status: 500, bytes: 0 });
+        }
+        let json = rec.into_json();
+        assert_eq!((json.failure_count, json.failures.len()), (2500, MAX_FAILURES));
+        assert_eq!(json.failures.last().map(|f| f.index), Some(999));
+        assert!(json.intended_ns.is_none() && json.histograms.is_none());
+    }
+
+    #[test]
+    fn histograms_hold_the_successful_requests() {
+        let mut rec = Record::new(RecordMode::Histogram, true, 0);
+        rec.record(0, Some(100), 100, 1_100, Outcome::Ok { bytes: 1 });
+        rec.record(1, Some(200), 1_100, 3_149, Outcome::Ok { bytes: 1 }); // late: corrected 2,949
+        rec.record(2, Some(300), 3_149, 3_200, Outcome::Status { status: 500, bytes: 1 });
+        let json = rec.into_json();
+        let h = json.histograms.unwrap();
+        assert_eq!(h.service.counts, [(1_000, 1), (2_048, 1)]);
+        assert_eq!(h.corrected.unwrap().counts, [(1_000, 1), (2_948, 1)]);
+        assert!(json.start_ns.is_none() && json.latencies_ns.is_none() && json.intended_ns.is_none());
+        assert_eq!((json.count, json.failure_count), (3, 1));
+        // closed loop: no corrected histogram
+        let rec = Record::new(RecordMode::Histogram, false, 0);
+        assert!(rec.into_json().histograms.unwrap().corrected.is_none());
+    }
+}

@@ -1,0 +1,328 @@
+//! The workers with fake clients: the closed loop in both modes, the open loop on a fake clock (intended
+//! times, late starts, missed requests, corrected latencies), uploads and their check.
+
+use super::*;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use bytes::Bytes;
+use clap::Parser;
+
+use crate::document::WorkerJson;
+use crate::options::{upload_line, Options, RecordMode};
+
+#[derive(clap::Parser)]
+struct Cli {
+    #[command(flatten)]
+    o: Options,
+}
+
+fn plan(args: &[&str]) -> Plan {
+    let cli = Cli::try_parse_from([&["driver", "--url", "http://127.0.0.1:9/", "--timeout", "1"][..], args].concat());
+    cli.unwrap().o.plan().unwrap()
+}
+
+fn co() -> ClientOptions {
+    ClientOptions::new(Duration::from_secs(1))
+}
+
+fn timeout() -> ClientError {
+    ClientError::Timeout("request timed out".into())
+}
+
+/// A fake client: request j of a worker answers 200 with j bytes, except every 4th (status 500) and every
+/// 5th (a timeout); uploads answer the line of what they sent, except the 3rd, which answers a wrong one;
+/// counts the clients made.
+struct Fake {
+    clients: AtomicU32,
+}
+
+struct FakeClient {
+    next: AtomicU32,
+}
+
+fn answer(client: &FakeClient) -> Result<(u16, u64), ClientError> {
+    let j = client.next.fetch_add(1, Ordering::Relaxed);
+    match j {
+        j if j % 5 == 4 => Err(timeout()),
+        j if j % 4 == 3 => Ok((500, 1)),
+        j => Ok((200, u64::from(j))),
+    }
+}
+
+fn upload_answer(client: &FakeClient, body: &Bytes, keep: usize) -> Result<(u16, u64, Bytes), ClientError> {
+    let j = client.next.fetch_add(1, Ordering::Relaxed);
+    let line = if j == 2 { upload_line(b"something else") } else { upload_line(body) };
+    Ok((200, line.len() as u64, line.slice(..keep.min(line.len()))))
+}
+
+impl Driver for Fake {
+    type Client = FakeClient;
+
+    fn make_client(&self, _options: &ClientOptions) -> Result<FakeClient, ClientError> {
+        self.clients.fetch_add(1, Ordering::Relaxed);
+        Ok(FakeClient { next: AtomicU32::new(0) })
+    }
+
+    fn get(&self, client: &FakeClient, _url: &str) -> impl Future<Output = Result<(u16, u64), ClientError>> + Send {
+        std::future::ready(answer(client))
+    }
+
+    fn upload(
+        &self,
+        client: &FakeClient,
+        _method: Method,
+        _url: &str,
+        body: &Bytes,
+        keep: usize,
+    ) -> impl Future<Output = Result<(u16, u64, Bytes), ClientError>> + Send {
+        std::future::ready(upload_answer(client, body, keep))
+    }
+}
+
+/// The same client, answering from a tokio task after a yield (a real async request is pending first).
+struct AsyncFake(Fake);
+
+impl Driver for AsyncFake {
+    type Client = FakeClient;
+
+    fn make_client(&self, options: &ClientOptions) -> Result<FakeClient, ClientError> {
+        self.0.make_client(options)
+    }
+
+    async fn get(&self, client: &FakeClient, _url: &str) -> Result<(u16, u64), ClientError> {
+        tokio::task::yield_now().await;
+        answer(client)
+    }
+
+    async fn upload(
+        &self,
+        client: &FakeClient,
+        _method: Method,
+        _url: &str,
+        body: &Bytes,
+        keep: usize,
+    ) -> Result<(u16, u64, Bytes), ClientError> {
+        tokio::task::yield_now().await;
+        upload_answer(client, body, keep)
+    }
+}
+
+fn fake() -> Fake {
+    Fake { clients: AtomicU32::new(0) }
+}
+
+fn check_closed(group: Group, plan: &Plan) {
+    let Limit::Requests(n) = plan.limit else { panic!("a closed loop") };
+    assert_eq!(group.records.len(), plan.workers as usize);
+    let mut loops = Vec::new();
+    for r in group.records {
+        let json = r.into_json();
+        loops.push(json.elapsed_ns);
+        let (start, latency) = (json.start_ns.unwrap(), json.latencies_ns.unwrap());
+        assert_eq!((start.len(), latency.len(), json.count), (n as usize, n as usize, u64::from(n)));
+        assert!(start.windows(2).all(|w| w[0] <= w[1]));
+        assert!(json.intended_ns.is_none() && (json.late, json.missed) == (0, 0));
+        // with --connection keep-alive the warm-up requests came first on the same client
+        let first = if plan.connection == Connection::New { 0 } else { plan.warmup };
+        let mut bytes = 0;
+        let mut failures = Vec::new();
+        for i in 0..n {
+            let j = if plan.connection == Connection::New { first } else { first + i };
+            match j {
+                j if j % 5 == 4 => failures.push((i, timeout().to_string(), None)),
+                j if j % 4 == 3 => {
+                    bytes += 1;
+                    failures.push((i, "status 500".to_string(), Some(500)));
+                }
+                j => bytes += u64::from(j),
+            }
+        }
+        assert_eq!(json.bytes, bytes);
+        assert_eq!(json.failure_count, failures.len() as u64);
+        let got: Vec<_> = json.failures.into_iter().map(|f| (f.index, f.reason, f.status)).collect();
+        assert_eq!(got, failures);
+    }
+    assert!(loops.iter().all(|&l| l <= group.wall_ns), "wall_ns contains every timed loop");
+}
+
+#[test]
+fn threads_and_tasks_run_the_same_workload() {
+    for connection in ["keep-alive", "new"] {
+        let plan = plan(&["--workers", "3", "--requests", "12", "--warmup", "2", "--connection", connection]);
+        check_closed(run_threads(fake(), &plan, &co()).expect("threads"), &plan);
+        check_closed(run_tasks(AsyncFake(fake()), &plan, &co()).expect("tasks"), &plan);
+    }
+}
+
+#[test]
+fn new_connection_makes_a_client_per_timed_request() {
+    let plan = plan(&["--workers", "2", "--requests", "5", "--warmup", "3", "--connection", "new"]);
+    let driver = Arc::new(fake());
+    struct Shared(Arc<Fake>);
+    impl Driver for Shared {
+        type Client = FakeClient;
+        fn make_client(&self, o: &ClientOptions) -> Result<FakeClient, ClientError> {
+            self.0.make_client(o)
+        }
+        fn get(&self, c: &FakeClient, url: &str) -> impl Future<Output = Result<(u16, u64), ClientError>> + Send {
+            self.0.get(c, url)
+        }
+        fn upload(
+            &self,
+            c: &FakeClient,
+            m: Method,
+            url: &str,
+            body: &Bytes,
+            keep: usize,
+        ) -> impl Future<Output = Result<(u16, u64, Bytes), ClientError>> + Send {
+            self.0.upload(c, m, url, body, keep)
+        }
+    }
+    run_threads(Shared(driver.clone()), &plan, &co()).expect("threads");
+    // one client per worker for the warm-up, then one per timed request
+    assert_eq!(driver.clients.load(Ordering::Relaxed), 2 * (1 + 5));
+}
+
+#[test]
+fn uploads_are_checked_in_both_modes() {
+    let plan = plan(&["--workers", "2", "--requests", "4", "--method", "POST", "--body-size", "100"]);
+    for group in [run_threads(fake(), &plan, &co()).unwrap(), run_tasks(AsyncFake(fake()), &plan, &co()).unwrap()] {
+        for r in group.records {
+            let json = r.into_json();
+            let (line, other) = (upload_line(&plan.body), upload_line(b"something else"));
+            assert_eq!((json.count, json.bytes), (4, 3 * line.len() as u64 + other.len() as u64));
+            // the fake's 3rd answer (request 2) is the line of another body
+            assert_eq!(json.failure_count, 1);
+            let f = &json.failures[0];
+            assert_eq!((f.index, f.status), (2, Some(200)));
+            let expected =
+                format!("Error: upload digest mismatch: expected {:?}, got ", String::from_utf8_lossy(&line));
+            assert!(f.reason.starts_with(&expected), "{}", f.reason);
+        }
+    }
+}
+
+/// A fake clock, ns after t0: sleeping jumps to the deadline.
+struct FakeClock(Arc<AtomicU64>);
+
+impl Clock for FakeClock {
+    fn now(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    async fn sleep_until(&self, at: u64) {
+        self.0.fetch_max(at, Ordering::SeqCst);
+    }
+}
+
+/// A server on the fake clock: request k takes `service(k)` ns, then answers 200 with 13 bytes.
+struct Timed {
+    clock: Arc<AtomicU64>,
+    service: fn(u64) -> u64,
+    next: AtomicU64,
+}
+
+impl Driver for Timed {
+    type Client = ();
+
+    fn make_client(&self, _options: &ClientOptions) -> Result<(), ClientError> {
+        Ok(())
+    }
+
+    fn get(&self, _client: &(), _url: &str) -> impl Future<Output = Result<(u16, u64), ClientError>> + Send {
+        let k = self.next.fetch_add(1, Ordering::SeqCst);
+        self.clock.fetch_add((self.service)(k), Ordering::SeqCst);
+        std::future::ready(Ok((200, 13)))
+    }
+
+    fn upload(
+        &self,
+        _client: &(),
+        _method: Method,
+        _url: &str,
+        _body: &Bytes,
+        _keep: usize,
+    ) -> impl Future<Output = Result<(u16, u64, Bytes), ClientError>> + Send {
+        std::future::ready(Err(ClientError::Usage("not used".into())))
+    }
+}
+
+const MS: u64 = 1_000_000;
+
+/// The buckets of a histogram of these latencies, in ms.
+fn buckets_of(ms: &[u64]) -> Vec<(u64, u64)> {
+    let ns: Vec<u64> = ms.iter().map(|v| v * MS).collect();
+    crate::record::buckets(&crate::record::histogram_of(&ns)).counts
+}
+
+/// Worker `w`'s timed loop on the fake clock.
+fn fake_timed(plan: &Plan, w: u32, service: fn(u64) -> u64) -> WorkerJson {
+    let clock = Arc::new(AtomicU64::new(0));
+    let driver = Timed { clock: clock.clone(), service, next: AtomicU64::new(0) };
+    block_on(timed(&driver, &mut Ok(()), plan, &co(), w, &FakeClock(clock))).into_json()
+}
+
+#[test]
+fn the_open_loop_charges_a_stall_to_every_request_behind_it() {
+    // 400 requests/s over 4 workers: worker 1 every 10 ms from 2.5 ms; request 2 (at 22.5 ms) takes 35 ms
+    let plan = plan(&["--workers", "4", "--rate", "400", "--requests", "8"]);
+    let json = fake_timed(&plan, 1, |k| if k == 2 { 35 * MS } else { MS });
+    let intended = json.intended_ns.unwrap();
+    assert_eq!(intended, (0..8).map(|k| 2_500_000 + k * 10 * MS).collect::<Vec<u64>>());
+    let start = json.start_ns.unwrap();
+    // 2 ends at 57.5 ms: 3, 4 and 5 (intended 32.5, 42.5, 52.5) start then, back to back; 6 is on time
+    let want: Vec<u64> = [2.5, 12.5, 22.5, 57.5, 58.5, 59.5, 62.5, 72.5].iter().map(|ms| (ms * 1e6) as u64).collect();
+    assert_eq!(start, want);
+    assert_eq!(json.latencies_ns.unwrap(), [MS, MS, 35 * MS, MS, MS, MS, MS, MS], "service times");
+    assert_eq!((json.count, json.late, json.missed, json.failure_count), (8, 3, 0, 0));
+    assert_eq!(json.elapsed_ns, 73_500_000, "the loop runs from t0 to the last end");
+    // the same run as histograms: the corrected latencies are end - intended
+    let plan = self::plan(&["--workers", "4", "--rate", "400", "--requests", "8", "--record", "histogram"]);
+    let json = fake_timed(&plan, 1, |k| if k == 2 { 35 * MS } else { MS });
+    let h = json.histograms.unwrap();
+    assert_eq!(h.corrected.unwrap().counts, buckets_of(&[1, 1, 35, 26, 17, 8, 1, 1]));
+    assert_eq!(h.service.counts, buckets_of(&[1, 1, 35, 1, 1, 1, 1, 1]));
+    assert!(json.start_ns.is_none() && json.intended_ns.is_none());
+}
+
+#[test]
+fn the_open_loop_stops_at_the_duration_and_counts_the_missed() {
+    // one worker every 10 ms for 100 ms; request 7 (at 70 ms) takes 45 ms: 8 and 9 are never sent
+    let plan = plan(&["--workers", "1", "--rate", "100", "--duration", "0.1"]);
+    let json = fake_timed(&plan, 0, |k| if k == 7 { 45 * MS } else { MS });
+    assert_eq!((json.count, json.late, json.missed), (8, 0, 2));
+    assert_eq!(json.intended_ns.unwrap().len(), 8);
+    assert_eq!(*json.start_ns.unwrap().last().unwrap(), 70 * MS);
+    // nothing slow: the whole schedule, on time
+    let json = fake_timed(&plan, 0, |_| MS);
+    assert_eq!((json.count, json.late, json.missed), (10, 0, 0));
+}
+
+#[test]
+fn the_open_loop_runs_in_both_modes() {
+    // 2,000 requests/s over 2 workers for 50 ms: each worker's schedule has 50 requests before D
+    let plan = plan(&["--workers", "2", "--rate", "2000", "--duration", "0.05", "--method", "PUT"]);
+    for group in [run_threads(fake(), &plan, &co()).unwrap(), run_tasks(AsyncFake(fake()), &plan, &co()).unwrap()] {
+        assert!(group.wall_ns >= 49 * MS, "the last request is intended at 49.5 ms: {}", group.wall_ns);
+        for (w, r) in group.records.into_iter().enumerate() {
+            let json = r.into_json();
+            assert_eq!(json.count + json.missed, 50);
+            let intended = json.intended_ns.unwrap();
+            let schedule: Vec<u64> = Schedule::new(&plan.open.unwrap(), 2, w as u32).take(intended.len()).collect();
+            assert_eq!(intended, schedule);
+            let start = json.start_ns.unwrap();
+            assert!(start.iter().zip(&intended).all(|(s, i)| s >= i), "no request starts before its time");
+            assert!(start.iter().all(|&s| s < 50 * MS), "every request starts before D");
+        }
+    }
+}
+
+#[test]
+fn closed_loop_histograms_have_no_corrected_latency() {
+    let plan = plan(&["--workers", "1", "--requests", "3", "--record", "histogram"]);
+    assert_eq!(plan.record, RecordMode::Histogram);
+    let json = fake_timed(&plan, 0, |_| 3 * MS);
+    let h = json.histograms.unwrap();
+    assert_eq!(h.service.counts, buckets_of(&[3, 3, 3]));
+    assert!(h.corrected.is_none() && json.start_ns.is_none());
+}
