@@ -45,7 +45,7 @@ REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '
                rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.toml Cargo.lock
 
 .PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps test-deps venv peers rust cpp \
-        bindings wheels toxiproxy freethreaded compiler-cache stop-compiler-cache clean clean-cache
+        bindings wheels toxiproxy oha freethreaded compiler-cache stop-compiler-cache clean clean-cache
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -221,6 +221,16 @@ $(TOXIPROXY): python/clientbench/run/network.py
 	  mv $$d/server $$d/toxiproxy-server && (cd $$d && sha256sum toxiproxy-server > toxiproxy-server.sha256); \
 	fi
 	@mkdir -p $(dir $@) && cp $(TOXIPROXY_CACHED) $@
+
+# oha (a load generator nobody here wrote) for the open loop's cross-check (docs/open-loop.md): built from
+# crates.io into the cache; a measuring tool, not a dependency of the project
+OHA_VERSION := 1.16.0
+OHA         := $(CACHE)/oha-$(OHA_VERSION)/bin/oha
+
+oha: $(OHA)  ## oha (pinned) from crates.io into the cache, for the open loop's cross-check
+$(OHA): | compiler-cache
+	$(STEP) oha $(CARGO) install oha --version $(OHA_VERSION) --locked --root $(CACHE)/oha-$(OHA_VERSION)
+	@$@ --version
 
 freethreaded: $(STAMPS)/freethreaded  ## CPython with and without the GIL (one source, one set of flags, cached) and their venvs
 
