@@ -66,13 +66,12 @@ Client::~Client() = default;
 int Client::get(std::string_view url, const CancelCheck& cancel) {
     Guard guard(busy_);
     last_body_bytes_.store(0, std::memory_order_relaxed);
-    const Url u = parse_url(url);
-    auto req = make_request("GET", u, {}, {});
+    const Target& t = impl_->target(url);  // parsed and built once per URL
     std::optional<ResponseReader> reader;
     Deadline d = impl_->deadline(std::nullopt);
     const ReadSpec spec;  // nothing kept, no limit
     try {
-        impl_->release(impl_->roundtrip(u, req, reader, spec, d, cancel, host_port(u.host, u.port)));
+        impl_->release(impl_->roundtrip(t.u, t.wire, reader, spec, d, cancel, t.where));
     } catch (...) {
         if (reader) last_body_bytes_.store(static_cast<std::size_t>(reader->body_bytes), std::memory_order_relaxed);
         throw;
@@ -86,7 +85,7 @@ Response Client::request(std::string_view method, std::string_view url, const He
     Guard guard(busy_);
     last_body_bytes_.store(0, std::memory_order_relaxed);
     const Url u = parse_url(url);
-    auto req = make_request(method, u, headers, body);
+    const Wire req = make_request(method, u, headers, body);
     std::optional<ResponseReader> reader;
     Deadline d = impl_->deadline(std::nullopt);
     ReadSpec spec;

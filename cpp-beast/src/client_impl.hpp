@@ -8,8 +8,6 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/message.hpp>
-#include <boost/beast/http/string_body.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -41,6 +39,10 @@ struct Connection {
     std::uint16_t port = 0;
     bool https = false;  // the open (or last) connection is tls, not stream
     bool open = false;
+    Clock::time_point idle_since{};  // back in the pool (open) since then
+    // the socket's SO_SNDTIMEO / SO_RCVTIMEO as last set (plain http; zero: not set, i.e. none)
+    std::chrono::microseconds send_slice{0};
+    std::chrono::microseconds receive_slice{0};
 
     tcp::socket& socket() { return https && tls ? beast::get_lowest_layer(*tls).socket() : stream.socket(); }
     bool matches(const Url& u) const { return u.https == https && u.port == port && u.host == host; }
@@ -51,6 +53,7 @@ struct Connection {
 // timeout counted from the last progress while reading.
 struct Deadline {
     static constexpr Clock::time_point never = Clock::time_point::max();
+    Clock::time_point start{};  // the request started then
     Clock::time_point total = never;
     std::chrono::nanoseconds total_limit{0};
     Clock::time_point connect = never;
@@ -89,16 +92,30 @@ struct Active {
     Deadline deadline;
 };
 
-template <class F>
-decltype(auto) with_stream(Connection& c, F&& f) {
-    return c.https ? f(*c.tls) : f(c.stream);
-}
-
-using Request = http::request<http::string_body>;
+// A request as it goes on the wire, serialized once (head and body), and what the exchange needs to know of it.
+struct Wire {
+    std::string bytes;
+    std::string method;       // for messages
+    bool head = false;        // HEAD: the response has no body
+    bool idempotent = false;  // may be sent again after a connection failure (RFC 9110 9.2.2)
+};
 
 // The request as sent: method, target, the caller's headers (checked), Host and User-Agent unless given,
 // the body with Content-Length. Throws std::invalid_argument for a method or header that is not valid HTTP.
-Request make_request(std::string_view method, const Url& u, const Headers& headers, std::string_view body);
+Wire make_request(std::string_view method, const Url& u, const Headers& headers, std::string_view body);
+
+// get()'s request to one URL, parsed and serialized once per Client and URL.
+struct Target {
+    std::string url;
+    Url u;
+    std::string where;  // host:port, for messages
+    Wire wire;
+};
+
+// A kept-alive connection idle for less than this is re-used without looking at its socket first: a server
+// does not close a connection it has just answered on without saying so (Connection: close), and if it does,
+// the retry rules of roundtrip() apply. Past it, the connection is checked (reusable()) before every use.
+constexpr std::chrono::milliseconds idle_check_after{10};
 
 }  // namespace detail
 
@@ -109,9 +126,12 @@ struct Client::Impl {
     using ReadSpec = detail::ReadSpec;
     using Active = detail::Active;
     using ResponseReader = detail::ResponseReader;
-    using Request = detail::Request;
+    using Wire = detail::Wire;
+    using Target = detail::Target;
 
     explicit Impl(Client& client);
+    class BlockingIo;  // io.hpp
+    class AsyncIo;
 
     Client& owner;
     net::io_context ioc{1};  // declared first: destroyed last
@@ -123,6 +143,7 @@ struct Client::Impl {
     std::atomic<std::size_t> open_connections{0};
     mutable std::mutex info_mutex;  // tls_info() may be called from another thread
     std::optional<TlsInfo> info;
+    std::optional<Target> get_target;  // the URL of the last get()
 
     struct ResolveState {
         bool done = false;
@@ -139,22 +160,23 @@ struct Client::Impl {
     static std::string timeout_text(const Deadline& d, Clock::time_point now, Phase phase, const std::string& where);
     void wait(const bool& done, const Deadline& d, const CancelCheck& cancel, Phase phase, bool drain,
               const std::string& where, Connection& c);
-    static bool reusable(Connection& c);
+    static bool reusable(Connection& c, bool peek);
     void set_info(std::optional<TlsInfo> value);
     std::unique_ptr<Connection> acquire(const Url& u, Deadline& d, const CancelCheck& cancel, const std::string& where,
                                         bool& reused);
     void connect(Connection& c, const Url& u, Deadline& d, const CancelCheck& cancel, const std::string& where);
 
     // exchange.cpp
-    std::unique_ptr<Connection> roundtrip(const Url& u, Request& req, std::optional<ResponseReader>& reader,
+    const Target& target(std::string_view url);
+    std::unique_ptr<Connection> roundtrip(const Url& u, const Wire& req, std::optional<ResponseReader>& reader,
                                           const ReadSpec& spec, Deadline& d, const CancelCheck& cancel,
                                           const std::string& where);
     [[noreturn]] void read_failed(Connection& c, const ResponseReader& parser, const beast::error_code& ec,
                                   const std::string& where);
     void finished(Connection& c, const ResponseReader& parser);
-    template <class Stream>
-    bool exchange(Connection& c, Stream& s, Request& req, std::optional<ResponseReader>& reader, const ReadSpec& spec,
-                  Deadline& d, const CancelCheck& cancel, const std::string& where, bool may_retry);
+    template <class Io>
+    bool exchange(Connection& c, Io& io, const Wire& req, std::optional<ResponseReader>& reader, const ReadSpec& spec,
+                  Deadline& d, const std::string& where, bool may_retry);
     void read_body(Active& a, const CancelCheck& cancel, bool some);
     void open(Active& a, std::string method, std::string_view url, Headers headers, std::string_view body_view,
               const RequestOptions& o, const CancelCheck& cancel, bool streaming);

@@ -27,9 +27,10 @@ Client::Impl::Deadline Client::Impl::deadline(std::optional<std::chrono::nanosec
     Deadline d;
     const auto& t = owner.timeouts_;
     const auto total = total_override ? total_override : t.total;
+    d.start = Clock::now();
     if (total) {
         d.total_limit = *total;
-        d.total = Clock::now() + *total;
+        d.total = d.start + *total;
     }
     if (t.connect) d.connect_limit = *t.connect;
     if (t.read) d.read_limit = *t.read;
@@ -52,6 +53,7 @@ void Client::Impl::drop(Connection& c) {
 // A connection goes back to the pool (open or not), replacing the pool's entry for the same host.
 void Client::Impl::release(std::unique_ptr<Connection> c) {
     if (!c) return;
+    if (c->open) c->idle_since = Clock::now();
     for (auto it = pool.begin(); it != pool.end(); ++it) {
         if ((*it)->matches(*c) || (!(*it)->open && !c->open)) {
             drop(**it);
@@ -137,19 +139,20 @@ void Client::Impl::wait(const bool& done, const Deadline& d, const CancelCheck& 
     }
 }
 
-// Whether the idle kept-alive connection can carry a new request: nothing unread is buffered and the
-// server has neither closed nor reset it. One non-blocking MSG_PEEK: EAGAIN = open and quiet; 0 = the
-// server's FIN (e.g. its keep-alive timeout); an error = reset; data = bytes the server sent unasked
+// Whether the idle kept-alive connection can carry a new request: nothing unread is buffered and, when
+// `peek`, the server has neither closed nor reset it. One non-blocking MSG_PEEK: EAGAIN = open and quiet;
+// 0 = the server's FIN (e.g. its keep-alive timeout); an error = reset; data = bytes the server sent unasked
 // (e.g. a 408 before closing), which cannot be the response to the next request. Over TLS the peek is on
 // the TCP socket under the TLS layer, where data is a TLS record the server sent unasked: on an idle
 // connection that is its close_notify (or another alert) ahead of its FIN. TLS records already read
 // from the socket but not yet processed (OpenSSL's buffers) count as data too.
-bool Client::Impl::reusable(Connection& c) {
+bool Client::Impl::reusable(Connection& c, bool peek) {
     if (c.buffer.size() != 0) return false;
     if (c.https) {
         SSL* ssl = c.tls->native_handle();
         if (SSL_has_pending(ssl) || BIO_ctrl_pending(SSL_get_rbio(ssl)) != 0) return false;
     }
+    if (!peek) return true;
     char ch;
     for (;;) {
         const auto n = ::recv(c.socket().native_handle(), &ch, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -165,7 +168,7 @@ void Client::Impl::set_info(std::optional<TlsInfo> value) {
 
 // The pool's connection to u's scheme + host + port, taken out of the pool, opened when it is not open
 // (TCP, and for https the TLS handshake). `reused`: an open kept-alive connection is re-used. A
-// connection that the server closed while it was idle is replaced here, before anything is sent on it.
+// connection that the server closed while it sat idle is replaced here, before anything is sent on it.
 std::unique_ptr<Client::Impl::Connection> Client::Impl::acquire(const Url& u, Deadline& d, const CancelCheck& cancel,
                                                                 const std::string& where, bool& reused) {
     std::unique_ptr<Connection> c;
@@ -176,7 +179,8 @@ std::unique_ptr<Client::Impl::Connection> Client::Impl::acquire(const Url& u, De
             break;
         }
     }
-    if (c && c->open && reusable(*c)) {
+    // the socket is looked at only after the connection sat idle for a while (idle_check_after)
+    if (c && c->open && reusable(*c, d.start - c->idle_since >= idle_check_after)) {
         reused = true;
         return c;
     }
@@ -277,6 +281,7 @@ void Client::Impl::connect(Connection& c, const Url& u, Deadline& d, const Cance
         set_info(std::nullopt);
     }
     c.buffer.clear();
+    c.send_slice = c.receive_slice = std::chrono::microseconds(0);  // a new socket: no timeouts set
     c.open = true;
     open_connections.fetch_add(1, std::memory_order_relaxed);
     owner.connected_.store(true, std::memory_order_relaxed);

@@ -1,12 +1,14 @@
 // One request on a connection of the pool: writing it, reading the response (or its header), the one retry
 // on a kept-alive connection the server closed, and the redirects of send() / stream().
 #include "client_impl.hpp"
+#include "io.hpp"
 #include "text.hpp"
 
 #include <boost/asio/ssl/error.hpp>
 #include <boost/beast/core/string.hpp>
+#include <boost/beast/http/message.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
+#include <boost/beast/http/string_body.hpp>
 #include <boost/beast/version.hpp>
 
 #include <stdexcept>
@@ -18,9 +20,9 @@ using namespace detail;
 
 namespace detail {
 
-Request make_request(std::string_view method, const Url& u, const Headers& headers, std::string_view body) {
+Wire make_request(std::string_view method, const Url& u, const Headers& headers, std::string_view body) {
     if (!is_token(method)) throw std::invalid_argument("invalid HTTP method '" + printable(method) + "'");
-    Request req;
+    http::request<http::string_body> req;
     const auto verb = http::string_to_verb(bsv(method));
     if (verb == http::verb::unknown)
         req.method_string(bsv(method));
@@ -49,10 +51,36 @@ Request make_request(std::string_view method, const Url& u, const Headers& heade
         req.set(http::field::user_agent, std::string("beast-client/") + version + " " + BOOST_BEAST_VERSION_STRING);
     req.body().assign(body.data(), body.size());
     req.prepare_payload();
-    return req;
+    // what Beast's serializer writes for this message (its framing is Content-Length: never chunked)
+    Wire w;
+    w.method = str(req.method_string());
+    w.head = req.method() == http::verb::head;
+    w.idempotent = is_idempotent(req.method());
+    std::string& out = w.bytes;
+    out.reserve(256 + req.body().size());
+    out.append(w.method).append(" ").append(u.target).append(" HTTP/1.1\r\n");
+    for (const auto& field : req)
+        out.append(field.name_string().data(), field.name_string().size())
+            .append(": ")
+            .append(field.value().data(), field.value().size())
+            .append("\r\n");
+    out.append("\r\n").append(req.body());
+    return w;
 }
 
 }  // namespace detail
+
+const Client::Impl::Target& Client::Impl::target(std::string_view url) {
+    if (!get_target || get_target->url != url) {
+        Target t;  // built first: a URL that fails leaves the previous one
+        t.u = parse_url(url);
+        t.where = host_port(t.u.host, t.u.port);
+        t.wire = make_request("GET", t.u, {}, {});
+        t.url.assign(url.data(), url.size());
+        get_target = std::move(t);
+    }
+    return *get_target;
+}
 
 namespace {
 
@@ -97,24 +125,14 @@ void Client::Impl::finished(Connection& c, const ResponseReader& parser) {
 
 // Sends the request and reads the response (or, spec.header_only, its header) on the open connection.
 // Returns true when the request is to be sent again on a new connection (see roundtrip()).
-template <class Stream>
-bool Client::Impl::exchange(Connection& c, Stream& s, Request& req, std::optional<ResponseReader>& reader,
-                            const ReadSpec& spec, Deadline& d, const CancelCheck& cancel, const std::string& where,
-                            bool may_retry) {
-    const bool head = req.method() == http::verb::head;
-    const bool idempotent = is_idempotent(req.method());
+template <class Io>
+bool Client::Impl::exchange(Connection& c, Io& io, const Wire& req, std::optional<ResponseReader>& reader,
+                            const ReadSpec& spec, Deadline& d, const std::string& where, bool may_retry) {
     beast::error_code ec;
-    bool done = false;
-    std::size_t sent = 0;  // bytes of the request handed to the kernel (to the TLS layer)
-    http::async_write(s, req, [&](const beast::error_code& e, std::size_t n) {
-        ec = e;
-        sent = n;
-        done = true;
-    });
-    wait(done, d, cancel, Phase::write, true, where, c);
+    const std::size_t sent = io.write(req.bytes, ec);  // bytes handed to the kernel (to the TLS layer)
     if (ec) {
         drop(c);
-        if (may_retry && is_stale_connection(ec) && (idempotent || sent == 0)) return true;
+        if (may_retry && is_stale_connection(ec) && (req.idempotent || sent == 0)) return true;
         fail(ec, Phase::write, where);
     }
 
@@ -126,22 +144,10 @@ bool Client::Impl::exchange(Connection& c, Stream& s, Request& req, std::optiona
         if (spec.keep) parser.decoded_limit = spec.body_limit;
         parser.chunk_limit = spec.chunk_limit;
         parser.decompress = spec.decompress;
-        if (head) parser.skip(true);
+        if (req.head) parser.skip(true);
         if (d.read_limit.count() > 0) parser.progress = &d.progress;
-        done = false;
         d.start_read();
-        if (spec.header_only) {
-            http::async_read_header(s, c.buffer, parser, [&](const beast::error_code& e, std::size_t) {
-                ec = e;
-                done = true;
-            });
-        } else {
-            http::async_read(s, c.buffer, parser, [&](const beast::error_code& e, std::size_t) {
-                ec = e;
-                done = true;
-            });
-        }
-        wait(done, d, cancel, Phase::read, true, where, c);
+        io.read(parser, spec.header_only, ec);
         d.reading = false;
         if (ec == ssl::error::stream_truncated) {
             // the TLS peer closed without close_notify: what Beast does for a TCP EOF (a body delimited
@@ -160,11 +166,11 @@ bool Client::Impl::exchange(Connection& c, Stream& s, Request& req, std::optiona
             const bool started = interim || parser.got_some();
             if (may_retry && !started && is_stale_connection(ec)) {
                 drop(c);
-                if (idempotent) return true;
-                throw ConnectionError(
-                    "connection to " + where + " closed by the server before a response was received (" +
-                        str(req.method_string()) + " is not idempotent: not re-sent, the server may have received it)",
-                    ConnectionError::Kind::reset);
+                if (req.idempotent) return true;
+                throw ConnectionError("connection to " + where + " closed by the server before a response was " +
+                                          "received (" + req.method +
+                                          " is not idempotent: not re-sent, the server may have received it)",
+                                      ConnectionError::Kind::reset);
             }
             read_failed(c, parser, ec, where);
         }
@@ -185,7 +191,7 @@ bool Client::Impl::exchange(Connection& c, Stream& s, Request& req, std::optiona
 // connection, only when that is harmless: no byte of the response had arrived, and either no byte of the
 // request had been sent or the method is idempotent (a repeat has the effect of one request, RFC 9110
 // 9.2.2). `reader` is (re)created for each attempt; after a failure it holds what was received.
-std::unique_ptr<Client::Impl::Connection> Client::Impl::roundtrip(const Url& u, Request& req,
+std::unique_ptr<Client::Impl::Connection> Client::Impl::roundtrip(const Url& u, const Wire& req,
                                                                   std::optional<ResponseReader>& reader,
                                                                   const ReadSpec& spec, Deadline& d,
                                                                   const CancelCheck& cancel, const std::string& where) {
@@ -196,8 +202,13 @@ std::unique_ptr<Client::Impl::Connection> Client::Impl::roundtrip(const Url& u, 
         const bool may_retry = reused && attempt == 0;
         bool retry = false;
         try {
-            retry = with_stream(
-                *c, [&](auto& s) { return exchange(*c, s, req, reader, spec, d, cancel, where, may_retry); });
+            if (c->https) {
+                AsyncIo io(*this, *c, d, cancel, where);
+                retry = exchange(*c, io, req, reader, spec, d, where, may_retry);
+            } else {
+                BlockingIo io(*this, *c, d, cancel, where);
+                retry = exchange(*c, io, req, reader, spec, d, where, may_retry);
+            }
         } catch (...) {
             drop(*c);
             release(std::move(c));
@@ -215,21 +226,18 @@ void Client::Impl::read_body(Active& a, const CancelCheck& cancel, bool some) {
     ResponseReader& parser = *a.reader;
     if (parser.is_done()) return;
     beast::error_code ec;
-    bool done = false;
-    with_stream(c, [&](auto& s) {
+    const auto read = [&](auto&& io) {
         a.deadline.start_read();
-        const auto handler = [&](const beast::error_code& e, std::size_t) {
-            ec = e;
-            done = true;
-        };
         if (some)
-            http::async_read_some(s, c.buffer, parser, handler);
+            io.read_some(parser, ec);
         else
-            http::async_read(s, c.buffer, parser, handler);
-        return 0;
-    });
-    wait(done, a.deadline, cancel, Phase::read, true, a.where, c);
-    a.deadline.reading = false;
+            io.read(parser, false, ec);
+        a.deadline.reading = false;
+    };
+    if (c.https)
+        read(AsyncIo(*this, c, a.deadline, cancel, a.where));
+    else
+        read(BlockingIo(*this, c, a.deadline, cancel, a.where));
     if (ec == ssl::error::stream_truncated) {  // as in exchange(); the header has been read
         parser.put_eof(ec);
         if (!ec) {
@@ -261,7 +269,7 @@ void Client::Impl::open(Active& a, std::string method, std::string_view url, Hea
     if (streaming) spec.chunk_limit = 64 * 1024;
     for (int hops = 0;; ++hops) {
         const Url u = parse_url(current);
-        auto req = make_request(method, u, headers, body);
+        const Wire req = make_request(method, u, headers, body);
         a.where = host_port(u.host, u.port);
         a.url = current;
         a.conn = roundtrip(u, req, a.reader, spec, a.deadline, cancel, a.where);

@@ -36,9 +36,9 @@ void ResponseReader::on_header_impl(beast::error_code&) {
     for (const char ch : *coding)
         if (ch != ' ' && ch != '\t') c += ascii_lower(ch);
     if (c == "gzip" || c == "x-gzip")
-        decoder_.emplace(Decoder::Format::gzip);
+        decoder_ = std::make_unique<Decoder>(Decoder::Format::gzip);
     else if (c == "deflate")
-        decoder_.emplace(Decoder::Format::deflate);
+        decoder_ = std::make_unique<Decoder>(Decoder::Format::deflate);
 }
 
 void ResponseReader::on_body_init_impl(const boost::optional<std::uint64_t>& length, beast::error_code&) {

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -59,7 +60,7 @@ private:
 
     bool keep_headers_;
     bool keep_body_;
-    std::optional<Decoder> decoder_;
+    std::unique_ptr<Decoder> decoder_;  // only when decoding: its zlib state is several KiB
     std::uint64_t decoded_total_ = 0;
 };
 

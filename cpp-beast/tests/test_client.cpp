@@ -334,6 +334,72 @@ TEST(Client, NoRetryOnceTheResponseStarted) {
     EXPECT_EQ(server.accepts(), 1);
 }
 
+// ---- http://: the calling thread's blocking send and receive ------------------------------------------
+
+// get() builds its request once per URL: the same bytes every time, a new URL's own, and a bad URL in
+// between changes nothing.
+TEST(Client, GetSendsTheSameRequestForAUrlAndANewOneForAnotherUrl) {
+    TestServer server(answer_all(kHello));
+    Client c(2s);
+    EXPECT_EQ(c.get(server.url("/a")), 200);
+    EXPECT_EQ(c.get(server.url("/a")), 200);
+    EXPECT_THROW(c.get("http://"), beast_client::InvalidUrl);
+    EXPECT_EQ(c.get(server.url("/b")), 200);
+    EXPECT_EQ(c.get(server.url("/a")), 200);
+    const auto reqs = server.requests();
+    ASSERT_EQ(reqs.size(), 4u);
+    const std::string head = " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(server.port()) +
+                             "\r\nUser-Agent: beast-client/" + beast_client::version;
+    EXPECT_EQ(reqs[0].rfind("GET /a" + head, 0), 0u) << reqs[0];
+    EXPECT_EQ(reqs[1], reqs[0]);
+    EXPECT_EQ(reqs[2].rfind("GET /b" + head, 0), 0u) << reqs[2];
+    EXPECT_EQ(reqs[3], reqs[0]);
+    EXPECT_EQ(server.accepts(), 1);
+}
+
+// The socket's timeouts are slices of the poll interval, cut at the deadline: a timeout shorter than the
+// poll interval is not rounded up to it.
+TEST(Client, TimeoutShorterThanThePollIntervalIsKept) {
+    TestServer server([](Conn& c) { c.wait_closed(); });
+    Client c(300ms, 10s);
+    const auto t0 = Clock::now();
+    EXPECT_THROW(c.get(server.url()), beast_client::TimeoutError);
+    const double ms = ms_since(t0);
+    EXPECT_GE(ms, 290.0);
+    EXPECT_LT(ms, 2000.0);
+    EXPECT_FALSE(c.connected());
+}
+
+// A body larger than the socket buffers, to a server that reads none of it: the send blocks, and the
+// timeout and the cancel check still apply while sending.
+TEST(Client, BlockedSendTimesOutAndIsCancelled) {
+    std::atomic<bool> done{false};
+    TestServer server([&](Conn&) {  // reads nothing
+        while (!done) std::this_thread::sleep_for(5ms);
+    });
+    struct Done {  // before the server's destructor waits for its handlers
+        std::atomic<bool>& done;
+        ~Done() { done = true; }
+    } finish{done};
+    const std::string body(16u << 20, 'x');
+    {
+        Client c(300ms);
+        try {
+            c.request("POST", server.url(), {}, body);
+            FAIL() << "no error";
+        } catch (const beast_client::TimeoutError& e) {
+            EXPECT_NE(std::string(e.what()).find("sending the request"), std::string::npos) << e.what();
+        }
+        EXPECT_FALSE(c.connected());
+    }
+    Client c(10s, 20ms);
+    const auto t0 = Clock::now();
+    EXPECT_THROW(c.request("POST", server.url(), {}, body, [&] { return ms_since(t0) > 100.0; }),
+                 beast_client::Cancelled);
+    EXPECT_LT(ms_since(t0), 2000.0);
+    EXPECT_FALSE(c.connected());
+}
+
 // ---- errors -------------------------------------------------------------------------------------
 
 TEST(Client, ConnectionRefused) {

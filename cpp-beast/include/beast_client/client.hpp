@@ -4,27 +4,32 @@
 // `pool_size`, the least recently used one closed first), so that requests alternating between hosts do not
 // reconnect every time. A connection is re-opened after `Connection: close`, an HTTP/1.0 or EOF-delimited
 // response, or an error. Each Client has its own io_context.
-// Before a kept-alive connection is re-used, a non-blocking peek checks that the server has not closed it
-// while it was idle (its keep-alive timeout); if it has, a new connection is opened transparently, for every
-// method, before anything is sent. Over TLS the peek looks at the TCP socket under the TLS layer: an idle
-// connection must be silent, so any byte there (a close_notify or another alert, or the FIN) means it is
-// going away and it is replaced too. If the server closes a re-used connection after that check (a race
-// with its timeout: EOF / reset before any byte of the response), the request is sent again, once, on a new
-// connection, only when that is harmless: no byte of it had been sent, or its method is idempotent (GET,
-// HEAD, PUT, DELETE, OPTIONS, TRACE; RFC 9110 9.2.2). A POST, PATCH or other request that may have reached
-// the server is never re-sent: it fails with ConnectionError. Nothing else is retried.
+// Before a kept-alive connection that sat idle for 10 ms or more is re-used, a non-blocking peek checks that
+// the server has not closed it meanwhile (its keep-alive timeout); if it has, a new connection is opened
+// transparently, for every method, before anything is sent. (A connection idle for less is re-used as it is:
+// servers close idle connections after seconds, and requests in a busy loop pay no extra syscall.) Over TLS
+// the peek looks at the TCP socket under the TLS layer: an idle connection must be silent, so any byte there
+// (a close_notify or another alert, or the FIN) means it is going away and it is replaced too. If the server
+// closes a re-used connection after that check (a race with its timeout: EOF / reset before any byte of the
+// response), the request is sent again, once, on a new connection, only when that is harmless: no byte of it
+// had been sent, or its method is idempotent (GET, HEAD, PUT, DELETE, OPTIONS, TRACE; RFC 9110 9.2.2). A
+// POST, PATCH or other request that may have reached the server is never re-sent: it fails with
+// ConnectionError. Nothing else is retried.
 //
 // Timeouts (Timeouts): `total` bounds each whole request (resolve + connect + TLS handshake + write + read,
 // including that retry; for a ResponseStream, until its body is read), `connect` the resolve + TCP connect +
 // TLS handshake, `read` the longest wait for the next bytes of the response (it restarts whenever body bytes
-// arrive). The operations are asynchronous and the client runs its io_context in slices of at most
-// `poll_interval` up to the nearest deadline, so the deadlines also cover name resolution. Between slices (only
-// for requests that last that long) the optional CancelCheck is called; returning true closes the
-// connection and throws Cancelled. This is what lets the Python binding deliver Ctrl-C while the GIL is
-// released. 1xx interim responses are skipped. URLs: `http://` and `https://host[:port][/path]`.
+// arrive). Name resolution, connecting and everything over TLS are asynchronous: the client runs its
+// io_context in slices of at most `poll_interval` up to the nearest deadline, so the deadlines also cover name
+// resolution. Over http:// the calling thread sends and receives on the connected socket itself, whose
+// timeouts (SO_SNDTIMEO / SO_RCVTIMEO) are the same slices: a keep-alive request is one send() and one recv().
+// Between slices (only for requests that last that long) the optional CancelCheck is called; returning true
+// closes the connection and throws Cancelled. This is what lets the Python binding deliver Ctrl-C while the
+// GIL is released. 1xx interim responses are skipped. URLs: `http://` and `https://host[:port][/path]`.
 //
 // get() and request() send exactly what they are given (no redirects, no Accept-Encoding, no URL
-// re-encoding): get() is the benchmark's hot path. send() and stream() add what an application expects:
+// re-encoding): get() is the benchmark's hot path (it parses a URL and builds its request once, for as long as
+// it is called with the same URL). send() and stream() add what an application expects:
 // redirects (RequestOptions), gzip / deflate decoding (Boost.Beast's header-only zlib port; the gzip and zlib
 // wrappers and their checksums are checked here), and percent-encoding of spaces and non-ASCII bytes in the
 // URL (encode_url()).
