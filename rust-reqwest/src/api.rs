@@ -8,9 +8,16 @@
 //! HEAD; `Content-Type`, `Content-Encoding`, `Content-Length` and `Transfer-Encoding` go with the body),
 //! 307/308 repeat method and body (a streamed body cannot be repeated: the 307/308 response is returned
 //! instead); `Authorization`, `Cookie` and `Proxy-Authorization` are dropped when the next URL has another
-//! origin (scheme, host, port); the `Location` is resolved against the current URL; a `Location` that is
-//! missing, does not parse or is not http(s) ends the chain with that 3xx response. At most
-//! `max_redirects` hops, one more is [`ClientError::TooManyRedirects`].
+//! origin (scheme, host, port: so also on an https -> http downgrade); the `Location` is resolved against
+//! the current URL. A 3xx without `Location` ends the chain with that response; a `Location` that does not
+//! parse, holds a control character, is not `http(s)://` or has no host is [`ClientError::Protocol`] (as
+//! the Beast client; requests and httpx raise too). At most `max_redirects` hops, one more is
+//! [`ClientError::TooManyRedirects`].
+//!
+//! With [`crate::ClientOptions::cookies`], every hop sends the jar's cookies for its URL (unless the request
+//! has its own `Cookie` header, which then replaces them, as in reqwest) and stores what its response sets,
+//! a redirect's included ([`crate::cookies`]). [`read_body`] reads a body whole within
+//! [`crate::ClientOptions::max_body_size`].
 
 use std::time::{Duration, Instant};
 
@@ -19,6 +26,29 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Method, Url};
 
 use crate::{classify, send_on, settle_idle_connections, Client, ClientError};
+
+/// Read `resp`'s (decoded) body whole; more than `limit` bytes is [`ClientError::BodyTooLarge`] (the
+/// response is dropped with its connection; nothing is kept). A declared `Content-Length` above the limit
+/// fails before any of the body is read.
+pub async fn read_body(mut resp: reqwest::Response, limit: Option<u64>) -> Result<Bytes, ClientError> {
+    let Some(limit) = limit else { return resp.bytes().await.map_err(|e| classify(&e)) };
+    let too_large = |url: &Url| {
+        ClientError::BodyTooLarge(format!(
+            "the body of the response from {url} is larger than max_body_size ({limit} bytes)"
+        ))
+    };
+    if resp.content_length().is_some_and(|n| n > limit) {
+        return Err(too_large(resp.url()));
+    }
+    let mut body = bytes::BytesMut::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| classify(&e))? {
+        if (body.len() + chunk.len()) as u64 > limit {
+            return Err(too_large(resp.url()));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
 
 /// What is sent as the request body.
 pub enum Body {
@@ -130,12 +160,13 @@ impl Client {
             Body::Bytes(b) => Some(b),
             Body::Stream(s) => {
                 settle_idle_connections().await;
-                let mut rb = http.request(method.clone(), url.clone()).headers(headers.clone()).body(s);
+                let mut rb =
+                    http.request(method.clone(), url.clone()).headers(self.hop_headers(&headers, &url)).body(s);
                 if let Some(t) = left()? {
                     rb = rb.timeout(t);
                 }
                 let resp = rb.send().await.map_err(|e| classify(&e))?;
-                self.note_tls(&resp);
+                self.note_response(&resp);
                 // A streamed body cannot be sent again: a 307/308 is returned as it is.
                 if !follow_redirects || matches!(resp.status().as_u16(), 307 | 308) {
                     return Ok(resp);
@@ -145,13 +176,13 @@ impl Client {
         };
         let mut hops = 0;
         loop {
-            let resp =
-                send_on(&http, total, method.clone(), url.clone(), headers.clone(), body.clone(), left()?).await?;
-            self.note_tls(&resp);
+            let hop = self.hop_headers(&headers, &url);
+            let resp = send_on(&http, total, method.clone(), url.clone(), hop, body.clone(), left()?).await?;
+            self.note_response(&resp);
             if !follow_redirects {
                 return Ok(resp);
             }
-            let Some(next) = next_url(&resp) else { return Ok(resp) };
+            let Some(next) = next_url(&resp)? else { return Ok(resp) };
             if hops >= max_redirects {
                 return Err(too_many(max_redirects, &url, &next));
             }
@@ -176,7 +207,7 @@ impl Client {
     ) -> Result<reqwest::Response, ClientError> {
         let mut hops = 0;
         loop {
-            let Some(next) = next_url(&resp) else { return Ok(resp) };
+            let Some(next) = next_url(&resp)? else { return Ok(resp) };
             let status = resp.status().as_u16();
             if matches!(status, 307 | 308) && body.is_none() && method != Method::GET && method != Method::HEAD {
                 return Ok(resp); // the streamed body cannot be repeated
@@ -188,8 +219,31 @@ impl Client {
             hops += 1;
             redirect_request(status, &mut method, &mut headers, &mut body, &url, &next);
             discard(resp).await;
-            resp = send_on(&http, None, method.clone(), next, headers.clone(), body.clone(), deadline.left()?).await?;
-            self.note_tls(&resp);
+            let hop = self.hop_headers(&headers, &next);
+            resp = send_on(&http, None, method.clone(), next, hop, body.clone(), deadline.left()?).await?;
+            self.note_response(&resp);
+        }
+    }
+
+    /// The headers of one hop to `url`: the request's, with the jar's cookies for `url` unless the request
+    /// sets its own `Cookie`.
+    fn hop_headers(&self, headers: &HeaderMap, url: &Url) -> HeaderMap {
+        let mut out = headers.clone();
+        if let Some(jar) = self.cookie_jar() {
+            if !out.contains_key(header::COOKIE) {
+                if let Some(value) = jar.header_for(url) {
+                    out.insert(header::COOKIE, value);
+                }
+            }
+        }
+        out
+    }
+
+    /// What every response of the user-facing API updates: the TLS version seen, the cookie jar.
+    fn note_response(&self, resp: &reqwest::Response) {
+        self.note_tls(resp);
+        if let Some(jar) = self.cookie_jar() {
+            jar.store(resp.headers(), resp.url());
         }
     }
 }
@@ -213,16 +267,34 @@ impl Deadline {
     }
 }
 
-/// The URL a 301/302/303/307/308 response with a usable `Location` redirects to.
-fn next_url(resp: &reqwest::Response) -> Option<Url> {
+/// The URL a 301/302/303/307/308 response with a `Location` redirects to (`None`: another status, or no
+/// `Location`); a `Location` that cannot be followed is [`ClientError::Protocol`].
+fn next_url(resp: &reqwest::Response) -> Result<Option<Url>, ClientError> {
     if !matches!(resp.status().as_u16(), 301 | 302 | 303 | 307 | 308) {
-        return None;
+        return Ok(None);
     }
-    let location = resp.headers().get(header::LOCATION)?;
+    let Some(location) = resp.headers().get(header::LOCATION) else { return Ok(None) };
     // a raw UTF-8 Location is percent-encoded by the URL parser, as a browser does
     let location = String::from_utf8_lossy(location.as_bytes());
-    let next = resp.url().join(location.trim()).ok()?;
-    matches!(next.scheme(), "http" | "https").then_some(next)
+    resolve_location(resp.url(), location.trim()).map(Some)
+}
+
+/// `location` resolved against `base`, checked as [`crate::parse_url`] checks a caller's URL.
+pub fn resolve_location(base: &Url, location: &str) -> Result<Url, ClientError> {
+    let bad = |why: String| {
+        ClientError::Protocol(format!("the redirect from {base} cannot be followed: its Location {location:?} {why}"))
+    };
+    if location.bytes().any(|b| b.is_ascii_control()) {
+        return Err(bad("holds a control character".into()));
+    }
+    let next = base.join(location).map_err(|e| bad(format!("is not a valid URL ({e})")))?;
+    if !matches!(next.scheme(), "http" | "https") {
+        return Err(bad(format!("has the unsupported scheme {:?} (only http:// and https://)", next.scheme())));
+    }
+    if next.host_str().is_none_or(str::is_empty) || next.port() == Some(0) {
+        return Err(bad("has no host or port 0".into()));
+    }
+    Ok(next)
 }
 
 fn too_many(max: usize, url: &Url, next: &Url) -> ClientError {
@@ -346,6 +418,30 @@ mod unit {
         assert!(body.is_none());
         assert!(h.get("authorization").is_none() && h.get("cookie").is_none() && h.get("content-type").is_none());
         assert_eq!(h.get("x-keep").unwrap(), "1");
+    }
+
+    #[test]
+    fn locations_are_resolved_and_the_unfollowable_are_protocol_errors() {
+        let base = url("http://h/a/b");
+        assert_eq!(resolve_location(&base, "c?d").unwrap().as_str(), "http://h/a/c?d");
+        assert_eq!(resolve_location(&base, "//other:81/").unwrap().as_str(), "http://other:81/");
+        assert_eq!(resolve_location(&base, "HTTPS://h/x").unwrap().as_str(), "https://h/x");
+        assert_eq!(resolve_location(&base, "/é x").unwrap().as_str(), "http://h/%C3%A9%20x");
+        for bad in [
+            "ftp://h/",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "mailto:a@h",
+            "data:text/plain,x",
+            "http://[::1",
+            "http://h:99999/",
+            "http://h:0/",
+            "http://",
+            "/a\tb",
+            "/a\x7fb",
+        ] {
+            assert!(matches!(resolve_location(&base, bad), Err(ClientError::Protocol(_))), "{bad:?}");
+        }
     }
 
     #[test]

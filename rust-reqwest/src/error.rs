@@ -34,8 +34,12 @@ pub enum ClientError {
     Tls(String),
     /// Refused, reset, unresolvable host, closed before the response was complete, ...
     Connection(ConnectionKind, String),
-    /// The server's bytes are not valid HTTP/1.1 (bad status line, bad headers, bad chunked framing).
+    /// The server's bytes are not valid HTTP/1.1 (bad status line, bad headers, bad chunked framing), or a
+    /// redirect's `Location` cannot be followed (it does not parse, or is not `http(s)://`).
     Protocol(String),
+    /// A body larger than [`crate::ClientOptions::max_body_size`] (decoded); its failure class is
+    /// `ProtocolError`.
+    BodyTooLarge(String),
     /// More redirects than the request allows ([`crate::api::Request::max_redirects`]); the message names
     /// the last URL. Its failure class is the catch-all `Error` (the benchmark never follows redirects).
     TooManyRedirects(String),
@@ -69,7 +73,7 @@ impl ClientError {
             ClientError::Timeout(_) => "TimeoutError",
             ClientError::Tls(_) => "TLSError",
             ClientError::Connection(..) => "ConnectionError",
-            ClientError::Protocol(_) => "ProtocolError",
+            ClientError::Protocol(_) | ClientError::BodyTooLarge(_) => "ProtocolError",
             ClientError::Cancelled => "Cancelled",
             ClientError::Usage(_) | ClientError::TooManyRedirects(_) => "Error",
         }
@@ -84,6 +88,7 @@ impl ClientError {
             | ClientError::Tls(m)
             | ClientError::Connection(_, m)
             | ClientError::Protocol(m)
+            | ClientError::BodyTooLarge(m)
             | ClientError::Usage(m)
             | ClientError::TooManyRedirects(m) => m,
             ClientError::Cancelled => "request cancelled",

@@ -23,6 +23,7 @@
 //! not carry its command-line and JSON dependencies.
 
 pub mod api;
+pub mod cookies;
 mod error;
 pub mod tls;
 
@@ -78,6 +79,13 @@ pub struct ClientOptions {
     pub decompress: bool,
     /// [`Client::open`] only: headers sent with every request, unless the request sets the same name.
     pub default_headers: HeaderMap,
+    /// [`Client::open`] only: keep the cookies responses set in this jar and send them back (`None`: no
+    /// cookies). Every client built from these options shares it (a forked child's new client keeps the
+    /// parent's cookies).
+    pub cookies: Option<Arc<cookies::Jar>>,
+    /// [`api::read_body`] only: the largest (decoded) body it keeps; a larger one is
+    /// [`ClientError::BodyTooLarge`] (`None`: no limit).
+    pub max_body_size: Option<u64>,
 }
 
 impl ClientOptions {
@@ -92,6 +100,8 @@ impl ClientOptions {
             proxy: ProxyConfig::None,
             decompress: false,
             default_headers: HeaderMap::new(),
+            cookies: None,
+            max_body_size: None,
         }
     }
 }
@@ -159,8 +169,12 @@ fn builder_with(options: &ClientOptions, decompress: bool) -> Result<reqwest::Cl
 }
 
 /// Parse and check a URL before any I/O: it must be `http://` or `https://` with a host and a non-zero
-/// port.
+/// port, and hold no control character (U+0000-U+001F, U+007F: the WHATWG parser would silently drop a tab,
+/// CR or LF, so the request would go to another URL than the one given).
 pub fn parse_url(url: &str) -> Result<Url, ClientError> {
+    if let Some(c) = url.bytes().find(|b| b.is_ascii_control()) {
+        return Err(ClientError::InvalidUrl(format!("control character {:?} in URL {url:?}", c as char)));
+    }
     let parsed = Url::parse(url).map_err(|e| ClientError::InvalidUrl(format!("invalid URL {url:?}: {e}")))?;
     let prefix = match parsed.scheme() {
         "http" => "http://",
@@ -281,6 +295,11 @@ impl Client {
             return Ok(&self.http);
         }
         self.decompressing.get_or_init(|| builder_with(&self.options, true)).as_ref().map_err(Clone::clone)
+    }
+
+    /// The cookie jar of [`Client::open`] (with [`ClientOptions::cookies`] only).
+    pub fn cookie_jar(&self) -> Option<&cookies::Jar> {
+        self.options.cookies.as_deref()
     }
 
     /// The TLS version (`TLSv1.2`, `TLSv1.3`: OpenSSL's names) of the connection of this client's most

@@ -100,6 +100,14 @@ fn invalid_urls_are_rejected_before_any_io() {
         "http://127.0.0.1:99999/",
         "http://127.0.0.1:0/",
         "127.0.0.1:8080/",
+        // a control character anywhere (the WHATWG parser would drop a tab, CR or LF and go elsewhere)
+        "http://127.0.0.1:8080/a\r\nX-Injected: 1",
+        "http://127.0.0.1:8080/a?q=\n",
+        "http://127.0.0.1:8080/a\tb",
+        "http://127.0.0.1:8080/a\0b",
+        "http://127.0.0.1:8080/\x7f",
+        "http://127.0.0.1\r:8080/",
+        "\nhttp://127.0.0.1:8080/",
     ] {
         match parse_url(url) {
             Err(ClientError::InvalidUrl(msg)) => assert!(!msg.is_empty()),

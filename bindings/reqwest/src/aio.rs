@@ -13,42 +13,72 @@
 //! CPython < 3.14 calls `pthread_exit` in that thread and the forced unwind through Rust frames aborts
 //! the whole process (SIGABRT). It also costs a `spawn_blocking` hop and a thread-state creation per
 //! request.
+//!
+//! In a child made by `fork()` the runtime (whose worker thread the child does not have) and every client's
+//! pool are made anew at their first use there; the parent's are leaked, untouched (fork.rs).
 
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict};
 use pyo3::IntoPyObjectExt;
-use reqwest_bench::api::Head;
-use reqwest_bench::ClientError;
+use reqwest_bench::api::{self, Head};
+use reqwest_bench::{ClientError, ClientOptions};
 
 use crate::config::{tls_info_dict, ClientArgs, Config};
 use crate::errors::to_py_err;
+use crate::fork::{self, ForkLocal};
 use crate::request::{lean_body, prepare, RequestArgs};
 use crate::response::{Headers, Response};
 
-/// The shared tokio runtime of every `RawAsyncClient` (built on first use, never shut down).
+/// The runtime of one process (fork generation).
+struct ProcessRuntime {
+    generation: u64,
+    runtime: tokio::runtime::Runtime,
+}
+
+/// The shared tokio runtime of every `RawAsyncClient` in this process: built on first use, never shut down;
+/// a forked child builds its own (one atomic load tells).
 fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
-    static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
-    RUNTIME
-        .get_or_init(|| {
-            // One I/O worker: requests are driven from one asyncio thread, and more workers only compete
-            // with it (and with the server) for the cores; on 2 cores the default (one per core) makes
-            // the async row's Bench bimodal from run to run (21 or 35 ms).
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .thread_name("reqwest-client")
-                .build()
-                .map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the tokio runtime: {e}")))
+    static CURRENT: AtomicPtr<ProcessRuntime> = AtomicPtr::new(std::ptr::null_mut());
+    // SAFETY: a non-null pointer is a leaked Box, never freed.
+    if let Some(rt) = unsafe { CURRENT.load(Ordering::Acquire).as_ref() } {
+        if rt.generation == fork::generation() {
+            return Ok(&rt.runtime);
+        }
+    }
+    start_runtime(&CURRENT)
+}
+
+#[cold]
+fn start_runtime(current: &AtomicPtr<ProcessRuntime>) -> PyResult<&'static tokio::runtime::Runtime> {
+    static STARTING: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = STARTING.lock().unwrap_or_else(|e| e.into_inner());
+    let generation = fork::generation();
+    // SAFETY: as in runtime()
+    if let Some(rt) = unsafe { current.load(Ordering::Acquire).as_ref() } {
+        if rt.generation == generation {
+            return Ok(&rt.runtime);
+        }
+    }
+    // One I/O worker: requests are driven from one asyncio thread, and more workers only compete with it
+    // (and with the server) for the cores; on 2 cores the default (one per core) makes the async row's
+    // Bench bimodal from run to run (21 or 35 ms).
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .thread_name("reqwest-client")
+        .build()
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the tokio runtime: {e}")))?;
+    // the parent's runtime, if any, stays leaked: dropping it in a child would touch the parent's sockets
+    let rt: &'static ProcessRuntime = Box::leak(Box::new(ProcessRuntime { generation, runtime }));
+    current.store(std::ptr::from_ref(rt).cast_mut(), Ordering::Release);
+    Ok(&rt.runtime)
 }
 
 /// A finished request, still without any Python object in it.
@@ -230,15 +260,46 @@ where
 /// of the running loop, resolved through `completer` (use `reqwest_client.AsyncClient`).
 #[pyclass(module = "reqwest_client._core", name = "RawAsyncClient", frozen)]
 pub(crate) struct RawAsyncClient {
-    inner: RwLock<Option<reqwest_bench::Client>>,
+    inner: RwLock<Option<ForkLocal<reqwest_bench::Client>>>,
     config: Config,
-    tls_seen: reqwest_bench::TlsSeen,
+    /// What the client is built from (again in a forked child).
+    options: ClientOptions,
+    /// The current client's (a forked child's client starts without).
+    tls_seen: RwLock<reqwest_bench::TlsSeen>,
+}
+
+fn build_client(options: &ClientOptions) -> PyResult<reqwest_bench::Client> {
+    let rt = runtime()?;
+    let _guard = rt.enter();
+    reqwest_bench::Client::with_options(options).map_err(to_py_err)
 }
 
 impl RawAsyncClient {
     fn handle(&self) -> PyResult<reqwest_bench::Client> {
-        let guard = self.inner.read().unwrap_or_else(|e| e.into_inner());
-        guard.clone().ok_or_else(|| PyRuntimeError::new_err("AsyncClient is closed"))
+        {
+            let guard = self.inner.read().unwrap_or_else(|e| e.into_inner());
+            match &*guard {
+                Some(c) if c.is_current() => return Ok((**c).clone()),
+                Some(_) => {}
+                None => return Err(PyRuntimeError::new_err("AsyncClient is closed")),
+            }
+        }
+        self.renew()
+    }
+
+    /// In a forked child: a new client (on the child's runtime) in place of the parent's, which is leaked.
+    #[cold]
+    fn renew(&self) -> PyResult<reqwest_bench::Client> {
+        let mut guard = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        match &*guard {
+            Some(c) if c.is_current() => return Ok((**c).clone()),
+            Some(_) => {}
+            None => return Err(PyRuntimeError::new_err("AsyncClient is closed")),
+        }
+        let fresh = build_client(&self.options)?;
+        *self.tls_seen.write().unwrap_or_else(|e| e.into_inner()) = fresh.tls_seen().unwrap_or_default();
+        *guard = Some(ForkLocal::new(fresh.clone()));
+        Ok(fresh)
     }
 }
 
@@ -248,10 +309,10 @@ impl RawAsyncClient {
     #[pyo3(
         signature = (timeout = None, verify = None, *, connect_timeout = Some(10.0), read_timeout = Some(30.0),
                      follow_redirects = true, max_redirects = 10, headers = None, decompress = true,
-                     user_agent = None, trust_env = true, proxy = None),
+                     user_agent = None, cookies = false, max_body_size = None, trust_env = true, proxy = None),
         text_signature = "(timeout=None, verify=True, *, connect_timeout=10.0, read_timeout=30.0, \
                           follow_redirects=True, max_redirects=10, headers=None, decompress=True, user_agent=None, \
-                          trust_env=True, proxy=None)"
+                          cookies=False, max_body_size=None, trust_env=True, proxy=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -265,6 +326,8 @@ impl RawAsyncClient {
         headers: Option<&Bound<'_, PyAny>>,
         decompress: bool,
         user_agent: Option<String>,
+        cookies: bool,
+        max_body_size: Option<i64>,
         trust_env: bool,
         proxy: Option<String>,
     ) -> PyResult<Self> {
@@ -278,18 +341,19 @@ impl RawAsyncClient {
             headers,
             decompress,
             user_agent,
+            cookies,
+            max_body_size,
             trust_env,
             proxy,
         };
         let (options, config) = args.parse(py)?;
-        let rt = runtime()?;
-        let client = py
-            .detach(|| {
-                let _guard = rt.enter();
-                reqwest_bench::Client::with_options(&options)
-            })
-            .map_err(to_py_err)?;
-        Ok(RawAsyncClient { tls_seen: client.tls_seen().unwrap_or_default(), inner: RwLock::new(Some(client)), config })
+        let client = py.detach(|| build_client(&options))?;
+        Ok(RawAsyncClient {
+            tls_seen: RwLock::new(client.tls_seen().unwrap_or_default()),
+            inner: RwLock::new(Some(ForkLocal::new(client))),
+            config,
+            options,
+        })
     }
 
     /// Future of the status: GET, read the whole body.
@@ -347,7 +411,7 @@ impl RawAsyncClient {
         spawn(completer, async move {
             let resp = client.open(req).await?;
             let head = Head::of(&resp);
-            let body = resp.bytes().await.map_err(|e| reqwest_bench::classify(&e))?;
+            let body = api::read_body(resp, client.options().max_body_size).await?;
             Ok(Outcome::Response(head, body))
         })
     }
@@ -403,7 +467,8 @@ impl RawAsyncClient {
     /// before the first one and for plain `http://`.
     #[getter]
     fn tls_info<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        tls_info_dict(py, &self.tls_seen)
+        let seen = self.tls_seen.read().unwrap_or_else(|e| e.into_inner()).clone();
+        tls_info_dict(py, &seen)
     }
 
     #[getter]
@@ -437,6 +502,16 @@ pub(crate) struct RawStream {
     headers: Py<Headers>,
     /// The body still to read; `None` once closed. A tokio mutex: a chunk is awaited while holding it.
     body: Arc<tokio::sync::Mutex<Option<reqwest_bench::reqwest::Response>>>,
+    /// The fork generation it was opened in (fork.rs).
+    generation: u64,
+}
+
+impl Drop for RawStream {
+    fn drop(&mut self) {
+        if self.generation != fork::generation() {
+            std::mem::forget(self.body.clone()); // the parent's connection: never dropped here
+        }
+    }
 }
 
 impl RawStream {
@@ -448,6 +523,7 @@ impl RawStream {
             reason: head.reason,
             headers: headers.expect("allocating Headers"),
             body: Arc::new(tokio::sync::Mutex::new(Some(resp))),
+            generation: fork::generation(),
         }
     }
 }
@@ -461,6 +537,9 @@ impl RawStream {
 
     /// Future of the next chunk, `None` at the end (or once closed).
     fn next_chunk<'py>(&self, completer: &Bound<'py, Completer>) -> PyResult<Bound<'py, PyAny>> {
+        if self.generation != fork::generation() {
+            return Err(fork::inherited_stream());
+        }
         let body = self.body.clone();
         spawn(completer, async move {
             let mut guard = body.lock().await;
@@ -481,6 +560,9 @@ impl RawStream {
 
     /// Drop the rest of the body (and its connection). Idempotent; a chunk being awaited finishes first.
     fn close(&self) -> PyResult<()> {
+        if self.generation != fork::generation() {
+            return Ok(());
+        }
         let body = self.body.clone();
         runtime()?.spawn(async move { body.lock().await.take() });
         Ok(())

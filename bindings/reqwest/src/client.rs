@@ -1,7 +1,8 @@
 //! `Client`: the synchronous client. Each call runs on the client's own current-thread tokio runtime with
 //! the GIL released (`release_gil=False` runs the very same code with the GIL held, to show the effect);
 //! while it waits it re-attaches every 50 ms to run Python's signal handlers, so Ctrl-C interrupts a
-//! request promptly.
+//! request promptly. In a child made by `fork()` the client builds a new runtime and pool at its first use
+//! there (fork.rs).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -9,11 +10,12 @@ use std::sync::{Arc, RwLock};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
-use reqwest_bench::api::Head;
-use reqwest_bench::{BlockingClient, ClientError, TlsSeen};
+use reqwest_bench::api::{self, Head};
+use reqwest_bench::{BlockingClient, ClientError, ClientOptions, TlsSeen};
 
 use crate::config::{tls_info_dict, ClientArgs, Config};
 use crate::errors::to_py_err;
+use crate::fork::ForkLocal;
 use crate::request::{lean_body, prepare, request_error, RequestArgs};
 use crate::response::Response;
 use crate::stream::StreamResponse;
@@ -40,16 +42,44 @@ pub(crate) fn signal_check_detached(slot: &mut Option<PyErr>) -> bool {
 /// (PEM), as requests' `verify=`.
 #[pyclass(module = "reqwest_client", name = "Client", frozen, dict, weakref)]
 pub(crate) struct Client {
-    inner: RwLock<Option<Arc<BlockingClient>>>,
+    inner: RwLock<Option<Arc<ForkLocal<BlockingClient>>>>,
     last_body_bytes: AtomicU64,
     config: Config,
-    tls_seen: TlsSeen,
+    /// What the client is built from (again in a forked child).
+    options: ClientOptions,
+    /// The current client's (a forked child's client starts without).
+    tls_seen: RwLock<TlsSeen>,
 }
 
+pub(crate) type Shared = Arc<ForkLocal<BlockingClient>>;
+
 impl Client {
-    fn handle(&self) -> PyResult<Arc<BlockingClient>> {
-        let guard = self.inner.read().unwrap_or_else(|e| e.into_inner());
-        guard.clone().ok_or_else(|| PyRuntimeError::new_err("Client is closed"))
+    fn handle(&self) -> PyResult<Shared> {
+        {
+            let guard = self.inner.read().unwrap_or_else(|e| e.into_inner());
+            match &*guard {
+                Some(c) if c.is_current() => return Ok(c.clone()),
+                Some(_) => {}
+                None => return Err(PyRuntimeError::new_err("Client is closed")),
+            }
+        }
+        self.renew()
+    }
+
+    /// In a forked child: a new client (runtime, pool) in place of the parent's, which is leaked.
+    #[cold]
+    fn renew(&self) -> PyResult<Shared> {
+        let mut guard = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        match &*guard {
+            Some(c) if c.is_current() => return Ok(c.clone()),
+            Some(_) => {}
+            None => return Err(PyRuntimeError::new_err("Client is closed")),
+        }
+        let fresh = BlockingClient::with_options(&self.options).map_err(to_py_err)?;
+        *self.tls_seen.write().unwrap_or_else(|e| e.into_inner()) = fresh.client().tls_seen().unwrap_or_default();
+        let fresh = Arc::new(ForkLocal::new(fresh));
+        *guard = Some(fresh.clone());
+        Ok(fresh)
     }
 
     /// Run `f` on the client with the GIL released (or held), checking for signals every 50 ms.
@@ -100,10 +130,10 @@ impl Client {
     #[pyo3(
         signature = (timeout = None, verify = None, *, connect_timeout = Some(10.0), read_timeout = Some(30.0),
                      follow_redirects = true, max_redirects = 10, headers = None, decompress = true,
-                     user_agent = None, trust_env = true, proxy = None),
+                     user_agent = None, cookies = false, max_body_size = None, trust_env = true, proxy = None),
         text_signature = "(timeout=None, verify=True, *, connect_timeout=10.0, read_timeout=30.0, \
                           follow_redirects=True, max_redirects=10, headers=None, decompress=True, user_agent=None, \
-                          trust_env=True, proxy=None)"
+                          cookies=False, max_body_size=None, trust_env=True, proxy=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -117,6 +147,8 @@ impl Client {
         headers: Option<&Bound<'_, PyAny>>,
         decompress: bool,
         user_agent: Option<String>,
+        cookies: bool,
+        max_body_size: Option<i64>,
         trust_env: bool,
         proxy: Option<String>,
     ) -> PyResult<Self> {
@@ -130,16 +162,19 @@ impl Client {
             headers,
             decompress,
             user_agent,
+            cookies,
+            max_body_size,
             trust_env,
             proxy,
         };
         let (options, config) = args.parse(py)?;
         let client = py.detach(|| BlockingClient::with_options(&options)).map_err(to_py_err)?;
         Ok(Client {
-            tls_seen: client.client().tls_seen().unwrap_or_default(),
-            inner: RwLock::new(Some(Arc::new(client))),
+            tls_seen: RwLock::new(client.client().tls_seen().unwrap_or_default()),
+            inner: RwLock::new(Some(Arc::new(ForkLocal::new(client)))),
             last_body_bytes: AtomicU64::new(0),
             config,
+            options,
         })
     }
 
@@ -207,7 +242,7 @@ impl Client {
                     async {
                         let resp = c.client().open(req).await?;
                         let head = Head::of(&resp);
-                        let body = resp.bytes().await.map_err(|e| reqwest_bench::classify(&e))?;
+                        let body = api::read_body(resp, c.client().options().max_body_size).await?;
                         Ok((head, body))
                     },
                     cancel,
@@ -280,7 +315,8 @@ impl Client {
     /// it came over plain `http://`. Kept after `close()`.
     #[getter]
     fn tls_info<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        tls_info_dict(py, &self.tls_seen)
+        let seen = self.tls_seen.read().unwrap_or_else(|e| e.into_inner()).clone();
+        tls_info_dict(py, &seen)
     }
 
     #[getter]

@@ -7,12 +7,13 @@
 //! no usable certificate), `False` not at all (unsafe).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict};
-use reqwest_bench::{api, ClientOptions, ProxyConfig, TlsConfig, TlsSeen, TlsSetupError};
+use reqwest_bench::{api, cookies, ClientOptions, ProxyConfig, TlsConfig, TlsSeen, TlsSetupError};
 
 use crate::errors::to_py_err;
 use crate::request::extract_header_pairs;
@@ -46,6 +47,8 @@ pub(crate) struct ClientArgs<'a, 'py> {
     pub headers: Option<&'a Bound<'py, PyAny>>,
     pub decompress: bool,
     pub user_agent: Option<String>,
+    pub cookies: bool,
+    pub max_body_size: Option<i64>,
     pub trust_env: bool,
     pub proxy: Option<String>,
 }
@@ -84,6 +87,13 @@ impl ClientArgs<'_, '_> {
             (None, true) => ProxyConfig::Env,
             (None, false) => ProxyConfig::None,
         };
+        let max_body_size = match self.max_body_size {
+            None => None,
+            Some(n) => Some(
+                u64::try_from(n)
+                    .map_err(|_| PyValueError::new_err(format!("max_body_size must be >= 0 or None, got {n}")))?,
+            ),
+        };
         let options = ClientOptions {
             timeout: total,
             connect_timeout: seconds("connect_timeout", self.connect_timeout)?,
@@ -93,6 +103,8 @@ impl ClientArgs<'_, '_> {
             proxy,
             decompress: self.decompress,
             default_headers,
+            cookies: self.cookies.then(|| Arc::new(cookies::Jar::new())),
+            max_body_size,
         };
         let config = Config {
             settings: Settings { follow_redirects: self.follow_redirects, max_redirects },

@@ -2,7 +2,8 @@
 //! (docs/binding-api.md, "Errors"): invalid URL / method / header → `ValueError`; too many redirects →
 //! `TooManyRedirects`; timeout → `TimeoutError`; TLS failures → `TLSError` (a `ConnectionError`);
 //! connection failures → `ConnectionError` (`ConnectionRefusedError` / `ConnectionResetError` where clear);
-//! malformed HTTP → `ProtocolError` (an `OSError`). Non-2xx statuses are returned, never raised.
+//! malformed HTTP or a redirect that cannot be followed → `ProtocolError` (an `OSError`); a body over
+//! `max_body_size` → `BodyTooLarge` (a `ProtocolError`). Non-2xx statuses are returned, never raised.
 
 use pyo3::create_exception;
 use pyo3::exceptions::{
@@ -16,7 +17,15 @@ create_exception!(
     reqwest_client,
     ProtocolError,
     PyOSError,
-    "The server's response is not valid HTTP/1.1 (bad status line, headers or framing)."
+    "The server's response is not valid HTTP/1.1 (bad status line, headers or framing), or a redirect's \
+     Location cannot be followed."
+);
+
+create_exception!(
+    reqwest_client,
+    BodyTooLarge,
+    ProtocolError,
+    "A response body larger than the client's max_body_size (decoded); nothing of it is kept."
 );
 
 create_exception!(
@@ -44,6 +53,7 @@ pub(crate) fn to_py_err(e: ClientError) -> PyErr {
         ClientError::Connection(ConnectionKind::Reset, _) => PyConnectionResetError::new_err(msg),
         ClientError::Connection(..) => PyConnectionError::new_err(msg),
         ClientError::Protocol(_) => ProtocolError::new_err(msg),
+        ClientError::BodyTooLarge(_) => BodyTooLarge::new_err(msg),
         ClientError::TooManyRedirects(_) => TooManyRedirects::new_err(msg),
         ClientError::Cancelled | ClientError::Usage(_) => PyRuntimeError::new_err(msg),
     }

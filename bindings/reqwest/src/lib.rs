@@ -12,11 +12,13 @@
 //!   streamed bodies both ways; they return `Response` / `Headers` (response.rs) and `StreamResponse`
 //!   (stream.rs). `get` / `fetch_len` are the bare benchmark path.
 //! * Errors (errors.rs): the module's exception classes and which exception each failure raises.
+//! * Fork safety (fork.rs): a forked child's clients get their own runtime and pool at first use.
 
 mod aio;
 mod client;
 mod config;
 mod errors;
+mod fork;
 mod request;
 mod response;
 mod stream;
@@ -26,6 +28,7 @@ use pyo3::prelude::*;
 /// Python bindings of the clientbench reqwest client (HTTP/1.1 over http:// and https://).
 #[pymodule(name = "_core", gil_used = false)]
 fn reqwest_client_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    fork::install()?;
     m.add_class::<client::Client>()?;
     m.add_class::<aio::RawAsyncClient>()?;
     m.add_class::<aio::Completer>()?;
@@ -35,6 +38,7 @@ fn reqwest_client_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<aio::RawStream>()?;
     m.add("TooManyRedirects", m.py().get_type::<errors::TooManyRedirects>())?;
     m.add("ProtocolError", m.py().get_type::<errors::ProtocolError>())?;
+    m.add("BodyTooLarge", m.py().get_type::<errors::BodyTooLarge>())?;
     m.add("TLSError", m.py().get_type::<errors::TLSError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("reqwest_version", reqwest_bench::REQWEST_VERSION)?;

@@ -1,7 +1,7 @@
 //! `StreamResponse`: the synchronous client's response whose body is read as it arrives, each chunk
 //! awaited with the GIL released (the asyncio client's counterpart is `RawStream`, in aio.rs).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use bytes::Bytes;
 use pyo3::exceptions::PyRuntimeError;
@@ -9,10 +9,10 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyTuple};
 use reqwest_bench::api::Head;
-use reqwest_bench::BlockingClient;
 
-use crate::client::signal_check_detached;
+use crate::client::{signal_check_detached, Shared};
 use crate::errors::to_py_err;
+use crate::fork;
 use crate::response::{headers_once, Headers};
 
 /// A response whose body is read as it arrives (`Client.stream(...)`): a context manager; leaving it
@@ -27,7 +27,7 @@ pub(crate) struct StreamResponse {
     reason: String,
     header_pairs: Mutex<Option<Vec<(String, String)>>>,
     headers_obj: PyOnceLock<Py<Headers>>,
-    client: Arc<BlockingClient>,
+    client: Shared,
     /// The body still to read: `None` once read to the end or closed; taken out while a chunk is awaited.
     body: Mutex<BodyState>,
 }
@@ -39,7 +39,7 @@ pub(crate) enum BodyState {
 }
 
 impl StreamResponse {
-    pub(crate) fn new(head: Head, resp: reqwest_bench::reqwest::Response, client: Arc<BlockingClient>) -> Self {
+    pub(crate) fn new(head: Head, resp: reqwest_bench::reqwest::Response, client: Shared) -> Self {
         StreamResponse {
             status: head.status,
             url: head.url,
@@ -53,6 +53,9 @@ impl StreamResponse {
 
     /// The next chunk (`None` at the end), waiting with the GIL released (signals checked every 50 ms).
     fn next_chunk(&self, py: Python<'_>) -> PyResult<Option<Bytes>> {
+        if !self.client.is_current() {
+            return Err(fork::inherited_stream());
+        }
         let mut resp = {
             let mut state = self.body.lock().unwrap_or_else(|p| p.into_inner());
             match std::mem::replace(&mut *state, BodyState::Busy) {
@@ -105,6 +108,15 @@ impl StreamResponse {
     }
 }
 
+impl Drop for StreamResponse {
+    fn drop(&mut self) {
+        if !self.client.is_current() {
+            let body = self.body.get_mut().unwrap_or_else(|p| p.into_inner());
+            std::mem::forget(std::mem::replace(body, BodyState::Done));
+        }
+    }
+}
+
 #[pymethods]
 impl StreamResponse {
     #[getter]
@@ -129,7 +141,11 @@ impl StreamResponse {
     /// Stop reading: the rest of the body is dropped with its connection. Idempotent.
     fn close(&self, py: Python<'_>) {
         let old = std::mem::replace(&mut *self.body.lock().unwrap_or_else(|p| p.into_inner()), BodyState::Done);
-        py.detach(move || drop(old));
+        if self.client.is_current() {
+            py.detach(move || drop(old));
+        } else {
+            std::mem::forget(old); // the parent's connection: left alone (fork.rs)
+        }
     }
 
     #[getter]

@@ -26,9 +26,14 @@ be read, ValueError when it holds no usable certificate.
 Errors: bad URL/method/header/argument value -> ValueError; argument of the wrong type -> TypeError;
 timeout -> TimeoutError; untrusted/expired/wrong-name certificate, failed handshake -> TLSError (a
 ConnectionError); refused/reset/closed -> ConnectionError (ConnectionRefusedError / ConnectionResetError
-where clear); malformed HTTP or an undecodable compressed body -> ProtocolError (an OSError); too many
-redirects -> TooManyRedirects (an OSError); a closed client -> RuntimeError. Non-2xx statuses are returned,
-never raised.
+where clear); malformed HTTP, an undecodable compressed body or a redirect that cannot be followed (a Location that does
+not parse or is not http(s)://) -> ProtocolError (an OSError); a body over max_body_size -> BodyTooLarge (a
+ProtocolError); too many redirects -> TooManyRedirects (an OSError); a closed client -> RuntimeError.
+Non-2xx statuses are returned, never raised.
+
+``cookies=True`` gives a client a cookie jar (request/stream only); ``max_body_size`` bounds what
+``request()`` keeps. Both clients are fork-safe: in a child made by ``fork()`` they open their own
+connections (and runtime) at their first request there, never using the parent's.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._core import (
+    BodyTooLarge,
     Client,
     Completer,
     Headers,
@@ -64,6 +70,7 @@ Mapping.register(Headers)
 
 __all__ = [
     "AsyncClient",
+    "BodyTooLarge",
     "AsyncStreamResponse",
     "Client",
     "Headers",
@@ -225,6 +232,8 @@ class AsyncClient:
         headers: _HeadersArg | None = None,
         decompress: bool = True,
         user_agent: str | None = None,
+        cookies: bool = False,
+        max_body_size: int | None = None,
         trust_env: bool = True,
         proxy: str | None = None,
     ) -> None:
@@ -238,6 +247,8 @@ class AsyncClient:
             headers=headers,
             decompress=decompress,
             user_agent=user_agent,
+            cookies=cookies,
+            max_body_size=max_body_size,
             trust_env=trust_env,
             proxy=proxy,
         )

@@ -14,6 +14,7 @@ __all__ = [
     "Response",
     "StreamResponse",
     "ProtocolError",
+    "BodyTooLarge",
     "TLSError",
     "TooManyRedirects",
     "__version__",
@@ -24,7 +25,11 @@ __version__: str
 reqwest_version: str
 
 class ProtocolError(OSError):
-    """The server's response is not valid HTTP/1.1 (bad status line, headers or framing)."""
+    """The server's response is not valid HTTP/1.1 (bad status line, headers or framing), or a redirect's
+    Location cannot be followed."""
+
+class BodyTooLarge(ProtocolError):
+    """A response body larger than the client's max_body_size (decoded); nothing of it is kept."""
 
 class TLSError(ConnectionError):
     """TLS failed: the server's certificate is untrusted, expired or for another name, the handshake failed,
@@ -127,6 +132,8 @@ class Client:
         headers: _HeadersArg | None = None,
         decompress: bool = True,
         user_agent: str | None = None,
+        cookies: bool = False,
+        max_body_size: int | None = None,
         trust_env: bool = True,
         proxy: str | None = None,
     ) -> Client: ...
@@ -224,6 +231,8 @@ class RawAsyncClient:
         headers: _HeadersArg | None = None,
         decompress: bool = True,
         user_agent: str | None = None,
+        cookies: bool = False,
+        max_body_size: int | None = None,
         trust_env: bool = True,
         proxy: str | None = None,
     ) -> RawAsyncClient: ...
