@@ -1,4 +1,5 @@
-"""Command line: `clientbench run | sweep | gil | soak | cost | compare | report | list` (`run` is the default)."""
+"""Command line: `clientbench run | sweep | gil | soak | cost | compare | report | list | check-driver` (`run`
+is the default)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 
 from . import __version__
 from .errors import SetupError
-from .run.clients import CLIENTS, ClientSpec, select, under
+from .run import external
+from .run.clients import ClientSpec, select, under
 from .run.interpreters import Interpreter
 from .run.interpreters import resolve as resolve_interpreters
 from .run.network import PRESETS, Network
@@ -186,6 +188,7 @@ def add_selection_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--all", action="store_true", help="every client, not only the default set")
     add_interpreter_options(g)
+    external.add_options(g)
 
 
 def add_interpreter_options(g: argparse._ArgumentGroup) -> None:
@@ -425,7 +428,12 @@ def build_parser() -> Parser:
     add_selection_options(cost)
     add_session_options(cost)
 
-    sub.add_parser("list", help="list the clients (table rows) and exit")
+    lst = sub.add_parser("list", help="list the clients (table rows) and exit")
+    external.add_options(lst)
+
+    from .commands.check_driver import add_parser as add_check_driver
+
+    add_check_driver(sub)
     return p
 
 
@@ -449,9 +457,15 @@ def interpreters(args: argparse.Namespace) -> list[Interpreter | None]:
     return []
 
 
+def registry(args: argparse.Namespace) -> list[ClientSpec]:
+    """The shipped rows and those from outside the project: installed plugins, --clients-file, --client,
+    --driver."""
+    return external.registry(args.driver, args.plugins, args.clients_file)
+
+
 def selection(args: argparse.Namespace) -> list[ClientSpec]:
     """The rows: --clients (or the defaults, or --all), each Python row under every --interpreters."""
-    return under(select(args.clients, everything=args.all), interpreters(args))
+    return under(select(args.clients, registry(args), everything=args.all), interpreters(args))
 
 
 def testbed_options(args: argparse.Namespace) -> Options:
@@ -501,10 +515,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
     # commands are imported when used: `list` and `--help` stay fast (no numpy, matplotlib)
     if args.command == "list":
-        for c in CLIENTS:
-            tags = "" if c.default else "  (not in the default set)"
-            print(f"{c.name:24} {c.label}{tags}")
+        for c in registry(args):
+            label = external.describe(c) if c.from_document else c.label
+            notes = [f"tags: {', '.join(c.tags)}"] if c.tags else []
+            notes += [] if c.default else ["not in the default set"]
+            print(f"{c.name:24} {label}" + (f"  ({'; '.join(notes)})" if notes else ""))
         return 0
+    if args.command == "check-driver":
+        from .commands.check_driver import check_driver
+
+        return check_driver(args, registry(args))
     if args.command == "report":
         from .commands.report import report
 
@@ -517,7 +537,7 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
         from .commands.cost import Settings, cost, expand_names
 
         counts = Settings(args.requests, args.baseline, args.path, Settings.parse_measures(args.measure))
-        args.clients = expand_names(args.clients)
+        args.clients = expand_names(args.clients, registry(args))
         return cost(selection(args), counts, testbed_options(args), argv)
     if args.command == "soak":
         from .commands.soak import Soak, soak, targets

@@ -166,7 +166,7 @@ def test_the_help_texts_match_what_the_commands_do():
     parser = cli.build_parser()
     commands, summaries = _subcommands(parser)
     # the module docstring names every command
-    assert set(re.findall(r"\w+", cli.__doc__.split("`")[1])) == {"clientbench", *commands}
+    assert set(re.findall(r"[\w-]+", cli.__doc__.split("`")[1])) == {"clientbench", *commands}
     assert summaries["sweep"].endswith(f"({', '.join(DEFAULTS)})")  # every dimension
     (dimension,) = [a for a in commands["sweep"]._actions if a.dest == "dimension"]
     assert list(dimension.choices) == list(DEFAULTS)

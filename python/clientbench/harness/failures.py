@@ -64,6 +64,17 @@ _URL_NAMES = frozenset(
     }
 )
 _CONNECTION_ERRNOS = (errno.ECONNREFUSED, errno.ECONNRESET, errno.ECONNABORTED, errno.EPIPE)
+#: a body cut short by a reset or a close is a ConnectionError (docs/raw-format.md), whatever the library
+#: calls it: words of requests', aiohttp's, httpx's, curl's and hyper's (pyreqwest, rnet) messages
+_SHORT_BODY = (
+    "connection reset",
+    "incompleteread",
+    "incompletebody",
+    "unexpectedeof",
+    "end of file before message length",
+    "not enough data to satisfy content length",
+    "without sending complete message body",
+)
 
 
 def failure_class(exc: BaseException) -> str:
@@ -94,6 +105,7 @@ def failure_class(exc: BaseException) -> str:
         return "InvalidUrl"
     if (
         isinstance(exc, ConnectionError)
+        or any(k in text or k in name for k in _SHORT_BODY)
         or "connect" in name
         or name == "readerror"
         or getattr(exc, "errno", None) in _CONNECTION_ERRNOS

@@ -1,0 +1,122 @@
+"""`clientbench check-driver`: the driver contract's conformance suite for driver authors, usable in their CI
+(docs/bring-your-own-client.md). One line per check, pass or fail with why (or not supported: an open loop
+or uploads refused with a usage error); exit status 1 when any check failed.
+
+    clientbench check-driver -- ./my-driver --its-own-flag
+    clientbench check-driver --client mybench:plugin
+    clientbench check-driver -c cpp-beast,py-requests
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from ..errors import SetupError
+from ..run import external
+from ..run.clients import ClientSpec, select, under
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "check-driver",
+        help="check that a driver (any program, or a Python plugin) meets the driver contract",
+        description="Run a driver through the contract's checks (docs/raw-format.md) against the axum server, "
+        "its HTTPS twin and a fault server: usage errors, the document and its samples, connections kept "
+        "alive or new, body integrity, uploads, each failure's class (500, a stall past --timeout, a reset "
+        "mid-body, a truncated body, a refused connection, an untrusted CA), histograms and the open loop. "
+        "One line per check; exit status 1 when one failed.",
+    )
+    p.add_argument(
+        "driver_command",
+        nargs="*",
+        metavar="-- COMMAND ARGS",
+        help="the driver program and its own flags (the checks append the contract's flags)",
+    )
+    p.add_argument(
+        "-c",
+        "--clients",
+        action="append",
+        metavar="NAMES",
+        help="check these rows of the registry (names or globs, as for run), e.g. 'py-*'",
+    )
+    external.add_options(p)
+    p.add_argument("--python", metavar="PATH", help="run Python plugins under this python")
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=2,
+        metavar="N",
+        help="driver runs at a time (default 2; the checks that count connections run one at a time)",
+    )
+    p.add_argument(
+        "--row-timeout",
+        dest="row_timeout_s",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="kill a driver run that takes longer than this (default 60)",
+    )
+
+
+def targets(args: argparse.Namespace, registry: Sequence[ClientSpec]) -> list[ClientSpec]:
+    """What to check: the command after --, the --driver and --client rows, and the -c rows."""
+    from ..run.interpreters import resolve
+
+    specs: list[ClientSpec] = []
+    if args.driver_command:
+        specs.append(external.program_spec("driver", args.driver_command))
+    given = {s.name for s in (*map(external.parse_driver, args.driver), *map(external.parse_client, args.plugins))}
+    specs += [s for s in registry if s.name in given]
+    if args.clients:
+        specs += [s for s in select(args.clients, registry) if s not in specs]
+    elif args.clients_file:
+        files = {s.name for f in args.clients_file for s in external.load_clients_file(f)}
+        specs += [s for s in registry if s.name in files and s not in specs]
+    if not specs:
+        raise SetupError("check-driver: give the driver: -- COMMAND ARGS, --client MODULE:OBJECT, --driver or -c NAMES")
+    return under(specs, resolve([args.python]) if args.python else [])
+
+
+def check_driver(args: argparse.Namespace, registry: Sequence[ClientSpec], out: Callable[[str], None] = print) -> int:
+    """Check every target; 1 when one of them failed a check."""
+    import socket
+
+    from ..run.conformance import FAIL, PASS, Outcome, Testbed, check
+    from ..run.faults import FaultServer
+    from ..run.server import Server
+
+    specs = targets(args, registry)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/"
+
+    def show(o: Outcome) -> None:
+        label = {PASS: "pass", FAIL: "FAIL"}.get(o.status, "skip")
+        out(f"  {label}  {o.check}: {o.why if o.status in (PASS, FAIL) else 'not supported: ' + o.why}")
+        sys.stdout.flush()
+
+    failed: list[str] = []
+    with Server() as http, Server() as counting, Server(tls=True) as https, FaultServer() as faults:
+        bed = Testbed(http, counting, https, faults, closed, args.row_timeout_s)
+        for spec in specs:
+            out(f"{spec.name}: {_what(spec)}")
+            outcomes = check(spec, bed, show, args.jobs)
+            counts = {k: sum(o.status == k for o in outcomes) for k in (PASS, FAIL)}
+            skipped = len(outcomes) - counts[PASS] - counts[FAIL]
+            out(f"{spec.name}: {counts[PASS]} passed, {counts[FAIL]} failed, {skipped} not supported")
+            if counts[FAIL]:
+                failed.append(spec.name)
+    if failed:
+        out(f"check-driver: {', '.join(failed)} failed the contract")
+        return 1
+    return 0
+
+
+def _what(spec: ClientSpec) -> str:
+    try:
+        return " ".join(spec.argv())
+    except SetupError as exc:
+        return f"({exc})"

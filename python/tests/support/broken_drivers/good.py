@@ -1,0 +1,5 @@
+"""Nothing broken: stdlib_plugin's driver as the broken ones run it."""
+
+from base import main
+
+main()

@@ -1,0 +1,6 @@
+"""Prints something that is not JSON, then exits 0 as if it had printed its document."""
+
+import sys
+
+print('{"schema": "clientbench.raw/2", "workers": [')
+sys.exit(0)

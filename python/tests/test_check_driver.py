@@ -1,0 +1,183 @@
+"""`clientbench check-driver`, the contract's conformance suite: every shipped driver passes it (the native
+ones, each Python row incl. the bindings, and a plugin on http.client); deliberately broken drivers
+(support/broken_drivers/) fail it, and the output names the check they fail; the command's own usage."""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from clientbench.cli import main
+from clientbench.run.clients import CLIENTS, ClientSpec
+from clientbench.run.conformance import FAIL, PASS, SKIP, Outcome, Testbed, check
+from clientbench.run.external import program_spec
+from clientbench.run.faults import RESET_SENT, TRUNCATED_SENT, FaultServer
+from clientbench.run.server import Server
+
+BROKEN = Path(__file__).resolve().parent / "support" / "broken_drivers"
+
+#: rnet's blocking client puts a connection back into its pool on its own runtime thread: now and then a
+#: worker's next request goes out first and opens one more (test_drivers.py, POOL_RACE). check-driver is
+#: right to fail it then; that check is the one it may fail.
+POOL_RACE = {"py-rnet-sync": "connections: keep-alive"}
+
+
+@pytest.fixture(scope="module")
+def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Testbed]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/"
+    tls = tmp_path_factory.mktemp("check-tls")
+    with Server() as http, Server() as counting, Server(tls=True, tls_dir=tls) as https, FaultServer() as faults:
+        yield Testbed(http, counting, https, faults, closed, row_timeout_s=60)
+
+
+def _installed(spec: ClientSpec) -> bool:
+    return not spec.client.optional or importlib.util.find_spec(spec.needs_module or "") is not None
+
+
+SHIPPED = [pytest.param(s, id=s.name) for s in CLIENTS if _installed(s)]
+
+
+def _script(name: str) -> ClientSpec:
+    return program_spec(name, [sys.executable, str(BROKEN / f"{name}.py")])
+
+
+def _by_check(outcomes: list[Outcome]) -> dict[str, Outcome]:
+    return {o.check: o for o in outcomes}
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("spec", SHIPPED)
+def test_every_shipped_driver_passes(spec: ClientSpec, bed: Testbed) -> None:
+    outcomes = check(spec, bed, jobs=2)
+    assert len(outcomes) >= 20
+    failed = [f"{o.check}: {o.why}" for o in outcomes if o.status != PASS and o.check != POOL_RACE.get(spec.name)]
+    assert not failed, failed  # none fails, and every one is supported (uploads, the open loop)
+
+
+def test_the_base_of_the_broken_drivers_passes(bed: Testbed) -> None:
+    outcomes = check(_script("good"), bed, jobs=2)
+    assert [f"{o.check}: {o.why}" for o in outcomes if o.status != PASS] == []
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    "script, failing",
+    [
+        ("wrong_count", {"valid document", "samples"}),
+        ("dropped_failures", {"fault: status 500", "fault: reset mid-body", "upload: a wrong answer counted"}),
+        ("wrong_class", {"fault: stall past --timeout 1", "fault: truncated body", "fault: untrusted CA"}),
+        ("bad_exit", {"exit status 0", "usage: --rate 0", "usage: an unknown flag"}),
+        ("invalid_json", {"valid document", "fault: status 500", "open loop: --rate 200 --requests 4"}),
+    ],
+)
+def test_a_broken_driver_fails_the_check_it_breaks(script: str, failing: set[str], bed: Testbed) -> None:
+    outcomes = _by_check(check(_script(script), bed, jobs=2))
+    assert {name for name in failing if outcomes[name].status == FAIL} == failing, {
+        name: outcomes[name].why for name in failing
+    }
+    if script in ("wrong_class", "dropped_failures"):  # what it does not break still passes
+        assert outcomes["samples"].status == outcomes["body integrity: GET /bytes/100000"].status == PASS
+        assert outcomes["fault: connection refused"].status == FAIL
+    if script == "wrong_class":
+        assert outcomes["fault: status 500"].status == PASS
+        assert "expected 'TimeoutError'" in outcomes["fault: stall past --timeout 1"].why
+
+
+def test_the_wrong_count_is_named(bed: Testbed) -> None:
+    outcomes = _by_check(check(_script("wrong_count"), bed, jobs=2))
+    assert "requests 4 (asked 5)" in outcomes["valid document"].why
+    assert outcomes["usage: --rate 0"].status == PASS
+
+
+def test_an_open_loop_refused_is_not_supported_not_failed(bed: Testbed) -> None:
+    outcomes = _by_check(check(_script("no_open_loop"), bed, jobs=2))
+    assert outcomes["open loop: --rate 200 --requests 4"].status == SKIP
+    assert "no open loop" in outcomes["open loop: --rate 200 --requests 4"].why
+    assert [o.check for o in outcomes.values() if o.status == FAIL] == []
+
+
+# -- the command ---------------------------------------------------------------------------------------
+
+
+def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "clientbench", *argv], capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+@pytest.mark.timeout(600)
+def test_the_command_prints_one_line_per_check_and_fails_on_a_failure() -> None:
+    good = _cli("check-driver", "--", sys.executable, str(BROKEN / "no_open_loop.py"))
+    assert good.returncode == 0, good.stdout + good.stderr
+    lines = good.stdout.splitlines()
+    assert lines[0].startswith("driver: ") and lines[-1] == "driver: 20 passed, 0 failed, 2 not supported"
+    checks = [ln for ln in lines if ln.startswith("  ")]
+    assert len(checks) == 22 and all(ln.startswith(("  pass  ", "  skip  ")) for ln in checks), checks
+    assert "  skip  open loop: --duration 0.5: not supported: no open loop" in checks
+
+    bad = _cli("check-driver", "--driver", "broken=" + f"{sys.executable} {BROKEN / 'dropped_failures.py'}")
+    assert bad.returncode == 1
+    assert any(
+        ln.startswith("  FAIL  fault: status 500: 0 of 4 requests counted as failed") for ln in bad.stdout.splitlines()
+    )
+    assert bad.stdout.splitlines()[-1] == "check-driver: broken failed the contract"
+
+
+def test_the_command_checks_a_plugin() -> None:
+    proc = _cli("check-driver", "--client", "clientbench.drivers.requests_driver:SYNC", "--jobs", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == "py-requests-driver: 22 passed, 0 failed, 0 not supported"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["check-driver"], "give the driver"),
+        (["check-driver", "--client", "no-colon"], "is not MODULE:OBJECT"),
+        (["check-driver", "-c", "no-such-row"], "no client matches 'no-such-row'"),
+        (["check-driver", "--driver", "x"], "expected NAME='COMMAND ARGS'"),
+    ],
+)
+def test_usage_errors_of_the_command(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_a_program_that_does_not_exist_fails_every_check(bed: Testbed) -> None:
+    outcomes = check(program_spec("nothing", ["/no/such/driver"]), bed)
+    assert outcomes and all(o.status == FAIL for o in outcomes)
+    assert "command not found: /no/such/driver" in outcomes[0].why
+
+
+def test_every_check_has_its_own_name(bed: Testbed) -> None:
+    names = [o.check for o in check(program_spec("nothing", ["/no/such/driver"]), bed)]
+    assert len(names) == len(set(names)) == 22
+
+
+# -- the fault server ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path, sent, ending", [("/reset", RESET_SENT, "reset"), ("/truncated", TRUNCATED_SENT, "eof")])
+def test_the_fault_server_cuts_bodies_short(path: str, sent: int, ending: str) -> None:
+    with FaultServer() as f:
+        host, port = f.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=5) as s:
+            s.sendall(f"GET http://{host}:{port}{path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())  # absolute-form
+            data = b""
+            try:
+                while chunk := s.recv(65536):
+                    data += chunk
+                got = "eof"
+            except ConnectionResetError:
+                got = "reset"
+        head, _, body = data.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 OK") and got == ending
+        assert len(body) == sent or (got == "reset" and len(body) <= sent)
