@@ -414,10 +414,10 @@ def build_parser() -> Parser:
 
     cost = sub.add_parser(
         "cost",
-        help="instructions, syscalls and allocations per request, counted (callgrind, strace, DHAT)",
-        description="Run each selected row's driver (one worker, keep-alive GET) under valgrind's callgrind, "
-        "strace and valgrind's DHAT at two request counts; their difference per request is the cost of a "
-        "request without the start-up. Writes cost.md, cost.csv and cost.json (docs/cost.md).",
+        help="instructions, syscalls and allocations per request, counted (valgrind's callgrind, strace)",
+        description="Run each selected row's driver (one worker, keep-alive GET) under valgrind's callgrind "
+        "and strace at two request counts; their difference per request is the cost of a request without the "
+        "start-up. Writes cost.md, cost.csv and cost.json (docs/cost.md).",
     )
     cost.add_argument("-n", "--requests", type=positive, default=2000, help="the larger request count (default 2000)")
     cost.add_argument("--baseline", type=positive, default=200, help="the smaller request count (default 200)")

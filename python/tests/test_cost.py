@@ -1,6 +1,6 @@
-"""`clientbench cost`: the tools' output read right, the command's bad input as one-line errors, and a real
-measurement of the C++ Beast row (callgrind, strace, DHAT against the axum server) whose counts are positive
-and repeat within 1% from one run to the next."""
+"""`clientbench cost`: the tools' output read right, the request threads told from the main thread, the
+command's bad input as one-line errors, and a real measurement of the C++ Beast row (callgrind and strace
+against the axum server) whose counts are positive and repeat within 1% from one run to the next."""
 
 from __future__ import annotations
 
@@ -12,35 +12,80 @@ import pytest
 from clientbench import cli
 from clientbench.commands.cost import (
     CostError,
+    Counts,
     Settings,
+    callgrind_allocations,
     callgrind_instructions,
-    dhat_totals,
     expand_names,
-    strace_calls,
+    strace_threads,
     table,
 )
 from clientbench.errors import SetupError
 
 STRACE = """\
-% time     seconds  usecs/call     calls    errors syscall
------- ----------- ----------- --------- --------- ----------------
- 60.16    0.008494         772        11         1 futex
- 23.88    0.003372          11       300           sendto
- 14.30    0.002019           6       300           recvfrom
-  0.05    0.000007           7         1         1 ioctl
------- ----------- ----------- --------- --------- ----------------
-100.00    0.014120          19       612         2 total
+4100  execve("/usr/bin/driver", ["driver"], 0x7ffd /* 20 vars */) = 0
+4100  clone3({flags=CLONE_VM|CLONE_FS, ...} <unfinished ...>
+4101  set_robust_list(0x7f, 24 <unfinished ...>
+4100  <... clone3 resumed> => {parent_tid=[4101]}, 88) = 4101
+4101  <... set_robust_list resumed>) = 0
+4101  sendto(3, "GET / HTTP/1.1\\r\\n", 16, MSG_NOSIGNAL, NULL, 0) = 16
+4101  recvfrom(3, "HTTP/1.1 200 OK", 65536, 0, NULL, NULL) = 15
+4101  sendto(3, "GET / HTTP/1.1\\r\\n", 16, MSG_NOSIGNAL, NULL, 0) = 16
+4101  recvfrom(3,  <unfinished ...>
+4100  futex(0x7f, FUTEX_WAIT_BITSET_PRIVATE, 0, NULL, FUTEX_BITSET_MATCH_ANY <unfinished ...>
+4101  <... recvfrom resumed>"HTTP/1.1 200 OK", 65536, 0, NULL, NULL) = 15
+4101  +++ exited with 0 +++
+4100  write(1, "{}", 2)             = 2
+4100  +++ exited with 0 +++
+"""
+
+CALLGRIND = """\
+# callgrind format
+events: Ir
+summary: 5294583
+fn=(1) main
+5 3
+cfn=(2) malloc
+calls=3 0x4
+5 30
+cfn=(3) operator new(unsigned long)
+calls=2 0x8
+5 40
+fn=(3)
+cfn=(2)
+calls=2 0x0
+5 20
+cfn=(4) free
+calls=4 0x0
+5 10
+fn=(5) grow
+cfn=(6) realloc
+calls=1 0x0
+5 9
+totals: 5294583
 """
 
 
 def test_the_tools_output_is_read():
-    assert callgrind_instructions("# callgrind format\nevents: Ir\nsummary: 68638866\n\ntotals: 68638866\n") == 68638866
-    assert strace_calls(STRACE) == {"futex": 11, "sendto": 300, "recvfrom": 300, "ioctl": 1}
-    log = "==323== Total:     158,440 bytes in 30 blocks\n==323== At t-gmax: 144,771 bytes in 17 blocks\n"
-    assert dhat_totals(log) == (158440, 30)
-    for read in (callgrind_instructions, strace_calls, dhat_totals):
-        with pytest.raises(CostError):
-            read("valgrind: something went wrong\n")
+    assert callgrind_instructions(CALLGRIND) == 5294583
+    assert callgrind_allocations(CALLGRIND) == 3 + 2 + 1  # malloc from main and operator new, realloc; not new
+    assert strace_threads(STRACE) == {
+        "1": {"execve": 1, "clone3": 1, "futex": 1, "write": 1},
+        "2": {"set_robust_list": 1, "sendto": 2, "recvfrom": 2},
+    }
+    with pytest.raises(CostError):
+        callgrind_instructions("valgrind: something went wrong\n")
+    with pytest.raises(CostError):
+        strace_threads("strace: exec: No such file or directory\n")
+
+
+def test_only_the_request_threads_count_when_they_sent_the_requests():
+    def counts(main: int, worker: int) -> dict[str, dict[str, int]]:
+        return {"1": {"instructions": main}, "2": {"instructions": worker}}
+
+    c = Counts({300: counts(10_000 + 300 * 20, 5_000 + 300 * 100), 100: counts(10_000 + 100 * 20, 5_000 + 100 * 100)})
+    assert c.per_request(300, 100, "threads") == {"instructions": 100.0}
+    assert c.per_request(300, 100, "process") == {"instructions": 120.0}
 
 
 def test_a_short_name_selects_the_one_row_it_ends():
@@ -62,16 +107,16 @@ def test_the_table_divides_by_the_floor_and_names_failures():
             "name": name,
             "status": status,
             "reason": reason,
+            "scope": "threads",
             "instructions_per_request": instructions,
             "syscalls_per_request": 2.0,
             "syscalls": {"sendto": 1.0, "recvfrom": 1.0, "futex": 0.001},
             "allocations_per_request": 0.0,
-            "allocated_bytes_per_request": 40.0,
         }
 
     t = table([row("cpp-beast", 4800.0), row("cpp-floor", 1600.0), row("py-x", None, "failed", "boom")])
     assert [c.label for c in t.columns][:3] == ["Client", "Instructions/req", "x floor"]
-    assert t.rows[0][:5] == ["cpp-beast", "4,800", "3.00", "2.00", "recvfrom 1, sendto 1"]
+    assert t.rows[0] == ["cpp-beast", "4,800", "3.00", "2.00", "recvfrom 1, sendto 1", "0.00", "request threads"]
     assert t.rows[2][:2] == ["py-x", "boom"]
     assert "x floor" not in [c.label for c in table([row("cpp-beast", 4800.0)]).columns]
 
@@ -133,15 +178,15 @@ def _measure(tmp_path: Path, name: str) -> dict:
 def test_the_cost_of_a_native_row_is_positive_and_repeats_within_one_percent(tmp_path):
     first, second = _measure(tmp_path, "a"), _measure(tmp_path, "b")
     for row in (first, second):
+        assert row["scope"] == "threads"  # the worker thread sent the requests
         assert row["instructions_per_request"] > 0
         assert row["syscalls_per_request"] > 0
-        assert row["allocations_per_request"] >= 0 and row["allocated_bytes_per_request"] >= 0
-        assert all(c["instructions"] > 0 for c in row["totals"]["instructions"].values())
-        assert all(c["blocks"] > 0 for c in row["totals"]["allocations"].values())  # the process allocates
-    for key in ("instructions_per_request", "syscalls_per_request"):
-        a, b = first[key], second[key]
-        assert abs(a - b) <= 0.01 * max(a, b), (key, a, b)
+        assert row["allocations_per_request"] >= 0
+        assert row["process"]["instructions_per_request"] > row["instructions_per_request"]
+        for measure in ("instructions", "allocations"):  # the process's threads each counted, at both counts
+            assert all(len(threads) >= 2 for threads in row["totals"][measure].values())
+        assert all(t["1"]["allocations"] > 0 for t in row["totals"]["allocations"].values())  # start-up allocates
     # allocations per request may be 0: within 1% of the larger, or equal
-    for key in ("allocations_per_request", "allocated_bytes_per_request"):
+    for key in ("instructions_per_request", "syscalls_per_request", "allocations_per_request"):
         a, b = first[key], second[key]
         assert abs(a - b) <= 0.01 * max(a, b) + 1e-9, (key, a, b)

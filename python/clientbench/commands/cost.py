@@ -1,21 +1,25 @@
 """`clientbench cost`: what one request costs each client, counted instead of timed (docs/cost.md).
 
-Each selected row's driver runs with one worker, keep-alive and no warm-up, under three tools, each at two
-request counts, N and a baseline M < N. What differs between the two runs is N - M requests and nothing
-else (the process start, imports, connecting and the exit are the same), so (count at N - count at M) /
-(N - M) is the cost of one request with the start-up subtracted:
+Each selected row's driver runs with one worker, keep-alive and no warm-up, under a tool, at two request
+counts, N and a baseline M < N. What differs between the two runs is N - M requests and nothing else (the
+process start, imports, connecting and the exit are the same), so (count at N - count at M) / (N - M) is the
+cost of one request with the start-up subtracted:
 
-- instructions: valgrind's callgrind, the instructions the process executed in user space (its own code,
-  its libraries, the harness's timing loop; the kernel's work behind each syscall is not counted). A count
-  of instructions does not depend on the machine's speed or load: it repeats to well within 1% between
-  runs, where CPU time on a shared machine drifts by tens of percent.
-- syscalls: strace -f -c, every thread's system calls, by name.
-- allocations: valgrind's DHAT, the heap blocks allocated (malloc, calloc, realloc, operator new) and their
-  bytes. Python rows run with PYTHONMALLOC=malloc for this measurement only: pymalloc would otherwise carve
-  Python's objects out of its own arenas, unseen.
+- instructions: valgrind's callgrind, the instructions executed in user space (the client, its libraries,
+  the harness's timing loop; the kernel's work behind each syscall is not counted). A count of instructions
+  does not depend on the machine's speed or load: it repeats to well within 1% between runs, where CPU
+  time on a shared machine drifts by tens of percent.
+- syscalls: strace -f, every system call by name.
+- allocations: callgrind again, the calls of malloc, calloc, realloc and the aligned allocators (operator
+  new calls malloc); Python rows run with PYTHONMALLOC=malloc in this run, so that Python's objects, which
+  pymalloc otherwise carves out of its own arenas, are counted as the allocations they are.
 
+Each tool counts by thread. The driver's main thread starts the workers, waits, then writes the raw
+document, whose two numbers per request also grow with N: when the requests run on threads of their own
+(the sync drivers), only those threads are counted, as the runner's CPU column counts only the timed loop;
+a driver that sends its requests from the main thread (asyncio) is counted whole, its document included.
 Valgrind runs the threads of a process one at a time, hence W=1; the driver's environment is the same in
-every run (PYTHONHASHSEED=0, the same flags), which is what makes two runs agree."""
+every run (PYTHONHASHSEED=0, UNSET unset, the same flags), which is what makes two runs agree."""
 
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ import datetime as dt
 import fnmatch
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +48,9 @@ MEASURES = ("instructions", "syscalls", "allocations")
 TOOLS = {"instructions": "valgrind", "syscalls": "strace", "allocations": "valgrind"}
 #: the row the ratio column divides by, when it is measured
 FLOOR = "cpp-floor"
+#: the runner's environment variables that change what a Python driver does per request, unset for every
+#: measurement: e.g. with PYTHONUNBUFFERED every piece of the raw document is a write() of its own
+UNSET = ("PYTHONUNBUFFERED", "PYTHONMALLOC", "PYTHONDEVMODE", "PYTHONTRACEMALLOC", "PYTHONASYNCIODEBUG")
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,11 @@ class CostError(RuntimeError):
 
 
 _CALLGRIND_TOTAL = re.compile(r"^(?:summary|totals):\s+(\d+)", re.M)
-_DHAT_TOTAL = re.compile(r"Total:\s+([\d,]+) bytes in ([\d,]+) blocks")
+_CALLGRIND_FN = re.compile(r"^c?fn=\((\d+)\)(?: (.*))?$")
+_STRACE_CALL = re.compile(r"^(\d+)\s+([a-z_0-9]+)\(")
+#: the allocating functions whose calls are counted (operator new, PyMem_RawMalloc etc. call these)
+ALLOCATORS = frozenset({"malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc", "memalign"})
+MAIN = "1"  # the process's first thread, in the threads' order of appearance
 
 
 def callgrind_instructions(text: str) -> int:
@@ -107,29 +118,49 @@ def callgrind_instructions(text: str) -> int:
     return int(m.group(1))
 
 
-def strace_calls(text: str) -> dict[str, int]:
-    """Calls by syscall from `strace -c`'s summary table (the total row left out)."""
-    calls: dict[str, int] = {}
+def callgrind_allocations(text: str) -> int:
+    """The calls of ALLOCATORS in a callgrind output file (its `calls=` lines under a `cfn=` of one)."""
+    names: dict[str, str] = {}  # compressed function names: id -> name
+    callee: str | None = None
+    calls = 0
     for line in text.splitlines():
-        parts = line.split()
-        # % time, seconds, usecs/call, calls, [errors,] syscall
-        if len(parts) in (5, 6) and parts[3].isdigit() and parts[-1] != "total" and not line.startswith("%"):
-            try:
-                float(parts[0])
-            except ValueError:
-                continue
-            calls[parts[-1]] = calls.get(parts[-1], 0) + int(parts[3])
-    if not calls:
-        raise CostError("strace wrote no syscall summary")
+        m = _CALLGRIND_FN.match(line)
+        if m is not None:
+            fid, name = m.groups()
+            if name is not None:
+                names[fid] = name
+            if line.startswith("cfn="):
+                callee = names.get(fid)
+            continue
+        if line.startswith("calls=") and callee in ALLOCATORS:
+            calls += int(line[6:].split()[0])
     return calls
 
 
-def dhat_totals(text: str) -> tuple[int, int]:
-    """(bytes, blocks) allocated in total, from DHAT's log."""
-    m = _DHAT_TOTAL.search(text)
-    if m is None:
-        raise CostError("DHAT wrote no allocation total")
-    return int(m.group(1).replace(",", "")), int(m.group(2).replace(",", ""))
+def strace_threads(text: str) -> dict[str, dict[str, int]]:
+    """Calls by syscall and thread from `strace -f -o`'s trace; the threads numbered 1, 2, ... in the order
+    they first appear (1: the traced process itself). A call resumed after another thread's is counted once."""
+    threads: dict[str, dict[str, int]] = {}
+    order: dict[str, str] = {}
+    for line in text.splitlines():
+        m = _STRACE_CALL.match(line)
+        if m is None:
+            continue
+        tid, name = m.groups()
+        key = order.setdefault(tid, str(len(order) + 1))
+        calls = threads.setdefault(key, {})
+        calls[name] = calls.get(name, 0) + 1
+    if not threads:
+        raise CostError("strace traced no syscall")
+    return threads
+
+
+def callgrind_threads(stem: Path, read: Callable[[str], int], counter: str) -> dict[str, dict[str, int]]:
+    """`read` of each thread's callgrind file (`<stem>-01`, `<stem>-02`, ...: --separate-threads)."""
+    files = sorted(stem.parent.glob(stem.name + "-*"), key=lambda p: int(p.name.rsplit("-", 1)[1]))
+    if not files:
+        raise CostError("callgrind wrote no output")
+    return {str(int(f.name.rsplit("-", 1)[1])): {counter: read(f.read_text())} for f in files}
 
 
 # -- measuring ----------------------------------------------------------------------------------------
@@ -149,12 +180,22 @@ def tools(measures: Sequence[str]) -> dict[str, str]:
 
 @dataclass
 class Counts:
-    """One measure of one row: what the tool counted at each request count."""
+    """One measure of one row: what the tool counted at each request count, by thread."""
 
-    totals: dict[int, dict[str, int]] = field(default_factory=dict)  # requests -> counter -> count
+    totals: dict[int, dict[str, dict[str, int]]] = field(default_factory=dict)  # requests -> thread -> counts
 
-    def per_request(self, n: int, m: int) -> dict[str, float]:
-        big, small = self.totals[n], self.totals[m]
+    def per_request(self, n: int, m: int, scope: str) -> dict[str, float]:
+        """Counter -> count per request, over the request threads (scope "threads") or the whole process."""
+
+        def summed(threads: dict[str, dict[str, int]]) -> dict[str, int]:
+            out: dict[str, int] = {}
+            for thread, counts in threads.items():
+                if scope == "process" or thread != MAIN:
+                    for k, v in counts.items():
+                        out[k] = out.get(k, 0) + v
+            return out
+
+        big, small = summed(self.totals[n]), summed(self.totals[m])
         return {k: (big.get(k, 0) - small.get(k, 0)) / (n - m) for k in sorted(set(big) | set(small))}
 
 
@@ -165,23 +206,41 @@ class RowCost:
     reason: str | None = None
     counts: dict[str, Counts] = field(default_factory=dict)  # measure -> counts
 
+    def scope(self, n: int, m: int) -> str:
+        """ "threads" when the requests ran on threads other than the main thread (they account for more than
+        a tenth of what the process counted per request), else "process". Decided on the instructions."""
+        measured = [c for c in self.counts.values() if n in c.totals and m in c.totals]
+        if not measured:
+            return "process"
+        counts = self.counts.get("instructions", measured[0])
+        if n not in counts.totals or m not in counts.totals:
+            counts = measured[0]
+        whole = sum(counts.per_request(n, m, "process").values())
+        threads = sum(counts.per_request(n, m, "threads").values())
+        return "threads" if whole > 0 and threads > 0.1 * whole else "process"
+
     def to_json(self, settings: Settings) -> dict[str, Any]:
         n, m = settings.requests, settings.baseline
-        per: dict[str, Any] = {}
-        for measure, c in self.counts.items():
-            if n in c.totals and m in c.totals:
-                per[measure] = c.per_request(n, m)
-        syscalls = per.get("syscalls")
+        scope = self.scope(n, m)
+
+        def figures(scope: str) -> dict[str, Any]:
+            per = {k: c.per_request(n, m, scope) for k, c in self.counts.items() if n in c.totals and m in c.totals}
+            syscalls = per.get("syscalls")
+            return {
+                "instructions_per_request": per["instructions"]["instructions"] if "instructions" in per else None,
+                "syscalls_per_request": sum(syscalls.values()) if syscalls is not None else None,
+                "syscalls": {k: v for k, v in syscalls.items() if v} if syscalls is not None else None,
+                "allocations_per_request": per["allocations"]["allocations"] if "allocations" in per else None,
+            }
+
         return {
             "name": self.spec.name,
             "label": self.spec.label,
             "status": self.status,
             "reason": self.reason,
-            "instructions_per_request": per["instructions"]["instructions"] if "instructions" in per else None,
-            "syscalls_per_request": sum(syscalls.values()) if syscalls is not None else None,
-            "syscalls": {k: v for k, v in syscalls.items() if v} if syscalls is not None else None,
-            "allocations_per_request": per["allocations"]["blocks"] if "allocations" in per else None,
-            "allocated_bytes_per_request": per["allocations"]["bytes"] if "allocations" in per else None,
+            "scope": scope,
+            **figures(scope),
+            "process": figures("process"),
             "totals": {
                 measure: {str(k): v for k, v in sorted(c.totals.items(), reverse=True)}
                 for measure, c in self.counts.items()
@@ -206,19 +265,26 @@ def measure_once(
     row_timeout_s: float,
     expected_body_bytes: int | None,
     driver_flags: Sequence[str],
-) -> dict[str, int]:
-    """One run of the row's driver under the measure's tool; what the tool counted."""
+) -> dict[str, dict[str, int]]:
+    """One run of the row's driver under the measure's tool; what the tool counted, by thread."""
     raw = out / "raw"
     raw.mkdir(parents=True, exist_ok=True)
     stem = raw / f"{spec.name}.{measure}.{requests}"
     valgrind_log = f"--log-file={stem}.valgrind.log"
-    if measure == "instructions":
-        prefix = [paths["valgrind"], "--tool=callgrind", f"--callgrind-out-file={stem}.callgrind", valgrind_log]
-    elif measure == "syscalls":
-        prefix = [paths["strace"], "-f", "-c", "-o", f"{stem}.strace"]
+    env = [paths["env"], *(a for name in UNSET for a in ("-u", name))]
+    if measure == "syscalls":
+        tool = [paths["strace"], "-f", "-o", f"{stem}.strace"]
     else:
-        env = [paths["env"], "PYTHONMALLOC=malloc"] if spec.is_python else []
-        prefix = [*env, paths["valgrind"], "--tool=dhat", f"--dhat-out-file={stem}.dhat.json", valgrind_log]
+        if measure == "allocations" and spec.is_python:
+            env.append("PYTHONMALLOC=malloc")
+        tool = [
+            paths["valgrind"],
+            "--tool=callgrind",
+            "--separate-threads=yes",
+            f"--callgrind-out-file={stem}.callgrind",
+            valgrind_log,
+        ]
+    prefix = [*env, *tool]
     workload = Workload(workers=1, requests=requests, warmup=0, path=path, repeat=1)
     result = run_driver(
         _wrapped(spec, prefix),
@@ -236,12 +302,11 @@ def measure_once(
     if result.status is not RunStatus.OK:
         raise CostError(f"{measure} at {requests} requests: {result.reason}")
     try:
-        if measure == "instructions":
-            return {"instructions": callgrind_instructions(Path(f"{stem}.callgrind").read_text())}
         if measure == "syscalls":
-            return strace_calls(Path(f"{stem}.strace").read_text())
-        nbytes, blocks = dhat_totals(Path(f"{stem}.valgrind.log").read_text())
-        return {"bytes": nbytes, "blocks": blocks}
+            return strace_threads(Path(f"{stem}.strace").read_text())
+        if measure == "instructions":
+            return callgrind_threads(Path(f"{stem}.callgrind"), callgrind_instructions, "instructions")
+        return callgrind_threads(Path(f"{stem}.callgrind"), callgrind_allocations, "allocations")
     except OSError as exc:
         raise CostError(f"{measure} at {requests} requests: cannot read the tool's output: {exc}") from None
 
@@ -268,7 +333,7 @@ def table(rows: Sequence[dict[str, Any]], title: str | None = None) -> Table:
         Column("Syscalls/req"),
         Column("Syscalls per request", False),
         Column("Allocations/req"),
-        Column("Alloc bytes/req"),
+        Column("Counted", False),
     ]
     out = Table(columns, [], title=title)
 
@@ -288,21 +353,27 @@ def table(rows: Sequence[dict[str, Any]], title: str | None = None) -> Table:
         cells += [
             num(r["syscalls_per_request"], ".2f"),
             _calls(r["syscalls"]) if r["syscalls"] is not None else "-",
-            num(r["allocations_per_request"], ",.1f"),
-            num(r["allocated_bytes_per_request"], ",.0f"),
+            num(r["allocations_per_request"], ",.2f"),
+            SCOPES[r["scope"]],
         ]
         out.rows.append(cells)
         out.styles.append(None)
     return out
 
 
+#: what the Counted column says
+SCOPES = {"threads": "request threads", "process": "whole process"}
+
+
 def method(settings: Settings) -> list[str]:
     n, m = settings.requests, settings.baseline
     return [
         f"One worker, keep-alive GET {settings.path}, no warm-up; every figure is (count at {n} requests - "
-        f"count at {m}) / {n - m}: the cost of one request without the start-up.",
-        "Instructions: valgrind --tool=callgrind (user space). Syscalls: strace -f -c. Allocations: valgrind "
-        "--tool=dhat, heap blocks and their bytes (Python rows with PYTHONMALLOC=malloc). PYTHONHASHSEED=0.",
+        f"count at {m}) / {n - m}: the cost of one request without the start-up. Counted: the threads that "
+        "sent the requests, or the whole process when its main thread sent them (its raw document included).",
+        "Instructions: valgrind --tool=callgrind (user space). Syscalls: strace -f. Allocations: calls of "
+        "malloc, calloc, realloc and the aligned allocators, under callgrind (Python rows with "
+        f"PYTHONMALLOC=malloc). PYTHONHASHSEED=0; unset: {', '.join(UNSET)}.",
     ]
 
 
