@@ -1,4 +1,6 @@
-//! clientbench-server: the local HTTP/1.1 target for the clientbench client benchmarks.
+//! clientbench-server: the local HTTP target for the clientbench client benchmarks: HTTP/1.1, and HTTP/2 on
+//! the same port (with prior knowledge over plain TCP, h2c; after ALPN `h2` over TLS): hyper-util's auto
+//! builder tells them apart by the HTTP/2 connection preface.
 //!
 //! Endpoints (all bodies are exact; every response carries `Content-Length`):
 //!
@@ -24,6 +26,7 @@
 //! [`tls`] serves all of this over HTTPS (`--tls`).
 
 pub mod client_api;
+pub mod counting;
 pub mod tls;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -221,7 +224,9 @@ async fn close() -> Response {
         .into_response()
 }
 
-/// Counters since the server started, served by `GET /stats` (atomics: exact, whatever the thread).
+/// Counters since the server started, served by `GET /stats` (exact, whatever the thread). The listener
+/// counts connections and handshakes, [`counting::Sniff`] each connection's protocol, and
+/// [`counting::Counted`] (around the router) the requests.
 #[derive(Debug, Default)]
 pub struct Stats {
     /// Accepted TCP connections (HTTP and HTTPS; the one a `/stats` request came on included).
@@ -230,22 +235,42 @@ pub struct Stats {
     pub tls_handshakes: AtomicU64,
     /// Completed TLS handshakes that resumed a session (rustls's `HandshakeKind::Resumed`; 0 for plain HTTP).
     pub tls_resumed: AtomicU64,
+    /// Connections whose client spoke HTTP/1.x (its first bytes were not the HTTP/2 preface).
+    pub http1_connections: AtomicU64,
+    /// Connections whose client sent the HTTP/2 connection preface (h2c with prior knowledge, or h2 after ALPN).
+    pub h2_connections: AtomicU64,
+    /// Requests that reached the router over HTTP/1.x.
+    pub http1_requests: counting::Counter,
+    /// Requests that reached the router over HTTP/2 (one per stream).
+    pub h2_requests: counting::Counter,
 }
 
-/// What `GET /stats` answers.
+/// What `GET /stats` answers. A connection that sent nothing (or a failed TLS handshake) is in
+/// `connections` only, so `http1_connections + h2_connections <= connections`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatsSnapshot {
     pub connections: u64,
     pub tls_handshakes: u64,
     pub tls_resumed: u64,
+    pub http1_connections: u64,
+    pub h2_connections: u64,
+    /// Every request, of both protocols (the `/stats` request itself included).
+    pub requests: u64,
+    /// The requests (streams) over HTTP/2.
+    pub h2_requests: u64,
 }
 
 impl Stats {
     pub fn snapshot(&self) -> StatsSnapshot {
+        let h2_requests = self.h2_requests.get();
         StatsSnapshot {
             connections: self.connections.load(Ordering::Acquire),
             tls_handshakes: self.tls_handshakes.load(Ordering::Acquire),
             tls_resumed: self.tls_resumed.load(Ordering::Acquire),
+            http1_connections: self.http1_connections.load(Ordering::Acquire),
+            h2_connections: self.h2_connections.load(Ordering::Acquire),
+            requests: self.http1_requests.get() + h2_requests,
+            h2_requests,
         }
     }
 }
@@ -280,7 +305,7 @@ pub fn app() -> Router {
     app_with_stats(Arc::new(Stats::default()))
 }
 
-/// The benchmark server's router; `GET /stats` answers `stats`, which the listener updates.
+/// The benchmark server's router; `GET /stats` answers `stats`, which the listener and the router update.
 pub fn app_with_stats(stats: Arc<Stats>) -> Router {
     let stalls = Arc::new(AtomicU64::new(0));
     Router::new()
@@ -296,6 +321,12 @@ pub fn app_with_stats(stats: Arc<Stats>) -> Router {
         .route("/stats", get(self::stats))
         .merge(client_api::routes())
         .with_state(stats)
+}
+
+/// What the binary serves: [`app_with_stats`] with every request counted in `stats` first
+/// ([`counting::Counted`]).
+pub fn counted_app(stats: Arc<Stats>) -> counting::Counted<Router> {
+    counting::Counted::new(app_with_stats(stats.clone()), stats)
 }
 
 /// Raises this process's soft `RLIMIT_NOFILE` to its hard limit, so that 1000+ concurrent

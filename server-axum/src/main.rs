@@ -1,5 +1,6 @@
 //! clientbench-server binary: CLI, bind, the one-line `listening` event on stdout, and
-//! signal-driven shutdown. Everything except the listening line goes to stderr.
+//! signal-driven shutdown. Everything except the listening line goes to stderr. Every connection speaks
+//! HTTP/1.1 or HTTP/2, whichever the client starts with (see the library's docs).
 //!
 //! `--tls` serves HTTPS (see `clientbench_server::tls`): by default with a throw-away CA generated at
 //! start, whose certificate is written to `DIR/ca.pem` (`--tls-dir DIR`, default a new temporary
@@ -12,12 +13,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::serve::ListenerExt;
+use axum::extract::Request;
+use axum::ServiceExt;
 use clap::{Parser, ValueEnum};
+use clientbench_server::counting::PlainListener;
 use clientbench_server::{tls, Stats};
 use serde::Serialize;
 use tokio::net::{lookup_host, TcpListener, TcpSocket};
@@ -32,7 +34,7 @@ const LISTEN_BACKLOG: u32 = 4096;
 /// After SIGTERM/SIGINT, in-flight requests get at most this long before the process exits.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
-/// Local HTTP/1.1 benchmark target server (axum).
+/// Local HTTP benchmark target server (axum): HTTP/1.1, and HTTP/2 (h2c with prior knowledge; ALPN h2 with --tls).
 #[derive(Parser, Debug)]
 #[command(name = "clientbench-server", version, about)]
 struct Args {
@@ -48,7 +50,7 @@ struct Args {
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
 
-    /// Serve HTTPS (rustls, TLS 1.2 and 1.3, ALPN http/1.1) with a certificate for localhost, 127.0.0.1
+    /// Serve HTTPS (rustls, TLS 1.2 and 1.3, ALPN h2 and http/1.1) with a certificate for localhost, 127.0.0.1
     /// and ::1 signed by a throw-away CA generated at start (its PEM is written to DIR/ca.pem).
     #[arg(long)]
     tls: bool,
@@ -252,7 +254,7 @@ async fn run(args: Args, https: Option<Https>) -> ExitCode {
     }
 
     let stats = Arc::new(Stats::default());
-    let app = clientbench_server::app_with_stats(stats.clone());
+    let app = ServiceExt::<Request>::into_make_service(clientbench_server::counted_app(stats.clone()));
     let (stop_tx, mut stop_rx) = watch::channel(false);
     let mut graceful_rx = stop_rx.clone();
     let graceful = async move {
@@ -260,11 +262,7 @@ async fn run(args: Args, https: Option<Https>) -> ExitCode {
     };
     let server: Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>> = match https {
         None => {
-            let listener = listener.tap_io(move |tcp| {
-                stats.connections.fetch_add(1, Ordering::AcqRel);
-                // Disable Nagle: responses are small and latency-sensitive.
-                let _ = tcp.set_nodelay(true);
-            });
+            let listener = PlainListener::new(listener, stats);
             Box::pin(axum::serve(listener, app).with_graceful_shutdown(graceful).into_future())
         }
         Some(h) => {

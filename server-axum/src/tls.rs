@@ -4,7 +4,9 @@
 //! loop, so a slow or silent client cannot hold up anyone else).
 //!
 //! rustls with the aws-lc-rs provider (the same provider as the reqwest client, see rust-reqwest/src/tls.rs);
-//! TLS 1.2 and 1.3 (or one of them, [`Version`]); ALPN `http/1.1`. Session resumption: stateless tickets
+//! TLS 1.2 and 1.3 (or one of them, [`Version`]); ALPN `h2` and `http/1.1` (the client's choice among those it
+//! offers: rustls picks the first of the server's list that the client offers, so a client offering both
+//! gets `h2`; one offering none gets no ALPN, and speaks HTTP/1.1). Session resumption: stateless tickets
 //! (rustls's `aws_lc_rs::Ticketer`, its key rotating every 6 hours) for TLS 1.3 and for TLS 1.2 clients that
 //! support tickets, and an in-memory session-ID cache (`ServerSessionMemoryCache`, [`SESSION_CACHE`]
 //! sessions) for TLS 1.2 clients that do not.
@@ -30,6 +32,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Sleep;
 
+use crate::counting::Sniff;
 use crate::Stats;
 
 /// The names the generated server certificate is valid for.
@@ -110,7 +113,7 @@ pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::aws_lc_rs::default_provider())
 }
 
-/// The rustls server configuration: `versions` (both when `None`), ALPN `http/1.1`, session resumption by
+/// The rustls server configuration: `versions` (both when `None`), ALPN `h2` and `http/1.1`, session resumption by
 /// tickets and by session ID (see the module docs).
 pub fn server_config(identity: Identity, version: Option<Version>) -> Result<Arc<ServerConfig>, String> {
     let versions: &[&'static rustls::SupportedProtocolVersion] = match version {
@@ -124,14 +127,15 @@ pub fn server_config(identity: Identity, version: Option<Version>) -> Result<Arc
         .with_no_client_auth();
     let mut config =
         builder.with_single_cert(identity.chain, identity.key).map_err(|e| format!("TLS certificate and key: {e}"))?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
     config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new().map_err(|e| format!("TLS session tickets: {e}"))?;
     Ok(Arc::new(config))
 }
 
 /// An `axum::serve` listener that accepts TCP connections (counting them in `Stats::connections`, with
-/// TCP_NODELAY) and hands each out as a [`TlsConn`] whose handshake runs on first use.
+/// TCP_NODELAY) and hands each out as a [`TlsConn`] whose handshake runs on first use, its protocol sniffed
+/// from the first bytes after the handshake ([`Sniff`]).
 pub struct TlsListener {
     tcp: TcpListener,
     config: Arc<ServerConfig>,
@@ -145,17 +149,17 @@ impl TlsListener {
 }
 
 impl axum::serve::Listener for TlsListener {
-    type Io = TlsConn;
+    type Io = Sniff<TlsConn>;
     type Addr = SocketAddr;
 
-    async fn accept(&mut self) -> (TlsConn, SocketAddr) {
+    async fn accept(&mut self) -> (Sniff<TlsConn>, SocketAddr) {
         // TcpListener's own Listener impl: retries (and backs off on) accept errors.
         let (tcp, peer) = axum::serve::Listener::accept(&mut self.tcp).await;
         self.stats.connections.fetch_add(1, Ordering::AcqRel);
         let _ = tcp.set_nodelay(true);
         let accept = Box::new(tokio_rustls::TlsAcceptor::from(self.config.clone()).accept(tcp));
         let phase = Phase::Handshake { accept, deadline: Box::pin(tokio::time::sleep(HANDSHAKE_TIMEOUT)) };
-        (TlsConn { phase, peer, stats: self.stats.clone() }, peer)
+        (Sniff::new(TlsConn { phase, peer, stats: self.stats.clone() }, self.stats.clone()), peer)
     }
 
     fn local_addr(&self) -> io::Result<SocketAddr> {

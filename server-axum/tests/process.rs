@@ -148,7 +148,8 @@ fn help_and_bad_flags() {
 }
 
 /// `GET /stats` on plain HTTP: every accepted connection counts (the one /stats came on included), the
-/// TLS counters stay 0; keep-alive requests on one connection count it once.
+/// TLS counters stay 0; keep-alive requests on one connection count it once; every request counts (the
+/// /stats request itself included), a connection that sends nothing is neither HTTP/1.1 nor HTTP/2.
 #[test]
 fn stats_count_plain_connections() {
     let server = spawn_server(&[], None);
@@ -158,11 +159,17 @@ fn stats_count_plain_connections() {
             assert_eq!(get(&stream, "/").status, 200);
         }
     }
+    drop(connect(server.addr));
     let stream = connect(server.addr);
     let resp = get(&stream, "/stats");
     assert_eq!(resp.header("content-type"), Some("application/json"));
-    assert_eq!(String::from_utf8(resp.body).unwrap(), r#"{"connections":4,"tls_handshakes":0,"tls_resumed":0}"#);
-    // The same connection again: no new connection.
+    let expected = |requests: u32| {
+        format!(
+            r#"{{"connections":5,"tls_handshakes":0,"tls_resumed":0,"http1_connections":4,"h2_connections":0,"requests":{requests},"h2_requests":0}}"#
+        )
+    };
+    assert_eq!(String::from_utf8(resp.body).unwrap(), expected(13));
+    // The same connection again: no new connection, one more request.
     let body = get(&stream, "/stats").body;
-    assert_eq!(String::from_utf8(body).unwrap(), r#"{"connections":4,"tls_handshakes":0,"tls_resumed":0}"#);
+    assert_eq!(String::from_utf8(body).unwrap(), expected(14));
 }

@@ -150,8 +150,10 @@ async fn reqwest_with_the_generated_ca() {
     assert!(format!("{err:?}").contains("UnknownIssuer"), "{err:?}");
 }
 
+/// Both TLS versions; a client that offers ALPN http/1.1 only gets it (h2 is for clients that offer it:
+/// tests/h2.rs), one that offers no ALPN gets none and is served HTTP/1.1.
 #[test]
-fn both_versions_and_alpn_http11_by_default() {
+fn both_versions_and_alpn_http11_when_offered() {
     let server = spawn_server(&["--tls"], None);
     let ca = ca_of(&server);
     for (version, expected) in [(TLS12, ProtocolVersion::TLSv1_2), (TLS13, ProtocolVersion::TLSv1_3)] {
@@ -161,6 +163,10 @@ fn both_versions_and_alpn_http11_by_default() {
         assert_eq!(n.alpn.as_deref(), Some(&b"http/1.1"[..]));
         assert_eq!(n.kind, Some(HandshakeKind::Full));
     }
+    let mut no_alpn = (*client_config(roots(&ca), &[TLS13])).clone();
+    no_alpn.alpn_protocols.clear();
+    let (resp, n) = tls_get(server.addr, &Arc::new(no_alpn), "127.0.0.1", "/").unwrap();
+    assert_eq!((resp.status, n.alpn), (200, None));
 }
 
 /// `--tls-version 1.2` refuses a TLS 1.3-only client and `--tls-version 1.3` a TLS 1.2-only one; each
@@ -201,7 +207,16 @@ fn stats_count_handshakes_and_resumed_sessions() {
         // A plain-TCP connection that never starts a handshake counts as a connection only.
         drop(connect(server.addr));
         let s = stats(&server, roots(&ca));
-        assert_eq!(s, StatsSnapshot { connections: 5, tls_handshakes: 4, tls_resumed: 2 }, "{version:?}");
+        let expected = StatsSnapshot {
+            connections: 5,
+            tls_handshakes: 4,
+            tls_resumed: 2,
+            http1_connections: 4,
+            h2_connections: 0,
+            requests: 4,
+            h2_requests: 0,
+        };
+        assert_eq!(s, expected, "{version:?}");
     }
 }
 
