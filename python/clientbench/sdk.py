@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from . import harness
 from .harness import ssl_context, verify
 from .harness import version as installed_version
-from .harness.options import usage_error
+from .harness.options import unsupported
 
 __all__ = ["AsyncClient", "Options", "Plugin", "SyncClient", "installed_version", "run", "ssl_context", "verify"]
 
@@ -169,7 +169,7 @@ def run(plugin: Plugin, argv: list[str] | None = None, description: str = "") ->
             try:
                 import uvloop
             except ImportError as exc:
-                usage_error(f"--loop uvloop: {exc}")
+                unsupported(f"--loop uvloop ({exc})")
             loop_factory = uvloop.new_event_loop
             info["library"] = f"{plugin.library}+uvloop"
             info["library_version"] = f"{info['library_version']} (uvloop {installed_version('uvloop')})"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from clientbench.cli import main
 from clientbench.run.clients import CLIENTS, ClientSpec
-from clientbench.run.conformance import FAIL, PASS, SKIP, Outcome, Testbed, check
+from clientbench.run.conformance import FAIL, PASS, SKIP, Outcome, Servers, check
 from clientbench.run.external import program_spec
 from clientbench.run.faults import RESET_SENT, TRUNCATED_SENT, FaultServer
 from clientbench.run.server import Server
@@ -28,13 +28,13 @@ POOL_RACE = {"py-rnet-sync": "connections: keep-alive"}
 
 
 @pytest.fixture(scope="module")
-def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Testbed]:
+def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{s.getsockname()[1]}/"
     tls = tmp_path_factory.mktemp("check-tls")
     with Server() as http, Server() as counting, Server(tls=True, tls_dir=tls) as https, FaultServer() as faults:
-        yield Testbed(http, counting, https, faults, closed, row_timeout_s=60)
+        yield Servers(http, counting, https, faults, closed, row_timeout_s=60)
 
 
 def _installed(spec: ClientSpec) -> bool:
@@ -54,14 +54,14 @@ def _by_check(outcomes: list[Outcome]) -> dict[str, Outcome]:
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("spec", SHIPPED)
-def test_every_shipped_driver_passes(spec: ClientSpec, bed: Testbed) -> None:
+def test_every_shipped_driver_passes(spec: ClientSpec, bed: Servers) -> None:
     outcomes = check(spec, bed, jobs=2)
     assert len(outcomes) >= 20
     failed = [f"{o.check}: {o.why}" for o in outcomes if o.status != PASS and o.check != POOL_RACE.get(spec.name)]
     assert not failed, failed  # none fails, and every one is supported (uploads, the open loop)
 
 
-def test_the_base_of_the_broken_drivers_passes(bed: Testbed) -> None:
+def test_the_base_of_the_broken_drivers_passes(bed: Servers) -> None:
     outcomes = check(_script("good"), bed, jobs=2)
     assert [f"{o.check}: {o.why}" for o in outcomes if o.status != PASS] == []
 
@@ -77,7 +77,7 @@ def test_the_base_of_the_broken_drivers_passes(bed: Testbed) -> None:
         ("invalid_json", {"valid document", "fault: status 500", "open loop: --rate 200 --requests 4"}),
     ],
 )
-def test_a_broken_driver_fails_the_check_it_breaks(script: str, failing: set[str], bed: Testbed) -> None:
+def test_a_broken_driver_fails_the_check_it_breaks(script: str, failing: set[str], bed: Servers) -> None:
     outcomes = _by_check(check(_script(script), bed, jobs=2))
     assert {name for name in failing if outcomes[name].status == FAIL} == failing, {
         name: outcomes[name].why for name in failing
@@ -90,16 +90,22 @@ def test_a_broken_driver_fails_the_check_it_breaks(script: str, failing: set[str
         assert "expected 'TimeoutError'" in outcomes["fault: stall past --timeout 1"].why
 
 
-def test_the_wrong_count_is_named(bed: Testbed) -> None:
+def test_the_wrong_count_is_named(bed: Servers) -> None:
     outcomes = _by_check(check(_script("wrong_count"), bed, jobs=2))
     assert "requests 4 (asked 5)" in outcomes["valid document"].why
     assert outcomes["usage: --rate 0"].status == PASS
 
 
-def test_an_open_loop_refused_is_not_supported_not_failed(bed: Testbed) -> None:
+def test_unsupported_without_its_line_fails(bed: Servers) -> None:
+    outcomes = _by_check(check(_script("unsupported_badly"), bed, jobs=2))
+    assert outcomes["open loop: --rate 200 --requests 4"].status == FAIL
+    assert "exit 3 without one line 'unsupported: ...'" in outcomes["open loop: --rate 200 --requests 4"].why
+
+
+def test_an_open_loop_refused_is_not_supported_not_failed(bed: Servers) -> None:
     outcomes = _by_check(check(_script("no_open_loop"), bed, jobs=2))
     assert outcomes["open loop: --rate 200 --requests 4"].status == SKIP
-    assert "no open loop" in outcomes["open loop: --rate 200 --requests 4"].why
+    assert outcomes["open loop: --rate 200 --requests 4"].why == "unsupported: an open loop (--rate)"
     assert [o.check for o in outcomes.values() if o.status == FAIL] == []
 
 
@@ -151,13 +157,13 @@ def test_usage_errors_of_the_command(argv: list[str], message: str, capsys: pyte
     assert err.count("\n") == 1 and message in err, err
 
 
-def test_a_program_that_does_not_exist_fails_every_check(bed: Testbed) -> None:
+def test_a_program_that_does_not_exist_fails_every_check(bed: Servers) -> None:
     outcomes = check(program_spec("nothing", ["/no/such/driver"]), bed)
     assert outcomes and all(o.status == FAIL for o in outcomes)
     assert "command not found: /no/such/driver" in outcomes[0].why
 
 
-def test_every_check_has_its_own_name(bed: Testbed) -> None:
+def test_every_check_has_its_own_name(bed: Servers) -> None:
     names = [o.check for o in check(program_spec("nothing", ["/no/such/driver"]), bed)]
     assert len(names) == len(set(names)) == 22
 

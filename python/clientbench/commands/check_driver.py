@@ -84,7 +84,7 @@ def check_driver(args: argparse.Namespace, registry: Sequence[ClientSpec], out: 
     """Check every target; 1 when one of them failed a check."""
     import socket
 
-    from ..run.conformance import FAIL, PASS, Outcome, Testbed, check
+    from ..run.conformance import FAIL, PASS, Outcome, Servers, check
     from ..run.faults import FaultServer
     from ..run.server import Server
 
@@ -100,7 +100,7 @@ def check_driver(args: argparse.Namespace, registry: Sequence[ClientSpec], out: 
 
     failed: list[str] = []
     with Server() as http, Server() as counting, Server(tls=True) as https, FaultServer() as faults:
-        bed = Testbed(http, counting, https, faults, closed, args.row_timeout_s)
+        bed = Servers(http, counting, https, faults, closed, args.row_timeout_s)
         for spec in specs:
             out(f"{spec.name}: {_what(spec)}")
             outcomes = check(spec, bed, show, args.jobs)

@@ -155,6 +155,13 @@ def usage_error(message: str) -> NoReturn:
     sys.exit(2)
 
 
+def unsupported(what: str) -> NoReturn:
+    """The client cannot do what was asked at all (docs/raw-format.md, "Exit status"): nothing on stdout, one
+    line `unsupported: ...` on stderr, exit status 3."""
+    print(f"unsupported: {what}", file=sys.stderr)
+    sys.exit(3)
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:

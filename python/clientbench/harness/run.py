@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from .failures import DigestMismatch
 from .info import emit
-from .options import usage_error
+from .options import unsupported
 from .record import Worker
 from .schedule import NS, intended_ns, open_loop, open_loop_async
 
@@ -57,7 +57,7 @@ def checked_async(upload: AsyncUpload[C], method: str, body: bytes, expected: by
 
 
 def _uploads_unsupported(args: argparse.Namespace) -> None:
-    usage_error(f"--method {args.method}: this driver sends GET only")
+    unsupported(f"--method {args.method} (this driver sends GET only)")
 
 
 def _duration_ns(args: argparse.Namespace) -> int | None:

@@ -7,8 +7,9 @@ workload asked for, exactly N samples per worker, every body byte of GET /bytes/
 by the server); a new connection per request (W x N connections) recorded as histograms; usage errors (exit
 2, one line on stderr naming the flag); uploads (the answer's bytes, and a wrong answer counted); each
 failure counted with its class (a 500, a stall past --timeout, a reset mid-body, a truncated body, a refused
-connection, an untrusted CA); https with --ca-file; the open loop. A driver that refuses uploads or --rate
-with a usage error (exit 2) is reported as not supporting them.
+connection, an untrusted CA); https with --ca-file; the open loop. A driver that cannot upload or has no open
+loop says so with exit 3 and one line `unsupported: ...` (or refuses the flag with exit 2): reported as not
+supported.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ HELLO = 13  # the body of the server's `/`
 BODY = 100_000  # the closed loop's body
 #: the timeout of the stall check (s), and how long the server stalls
 STALL_TIMEOUT_S, STALL_MS = 1.0, 3000
+#: the open loop's --duration check
+OPEN_DURATION_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ class Outcome:
 
 
 @dataclass
-class Testbed:
+class Servers:
     """What the checks send requests to: the axum server, another one that only the checks that count
     connections use (one at a time), the same over https with a throw-away CA, and the fault server."""
 
@@ -64,7 +67,7 @@ class Testbed:
 @dataclass
 class Suite:
     spec: ClientSpec
-    bed: Testbed
+    bed: Servers
     log_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="clientbench-check-")))
     _tags: Iterator[int] = field(default_factory=itertools.count)
 
@@ -162,7 +165,8 @@ def closed_loop(s: Suite) -> Iterator[Outcome]:
     bad = _document("valid document", run)
     if bad is not None:
         yield bad
-        yield Outcome("samples", FAIL, "no valid document")
+        for name in ("samples", f"body integrity: GET /bytes/{BODY}", "connections: keep-alive"):
+            yield Outcome(name, FAIL, "no valid document")
         return
     assert run.raw is not None and run.stats is not None
     schema = run.raw["schema"]
@@ -238,10 +242,10 @@ def uploads(s: Suite) -> Iterator[Outcome]:
     wl = Workload(workers=2, requests=3, warmup=0, timeout_s=10, method="PUT", body_size=size)
     run, lines = s.run_logged(s.bed.http.url + "/upload", wl)
     name = f"upload: PUT /upload, {size} bytes"
-    if run.returncode == 2:
-        why = f"usage error: {lines[-1][:120]}" if lines else "exit 2"
-        yield Outcome(name, SKIP, why)
-        yield Outcome("upload: a wrong answer counted", SKIP, "uploads not supported")
+    refused = _refused(name, run, lines)
+    if refused is not None:
+        yield refused
+        yield Outcome("upload: a wrong answer counted", refused.status, "no uploads")
         return
     yield _document(name, run) or _ok(name, run, len(answer))
     wl = Workload(workers=2, requests=2, warmup=0, timeout_s=10, method="POST", body_size=30)
@@ -249,6 +253,20 @@ def uploads(s: Suite) -> Iterator[Outcome]:
     yield _document("upload: a wrong answer counted", run) or _failed_with(
         "upload: a wrong answer counted", run, "Error: upload digest mismatch:"
     )
+
+
+def _refused(name: str, run: DriverRun, lines: list[str]) -> Outcome | None:
+    """What the driver cannot do (docs/raw-format.md, "Exit status"): exit 3 with one line `unsupported: ...`
+    is not supported; so is a usage error (exit 2, a driver that does not know the flag), said as such; None
+    when the driver ran."""
+    said = lines[-1][:160] if lines else "nothing on stderr"
+    if run.returncode == 3:
+        if len(lines) == 1 and lines[0].startswith("unsupported: "):
+            return Outcome(name, SKIP, lines[0][:160])
+        return Outcome(name, FAIL, f"exit 3 without one line 'unsupported: ...' on stderr: {said}")
+    if run.returncode == 2:
+        return Outcome(name, SKIP, f"refused as bad usage (exit 2; the contract's way is exit 3): {said}")
+    return None
 
 
 def _failed_with(name: str, run: DriverRun, prefix: str, status: int | None = None) -> Outcome:
@@ -312,10 +330,10 @@ def open_loop(s: Suite) -> Iterator[Outcome]:
     w, n, rate = _workers(s.spec, 2), 4, 200.0
     name = f"open loop: --rate {rate:g} --requests {n}"
     run, lines = s.run_logged(s.bed.http.url + "/", Workload(2, n, 0, 10, rate=rate))
-    if run.returncode == 2:
-        why = f"--rate refused: {lines[-1][:120]}" if lines else "--rate refused (exit 2)"
-        yield Outcome(name, SKIP, why)
-        yield Outcome("open loop: --duration", SKIP, "no open loop")
+    refused = _refused(name, run, lines)
+    if refused is not None:
+        yield refused
+        yield Outcome(f"open loop: --duration {OPEN_DURATION_S:g}", refused.status, "no open loop")
         return
     bad = _document(name, run)
     if bad is None:
@@ -323,7 +341,7 @@ def open_loop(s: Suite) -> Iterator[Outcome]:
         yield _on_schedule(name, run.raw, w, rate) or _ok(name, run, HELLO)
     else:
         yield bad
-    duration = 0.5
+    duration = OPEN_DURATION_S
     name = f"open loop: --duration {duration:g}"
     run = s.run(s.bed.http.url + "/", Workload(2, 1, 0, 5, rate=40.0, duration_s=duration))
     bad = _document(name, run)
@@ -371,7 +389,7 @@ def _all(check: Check, suite: Suite) -> list[Outcome]:
 
 
 def check(
-    spec: ClientSpec, bed: Testbed, on_outcome: Callable[[Outcome], None] = lambda o: None, jobs: int = 1
+    spec: ClientSpec, bed: Servers, on_outcome: Callable[[Outcome], None] = lambda o: None, jobs: int = 1
 ) -> list[Outcome]:
     """Every check of one driver, with up to `jobs` driver runs at a time; `on_outcome` sees each outcome in
     the order of CHECKS."""

@@ -4,8 +4,8 @@
 - `--driver NAME='COMMAND ARGS'`: a program, split like a shell line (shlex); the runner appends the
   contract's flags, as for every row;
 - `--clients-file clients.toml`: `[clients.NAME]` tables with `command` (a string or a list) or `plugin`
-  (MODULE:OBJECT), and optional `tags` and `default`; a relative program path is relative to the file;
-- `--client [NAME=]MODULE:OBJECT`: a plugin, run by `python -m clientbench.plugin MODULE:OBJECT`;
+  (MODULE:OBJECT [ARGS]), and optional `tags` and `default`; a relative program path is relative to the file;
+- `--client [NAME=]MODULE:OBJECT [ARGS]`: a plugin, run by `python -m clientbench.plugin MODULE:OBJECT ARGS`;
 - a `clientbench.clients` entry point of an installed distribution: NAME = "MODULE:OBJECT".
 
 Their language, library and mode come from their own documents (`ClientSpec.from_document`).
@@ -83,20 +83,14 @@ def program_spec(
     return ClientSpec(client, Program(tuple(argv), base), tags=tuple(tags), default=default, from_document=True)
 
 
-def plugin_spec(name: str, target: str, *, tags: Sequence[str] = (), default: bool = True) -> ClientSpec:
-    """A row whose driver is a Python plugin (clientbench.sdk), MODULE:OBJECT."""
-    module = _target(target, name)
+def plugin_spec(name: str, plugin: str, *, tags: Sequence[str] = (), default: bool = True) -> ClientSpec:
+    """A row whose driver is a Python plugin (clientbench.sdk): `MODULE:OBJECT [ARGS]`, e.g. an async
+    plugin's `--loop uvloop`."""
+    target, *args = _split(plugin, name)
+    _target(target, name)
     client = Client(name=name, language="Python", library=name, mode="-")
-    top = module.split(".", 1)[0]
-    return ClientSpec(
-        client,
-        PythonDriver(target),
-        needs_module=top,
-        install_hint="install it, or put its folder on PYTHONPATH",
-        tags=tuple(tags),
-        default=default,
-        from_document=True,
-    )
+    # no needs_module: the driver process says, in one line, why it cannot import the plugin's module
+    return ClientSpec(client, PythonDriver(target, tuple(args)), tags=tuple(tags), default=default, from_document=True)
 
 
 def _target(target: str, where: str) -> str:
@@ -116,14 +110,14 @@ def parse_driver(text: str) -> ClientSpec:
 
 
 def parse_client(text: str) -> ClientSpec:
-    """`--client [NAME=]MODULE:OBJECT`; the name defaults to py-<the module's last part>."""
-    name, sep, target = text.partition("=")
-    if not sep:
-        name, target = "", text
-    target = target.strip()
+    """`--client [NAME=]MODULE:OBJECT [ARGS]`; the name defaults to py-<the module's last part>."""
+    name, sep, plugin = text.partition("=")
+    if not sep or not _NAME.fullmatch(name.strip()):  # no name: the = (if any) is in the ARGS
+        name, plugin = "", text
+    target = _split(plugin, "--client")[0]
     module = _target(target, "--client")
     name = name.strip() or "py-" + module.rsplit(".", 1)[-1].replace("_", "-")
-    return plugin_spec(_check_name(name, "--client"), target)
+    return plugin_spec(name, plugin)
 
 
 def load_clients_file(path: Path) -> list[ClientSpec]:
@@ -163,7 +157,7 @@ def _toml_spec(name: str, entry: Any, where: str, base: Path) -> ClientSpec:
         raise SetupError(f"{where}: give either command or plugin")
     if "plugin" in entry:
         if not isinstance(entry["plugin"], str):
-            raise SetupError(f"{where}: plugin must be a string, MODULE:OBJECT")
+            raise SetupError(f"{where}: plugin must be a string, MODULE:OBJECT [ARGS]")
         return plugin_spec(name, entry["plugin"], tags=tags, default=default)
     command = entry["command"]
     if isinstance(command, str):
@@ -237,7 +231,8 @@ def add_options(g: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="[NAME=]MODULE:OBJECT",
-        help="a row whose driver is a Python plugin (clientbench.sdk) importable as MODULE:OBJECT; repeatable",
+        help="a row whose driver is a Python plugin (clientbench.sdk) importable as MODULE:OBJECT, e.g. "
+        "mybench:plugin, or with its own flags: 'py-mybench-uvloop=mybench:plugin --loop uvloop'; repeatable",
     )
 
 

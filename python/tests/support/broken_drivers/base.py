@@ -10,6 +10,8 @@ from typing import Any
 from clientbench import harness, sdk
 from stdlib_plugin import plugin
 
+__all__ = ["main", "plugin"]
+
 
 def main(tamper: Callable[[dict[str, Any]], None] | None = None, exit_status: int = 0, usage_status: int = 2) -> None:
     try:

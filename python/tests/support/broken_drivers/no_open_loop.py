@@ -1,10 +1,12 @@
-"""A correct driver without an open loop: it refuses --rate with a usage error (exit 2, one line)."""
+"""A correct driver without an open loop: bad usage is still exit 2; a valid --rate is exit 3 with one line
+`unsupported: ...`."""
 
 import sys
 
-from base import main
+from base import main, plugin
+from clientbench import sdk
 
-if "--rate" in sys.argv:
-    print("no_open_loop.py: error: --rate: this driver has no open loop", file=sys.stderr)
-    sys.exit(2)
+if sdk.parser(plugin).parse_args(sys.argv[1:]).rate is not None:
+    print("unsupported: an open loop (--rate)", file=sys.stderr)
+    sys.exit(3)
 main()
