@@ -116,7 +116,7 @@ say "server $URL (pid $SERVER_PID)"
 
 # ---- 5. the sanitized programs against it -------------------------------------------------------------
 # run NAME KIND EXPECT CMD...: stdout -> NAME.out, stderr -> NAME.err; checks the exit status, the stderr
-# and the JSON on stdout (KIND: raw = a clientbench.raw/1 document, soak = beast-soak's line). EXPECT: ok =
+# and the JSON on stdout (KIND: raw = a clientbench.raw/2 document, soak = beast-soak's line). EXPECT: ok =
 # no request may fail; fail = every request must fail (the error paths: timeouts, refused, non-200).
 run() {
     local name="$1" kind="$2" expect="$3"
@@ -132,11 +132,11 @@ kind, path = sys.argv[1], sys.argv[2]
 with open(path) as f:
     doc = json.loads(f.read())
 if kind == "raw":
-    requests = sum(len(w["latencies_ns"]) for w in doc["workers"])
-    failures = [x for w in doc["workers"] for x in w["failures"]]
+    requests = sum(w["count"] for w in doc["workers"])
+    failures = sum(w["failure_count"] for w in doc["workers"])
     body = sum(w["bytes"] for w in doc["workers"])
-    reasons = sorted({x["reason"] for x in failures})
-    print(requests, len(failures), body, "; ".join(reasons)[:300])
+    reasons = sorted({x["reason"] for w in doc["workers"] for x in w["failures"]})
+    print(requests, failures, body, "; ".join(reasons)[:300])
 else:
     print(doc["requests"], doc["failures"], "-", json.dumps(doc["reasons"])[:300] if doc["reasons"] else "")
 EOF
@@ -172,6 +172,11 @@ run floor-driver-bytes     raw ok   "$F" --url "$URL/bytes/100000" --workers 4 -
 run beast-driver-new-conn  raw ok   "$B" --url "$URL/" --workers 2 --requests 50 --connection new
 run beast-driver-close     raw ok   "$B" --url "$URL/close" --workers 2 --requests 50
 run floor-driver-close     raw ok   "$F" --url "$URL/close" --workers 2 --requests 50
+# the open loop (samples; histograms), uploads whose /upload line the drivers check
+run beast-driver-open      raw ok   "$B" --url "$URL/" --workers 4 --rate 400 --duration 1 --arrival poisson
+run floor-driver-open      raw ok   "$F" --url "$URL/" --workers 4 --rate 400 --duration 1 --record histogram
+run beast-driver-post      raw ok   "$B" --url "$URL/upload" --workers 2 --requests 50 --method POST --body-size 1000
+run floor-driver-put       raw ok   "$F" --url "$URL/upload" --workers 2 --requests 50 --method PUT --body-size 2000000
 # error paths: timeout (the pending read is aborted and drained), refused connect, non-200 status
 run beast-driver-timeout   raw fail "$B" --url "$URL/delay/300" --timeout 0.1 --workers 2 --requests 3
 run floor-driver-timeout   raw fail "$F" --url "$URL/delay/300" --timeout 0.1 --workers 2 --requests 3

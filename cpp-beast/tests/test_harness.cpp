@@ -10,7 +10,6 @@
 #include <memory>
 #include <new>
 #include <optional>
-#include <regex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -23,12 +22,14 @@ using harness_test::ScriptedClient;
 
 namespace {
 
-// The failure reasons in a document, in order (the harness's own JSON: no escapes here).
+// The failure reasons in a document, worker by worker, in order.
 std::vector<std::string> reasons_in(const std::string& doc) {
-    static const std::regex re(R"re("reason":"([^"]*)")re");
     std::vector<std::string> out;
-    for (auto it = std::sregex_iterator(doc.begin(), doc.end(), re); it != std::sregex_iterator(); ++it)
-        out.push_back((*it)[1].str());
+    const harness_test::json::value v = harness_test::parse(doc);
+    if (!v.is_object()) return out;
+    for (const auto& worker : v.at("workers").as_array())
+        for (const auto& failure : worker.at("failures").as_array())
+            out.push_back(harness_test::text(failure.at("reason")));
     return out;
 }
 
