@@ -1,0 +1,241 @@
+package main
+
+// The contract's command line (docs/raw-format.md, "Command line"): the flags, their checks (bad usage is one
+// line on stderr naming the flag, exit status 2), the upload body and the answer /upload must give to it, and
+// the TLS settings every worker's client is built with.
+
+import (
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+const (
+	maxBodySize       = 1 << 30   // the server's /upload accepts up to 1 GiB
+	maxRatePerWorker  = 1_000_000 // a worker's schedule may not be finer than 1 µs
+	defaultRequests   = 100
+	defaultWorkers    = 10
+	defaultTimeoutSec = 30.0
+)
+
+// Options are the flags as parsed and checked.
+type Options struct {
+	URL        string
+	Workers    int
+	Requests   int     // timed requests per worker; 0 with --duration
+	Duration   float64 // seconds; 0 without --duration
+	Warmup     int
+	Timeout    float64 // seconds
+	Connection string  // keep-alive | new
+	CAFile     string
+	Insecure   bool
+	Rate       float64 // requests/s over all workers; 0: a closed loop
+	Arrival    string  // uniform | poisson
+	Seed       int64
+	Method     string // GET | POST | PUT
+	BodySize   int
+	Record     string // samples | histogram
+	Scope      string // per-worker | shared (--client-scope)
+	HTTP       string // 1.1 | 2 (--http)
+
+	Body     []byte      // what every POST/PUT sends (nil for GET)
+	Expected []byte      // what /upload answers to Body
+	TLS      *tls.Config // from --ca-file / --insecure
+}
+
+// OpenLoop says whether --rate was given.
+func (o *Options) OpenLoop() bool { return o.Rate > 0 }
+
+// UsageError is bad usage: one line on stderr, exit status 2.
+type UsageError struct{ msg string }
+
+func (e *UsageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
+
+// a flag.Value that checks its text as it is set
+type checked struct {
+	text  string
+	parse func(string) error
+}
+
+func (c *checked) String() string     { return c.text }
+func (c *checked) Set(s string) error { c.text = s; return c.parse(s) }
+
+func positiveInt(dst *int) *checked {
+	return &checked{strconv.Itoa(*dst), func(s string) error {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			return fmt.Errorf("must be a whole number >= 1, got %q", s)
+		}
+		*dst = v
+		return nil
+	}}
+}
+
+func nonNegativeInt(dst *int) *checked {
+	return &checked{strconv.Itoa(*dst), func(s string) error {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 {
+			return fmt.Errorf("must be a whole number >= 0, got %q", s)
+		}
+		*dst = v
+		return nil
+	}}
+}
+
+func positiveFloat(dst *float64) *checked {
+	return &checked{"", func(s string) error {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("must be a positive number, got %q", s)
+		}
+		*dst = v
+		return nil
+	}}
+}
+
+func oneOf(dst *string, choices ...string) *checked {
+	return &checked{*dst, func(s string) error {
+		for _, c := range choices {
+			if s == c {
+				*dst = s
+				return nil
+			}
+		}
+		return fmt.Errorf("must be one of %s, got %q", strings.Join(choices, ", "), s)
+	}}
+}
+
+func bodySize(dst *int) *checked {
+	return &checked{"", func(s string) error {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 || v > maxBodySize {
+			return fmt.Errorf("must be a whole number of bytes between 0 and %d (1 GiB), got %q", maxBodySize, s)
+		}
+		*dst = v
+		return nil
+	}}
+}
+
+// ParseOptions parses the command line (without the program name). A *UsageError is bad usage; flag.ErrHelp
+// asks for the usage text, which has then been written to `help`.
+func ParseOptions(args []string, help io.Writer) (*Options, error) {
+	o := &Options{
+		Workers: defaultWorkers, Timeout: defaultTimeoutSec, Connection: "keep-alive", Arrival: "uniform",
+		Seed: 1, Method: "GET", Record: "samples", Scope: "per-worker", HTTP: "1.1",
+	}
+	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported as one line below
+	fs.StringVar(&o.URL, "url", "", "URL every request goes to (required)")
+	fs.Var(positiveInt(&o.Workers), "workers", "W workers, each with its own client and connection")
+	fs.Var(positiveInt(&o.Requests), "requests", "N timed requests per worker (default 100)")
+	fs.Var(positiveFloat(&o.Duration), "duration", "open loop: the schedule lasts this many seconds")
+	fs.Var(nonNegativeInt(&o.Warmup), "warmup", "K untimed requests per worker before the timed loop")
+	fs.Var(positiveFloat(&o.Timeout), "timeout", "per-request timeout, seconds (default 30)")
+	fs.Var(oneOf(&o.Connection, "keep-alive", "new"), "connection", "keep-alive or new (a new client per request)")
+	fs.StringVar(&o.CAFile, "ca-file", "", "https: trust the CA certificates in this PEM file")
+	fs.BoolVar(&o.Insecure, "insecure", false, "https: do not verify the server's certificate")
+	fs.Var(positiveFloat(&o.Rate), "rate", "open loop: R requests/s over all workers")
+	fs.Var(oneOf(&o.Arrival, "uniform", "poisson"), "arrival", "open loop: uniform or poisson")
+	fs.Int64Var(&o.Seed, "seed", 1, "poisson: worker w draws from a generator seeded S + w")
+	fs.Var(oneOf(&o.Method, "GET", "POST", "PUT"), "method", "GET, POST or PUT")
+	fs.Var(bodySize(&o.BodySize), "body-size", "POST/PUT: the request body's length in bytes")
+	fs.Var(oneOf(&o.Record, "samples", "histogram"), "record", "samples or histogram")
+	fs.Var(oneOf(&o.Scope, "per-worker", "shared"), "client-scope", "per-worker clients, or one shared by all workers")
+	fs.Var(oneOf(&o.HTTP, "1.1", "2"), "http", "HTTP/1.1, or 2 (ALPN h2 over https, prior knowledge over http)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(help, "usage: %s --url URL [flags] (the clientbench driver contract, docs/raw-format.md)\n", prog)
+			fs.SetOutput(help)
+			fs.PrintDefaults()
+			return nil, err
+		}
+		return nil, &UsageError{flagMessage(err.Error())}
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q", fs.Arg(0))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if err := o.finish(given); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// flag's messages name a flag as "-name"; the contract's flags are spelled "--name"
+func flagMessage(msg string) string {
+	msg = strings.Replace(msg, "for flag -", "for --", 1)
+	msg = strings.Replace(msg, "flag provided but not defined: -", "unknown flag --", 1)
+	return strings.Replace(msg, "flag needs an argument: -", "flag needs an argument: --", 1)
+}
+
+// finish makes the checks between flags, the upload body and the TLS settings.
+func (o *Options) finish(given map[string]bool) error {
+	switch {
+	case !given["url"] || o.URL == "":
+		return usagef("--url is required")
+	case given["duration"] && !given["rate"]:
+		return usagef("--duration goes with --rate (an open loop)")
+	case given["duration"] && given["requests"]:
+		return usagef("--duration and --requests exclude each other")
+	case o.Rate > 0 && o.Rate/float64(o.Workers) > maxRatePerWorker:
+		return usagef("--rate %g over %d workers is %g requests/s per worker: finer than 1 µs (at most %d)",
+			o.Rate, o.Workers, o.Rate/float64(o.Workers), maxRatePerWorker)
+	case given["body-size"] && o.Method == "GET":
+		return usagef("--body-size goes with --method POST or PUT")
+	case given["ca-file"] && o.Insecure:
+		return usagef("--ca-file and --insecure exclude each other")
+	case o.Connection == "new" && o.Scope == "shared":
+		return usagef("--connection new goes with --client-scope per-worker (a shared client is made once)")
+	}
+	if !given["duration"] && !given["requests"] {
+		o.Requests = defaultRequests
+	}
+	if o.Method != "GET" {
+		o.Body = UploadBody(o.BodySize)
+		o.Expected = UploadAnswer(o.Body)
+	}
+	switch {
+	case o.Insecure:
+		o.TLS = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // asked for with --insecure
+	case o.CAFile != "":
+		pem, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return usagef("--ca-file: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return usagef("--ca-file: no PEM certificate in %s", o.CAFile)
+		}
+		o.TLS = &tls.Config{RootCAs: pool} // replaces the system's roots
+	default:
+		o.TLS = &tls.Config{}
+	}
+	return nil
+}
+
+// UploadBody is the contract's request body: byte i is 'a' + (i mod 26).
+func UploadBody(size int) []byte {
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = byte('a' + i%26)
+	}
+	return b
+}
+
+// UploadAnswer is what the server's /upload answers to body: "<length> <sha256 hex>".
+func UploadAnswer(body []byte) []byte {
+	sum := sha256.Sum256(body)
+	return []byte(strconv.Itoa(len(body)) + " " + hex.EncodeToString(sum[:]))
+}

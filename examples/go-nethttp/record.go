@@ -1,0 +1,174 @@
+package main
+
+// What a worker measured, and the raw document (docs/raw-format.md, "The document"): per-request arrays
+// (--record samples) or HdrHistogram buckets at 3 significant digits made at the end from the same samples
+// (--record histogram), so the timed loop does the same work in both modes.
+
+import (
+	"fmt"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+const (
+	maxFailures       = 1000 // a worker lists at most this many failures (all of them are counted)
+	significantDigits = 3
+	// the histograms' range: 1 ns to a day (the runner refuses a bucket beyond a day)
+	highestTrackableNs = 86_400 * 1_000_000_000
+)
+
+// Failure is one failed timed request.
+type Failure struct {
+	Index  int    `json:"index"`
+	Reason string `json:"reason"`
+	Status *int   `json:"status"`
+}
+
+// Worker holds one worker's measurements, timestamps in ns of now() until the document is made.
+type Worker struct {
+	starts, latencies, intended []int64
+	failed                      map[int]bool
+	failures                    []Failure
+	failureCount                int
+	bytes                       int64
+	late, missed                int
+	loopStart, loopEnd          int64
+	unsent                      *unsent // the open loop stopped at D with these requests of its schedule left
+	tls                         *TLSInfo
+	protoMajor                  int // the HTTP major version of the last successful response
+}
+
+type unsent struct {
+	first int64
+	rest  Schedule
+}
+
+func newWorker(requests int, open bool) *Worker {
+	w := &Worker{starts: make([]int64, 0, requests), latencies: make([]int64, 0, requests), failed: map[int]bool{}}
+	if open {
+		w.intended = make([]int64, 0, requests)
+	}
+	return w
+}
+
+// Record keeps request `index`: its start and end, and its failure if it failed (err, or a status other than
+// 200).
+func (w *Worker) Record(index int, start, end int64, status int, nbytes int64, err error) {
+	w.starts = append(w.starts, start)
+	w.latencies = append(w.latencies, end-start)
+	w.bytes += nbytes
+	switch {
+	case err != nil:
+		w.fail(index, Describe(err), nil)
+	case status != 200:
+		s := status
+		w.fail(index, fmt.Sprintf("status %d", status), &s)
+	}
+}
+
+// RecordOpen is Record for the open loop, with the request's intended start (ns after t0).
+func (w *Worker) RecordOpen(index int, intended, start, end int64, status int, nbytes int64, err error) {
+	w.intended = append(w.intended, intended)
+	w.Record(index, start, end, status, nbytes, err)
+}
+
+func (w *Worker) fail(index int, reason string, status *int) {
+	w.failureCount++
+	w.failed[index] = true
+	if len(w.failures) < maxFailures {
+		w.failures = append(w.failures, Failure{index, reason, status})
+	}
+}
+
+// CountMissed counts what --duration left unsent (outside the timed group).
+func (w *Worker) CountMissed(durationNs int64) {
+	if w.unsent != nil {
+		w.missed = CountMissed(w.unsent.first, w.unsent.rest, durationNs)
+		w.unsent = nil
+	}
+}
+
+// Bucket is one histogram bucket: its lowest equivalent value and its count.
+type Bucket [2]int64
+
+// Histogram is the contract's histogram: every HdrHistogram bucket that holds a value, by increasing value.
+type Histogram struct {
+	SignificantDigits int      `json:"significant_digits"`
+	Counts            []Bucket `json:"counts"`
+}
+
+// NewHistogram buckets values as HdrHistogram does at 3 significant digits with a unit of 1 ns.
+func NewHistogram(values []int64) (*Histogram, error) {
+	h := hdrhistogram.New(1, highestTrackableNs, significantDigits)
+	for _, v := range values {
+		if err := h.RecordValue(v); err != nil {
+			return nil, fmt.Errorf("latency %d ns is beyond a day: %w", v, err)
+		}
+	}
+	out := &Histogram{SignificantDigits: significantDigits, Counts: []Bucket{}}
+	for _, bar := range h.Distribution() {
+		if bar.Count > 0 {
+			out.Counts = append(out.Counts, Bucket{bar.From, bar.Count})
+		}
+	}
+	return out, nil
+}
+
+// WorkerJSON is a worker in the document.
+type WorkerJSON struct {
+	ElapsedNs    int64                 `json:"elapsed_ns"`
+	Count        int                   `json:"count"`
+	Late         int                   `json:"late"`
+	Missed       int                   `json:"missed"`
+	Bytes        int64                 `json:"bytes"`
+	FailureCount int                   `json:"failure_count"`
+	Failures     []Failure             `json:"failures"`
+	StartNs      *[]int64              `json:"start_ns,omitempty"`
+	LatenciesNs  *[]int64              `json:"latencies_ns,omitempty"`
+	IntendedNs   *[]int64              `json:"intended_ns,omitempty"`
+	Histograms   map[string]*Histogram `json:"histograms,omitempty"`
+}
+
+// JSON is the worker in the document, its timestamps made relative to t0.
+func (w *Worker) JSON(t0 int64, record string) (*WorkerJSON, error) {
+	out := &WorkerJSON{
+		ElapsedNs: w.loopEnd - w.loopStart, Count: len(w.latencies), Late: w.late, Missed: w.missed,
+		Bytes: w.bytes, FailureCount: w.failureCount, Failures: w.failures,
+	}
+	if out.Failures == nil {
+		out.Failures = []Failure{}
+	}
+	starts := make([]int64, len(w.starts))
+	for i, s := range w.starts {
+		starts[i] = max(0, s-t0)
+	}
+	if record == "samples" {
+		out.StartNs, out.LatenciesNs = &starts, &w.latencies
+		if w.intended != nil {
+			out.IntendedNs = &w.intended
+		}
+		return out, nil
+	}
+	// histograms: of the successful requests only
+	var service, corrected []int64
+	for i, lat := range w.latencies {
+		if w.failed[i] {
+			continue
+		}
+		service = append(service, lat)
+		if w.intended != nil {
+			corrected = append(corrected, starts[i]+lat-w.intended[i])
+		}
+	}
+	out.Histograms = map[string]*Histogram{}
+	var err error
+	if out.Histograms["service"], err = NewHistogram(service); err != nil {
+		return nil, err
+	}
+	if w.intended != nil {
+		if out.Histograms["corrected"], err = NewHistogram(corrected); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

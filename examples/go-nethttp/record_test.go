@@ -1,0 +1,75 @@
+package main
+
+import (
+	"math/bits"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// the contract's rule: v below 2,048 is its own bucket, else ⌊v / 2ᵇ⌋ · 2ᵇ with b = ⌊log₂ v⌋ − 10
+func lowestEquivalent(v int64) int64 {
+	shift := bits.Len64(uint64(v)) - 11
+	if shift <= 0 {
+		return v
+	}
+	return v >> shift << shift
+}
+
+func TestHistogramBucketsAreTheContracts(t *testing.T) {
+	values := []int64{0, 1, 2047, 2048, 2049, 4095, 4096, 1_000_999, 1_000_999, 86_400_000_000_000}
+	for b := 0; b < 46; b++ {
+		values = append(values, 1<<b, 1<<b+1, 1<<b-1)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 10_000 {
+		values = append(values, rng.Int64N(1<<uint(rng.IntN(46)+1)))
+	}
+	want := map[int64]int64{}
+	for _, v := range values {
+		want[lowestEquivalent(v)]++
+	}
+	h, err := NewHistogram(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]int64{}
+	last := int64(-1)
+	for _, b := range h.Counts {
+		if b[0] <= last || b[1] < 1 {
+			t.Fatalf("buckets not by increasing value with counts >= 1 at %v", b)
+		}
+		last = b[0]
+		got[b[0]] = b[1]
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("buckets differ from the contract's rule")
+	}
+	if lowestEquivalent(2049) != 2048 || lowestEquivalent(1_000_999) != 1_000_960 {
+		t.Error("the spec's examples")
+	}
+	if _, err := NewHistogram([]int64{86_400_000_000_000 * 2}); err == nil {
+		t.Error("a latency beyond a day should be an error")
+	}
+}
+
+func TestHistogramsAreOfTheSuccessfulRequests(t *testing.T) {
+	w := newWorker(3, true)
+	w.RecordOpen(0, 0, 100, 1100, 200, 10, nil)
+	w.RecordOpen(1, 500, 1100, 5100, 500, 10, nil)
+	w.RecordOpen(2, 1000, 5100, 6100, 200, 10, nil)
+	doc, err := w.JSON(100, "histogram")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.FailureCount != 1 || doc.Count != 3 || doc.StartNs != nil {
+		t.Errorf("%+v", doc)
+	}
+	// service: 1000 and 1000; corrected (from the intended start): 1000 and 6000 - 1000 = 5000
+	if got := doc.Histograms["service"].Counts; !reflect.DeepEqual(got, []Bucket{{1000, 2}}) {
+		t.Errorf("service %v", got)
+	}
+	if got := doc.Histograms["corrected"].Counts; !reflect.DeepEqual(got, []Bucket{{1000, 1}, {5000, 1}}) {
+		t.Errorf("corrected %v", got)
+	}
+}
