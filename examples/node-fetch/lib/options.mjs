@@ -1,0 +1,140 @@
+// The contract's command line (docs/raw-format.md, "Command line"): the flags, their checks (bad usage is one
+// line on stderr naming the flag, exit status 2), the upload body and the answer /upload must give to it, and
+// the TLS options every worker's Agent connects with.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+const MAX_BODY_SIZE = 2 ** 30; // the server's /upload accepts up to 1 GiB
+const MAX_RATE_PER_WORKER = 1_000_000; // a worker's schedule may not be finer than 1 µs
+const DEFAULT_REQUESTS = 100;
+
+export class UsageError extends Error {}
+
+/** What this client cannot do at all (docs/raw-format.md, exit status 3): `unsupported: <what>`. */
+export class Unsupported extends Error {}
+
+const FLAGS = {
+  url: { type: 'string' },
+  workers: { type: 'string', default: '10' },
+  requests: { type: 'string' },
+  duration: { type: 'string' },
+  warmup: { type: 'string', default: '0' },
+  timeout: { type: 'string', default: '30' },
+  connection: { type: 'string', default: 'keep-alive' },
+  'ca-file': { type: 'string' },
+  insecure: { type: 'boolean', default: false },
+  rate: { type: 'string' },
+  arrival: { type: 'string', default: 'uniform' },
+  seed: { type: 'string', default: '1' },
+  method: { type: 'string', default: 'GET' },
+  'body-size': { type: 'string' },
+  record: { type: 'string', default: 'samples' },
+  'client-scope': { type: 'string', default: 'per-worker' },
+  http: { type: 'string', default: '1.1' },
+  help: { type: 'boolean', short: 'h', default: false },
+};
+
+export const USAGE = `usage: node-fetch-driver --url URL [--workers W] [--requests N | --duration SECONDS] [--warmup K]
+       [--timeout SECONDS] [--connection keep-alive|new] [--ca-file PATH | --insecure]
+       [--rate R [--arrival uniform|poisson] [--seed S]] [--method GET|POST|PUT] [--body-size BYTES]
+       [--record samples|histogram] [--client-scope per-worker|shared] [--http 1.1|2]
+(the clientbench driver contract: docs/raw-format.md)`;
+
+function whole(flag, text, min, max = Number.MAX_SAFE_INTEGER) {
+  const v = Number(text);
+  if (!/^-?\d+$/.test(text.trim()) || !Number.isSafeInteger(v) || v < min || v > max) {
+    throw new UsageError(`--${flag}: must be a whole number between ${min} and ${max}, got '${text}'`);
+  }
+  return v;
+}
+
+function positive(flag, text) {
+  const v = Number(text);
+  if (text.trim() === '' || !(v > 0) || !Number.isFinite(v)) {
+    throw new UsageError(`--${flag}: must be a positive number, got '${text}'`);
+  }
+  return v;
+}
+
+function oneOf(flag, text, ...choices) {
+  if (!choices.includes(text)) throw new UsageError(`--${flag}: must be one of ${choices.join(', ')}, got '${text}'`);
+  return text;
+}
+
+/** The parsed and checked flags; null for --help. Throws UsageError. */
+export function parseOptions(argv) {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false }));
+  } catch (err) {
+    throw new UsageError(err.message.split(/\.\s/)[0]); // node's message, to its first sentence: one line
+  }
+  if (values.help) return null;
+  if (!values.url) throw new UsageError('--url is required');
+  const o = {
+    url: values.url,
+    workers: whole('workers', values.workers, 1),
+    requests: values.requests === undefined ? null : whole('requests', values.requests, 1),
+    duration: values.duration === undefined ? null : positive('duration', values.duration),
+    warmup: whole('warmup', values.warmup, 0),
+    timeout: positive('timeout', values.timeout),
+    connection: oneOf('connection', values.connection, 'keep-alive', 'new'),
+    caFile: values['ca-file'] ?? null,
+    insecure: values.insecure,
+    rate: values.rate === undefined ? null : positive('rate', values.rate),
+    arrival: oneOf('arrival', values.arrival, 'uniform', 'poisson'),
+    seed: whole('seed', values.seed, -(2 ** 31), 2 ** 31 - 1),
+    method: oneOf('method', values.method, 'GET', 'POST', 'PUT'),
+    bodySize: values['body-size'] === undefined ? null : whole('body-size', values['body-size'], 0, MAX_BODY_SIZE),
+    record: oneOf('record', values.record, 'samples', 'histogram'),
+    clientScope: oneOf('client-scope', values['client-scope'], 'per-worker', 'shared'),
+    http: oneOf('http', values.http, '1.1', '2'),
+  };
+  if (o.duration !== null && o.rate === null) throw new UsageError('--duration goes with --rate (an open loop)');
+  if (o.duration !== null && o.requests !== null) throw new UsageError('--duration and --requests exclude each other');
+  if (o.duration === null && o.requests === null) o.requests = DEFAULT_REQUESTS;
+  if (o.rate !== null && o.rate / o.workers > MAX_RATE_PER_WORKER) {
+    throw new UsageError(
+      `--rate ${o.rate} over ${o.workers} workers is ${o.rate / o.workers} requests/s per worker: ` +
+        `finer than 1 µs (at most ${MAX_RATE_PER_WORKER})`,
+    );
+  }
+  if (o.method === 'GET' && o.bodySize !== null) throw new UsageError('--body-size goes with --method POST or PUT');
+  if (o.caFile !== null && o.insecure) throw new UsageError('--ca-file and --insecure exclude each other');
+  if (o.connection === 'new' && o.clientScope === 'shared') {
+    throw new UsageError('--connection new goes with --client-scope per-worker (a shared client is made once)');
+  }
+  if (o.http === '2' && o.url.toLowerCase().startsWith('http://')) {
+    throw new Unsupported('HTTP/2 over http:// (prior knowledge): undici 6 speaks HTTP/2 over TLS only');
+  }
+  o.bodySize ??= 0;
+  o.body = o.expected = null;
+  if (o.method !== 'GET') {
+    o.body = uploadBody(o.bodySize);
+    o.expected = uploadAnswer(o.body);
+  }
+  o.tls = { rejectUnauthorized: !o.insecure };
+  if (o.caFile !== null) {
+    try {
+      o.tls.ca = readFileSync(o.caFile); // replaces Node's roots
+    } catch (err) {
+      throw new UsageError(`--ca-file: ${err.message}`);
+    }
+  }
+  return o;
+}
+
+const ALPHABET = Buffer.from('abcdefghijklmnopqrstuvwxyz');
+
+/** The contract's request body: byte i is 'a' + (i mod 26). */
+export function uploadBody(size) {
+  const body = Buffer.allocUnsafe(size);
+  for (let i = 0; i < size; i += ALPHABET.length) ALPHABET.copy(body, i, 0, Math.min(ALPHABET.length, size - i));
+  return body;
+}
+
+/** What the server's /upload answers to `body`: "<length> <sha256 hex>". */
+export function uploadAnswer(body) {
+  return Buffer.from(`${body.length} ${createHash('sha256').update(body).digest('hex')}`);
+}

@@ -1,0 +1,96 @@
+// The driver as a program: exit statuses, one-line errors, HTTP/2 and a shared client.
+import assert from 'node:assert/strict';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createSecureServer } from 'node:http2';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { parseOptions } from '../lib/options.mjs';
+import { run } from '../lib/run.mjs';
+
+const DRIVER = fileURLToPath(new URL('../driver.mjs', import.meta.url));
+const driver = (...args) => spawnSync(process.execPath, [DRIVER, ...args], { encoding: 'utf8' });
+
+async function listen(server) {
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server.address().port;
+}
+
+test('usage errors exit 2, a mode undici lacks exits 3, help exits 0', () => {
+  const usage = driver('--url', 'http://127.0.0.1:1/', '--rate', '0');
+  assert.equal(usage.status, 2);
+  assert.equal(usage.stdout, '');
+  assert.match(usage.stderr, /^node-fetch-driver: error: --rate: [^\n]*\n$/);
+  const h2c = driver('--url', 'http://127.0.0.1:1/', '--http', '2');
+  assert.equal(h2c.status, 3);
+  assert.equal(h2c.stdout, '');
+  assert.match(h2c.stderr, /^unsupported: HTTP\/2 over http:\/\/[^\n]*\n$/);
+  const help = driver('--help');
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /^usage: node-fetch-driver --url URL/);
+});
+
+test('the document of a run', async () => {
+  const server = createServer((req, res) => res.end('hello'));
+  const port = await listen(server);
+  try {
+    // asynchronously: this process's event loop serves the driver's requests
+    const args = [DRIVER, '--url', `http://127.0.0.1:${port}/`, '--workers', '2', '--requests', '3'];
+    const { stdout } = await promisify(execFile)(process.execPath, args);
+    const doc = JSON.parse(stdout);
+    assert.equal(doc.schema, 'clientbench.raw/2');
+    assert.equal(doc.client.mode, 'async');
+    assert.equal(doc.client.protocol, 'HTTP/1.1');
+    assert.deepEqual([doc.workload.workers, doc.workload.requests, doc.workload.client_scope, doc.workload.http],
+      [2, 3, 'per-worker', '1.1']);
+    assert.ok(doc.cpu_ns > 0 && doc.peak_rss_kib > 0);
+    assert.deepEqual(doc.workers.map((w) => [w.count, w.bytes, w.start_ns.length]), [[3, 15, 3], [3, 15, 3]]);
+  } finally {
+    server.close();
+  }
+});
+
+test('a shared client serves every worker on at most W connections', async () => {
+  let connections = 0;
+  const server = createServer((req, res) => res.end('hello'));
+  server.on('connection', () => connections++);
+  const port = await listen(server);
+  try {
+    const g = await run(parseOptions(['--url', `http://127.0.0.1:${port}/`, '--workers', '4', '--requests', '10',
+      '--client-scope', 'shared']));
+    assert.deepEqual(g.workers.map((w) => [w.latencies.length, w.failureCount]), Array(4).fill([10, 0]));
+    assert.ok(connections >= 1 && connections <= 4, `${connections} connections`);
+  } finally {
+    server.close();
+  }
+});
+
+test('--http 2 offers h2 over TLS and records the protocol', async (t) => {
+  const dir = tmpdir();
+  const [key, cert] = [join(dir, `cb-h2-${process.pid}.key`), join(dir, `cb-h2-${process.pid}.pem`)];
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert,
+      '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  } catch {
+    t.skip('openssl is needed to make a certificate');
+    return;
+  }
+  const server = createSecureServer({ key: readFileSync(key), cert: readFileSync(cert), allowHTTP1: true },
+    (req, res) => res.end('hello'));
+  const port = await listen(server);
+  try {
+    const url = `https://127.0.0.1:${port}/`;
+    const h2 = await run(parseOptions(['--url', url, '--workers', '2', '--requests', '3', '--http', '2',
+      '--ca-file', cert]));
+    assert.deepEqual([h2.protocol, h2.workers[0].failureCount], ['HTTP/2', 0]);
+    assert.equal(h2.tls.version, 'TLSv1.3');
+    const h1 = await run(parseOptions(['--url', url, '--workers', '1', '--requests', '2', '--insecure']));
+    assert.deepEqual([h1.protocol, h1.workers[0].failureCount], ['HTTP/1.1', 0]);
+  } finally {
+    server.close();
+  }
+});

@@ -1,0 +1,92 @@
+// The workers end to end against an in-test server with the contract's faults, counting its connections.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import { after, before, test } from 'node:test';
+import { parseOptions } from '../lib/options.mjs';
+import { run } from '../lib/run.mjs';
+
+let server;
+let base;
+let connections = 0;
+
+const RAW = {
+  '/short': ['HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc', false],
+  '/reset': ['HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\nabc', true],
+  '/garbage': ['garbage\r\n\r\n', false],
+};
+
+before(async () => {
+  server = createServer(async (req, res) => {
+    const raw = RAW[req.url];
+    if (raw) {
+      req.socket.write(raw[0]);
+      if (raw[1]) req.socket.resetAndDestroy();
+      else req.socket.destroy();
+      return;
+    }
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const body = Buffer.concat(chunks);
+    if (req.url === '/upload') {
+      res.end(`${body.length} ${createHash('sha256').update(body).digest('hex')}`);
+    } else if (req.url === '/wrong') {
+      res.end('3 nope');
+    } else if (req.url === '/status') {
+      res.writeHead(500).end();
+    } else if (req.url === '/stall') {
+      setTimeout(() => res.end('late'), 500);
+    } else {
+      res.end('hello');
+    }
+  });
+  server.on('connection', () => connections++);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${server.address().port}`;
+});
+
+after(() => server.close());
+
+const go = (...args) => run(parseOptions(args));
+const reasons = (g) => g.workers.flatMap((w) => w.failures.map((f) => f.reason));
+
+test('keep-alive is one connection per worker, new is one per request', async () => {
+  connections = 0;
+  const g = await go('--url', `${base}/`, '--workers', '3', '--requests', '20', '--warmup', '2');
+  for (const w of g.workers) assert.deepEqual([w.latencies.length, w.failureCount, w.bytes], [20, 0, 100]);
+  assert.equal(connections, 3);
+  connections = 0;
+  await go('--url', `${base}/`, '--workers', '2', '--requests', '5', '--connection', 'new');
+  assert.equal(connections, 10); // the clients made before the gate connect only to warm up
+});
+
+test('uploads are checked and failures classified', async () => {
+  const ok = await go('--url', `${base}/upload`, '--workers', '1', '--requests', '3', '--method', 'POST',
+    '--body-size', '100000');
+  assert.deepEqual(reasons(ok), []);
+  for (const [path, want] of [
+    ['/wrong', "Error: upload digest mismatch: got '3 nope', expected '3 "],
+    ['/status', 'status 500'],
+    ['/short', 'ConnectionError: '],
+    ['/reset', 'ConnectionError: '],
+    ['/garbage', 'ProtocolError: '],
+    ['/stall', 'TimeoutError: '],
+  ]) {
+    const extra = path === '/wrong' ? ['--method', 'PUT', '--body-size', '3'] : [];
+    const r = reasons(await go('--url', `${base}${path}`, '--workers', '1', '--requests', '2', '--timeout', '0.1', ...extra));
+    assert.equal(r.length, 2, `${path}: ${r}`);
+    assert.ok(r[0].startsWith(want), `${path}: ${r[0]}`);
+  }
+});
+
+test('the open loop keeps to its schedule and stops at D', async () => {
+  const g = await go('--url', `${base}/`, '--workers', '2', '--rate', '200', '--duration', '0.25');
+  for (const w of g.workers) {
+    // 0.25 s at 100/s each: 25 requests of the schedule below D, sent or missed
+    assert.equal(w.latencies.length + w.missed, 25);
+    w.starts.forEach((s, k) => assert.ok(s - g.t0 >= w.intended[k], `request ${k} started before its time`));
+  }
+  assert.ok(g.wallNs < 5e9, 'it stops by itself at D (plus a request)');
+  const held = await go('--url', `${base}/stall`, '--workers', '1', '--rate', '100', '--requests', '3');
+  assert.deepEqual([held.workers[0].late, held.workers[0].latencies.length], [2, 3]);
+});
