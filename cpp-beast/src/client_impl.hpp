@@ -81,6 +81,8 @@ struct ReadSpec {
     bool header_only = false;  // stop after the (final) header; the body is read later
     // decode at most about this much per read (a ResponseStream's pieces); the rest waits in the read buffer
     std::size_t chunk_limit = std::numeric_limits<std::size_t>::max();
+    // send()'s max_body_size: the most of the body kept, as received and decoded (ResponseReader::kept_limit)
+    std::optional<std::uint64_t> kept_limit;
 };
 
 // A request in progress (send(), stream()): its connection (taken out of the pool), parser and limits.

@@ -1,5 +1,6 @@
 // One request on a connection of the pool: writing it, reading the response (or its header), the one retry
 // on a kept-alive connection the server closed, and the redirects of send() / stream().
+#include "beast_client/cookies.hpp"
 #include "client_impl.hpp"
 #include "io.hpp"
 #include "text.hpp"
@@ -20,6 +21,23 @@ using namespace detail;
 
 namespace detail {
 
+namespace {
+
+void check_header(const std::string& name, const std::string& value) {
+    if (!is_token(name)) throw std::invalid_argument("invalid header name '" + printable(name) + "'");
+    // RFC 9110 5.5: field values are visible characters, SP, HTAB and obs-text; no other controls
+    for (const char ch : value) {
+        const auto c = static_cast<unsigned char>(ch);
+        if ((c < 0x20 && c != '\t') || c == 0x7f)
+            throw std::invalid_argument("invalid value for header '" + name + "' (contains a control character)");
+    }
+    // the message framing is derived from the body: a caller's framing header would desync it
+    if (beast::iequals(name, "content-length") || beast::iequals(name, "transfer-encoding"))
+        throw std::invalid_argument("header '" + name + "' is set by the client from the body; do not pass it");
+}
+
+}  // namespace
+
 Wire make_request(std::string_view method, const Url& u, const Headers& headers, std::string_view body) {
     if (!is_token(method)) throw std::invalid_argument("invalid HTTP method '" + printable(method) + "'");
     http::request<http::string_body> req;
@@ -31,16 +49,7 @@ Wire make_request(std::string_view method, const Url& u, const Headers& headers,
     req.target(u.target);
     req.version(11);
     for (const auto& [name, value] : headers) {
-        if (!is_token(name)) throw std::invalid_argument("invalid header name '" + printable(name) + "'");
-        // RFC 9110 5.5: field values are visible characters, SP, HTAB and obs-text; no other controls
-        for (const char ch : value) {
-            const auto c = static_cast<unsigned char>(ch);
-            if ((c < 0x20 && c != '\t') || c == 0x7f)
-                throw std::invalid_argument("invalid value for header '" + name + "' (contains a control character)");
-        }
-        // the message framing is derived from the body: a caller's framing header would desync it
-        if (beast::iequals(name, "content-length") || beast::iequals(name, "transfer-encoding"))
-            throw std::invalid_argument("header '" + name + "' is set by the client from the body; do not pass it");
+        check_header(name, value);
         req.insert(name, value);
     }
     if (req.find(http::field::host) == req.end())
@@ -70,6 +79,10 @@ Wire make_request(std::string_view method, const Url& u, const Headers& headers,
 
 }  // namespace detail
 
+void validate_headers(const Headers& headers) {
+    for (const auto& [name, value] : headers) detail::check_header(name, value);
+}
+
 const Client::Impl::Target& Client::Impl::target(std::string_view url) {
     if (!get_target || get_target->url != url) {
         Target t;  // built first: a URL that fails leaves the previous one
@@ -84,6 +97,12 @@ const Client::Impl::Target& Client::Impl::target(std::string_view url) {
 
 namespace {
 
+std::string_view trim_ows(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
 bool is_redirect(int status) {
     return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
@@ -92,6 +111,12 @@ const std::string* find_header(const Headers& headers, std::string_view name) {
     for (const auto& [n, v] : headers)
         if (beast::iequals(n, bsv(name))) return &v;
     return nullptr;
+}
+
+Headers with_cookie(const Headers& headers, std::string cookie) {
+    Headers out = headers;
+    out.emplace_back("Cookie", std::move(cookie));
+    return out;
 }
 
 void erase_header(Headers& headers, std::string_view name) {
@@ -109,6 +134,10 @@ void Client::Impl::read_failed(Connection& c, const ResponseReader& parser, cons
                                  static_cast<const unsigned char*>(c.buffer.data().data())[0] == 0x15 &&
                                  static_cast<const unsigned char*>(c.buffer.data().data())[1] == 0x03;
     drop(c);
+    if (ec == http::error::body_limit)  // the body as received, or decoded
+        throw BodyTooLarge("the body of the response from " + where + " is larger than " +
+                           (parser.kept_limit ? "max_body_size (" : "the limit (") +
+                           std::to_string(parser.decoded_limit) + " bytes)");
     if (!parser.decode_error.empty())
         throw ProtocolError("cannot decode the response body from " + where + ": " + parser.decode_error);
     if (tls_alert_reply)  // an http:// URL to a TLS server, which answered with a TLS alert
@@ -141,7 +170,10 @@ bool Client::Impl::exchange(Connection& c, Io& io, const Wire& req, std::optiona
         ResponseReader& parser = reader.emplace(spec.keep, spec.keep);
         parser.header_limit(header_limit);
         parser.body_limit(spec.body_limit);
-        if (spec.keep) parser.decoded_limit = spec.body_limit;
+        if (spec.keep) {
+            parser.decoded_limit = spec.kept_limit ? *spec.kept_limit : spec.body_limit;
+            parser.kept_limit = spec.kept_limit;
+        }
         parser.chunk_limit = spec.chunk_limit;
         parser.decompress = spec.decompress;
         if (req.head) parser.skip(true);
@@ -254,6 +286,7 @@ void Client::Impl::open(Active& a, std::string method, std::string_view url, Hea
                         std::string_view body_view, const RequestOptions& o, const CancelCheck& cancel,
                         bool streaming) {
     a.deadline = deadline(o.timeout);
+    reject_control_characters(url);
     std::string body(body_view);
     std::string current = encode_url(url);
     if (o.decompress && !find_header(headers, "accept-encoding"))
@@ -264,15 +297,20 @@ void Client::Impl::open(Active& a, std::string method, std::string_view url, Hea
     ReadSpec spec;
     spec.keep = true;
     spec.body_limit = streaming ? std::numeric_limits<std::uint64_t>::max() : request_body_limit;
+    if (!streaming && o.max_body_size) spec.kept_limit = std::min(request_body_limit, *o.max_body_size);
     spec.decompress = o.decompress;
     spec.header_only = true;
     if (streaming) spec.chunk_limit = 64 * 1024;
     for (int hops = 0;; ++hops) {
         const Url u = parse_url(current);
-        const Wire req = make_request(method, u, headers, body);
+        std::string cookie;  // the jar's, unless the request has its own Cookie header
+        if (o.cookies && !find_header(headers, "cookie")) cookie = o.cookies->header_for(u);
+        const Wire req = cookie.empty() ? make_request(method, u, headers, body)
+                                        : make_request(method, u, with_cookie(headers, std::move(cookie)), body);
         a.where = host_port(u.host, u.port);
         a.url = current;
         a.conn = roundtrip(u, req, a.reader, spec, a.deadline, cancel, a.where);
+        if (o.cookies) o.cookies->store(u, a.reader->headers);
         const int status = a.reader->status;
         if (!o.follow_redirects || !is_redirect(status)) return;
         const std::string* location = find_header(a.reader->headers, "location");
@@ -286,7 +324,9 @@ void Client::Impl::open(Active& a, std::string method, std::string_view url, Hea
         std::string next;
         Url nu;
         try {
-            next = encode_url(resolve_url(current, *location));
+            const std::string_view reference = trim_ows(*location);
+            reject_control_characters(reference);
+            next = encode_url(resolve_url(current, reference));
             nu = parse_url(next);
         } catch (const InvalidUrl& e) {
             drop(*a.conn);

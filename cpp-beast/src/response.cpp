@@ -41,7 +41,14 @@ void ResponseReader::on_header_impl(beast::error_code&) {
         decoder_ = std::make_unique<Decoder>(Decoder::Format::deflate);
 }
 
-void ResponseReader::on_body_init_impl(const boost::optional<std::uint64_t>& length, beast::error_code&) {
+void ResponseReader::on_body_init_impl(const boost::optional<std::uint64_t>& length, beast::error_code& ec) {
+    if (kept_limit && keep_body_ && !decoder_ && !discard) {
+        if (length && *length > *kept_limit) {
+            ec = http::error::body_limit;
+            return;
+        }
+        body_limit(*kept_limit);  // a chunked body or one up to the end of the connection
+    }
     if (keep_body_ && !decoder_ && length)
         body.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(*length, 64u << 20)));
 }
@@ -66,7 +73,6 @@ std::size_t ResponseReader::decode(beast::string_view data, beast::error_code& e
         decode_error = decoder_->error();
         ec = http::error::bad_transfer_encoding;
     } else if ((decoded_total_ += body.size() - before) > decoded_limit) {
-        decode_error = "the decoded body exceeds the limit of " + std::to_string(decoded_limit) + " bytes";
         ec = http::error::body_limit;
     }
     return used;
@@ -149,8 +155,8 @@ void fail(const beast::error_code& ec, Phase phase, const std::string& where) {
         throw ProtocolError("response headers from " + where + " exceed the limit of " + std::to_string(header_limit) +
                             " bytes");
     if (ec == http::error::body_limit)
-        throw ProtocolError("response body from " + where + " exceeds the limit of " +
-                            std::to_string(request_body_limit) + " bytes");
+        throw BodyTooLarge("response body from " + where + " exceeds the limit of " +
+                           std::to_string(request_body_limit) + " bytes");
     if (is_http_error(ec)) throw ProtocolError("malformed HTTP response from " + where + ": " + msg);
     throw ConnectionError("error reading the response from " + where + ": " + msg, kind_of(ec));
 }

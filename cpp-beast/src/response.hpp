@@ -34,7 +34,11 @@ public:
     Clock::time_point* progress = nullptr;
     bool decompress = false;  // decode a gzip / deflate Content-Encoding (set before reading)
     bool discard = false;     // drop the body (a redirect's), set between the header and the body
+    // the most of the body kept, decoded (over it: http::error::body_limit)
     std::uint64_t decoded_limit = std::numeric_limits<std::uint64_t>::max();
+    // send()'s max_body_size: also the most of a body kept as received (not decoded; a Content-Length over it
+    // fails before the body is read)
+    std::optional<std::uint64_t> kept_limit;
     // streaming: stop decoding once `body` holds this much (the rest of the input stays in the read buffer)
     std::size_t chunk_limit = std::numeric_limits<std::size_t>::max();
     std::string decode_error;  // why decoding failed (the read then fails too)

@@ -81,6 +81,14 @@ Url parse_url(std::string_view url) {
     return out;
 }
 
+void reject_control_characters(std::string_view url) {
+    for (const char ch : url) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c == 0x7f)
+            throw InvalidUrl("invalid URL '" + printable(url) + "': contains a control character");
+    }
+}
+
 namespace {
 
 const char kHex[] = "0123456789ABCDEF";

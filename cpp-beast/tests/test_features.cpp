@@ -1,6 +1,7 @@
 // send() / stream(): redirects, gzip / deflate, URL encoding, timeouts, the connection pool, streaming,
 // against the raw-socket test server (test_server.hpp).
 #include "beast_client/client.hpp"
+#include "beast_client/cookies.hpp"
 #include "test_server.hpp"
 
 #include <boost/beast/zlib/deflate_stream.hpp>
@@ -218,9 +219,79 @@ TEST(Send, AuthorizationDroppedAcrossHostsOnly) {
 }
 
 TEST(Send, BadLocationIsAProtocolError) {
-    TestServer server(answer_all(response("302 Found\r\nLocation: ftp://x/y", "")));
+    for (const std::string location : {"ftp://x/y", "javascript:alert(1)", "http://[::1", "/a\tb", "http://h:0/"}) {
+        TestServer server(answer_all(response("302 Found\r\nLocation: " + location, "")));
+        Client c(Timeouts{5s, {}, {}}, {});
+        EXPECT_THROW(c.send("GET", server.url("/"), {}, {}, RequestOptions{}), beast_client::ProtocolError) << location;
+        EXPECT_EQ(server.requests().size(), 1u) << location;  // nothing where it points
+    }
+}
+
+TEST(Send, AControlCharacterInTheUrlIsInvalidBeforeAnythingIsSent) {
+    TestServer server(answer_all(response("200 OK", "")));
     Client c(Timeouts{5s, {}, {}}, {});
-    EXPECT_THROW(c.send("GET", server.url("/"), {}, {}, RequestOptions{}), beast_client::ProtocolError);
+    for (const std::string& tail :
+         std::vector<std::string>{"/a\r\nX: 1", "/a?q=\n", "/a\tb", std::string("/a\0b", 4), "/\x7f"}) {
+        EXPECT_THROW(c.send("GET", server.url(tail), {}, {}, RequestOptions{}), beast_client::InvalidUrl);
+        EXPECT_THROW(c.stream("GET", server.url(tail), {}, {}, RequestOptions{}), beast_client::InvalidUrl);
+    }
+    EXPECT_EQ(server.accepts(), 0);
+    EXPECT_THROW(beast_client::validate_headers({{"X-A", "1\r\nX: 1"}}), std::invalid_argument);
+    EXPECT_THROW(beast_client::validate_headers({{"X-A\n", "1"}}), std::invalid_argument);
+    EXPECT_NO_THROW(beast_client::validate_headers({{"X-A", "1\t2"}}));
+}
+
+// ---- cookies and the body limit ----------------------------------------------------------------------
+
+TEST(Send, CookiesAreStoredAndSentAtEveryHop) {
+    TestServer server(route([](const std::string& req) {
+        const std::string p = path_of(req);
+        if (p == "/login") return response("302 Found\r\nSet-Cookie: s=1; Path=/\r\nLocation: /home", "");
+        const auto at = req.find("\r\nCookie: ");
+        const std::string cookie =
+            at == std::string::npos ? "" : req.substr(at + 10, req.find("\r\n", at + 2) - at - 10);
+        return response("200 OK", cookie);
+    }));
+    Client c(Timeouts{5s, {}, {}}, {});
+    RequestOptions o;
+    o.cookies = std::make_shared<beast_client::CookieJar>();
+    EXPECT_EQ(c.send("GET", server.url("/login"), {}, {}, o).body, "s=1");  // the redirect's cookie, next hop
+    EXPECT_EQ(c.send("GET", server.url("/again"), {}, {}, o).body, "s=1");
+    EXPECT_EQ(c.send("GET", server.url("/again"), {{"Cookie", "mine=1"}}, {}, o).body, "mine=1");  // replaces
+    EXPECT_EQ(c.send("GET", server.url("/again"), {}, {}, RequestOptions{}).body, "");             // no jar
+    EXPECT_EQ(c.get(server.url("/login")), 302);  // the benchmark path neither sends nor stores
+    EXPECT_EQ(o.cookies->size(), 1u);
+}
+
+TEST(Send, MaxBodySizeBoundsTheBodyKept) {
+    const std::string big = text(100000);
+    TestServer server(route([&](const std::string& req) {
+        const std::string p = path_of(req);
+        if (p == "/gzip") return response("200 OK\r\nContent-Encoding: gzip", gzip(big));
+        if (p == "/chunked")
+            return std::string("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n") + "2710\r\n" +
+                   big.substr(0, 10000) + "\r\n0\r\n\r\n";
+        return response("200 OK", big);
+    }));
+    Client c(Timeouts{5s, {}, {}}, {});
+    RequestOptions o;
+    o.max_body_size = big.size();
+    EXPECT_EQ(c.send("GET", server.url("/plain"), {}, {}, o).body, big);  // exactly the limit
+    EXPECT_EQ(c.send("GET", server.url("/gzip"), {}, {}, o).body, big);
+    o.max_body_size = big.size() - 1;
+    for (const char* path : {"/plain", "/gzip"})
+        EXPECT_THROW(c.send("GET", server.url(path), {}, {}, o), beast_client::BodyTooLarge) << path;
+    o.max_body_size = 9999;
+    EXPECT_THROW(c.send("GET", server.url("/chunked"), {}, {}, o), beast_client::BodyTooLarge);
+    o.decompress = false;  // the body as received: under the limit
+    o.max_body_size = big.size() / 2;
+    EXPECT_EQ(c.send("GET", server.url("/gzip"), {}, {}, o).status, 200);
+    // stream() is not limited by it
+    o.max_body_size = 10;
+    auto s = c.stream("GET", server.url("/plain"), {}, {}, o);
+    std::string all, chunk;
+    while (s->next(chunk)) all += chunk;
+    EXPECT_EQ(all, big);
 }
 
 // ---- decompression ----------------------------------------------------------------------------------

@@ -31,8 +31,9 @@
 // re-encoding): get() is the benchmark's hot path (it parses a URL and builds its request once, for as long as
 // it is called with the same URL). send() and stream() add what an application expects:
 // redirects (RequestOptions), gzip / deflate decoding (Boost.Beast's header-only zlib port; the gzip and zlib
-// wrappers and their checksums are checked here), and percent-encoding of spaces and non-ASCII bytes in the
-// URL (encode_url()).
+// wrappers and their checksums are checked here), percent-encoding of spaces and non-ASCII bytes in the URL
+// (encode_url(); a control character is an InvalidUrl), a cookie jar (CookieJar, beast_client/cookies.hpp) and
+// a limit on the body kept.
 //
 // HTTPS: TLS 1.2 and 1.3 (OpenSSL's defaults otherwise), SNI for host names (not for IP addresses, RFC 6066),
 // the certificate chain verified against the system's trust store (or a CA bundle, TlsConfig), the host name
@@ -62,6 +63,8 @@
 namespace beast_client {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
+
+class CookieJar;  // beast_client/cookies.hpp
 
 /// Polled while a request waits for the network (every poll interval, only when a request takes that
 /// long). Returning true aborts the request: the connection is closed and `Cancelled` is thrown.
@@ -98,6 +101,12 @@ struct RequestOptions {
     bool decompress = true;
     /// Added as User-Agent when the headers have none; empty: "beast-client/<version>".
     std::string user_agent;
+    /// send() only: the largest body kept, decoded, in bytes; a larger one (a declared Content-Length too) is
+    /// BodyTooLarge and nothing of it is kept. Unset: request_body_limit.
+    std::optional<std::uint64_t> max_body_size;
+    /// Every hop stores its response's Set-Cookie fields here and sends the cookies for its URL (unless the
+    /// request has its own Cookie header). Null: no cookies.
+    std::shared_ptr<CookieJar> cookies;
 };
 
 /// A parsed `http://` or `https://` URL.
@@ -183,6 +192,13 @@ public:
     const char* type_name() const noexcept override { return "ProtocolError"; }
 };
 
+/// A body larger than RequestOptions::max_body_size (decoded), or than request_body_limit. Its type_name() is
+/// ProtocolError's (the drivers' failure classes).
+class BodyTooLarge : public ProtocolError {
+public:
+    using ProtocolError::ProtocolError;
+};
+
 /// More redirects than RequestOptions::max_redirects (the message names the last URL).
 class TooManyRedirects : public Error {
 public:
@@ -208,6 +224,11 @@ public:
 /// Parses `http[s]://host[:port][/path][?query]` (the fragment is dropped). Throws InvalidUrl.
 Url parse_url(std::string_view url);
 
+/// Throws InvalidUrl when `url` holds a control character (U+0000-U+001F, U+007F) anywhere, the fragment
+/// included: send() and stream() refuse one rather than encode or drop it (a WHATWG parser drops a tab, CR
+/// or LF, and the request would go elsewhere).
+void reject_control_characters(std::string_view url);
+
 /// Percent-encodes (UTF-8 bytes as %XX) what may not appear raw in a URL: in the path, controls, space, '"',
 /// '<', '>', '`', '{', '}' and non-ASCII bytes; in the query, controls, space, '"', '\'', '<', '>' and non-ASCII
 /// bytes (the WHATWG URL standard's sets, as the Rust url crate applies them). Existing %XX escapes and
@@ -224,6 +245,10 @@ std::string add_query(std::string_view url, const std::vector<std::pair<std::str
 /// or relative-path, query-only) against the absolute http(s) URL `base`. Throws InvalidUrl.
 std::string resolve_url(std::string_view base, std::string_view reference);
 
+/// Throws std::invalid_argument for a header that request() / send() would refuse: a name that is not an
+/// RFC 9110 token, a value with a control character other than HTAB, a Content-Length or Transfer-Encoding.
+void validate_headers(const Headers& headers);
+
 /// The Boost version the library was built with, e.g. "1.81.0".
 std::string library_version();
 
@@ -232,7 +257,7 @@ constexpr const char* version = BEAST_CLIENT_VERSION;
 
 /// Response headers may be this large in total (Beast's default is 8 KiB).
 constexpr std::uint32_t header_limit = 8u * 1024u * 1024u;
-/// `request()` keeps the body in memory and refuses larger ones (ProtocolError); `get()` has no limit.
+/// `request()` and `send()` keep the body in memory and refuse larger ones (BodyTooLarge); `get()` has no limit.
 constexpr std::uint64_t request_body_limit = 1024ull * 1024ull * 1024ull;
 
 class Client;
@@ -299,7 +324,8 @@ public:
 
     /// An application's request: `url` is encode_url()ed, redirects are followed and gzip / deflate bodies
     /// decoded as `options` say (see RequestOptions); Response::url is the final URL. Throws as request(),
-    /// and TooManyRedirects.
+    /// and TooManyRedirects; InvalidUrl for a control character anywhere in `url`; ProtocolError for a
+    /// Location that cannot be followed (not http(s), unparsable, a control character); BodyTooLarge.
     Response send(std::string_view method, std::string_view url, const Headers& headers, std::string_view body,
                   const RequestOptions& options, const CancelCheck& cancel = {});
 
