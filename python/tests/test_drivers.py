@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import subprocess
+import sys
+from pathlib import Path
 
 import beast_client
 import pytest
@@ -255,3 +258,54 @@ def test_open_loop_uploads_with_histograms(python_spec, server):
     for w in run.raw["workers"]:
         assert w["count"] == 4 and set(w["histograms"]) == {"service", "corrected"}
         assert sum(c for _, c in w["histograms"]["corrected"]["counts"]) == 4
+
+
+# -- the peers: what installing them must not change, their uvloop rows, what one of them cannot do ------
+
+REQUIREMENTS_PEERS = Path(__file__).resolve().parents[1] / "requirements-peers.txt"
+
+
+def _pinned(name: str) -> str:
+    for line in REQUIREMENTS_PEERS.read_text().splitlines():
+        if line.startswith(f"{name}=="):
+            return line.split("==", 1)[1].strip()
+    raise AssertionError(f"{name} is not pinned in {REQUIREMENTS_PEERS.name}")
+
+
+def test_urllib3_future_sits_beside_urllib3_not_over_it():
+    """niquests' urllib3-future, installed from its wheel, rewrites the urllib3 package at every interpreter
+    start; `make peers` installs it from its sdist without that hook, so requests and urllib3 rows still
+    measure urllib3 (checked in a new interpreter: the hook would act at its start)."""
+    if importlib.util.find_spec("urllib3_future") is None:
+        pytest.skip("niquests (urllib3-future) is not installed here (make peers)")
+    code = "import urllib3, urllib3_future; print(urllib3.__version__, urllib3_future.__version__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [_pinned("urllib3"), _pinned("urllib3-future")]
+    hooks = [p for d in sys.path if d and Path(d).is_dir() for p in Path(d).glob("urllib3_future*.pth")]
+    assert hooks == []
+
+
+def test_every_async_python_row_also_runs_on_uvloop():
+    """The event loop is part of an async row's result: each async Python row has its uvloop twin, named
+    `...-uvloop`, labelled `<library>+uvloop`, run with --loop uvloop."""
+    rows = {c.name: c for c in CLIENTS}
+    on_asyncio = [c for c in PYTHON if c.client.mode == "async" and "--loop" not in c.command.args]
+    assert {c.name for c in on_asyncio} >= {"py-aiohttp", "py-reqwest-async", "py-wreq-async", "py-httpx2-async",
+                                            "py-niquests-async", "py-pyqwest-async"}  # fmt: skip
+    for c in on_asyncio:
+        twin = rows[c.name.removesuffix("-async") + "-uvloop"]
+        assert twin.client.library == c.client.library + "+uvloop" and twin.client.mode == "async"
+        assert twin.command.plugin == c.command.plugin and twin.command.args == ("--loop", "uvloop")
+
+
+@pytest.mark.parametrize("name", ["py-pyqwest-sync", "py-pyqwest-async"])
+def test_pyqwest_counts_insecure_as_failures_saying_why(name, tls_server):
+    """pyqwest has no switch that turns certificate checks off: --insecure fails every request, counted, with
+    the reason (the harness classes it a TLSError)."""
+    spec = next(c for c in CLIENTS if c.name == name)
+    if importlib.util.find_spec("pyqwest") is None:
+        pytest.skip("peer pyqwest is not installed here (make peers)")
+    run = run_driver(spec, tls_server.url + "/", Workload(2, 2, 0, 5), row_timeout_s=60, driver_flags=["--insecure"])
+    assert run.stats is not None and run.stats.errors == run.stats.requests == 4, run.reason
+    reasons = {f["reason"] for w in run.raw["workers"] for f in w["failures"]}
+    assert reasons == {"TLSError: ValueError: pyqwest cannot skip certificate verification (--insecure)"}

@@ -139,6 +139,21 @@ def _spec(
     return ClientSpec(client, command, needs_module=needs_module, install_hint=install_hint, default=default)
 
 
+PeerRow = tuple[str, str, str, str, tuple[str, ...], str]
+
+
+def _on_uvloop(*rows: PeerRow) -> list[PeerRow]:
+    """Each async row on asyncio, followed by the same row on uvloop (`--loop uvloop`; `py-httpx-async` ->
+    `py-httpx-uvloop`, its library `httpx+uvloop` as its document says); aiohttp's uvloop row is listed as is."""
+    out: list[PeerRow] = []
+    for name, library, mode, plugin, extra, needs in rows:
+        out.append((name, library, mode, plugin, extra, needs))
+        if mode == "async" and not extra:
+            base = name.removesuffix("-async")
+            out.append((f"{base}-uvloop", f"{library}+uvloop", mode, plugin, ("--loop", "uvloop"), needs))
+    return out
+
+
 _BEAST = (paths.beast_driver, "C++ beast driver")
 _REQWEST = (paths.reqwest_driver, "Rust reqwest driver")
 
@@ -212,6 +227,16 @@ CLIENTS: tuple[ClientSpec, ...] = (
         needs_module="reqwest_client",
         install_hint="make bindings",
     ),
+    _spec(
+        "py-reqwest-uvloop",
+        "Python",
+        "reqwest+uvloop",
+        "async",
+        _python("binding:reqwest_async", "--loop", "uvloop"),
+        needs_module="reqwest_client",
+        install_hint="make bindings peers",
+        default=False,
+    ),
     # -- more native rows and the floor (make run-all) ---------------------------------------------
     _spec("cpp-beast-serial", "C++", "beast", "sync", _native(*_BEAST), default=False, fixed_workers=1),
     _spec("rust-reqwest-sync", "Rust", "reqwest", "sync", _native(*_REQWEST, "--mode", "sync"), default=False),
@@ -224,7 +249,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         default=False,
         floor=True,
     ),
-    # -- peers from PyPI (make peers; make run-all) -------------------------------------------------
+    # -- peers from PyPI (make peers; make run-all): each async row also on uvloop ------------------
     *(
         _spec(
             name,
@@ -237,14 +262,22 @@ CLIENTS: tuple[ClientSpec, ...] = (
             default=False,
             optional=True,
         )
-        for name, library, mode, plugin, extra, needs in (
+        for name, library, mode, plugin, extra, needs in _on_uvloop(
             ("py-httpx-sync", "httpx", "sync", "httpx_driver:SYNC", (), "httpx"),
             ("py-httpx-async", "httpx", "async", "httpx_driver:ASYNC", (), "httpx"),
+            ("py-httpx2-sync", "httpx2", "sync", "httpx2_driver:SYNC", (), "httpx2"),
+            ("py-httpx2-async", "httpx2", "async", "httpx2_driver:ASYNC", (), "httpx2"),
             ("py-urllib3", "urllib3", "sync", "urllib3_driver:SYNC", (), "urllib3"),
+            ("py-niquests-sync", "niquests", "sync", "niquests_driver:SYNC", (), "niquests"),
+            ("py-niquests-async", "niquests", "async", "niquests_driver:ASYNC", (), "niquests"),
             ("py-pycurl", "pycurl", "sync", "pycurl_driver:SYNC", (), "pycurl"),
             ("py-aiohttp-uvloop", "aiohttp+uvloop", "async", "aiohttp_driver:ASYNC", ("--loop", "uvloop"), "uvloop"),
             ("py-pyreqwest-sync", "pyreqwest", "sync", "pyreqwest_driver:SYNC", (), "pyreqwest"),
             ("py-pyreqwest-async", "pyreqwest", "async", "pyreqwest_driver:ASYNC", (), "pyreqwest"),
+            ("py-pyqwest-sync", "pyqwest", "sync", "pyqwest_driver:SYNC", (), "pyqwest"),
+            ("py-pyqwest-async", "pyqwest", "async", "pyqwest_driver:ASYNC", (), "pyqwest"),
+            ("py-wreq-sync", "wreq", "sync", "wreq_driver:SYNC", (), "wreq"),
+            ("py-wreq-async", "wreq", "async", "wreq_driver:ASYNC", (), "wreq"),
             ("py-rnet-sync", "rnet", "sync", "rnet_driver:SYNC", (), "rnet"),
             ("py-rnet-async", "rnet", "async", "rnet_driver:ASYNC", (), "rnet"),
             ("py-curl_cffi-sync", "curl_cffi", "sync", "curl_cffi_driver:SYNC", (), "curl_cffi"),
