@@ -26,7 +26,14 @@ HELLO = b"Hello, World!"
 #: column as the native row of that library)
 LIBRARY_VERSIONS = {"beast": beast_client.boost_version, "reqwest": reqwest_client.reqwest_version}
 #: the exception our bindings raise for a refused connection, kept after the failure class in the reason
-BINDING_ROWS = {"py-beast-held", "py-beast-released", "py-reqwest-async", "py-reqwest-held", "py-reqwest-released"}
+BINDING_ROWS = {
+    "py-beast-held",
+    "py-beast-released",
+    "py-reqwest-async",
+    "py-reqwest-uvloop",
+    "py-reqwest-held",
+    "py-reqwest-released",
+}
 
 
 @pytest.fixture(params=CLIENTS, ids=NAMES)
