@@ -45,7 +45,7 @@ REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '
                rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.toml Cargo.lock
 
 .PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps test-deps venv peers rust cpp \
-        bindings wheels toxiproxy oha freethreaded compiler-cache stop-compiler-cache clean clean-cache
+        bindings wheels toxiproxy oha examples freethreaded compiler-cache stop-compiler-cache clean clean-cache
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -76,10 +76,12 @@ sanitize: system-deps compiler-cache  ## cpp-beast under ASan + UBSan (+ LSan): 
 	$(CARGO) build --release -p clientbench-server
 	scripts/sanitize.sh
 
-test: build bindings peers freethreaded wheels toxiproxy test-deps  ## set up everything and run every test (cargo, ctest, pytest)
+test: build bindings peers freethreaded wheels toxiproxy examples test-deps  ## set up everything and run every test (cargo, ctest, pytest)
 	$(STEP) cargo-test $(CARGO) test --release --workspace
 	$(STEP) ctest-build $(CMAKE) --build $(CPP_BUILD)
 	$(STEP) ctest ctest --test-dir $(CPP_BUILD) --output-on-failure
+	$(STEP) go-test bash -c 'cd examples/go-nethttp && go vet ./... && go test ./...'
+	$(STEP) node-test bash -c 'cd examples/node-fetch && node --test'
 	$(STEP) pytest-bindings $(VPY) -m pytest -q -rs bindings
 	$(STEP) pytest-runner $(VPY) -m pytest -q -rs python/tests
 
@@ -100,6 +102,8 @@ lint: venv bindings system-deps compiler-cache  ## ruff, mypy, stubtest of both 
 	$(STEP) clippy-abi3 $(CARGO) clippy --release -p reqwest-client --all-targets --features abi3 -- -D warnings
 	$(CARGO) fmt --all --check
 	clang-format --dry-run --Werror $(CPP_LINT)
+	@out=$$(gofmt -l examples/go-nethttp); [ -z "$$out" ] || { echo "gofmt: $$out"; exit 1; }
+	for f in examples/node-fetch/*.mjs examples/node-fetch/lib/*.mjs; do node --check $$f || exit 1; done
 
 build: system-deps venv rust cpp  ## release builds of the server and the native drivers
 
@@ -152,7 +156,7 @@ peers: $(VENV)/.peers  ## install the peer clients from PyPI (one by one: one th
 $(VENV)/.peers: python/requirements-peers.txt $(VENV)/.installed
 	@start=$$EPOCHREALTIME; failed=""; while read -r req; do \
 	  case "$$req" in ""|\#*) continue;; esac; \
-	  $(VPY) -m pip install -q "$$req" || failed="$$failed $$req"; \
+	  URLLIB3_NO_OVERRIDE=1 $(VPY) -m pip install -q --no-binary urllib3-future "$$req" || failed="$$failed $$req"; \
 	done < python/requirements-peers.txt; \
 	if [ -n "$$failed" ]; then echo "could not install:$$failed (their rows will be skipped)"; fi; \
 	awk -v a="$$start" -v b="$$EPOCHREALTIME" 'BEGIN { printf "[step] %-16s %7.1f s\n", "peers", b - a }' >&2
@@ -183,6 +187,23 @@ $(STAMPS)/beast-client: $(VENV)/.installed $(BEAST_SRC) | system-deps compiler-c
 $(STAMPS)/reqwest-client: $(VENV)/.installed $(REQWEST_SRC) | compiler-cache
 	$(STEP) reqwest-binding $(VPY) -m pip install -q ./bindings/reqwest
 	@mkdir -p $(STAMPS) && touch $@
+
+# the example drivers from other ecosystems (examples/*/README.md), run as --driver rows by the tests; the Go
+# module and build caches and npm's cache are shared by every clone on the machine
+GO_EXAMPLE     := build/bin/go-nethttp-driver
+GO_EXAMPLE_SRC := $(wildcard examples/go-nethttp/*.go) examples/go-nethttp/go.mod examples/go-nethttp/go.sum
+NODE_EXAMPLE   := examples/node-fetch/node_modules/.package-lock.json
+
+examples: $(GO_EXAMPLE) $(NODE_EXAMPLE)  ## the example drivers: Go net/http (go build) and Node.js fetch (npm ci)
+
+$(GO_EXAMPLE): $(GO_EXAMPLE_SRC)
+	@command -v go >/dev/null || { echo "make examples: the Go toolchain (go) is not on PATH"; exit 1; }
+	@mkdir -p $(dir $@)
+	$(STEP) go-nethttp bash -c 'cd examples/go-nethttp && go build -trimpath -o ../../$@ .'
+
+$(NODE_EXAMPLE): examples/node-fetch/package.json examples/node-fetch/package-lock.json
+	@command -v npm >/dev/null || { echo "make examples: Node.js (node, npm) is not on PATH"; exit 1; }
+	$(STEP) node-fetch bash -c 'cd examples/node-fetch && npm ci --no-audit --no-fund'
 
 # manylinux wheels of both bindings (CPython 3.11; and 3.13t when `make freethreaded` built it) and both sdists:
 # scripts/build-{beast,reqwest}-wheel.sh (zig toolchain for glibc 2.28; the tools and the static OpenSSL are
