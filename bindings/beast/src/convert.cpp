@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #ifdef BEAST_CLIENT_PROBE_CA_BUNDLES
@@ -29,6 +30,18 @@ std::optional<double> to_seconds(const py::object& value, const char* what) {
     const double seconds = value.cast<double>();
     to_timeout(seconds, what);  // ValueError
     return seconds;
+}
+
+std::optional<std::uint64_t> to_size(const py::object& value, const char* what) {
+    if (value.is_none()) return std::nullopt;
+    if (PyBool_Check(value.ptr()) || !PyLong_Check(value.ptr()))
+        throw py::type_error(std::string(what) + " must be an int or None, not " + Py_TYPE(value.ptr())->tp_name);
+    int overflow = 0;
+    const long long n = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (n == -1 && PyErr_Occurred()) throw py::error_already_set();
+    if (overflow < 0 || (overflow == 0 && n < 0)) throw py::value_error(std::string(what) + " must be >= 0 or None");
+    if (overflow > 0) return std::numeric_limits<std::uint64_t>::max();  // more than any body
+    return static_cast<std::uint64_t>(n);
 }
 
 std::optional<std::chrono::nanoseconds> to_duration(std::optional<double> seconds, const char* what) {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,9 @@ std::chrono::nanoseconds to_timeout(double seconds, const char* what = "timeout"
 
 // None, or a positive finite number (int or float; not bool, not str)
 std::optional<double> to_seconds(const py::object& value, const char* what);
+
+// None, or an int >= 0 (not bool; a value beyond 64 bits is no limit)
+std::optional<std::uint64_t> to_size(const py::object& value, const char* what);
 
 std::optional<std::chrono::nanoseconds> to_duration(std::optional<double> seconds, const char* what);
 

@@ -12,6 +12,7 @@ namespace {
 
 // created once at import (register_errors)
 PYBIND11_CONSTINIT py::gil_safe_call_once_and_store<py::object> protocol_error_type;
+PYBIND11_CONSTINIT py::gil_safe_call_once_and_store<py::object> body_too_large_type;
 PYBIND11_CONSTINIT py::gil_safe_call_once_and_store<py::object> tls_error_type;
 PYBIND11_CONSTINIT py::gil_safe_call_once_and_store<py::object> too_many_redirects_type;
 
@@ -30,6 +31,8 @@ void translate(std::exception_ptr p) {
             case bc::ConnectionError::Kind::reset: py::set_error(PyExc_ConnectionResetError, e.what()); break;
             default: py::set_error(PyExc_ConnectionError, e.what()); break;
         }
+    } catch (const bc::BodyTooLarge& e) {
+        py::set_error(body_too_large_type.get_stored(), e.what());
     } catch (const bc::ProtocolError& e) {
         py::set_error(protocol_error_type.get_stored(), e.what());
     } catch (const bc::TooManyRedirects& e) {
@@ -48,12 +51,24 @@ void translate(std::exception_ptr p) {
 void register_errors(py::module_& m) {
     protocol_error_type.call_once_and_store_result([&]() -> py::object {
         auto type = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
-            "beast_client.ProtocolError", "The server sent a malformed HTTP response (a subclass of OSError).",
+            "beast_client.ProtocolError",
+            "The server sent a malformed HTTP response, or a redirect whose Location cannot be followed (a\n"
+            "subclass of OSError).",
             PyExc_OSError, nullptr));
         if (!type) throw py::error_already_set();
         return type;
     });
     m.attr("ProtocolError") = protocol_error_type.get_stored();
+    body_too_large_type.call_once_and_store_result([&]() -> py::object {
+        auto type = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
+            "beast_client.BodyTooLarge",
+            "A response body larger than the client's max_body_size (decoded), or than 1 GiB: a subclass of\n"
+            "ProtocolError; nothing of it is kept.",
+            protocol_error_type.get_stored().ptr(), nullptr));
+        if (!type) throw py::error_already_set();
+        return type;
+    });
+    m.attr("BodyTooLarge") = body_too_large_type.get_stored();
     tls_error_type.call_once_and_store_result([&]() -> py::object {
         auto type = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
             "beast_client.TLSError",

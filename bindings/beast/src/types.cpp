@@ -1,9 +1,32 @@
-// The Python types of a response: Headers, Response, StreamResponse (and its _BytesIterator).
+// The Python types of a response: Headers, Response, StreamResponse (and its _BytesIterator); the fork
+// generation (types.hpp).
 #include "types.hpp"
 
+#include <pthread.h>
+
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
 #include <string>
 
 namespace beast_py {
+
+std::atomic<std::uint64_t> fork_generation_counter{0};
+
+namespace {
+
+// runs in the child of every fork(): async-signal-safe, one atomic add
+extern "C" void bump_fork_generation() { fork_generation_counter.fetch_add(1, std::memory_order_relaxed); }
+
+// once per process, at import
+void watch_forks() {
+    static std::once_flag registered;
+    int rc = 0;
+    std::call_once(registered, [&] { rc = pthread_atfork(nullptr, nullptr, bump_fork_generation); });
+    if (rc != 0) throw std::runtime_error(std::string("pthread_atfork failed: ") + std::strerror(rc));
+}
+
+}  // namespace
 
 PyResponse to_python(bc::Response&& r) {
     return PyResponse{r.status, std::move(r.reason), std::move(r.url), py::cast(PyHeaders::from_bc(r.headers)),
@@ -29,6 +52,7 @@ std::string charset_of(const PyHeaders& h) {
 }
 
 void register_types(py::module_& m) {
+    watch_forks();
     py::class_<PyHeaders> headers_cls(m, "Headers", py::is_final(),
                                       "Response headers: a case-insensitive, multi-valued mapping in the order\n"
                                       "received (a collections.abc.Mapping[str, str]). h[name] joins repeated\n"
@@ -78,19 +102,18 @@ void register_types(py::module_& m) {
         .def("items", [](py::object self) { return py::module_::import("collections.abc").attr("ItemsView")(self); })
         .def("__eq__",
              [](const PyHeaders& h, const py::object& other) -> py::object {
-                 if (py::isinstance<PyHeaders>(other)) {
-                     const auto& o = other.cast<const PyHeaders&>();
-                     if (o.fields.size() != h.fields.size()) return py::bool_(false);
-                     for (std::size_t i = 0; i < h.fields.size(); ++i)
-                         if (!h.fields[i].first.equal(o.fields[i].first) ||
-                             !h.fields[i].second.equal(o.fields[i].second))
-                             return py::bool_(false);
-                     return py::bool_(true);
-                 }
+                 // as Mappings: the joined values by lower-case name, in any order
+                 const auto as_dict = [](const PyHeaders& x) {
+                     py::dict d;
+                     for (const auto& name : x.names) d[name] = x.joined(name);
+                     return d;
+                 };
+                 py::dict mine = as_dict(h);
+                 if (py::isinstance<PyHeaders>(other))
+                     return py::bool_(mine.equal(as_dict(other.cast<const PyHeaders&>())));
                  const py::object mapping = py::module_::import("collections.abc").attr("Mapping");
                  if (!py::isinstance(other, mapping)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-                 py::dict mine, theirs;
-                 for (const auto& name : h.names) mine[name] = h.joined(name);
+                 py::dict theirs;
                  for (const auto& item : other.attr("items")()) {
                      const auto pair = py::reinterpret_borrow<py::tuple>(item);
                      if (!py::isinstance<py::str>(pair[0])) return py::bool_(false);

@@ -6,10 +6,13 @@
 #include <pybind11/stl.h>       // std::optional<double> <-> float | None (the timeout properties)
 
 #include "beast_client/client.hpp"
+#include "beast_client/cookies.hpp"
 #include "convert.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,6 +24,15 @@
 
 namespace beast_py {
 
+// Fork safety. A child made by fork() inherits the parent's clients as they are: their pooled sockets and their
+// io_context's epoll instance are the parent's own (shared, not copied), so closing or using them in the child
+// would break the parent's connections. The process's generation (types.cpp: a pthread_atfork handler bumps
+// it in the child) tells a client, at one atomic load per request, that it was made in the parent: it then
+// makes a new C++ client (connections, io_context) and leaves the parent's alone, never closed nor destroyed
+// in the child (its copies of the sockets close when the child exits).
+extern std::atomic<std::uint64_t> fork_generation_counter;
+inline std::uint64_t fork_generation() { return fork_generation_counter.load(std::memory_order_relaxed); }
+
 // Client(...)'s settings beyond the C++ client's (immutable after construction: read without a lock).
 struct ClientSettings {
     std::optional<double> timeout, connect_timeout, read_timeout;
@@ -28,31 +40,60 @@ struct ClientSettings {
     int max_redirects = 10;
     bool decompress = true;
     std::string user_agent;
-    bc::Headers headers;  // the default headers
+    bc::Headers headers;                     // the default headers
+    std::shared_ptr<bc::CookieJar> cookies;  // cookies=True (kept by a forked child's new C++ client)
+    std::optional<std::uint64_t> max_body_size;
 };
 
 // The Python Client: the C++ client plus the Python-level "closed" state (as in reqwest_client: after
 // close(), requests raise RuntimeError).
 struct PyClient {
-    PyClient(ClientSettings s, bc::TlsConfig tls, py::object verify_arg)
-        : settings(std::move(s)), verify(std::move(verify_arg)), client(make_client(settings, std::move(tls))) {}
+    PyClient(ClientSettings s, bc::TlsConfig tls_config, py::object verify_arg)
+        : settings(std::move(s)),
+          verify(std::move(verify_arg)),
+          tls(std::move(tls_config)),
+          client(make_client(settings, tls, true)) {}
+    PyClient(const PyClient&) = delete;
+    PyClient& operator=(const PyClient&) = delete;
+    ~PyClient() {
+        if (stale()) (void)client.release();  // the parent's (see fork_generation): left alone
+    }
 
-    // Without the GIL: loading a large CA bundle takes a while. (C++17: the prvalue initializes the member.)
-    static bc::Client make_client(const ClientSettings& s, bc::TlsConfig tls) {
+    // Loading a large CA bundle takes a while: without the GIL, unless it must stay held (renew()).
+    static std::unique_ptr<bc::Client> make_client(const ClientSettings& s, const bc::TlsConfig& tls,
+                                                   bool release_gil) {
         const bc::Timeouts t{to_duration(s.timeout, "timeout"), to_duration(s.connect_timeout, "connect_timeout"),
                              to_duration(s.read_timeout, "read_timeout")};
-        py::gil_scoped_release nogil;
-        return bc::Client(t, std::move(tls));
+        std::optional<py::gil_scoped_release> nogil;
+        if (release_gil) nogil.emplace();
+        return std::make_unique<bc::Client>(t, tls);
     }
 
     const ClientSettings settings;
-    py::object verify;  // as given (read-only property)
-    bc::Client client;
+    py::object verify;        // as given (read-only property)
+    const bc::TlsConfig tls;  // to make the client again in a forked child
+    std::unique_ptr<bc::Client> client;
+    std::atomic<std::uint64_t> generation{fork_generation()};  // the process (fork generation) client is from
+    std::mutex renewing;
     std::atomic<bool> closed{false};
+
+    bool stale() const { return generation.load(std::memory_order_relaxed) != fork_generation(); }
 
     bc::Client& open() {
         if (closed.load()) throw std::runtime_error("Client is closed");
-        return client;
+        if (stale()) renew();
+        return *client;
+    }
+
+    // In a forked child: a new C++ client instead of the parent's, which is leaked. The GIL stays held (a
+    // thread waiting for `renewing` holds it too); the TLS context is already in the process-wide cache.
+    void renew() {
+        std::lock_guard<std::mutex> lock(renewing);
+        if (!stale()) return;
+        auto fresh = make_client(settings, tls, false);
+        (void)client.release();
+        client = std::move(fresh);
+        generation.store(fork_generation(), std::memory_order_relaxed);
     }
 
     // Idempotent. A request running in another thread finishes first; that thread then closes the
@@ -63,9 +104,9 @@ struct PyClient {
     }
 
     void drop_if_closed() {
-        if (!closed.load()) return;
+        if (!closed.load() || stale()) return;  // a forked child never closes the parent's connections
         try {
-            client.close();
+            client->close();
         } catch (const bc::ConcurrentUse&) {  // busy: the running request's thread will do it
         }
     }
@@ -178,14 +219,28 @@ std::string charset_of(const PyHeaders& h);
 
 // beast_client.StreamResponse: Client.stream()'s result. It keeps its Client alive (`client`).
 struct PyStream {
+    PyStream() = default;
+    PyStream(const PyStream&) = delete;
+    PyStream& operator=(const PyStream&) = delete;
+    ~PyStream() {
+        if (stale()) (void)stream.release();  // the parent's connection (see fork_generation): left alone
+    }
+
     py::object client;  // the PyClient
     PyClient* owner;
     std::unique_ptr<bc::ResponseStream> stream;
     py::object headers;
     std::atomic<bool> closed{false};
+    std::uint64_t generation = fork_generation();
+
+    bool stale() const { return generation != fork_generation(); }
 
     // the next chunk (GIL released while waiting), or a null object at the end
     py::object next_chunk() {
+        if (stale())
+            throw std::runtime_error(
+                "this response was opened by the parent process before fork(); its connection is the parent's: "
+                "request it again in the child");
         if (closed.load()) return py::object();
         std::string chunk;
         PyClient::Finish finish{*owner};
@@ -196,7 +251,7 @@ struct PyStream {
     }
 
     void close() {
-        if (closed.exchange(true)) return;
+        if (closed.exchange(true) || stale()) return;
         stream->close();
     }
 };

@@ -27,8 +27,20 @@ class AsyncAdapter:
     def fetch_len(self, url: str) -> tuple[int, int]:
         return self.loop.run_until_complete(self.client.fetch_len(url))
 
+    def fetch(self, url: str, **kw: Any) -> tuple[int, bytes]:
+        return self.loop.run_until_complete(self.client.fetch(url, **kw))
+
     def request(self, method: str, url: str, **kw: Any) -> Any:
         return self.loop.run_until_complete(self.client.request(method, url, **kw))
+
+    def stream_read(self, method: str, url: str, **kw: Any) -> tuple[int, bytes]:
+        """`(status, body)` of `client.stream(...)`, its body read with aread()."""
+
+        async def run() -> tuple[int, bytes]:
+            async with self.client.stream(method, url, **kw) as s:
+                return s.status, await s.aread()
+
+        return self.loop.run_until_complete(run())
 
     @property
     def tls_info(self) -> Any:

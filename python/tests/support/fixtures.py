@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from clientbench.run.server import Server
 
+from .dualserver import DualHandler, DualServer, make_pki
 from .httpapp import App, running
 from .rawserver import Handler, RawServer
 
@@ -52,6 +54,30 @@ def raw_server() -> Iterator[Callable[[Handler], RawServer]]:
 
     def start(handler: Handler) -> RawServer:
         servers.append(RawServer(handler))
+        return servers[-1]
+
+    yield start
+    for s in servers:
+        s.close()
+
+
+@pytest.fixture(scope="session")
+def dual_pki(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """The CA, leaf certificate and key of `dual_server` (support/dualserver.py; made with the openssl CLI)."""
+    try:
+        return make_pki(tmp_path_factory.mktemp("dual-pki"))
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+
+
+@pytest.fixture()
+def dual_server(dual_pki: tuple[Path, Path, Path]) -> Iterator[Callable[[DualHandler], DualServer]]:
+    """Factory: `dual_server(handler)` starts a DualServer (TLS and plain HTTP on one port, support/dualserver.py)
+    whose `handler(conn, tls)` runs for every connection; closed after the test."""
+    servers: list[DualServer] = []
+
+    def start(handler: DualHandler) -> DualServer:
+        servers.append(DualServer(handler, dual_pki))
         return servers[-1]
 
     yield start

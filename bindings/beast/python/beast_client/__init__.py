@@ -17,13 +17,19 @@ Errors: ValueError (invalid URL, bad method/header/argument value), TypeError (a
 TimeoutError, beast_client.TLSError (a ConnectionError: untrusted, expired or wrong-host certificate, failed
 handshake), ConnectionError (its subclasses ConnectionRefusedError / ConnectionResetError where that is
 clearly what happened), beast_client.ProtocolError (an OSError: malformed response, undecodable gzip/deflate
-body, a redirect to an unsupported URL), beast_client.TooManyRedirects (an OSError), RuntimeError (a closed
-Client, or one used by two threads at once). Non-2xx statuses are returned, not raised.
+body, a redirect to an unsupported URL), beast_client.BodyTooLarge (a ProtocolError: a body over
+max_body_size), beast_client.TooManyRedirects (an OSError), RuntimeError (a closed Client, or one used by two
+threads at once). Non-2xx statuses are returned, not raised.
+
+``cookies=True`` gives a client a cookie jar (request/stream only); ``max_body_size`` bounds what
+``request()`` keeps. Clients are fork-safe: in a child made by ``fork()`` they open their own connections at
+their first request there, never using the parent's.
 """
 
 from collections.abc import Mapping
 
 from ._core import (
+    BodyTooLarge,
     Client,
     Headers,
     ProtocolError,
@@ -38,6 +44,7 @@ from ._core import (
 Mapping.register(Headers)
 
 __all__ = [
+    "BodyTooLarge",
     "Client",
     "Headers",
     "ProtocolError",

@@ -1,3 +1,4 @@
+from ._core import BodyTooLarge as BodyTooLarge
 from ._core import Client as Client
 from ._core import Headers as Headers
 from ._core import ProtocolError as ProtocolError
@@ -9,6 +10,7 @@ from ._core import __version__ as __version__
 from ._core import boost_version as boost_version
 
 __all__ = [
+    "BodyTooLarge",
     "Client",
     "Headers",
     "ProtocolError",

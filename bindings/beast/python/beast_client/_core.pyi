@@ -9,7 +9,10 @@ __version__: str
 boost_version: str
 
 class ProtocolError(OSError):
-    """The server sent a malformed HTTP response."""
+    """The server sent a malformed HTTP response, or a redirect whose Location cannot be followed."""
+
+class BodyTooLarge(ProtocolError):
+    """A response body larger than the client's max_body_size (decoded), or than 1 GiB; nothing of it is kept."""
 
 class TLSError(ConnectionError):
     """A TLS failure: the server's certificate is untrusted, expired or not for this host name / IP address,
@@ -109,6 +112,8 @@ class Client:
         headers: _HeadersArg | None = None,
         decompress: bool = True,
         user_agent: str | None = None,
+        cookies: bool = False,
+        max_body_size: int | None = None,
     ) -> None:
         """timeout: seconds for each whole request (connect, TLS handshake, send, receive the body), > 0;
         None: no total limit. connect_timeout: resolve + TCP connect + TLS handshake. read_timeout: the
@@ -118,6 +123,9 @@ class Client:
         certificates in this PEM file (or c_rehash directory) instead; False = no verification (UNSAFE).
         Raises FileNotFoundError (or PermissionError, another OSError) when the CA bundle cannot be opened,
         ValueError when it holds no PEM certificate (or the path is empty), TypeError for another type.
+
+        cookies=True: a cookie jar for request() and stream(). max_body_size: the largest body request()
+        keeps, decoded, in bytes (BodyTooLarge beyond it).
         """
     def get(self, url: str, *, release_gil: bool = True) -> int:
         """GET url, read the whole body, return the status (body size: last_body_bytes)."""
