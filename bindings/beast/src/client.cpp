@@ -26,6 +26,7 @@ void prepare(Prepared& p, const PyClient& self, const std::string& method, const
              const py::object& timeout, const py::object& follow_redirects) {
     const ClientSettings& s = self.settings;
     p.method = method;
+    bc::reject_control_characters(url);  // before add_query() drops the fragment
     p.url = bc::add_query(url, to_params(params));
     p.headers = merge_headers(s.headers, to_headers(headers));
     if (!body.is_none() && !json.is_none()) throw py::type_error("pass body or json, not both");
@@ -49,6 +50,8 @@ void prepare(Prepared& p, const PyClient& self, const std::string& method, const
     p.options.max_redirects = s.max_redirects;
     p.options.decompress = s.decompress;
     p.options.user_agent = s.user_agent;
+    p.options.max_body_size = s.max_body_size;
+    p.options.cookies = s.cookies;
 }
 
 }  // namespace
@@ -62,7 +65,8 @@ void register_client(py::module_& m) {
     client_cls
         .def(py::init([](const py::object& timeout, const py::object& verify, const py::object& connect_timeout,
                          const py::object& read_timeout, bool follow_redirects, int max_redirects,
-                         const py::object& headers, bool decompress, const py::object& user_agent) {
+                         const py::object& headers, bool decompress, const py::object& user_agent,
+                         const py::object& cookies, const py::object& max_body_size) {
                  ClientSettings s;
                  s.timeout = to_seconds(timeout, "timeout");  // ValueError before anything else
                  s.connect_timeout = to_seconds(connect_timeout, "connect_timeout");
@@ -76,6 +80,14 @@ void register_client(py::module_& m) {
                  else
                      s.user_agent = text_of(user_agent, "user_agent");
                  s.headers = to_headers(headers);
+                 // checked now (ValueError), not at the first request
+                 bc::validate_headers(s.headers);
+                 bc::validate_headers({{"User-Agent", s.user_agent}});
+                 if (!PyBool_Check(cookies.ptr()))
+                     throw py::type_error(std::string("cookies must be True or False, not ") +
+                                          Py_TYPE(cookies.ptr())->tp_name);
+                 if (cookies.ptr() == Py_True) s.cookies = std::make_shared<bc::CookieJar>();
+                 s.max_body_size = to_size(max_body_size, "max_body_size");
                  bc::TlsConfig tls = to_tls_config(verify);
                  const std::string path = tls.ca_file;
                  try {
@@ -94,7 +106,7 @@ void register_client(py::module_& m) {
              py::arg("timeout") = py::none(), py::arg("verify") = true, py::kw_only(),
              py::arg("connect_timeout") = 10.0, py::arg("read_timeout") = 30.0, py::arg("follow_redirects") = true,
              py::arg("max_redirects") = 10, py::arg("headers") = py::none(), py::arg("decompress") = true,
-             py::arg("user_agent") = py::none(),
+             py::arg("user_agent") = py::none(), py::arg("cookies") = false, py::arg("max_body_size") = py::none(),
              "timeout: seconds allowed for each whole request (connect, TLS handshake, send, receive the\n"
              "whole body), > 0; None (the default): no total limit. connect_timeout: resolve + TCP connect +\n"
              "TLS handshake. read_timeout: the longest wait for the next bytes of the response.\n"
@@ -103,8 +115,10 @@ void register_client(py::module_& m) {
              "False = no verification at all (UNSAFE: anyone on the path can impersonate the server).\n"
              "A CA bundle that cannot be opened raises FileNotFoundError / PermissionError (OSError);\n"
              "one without any PEM certificate ValueError; a verify of another type TypeError.\n"
-             "follow_redirects / max_redirects, headers (sent with every request), decompress (gzip, deflate)\n"
-             "and user_agent apply to request() and stream(), never to get(), fetch_len() or fetch().")
+             "follow_redirects / max_redirects, headers (sent with every request), decompress (gzip, deflate),\n"
+             "user_agent and cookies (True: a cookie jar) apply to request() and stream(), never to get(),\n"
+             "fetch_len() or fetch(); max_body_size (bytes, decoded) bounds the body request() keeps\n"
+             "(BodyTooLarge).")
         .def("__enter__", [](py::object self) { return self; })
         .def("__exit__",
              [](PyClient& c, const py::args&) {
@@ -129,7 +143,7 @@ void register_client(py::module_& m) {
         .def_property_readonly(
             "tls_info",
             [](const PyClient& c) -> py::object {
-                const auto info = c.client.tls_info();
+                const auto info = c.client->tls_info();
                 if (!info) return py::none();
                 py::dict out;
                 out["version"] = info->version;
@@ -233,11 +247,11 @@ void register_client(py::module_& m) {
             "As request(), but returns once the headers are read: a StreamResponse (a context manager) whose\n"
             "iter_bytes() yields the body as it arrives. The GIL is released while waiting.")
         .def_property_readonly(
-            "last_body_bytes", [](const PyClient& c) { return c.client.last_body_bytes(); },
+            "last_body_bytes", [](const PyClient& c) { return c.client->last_body_bytes(); },
             "Body bytes received by the last get()/fetch_len()/fetch()/request() (for a failed\n"
             "request: what arrived before it failed).")
         .def_property_readonly(
-            "_connections_opened", [](const PyClient& c) { return c.client.connections_opened(); },
+            "_connections_opened", [](const PyClient& c) { return c.client->connections_opened(); },
             "Connections opened so far (diagnostics; not part of the stable API).")
         .def("__repr__", [](const PyClient& c) {
             char buf[64];
