@@ -31,7 +31,10 @@ use crate::{classify, send_on, settle_idle_connections, Client, ClientError};
 /// response is dropped with its connection; nothing is kept). A declared `Content-Length` above the limit
 /// fails before any of the body is read.
 pub async fn read_body(mut resp: reqwest::Response, limit: Option<u64>) -> Result<Bytes, ClientError> {
-    let Some(limit) = limit else { return resp.bytes().await.map_err(|e| classify(&e)) };
+    let Some(limit) = limit else {
+        let _permit = crate::limit::take(&mut resp); // `bytes()` consumes the response: hold it while it reads
+        return resp.bytes().await.map_err(|e| classify(&e));
+    };
     let too_large = |url: &Url| {
         ClientError::BodyTooLarge(format!(
             "the body of the response from {url} is larger than max_body_size ({limit} bytes)"
@@ -86,6 +89,8 @@ pub struct Head {
     /// In received order, lower-case names, values decoded lossily as UTF-8. When the body was decoded,
     /// reqwest has removed `Content-Encoding` and `Content-Length`.
     pub headers: Vec<(String, String)>,
+    /// `HTTP/1.1`, `HTTP/2` ([`crate::version_name`]).
+    pub http_version: &'static str,
 }
 
 impl Head {
@@ -98,6 +103,7 @@ impl Head {
             status: resp.status().as_u16(),
             url: resp.url().to_string(),
             reason,
+            http_version: crate::version_name(resp.version()),
             headers: resp
                 .headers()
                 .iter()
@@ -159,13 +165,19 @@ impl Client {
             Body::Empty => None,
             Body::Bytes(b) => Some(b),
             Body::Stream(s) => {
+                let (permit, first) = self.shape().enter(&url, left()?).await?;
                 settle_idle_connections().await;
                 let mut rb =
                     http.request(method.clone(), url.clone()).headers(self.hop_headers(&headers, &url)).body(s);
                 if let Some(t) = left()? {
                     rb = rb.timeout(t);
                 }
-                let resp = rb.send().await.map_err(|e| classify(&e))?;
+                let resp = rb.send().await.map_err(|e| self.shape().explain(classify(&e)));
+                drop(first);
+                let mut resp = resp?;
+                if let Some(p) = permit {
+                    resp.extensions_mut().insert(p);
+                }
                 self.note_response(&resp);
                 // A streamed body cannot be sent again: a 307/308 is returned as it is.
                 if !follow_redirects || matches!(resp.status().as_u16(), 307 | 308) {
@@ -177,7 +189,8 @@ impl Client {
         let mut hops = 0;
         loop {
             let hop = self.hop_headers(&headers, &url);
-            let resp = send_on(&http, total, method.clone(), url.clone(), hop, body.clone(), left()?).await?;
+            let resp =
+                send_on(&http, self.shape(), total, method.clone(), url.clone(), hop, body.clone(), left()?).await?;
             self.note_response(&resp);
             if !follow_redirects {
                 return Ok(resp);
@@ -220,7 +233,8 @@ impl Client {
             redirect_request(status, &mut method, &mut headers, &mut body, &url, &next);
             discard(resp).await;
             let hop = self.hop_headers(&headers, &next);
-            resp = send_on(&http, None, method.clone(), next, hop, body.clone(), deadline.left()?).await?;
+            let left = deadline.left()?;
+            resp = send_on(&http, self.shape(), None, method.clone(), next, hop, body.clone(), left).await?;
             self.note_response(&resp);
         }
     }
@@ -239,9 +253,9 @@ impl Client {
         out
     }
 
-    /// What every response of the user-facing API updates: the TLS version seen, the cookie jar.
+    /// What every response of the user-facing API updates: the TLS and HTTP versions seen, the cookie jar.
     fn note_response(&self, resp: &reqwest::Response) {
-        self.note_tls(resp);
+        self.note(resp);
         if let Some(jar) = self.cookie_jar() {
             jar.store(resp.headers(), resp.url());
         }

@@ -4,7 +4,8 @@
 //!
 //! Scope: HTTP/1.1 over `http://` and `https://` (rustls; see [`tls`] for the crypto provider and root
 //! store, and [`TlsConfig`] for the three ways to check a certificate: the system's roots, a CA file, or
-//! none); every other scheme is an [`ClientError::InvalidUrl`]. The benchmark path ([`Client::get`],
+//! none), and HTTP/2 when [`ClientOptions::http2`] asks for it ([`Http2`]: ALPN `h2` over TLS, or prior
+//! knowledge); every other scheme is an [`ClientError::InvalidUrl`]. The benchmark path ([`Client::get`],
 //! [`Client::fetch`]) follows no redirects (a 3xx is returned like any other status) and never decompresses;
 //! [`api`] is the Python binding's user-facing request (redirects, default headers, decompression, streamed
 //! uploads) next to it. TLS failures (untrusted, expired or wrong-name certificate, a failed
@@ -16,18 +17,21 @@
 //!   sat idle is noticed before it is reused, for every method (see [`Client::send`]); an idempotent
 //!   request is re-sent once when the server closed the connection just as the request went out.
 //! * [`BlockingClient`] — the same on a private current-thread tokio runtime, with a cancel callback
-//!   polled every [`CANCEL_POLL`] (the Python binding checks for signals there).
+//!   polled every [`CANCEL_POLL`] (the Python binding checks for signals there). Both can be shared by
+//!   threads (or tasks): one pool, bounded per origin by [`ClientOptions::max_connections`] ([`limit`]).
 //!
 //! The driver contract (flags, workers, timing, the raw document) is the `reqwest-harness` crate
 //! (rust-reqwest/harness), apart from this one so that the Python binding, which ships this crate, does
 //! not carry its command-line and JSON dependencies.
 
 pub mod api;
+mod blocking;
 pub mod cookies;
 mod error;
+pub mod limit;
+mod protocol;
 pub mod tls;
 
-use std::future::Future;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -39,7 +43,10 @@ use reqwest::{Method, Url};
 /// The reqwest this crate is built on (for the binding's types).
 pub use reqwest;
 
+pub use blocking::BlockingClient;
 pub use error::{chain_text, classify, ClientError, ConnectionKind, FAILURE_CLASSES};
+use protocol::{version_code, version_of_code};
+pub use protocol::{version_name, Http2};
 pub use tls::{TlsConfig, TlsSetupError, Trust};
 
 /// The locked version of the reqwest crate this was built with (read from Cargo.lock by build.rs).
@@ -47,10 +54,6 @@ pub const REQWEST_VERSION: &str = env!("REQWEST_VERSION");
 
 /// How often [`BlockingClient`] calls its cancel callback while a request is in flight.
 pub const CANCEL_POLL: Duration = Duration::from_millis(50);
-
-/// Idle keep-alive connections kept per host. A benchmark worker does sequential requests and needs
-/// one; a few more let a client shared by several threads or tasks keep its connections.
-pub const POOL_MAX_IDLE_PER_HOST: usize = 16;
 
 /// How a [`Client`] is built: the request timeouts, how `https://` servers are checked, whether to
 /// keep the negotiated TLS version ([`Client::tls_version`]), and what the user-facing API
@@ -86,6 +89,13 @@ pub struct ClientOptions {
     /// [`api::read_body`] only: the largest (decoded) body it keeps; a larger one is
     /// [`ClientError::BodyTooLarge`] (`None`: no limit).
     pub max_body_size: Option<u64>,
+    /// HTTP/1.1 only (the default), or HTTP/2 over ALPN or with prior knowledge.
+    pub http2: Http2,
+    /// At most this many requests in flight, and idle connections kept, per origin (see [`limit`]); a
+    /// request waits for its turn at most the connect timeout (and what is left of its total timeout).
+    /// `None` (the default): no bound, and the idle connections are all kept (until reqwest's idle
+    /// timeout, 90 s), as a client shared by W threads needs W of them.
+    pub max_connections: Option<usize>,
 }
 
 impl ClientOptions {
@@ -102,6 +112,8 @@ impl ClientOptions {
             default_headers: HeaderMap::new(),
             cookies: None,
             max_body_size: None,
+            http2: Http2::Off,
+            max_connections: None,
         }
     }
 }
@@ -123,7 +135,8 @@ pub fn build_client(timeout: Duration) -> Result<reqwest::Client, ClientError> {
     build_client_with(&ClientOptions::new(timeout))
 }
 
-/// The shared reqwest configuration: one keep-alive pool per client, HTTP/1.1 only, TCP_NODELAY,
+/// The shared reqwest configuration: one keep-alive pool per client, HTTP/1.1 only unless
+/// [`ClientOptions::http2`] says otherwise, TCP_NODELAY,
 /// no proxy unless [`ClientOptions::proxy`] says so (by default neither from the environment nor the
 /// system), no redirects, no decompression, `timeout` as the total deadline of each request (connect,
 /// TLS handshake, send, response head and the whole body), the options' connect and read timeouts, rustls
@@ -133,10 +146,22 @@ pub fn build_client_with(options: &ClientOptions) -> Result<reqwest::Client, Cli
 }
 
 fn builder_with(options: &ClientOptions, decompress: bool) -> Result<reqwest::Client, ClientError> {
-    let mut b = reqwest::Client::builder()
-        .http1_only()
+    let mut tls = options.tls.rustls_config();
+    let mut b = reqwest::Client::builder();
+    b = match options.http2 {
+        Http2::Off => b.http1_only(),
+        Http2::Alpn => {
+            tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            b
+        }
+        Http2::PriorKnowledge => {
+            tls.alpn_protocols = vec![b"h2".to_vec()];
+            b.http2_prior_knowledge()
+        }
+    };
+    let mut b = b
         .tcp_nodelay(true)
-        .pool_max_idle_per_host(POOL_MAX_IDLE_PER_HOST)
+        .pool_max_idle_per_host(options.max_connections.unwrap_or(usize::MAX))
         .redirect(reqwest::redirect::Policy::none())
         // reqwest's gzip/deflate/brotli/zstd features (for the Python binding's `decompress=True`) turn
         // them on by default, with an `Accept-Encoding` on every request: the benchmark client sends and
@@ -145,7 +170,7 @@ fn builder_with(options: &ClientOptions, decompress: bool) -> Result<reqwest::Cl
         .deflate(decompress)
         .brotli(decompress)
         .zstd(decompress)
-        .tls_backend_preconfigured(options.tls.rustls_config())
+        .tls_backend_preconfigured(tls)
         .tls_info(options.tls_info);
     b = match &options.proxy {
         ProxyConfig::None => b.no_proxy(),
@@ -249,6 +274,12 @@ pub struct Client {
     decompressing: Arc<OnceLock<Result<reqwest::Client, ClientError>>>,
     /// With [`ClientOptions::tls_info`]: the TLS version of the most recent response's connection.
     tls_seen: Option<TlsSeen>,
+    /// The HTTP version of the most recent response ([`Client::http_version`]).
+    version_seen: Arc<AtomicU8>,
+    /// With [`ClientOptions::max_connections`]: the bound on the requests in flight per origin.
+    limiter: Option<Arc<limit::Limiter>>,
+    /// With [`Http2::Alpn`]: the first request to each origin goes alone.
+    first_contact: Option<Arc<limit::FirstContact>>,
 }
 
 /// The TLS version of the connection of a client's most recent response (see [`Client::tls_version`]);
@@ -271,11 +302,15 @@ impl Client {
 
     pub fn with_options(options: &ClientOptions) -> Result<Self, ClientError> {
         let tls_seen = options.tls_info.then(TlsSeen::default);
+        let wait = options.connect_timeout.or(options.timeout);
         Ok(Client {
             http: build_client_with(options)?,
             options: Arc::new(options.clone()),
             decompressing: Arc::new(OnceLock::new()),
             tls_seen,
+            version_seen: Arc::new(AtomicU8::new(0)),
+            limiter: options.max_connections.map(|max| Arc::new(limit::Limiter::new(max, wait))),
+            first_contact: (options.http2 == Http2::Alpn).then(|| Arc::new(limit::FirstContact::default())),
         })
     }
 
@@ -315,10 +350,31 @@ impl Client {
         self.tls_seen.clone()
     }
 
-    pub(crate) fn note_tls(&self, resp: &reqwest::Response) {
+    /// The HTTP version of this client's most recent response (`HTTP/1.1`, `HTTP/2`); `None` before the
+    /// first. Clones of a client (the threads or tasks that share it) share it.
+    pub fn http_version(&self) -> Option<&'static str> {
+        version_of_code(self.version_seen.load(Ordering::Relaxed))
+    }
+
+    /// What every response updates: the TLS version and the HTTP version seen.
+    pub(crate) fn note(&self, resp: &reqwest::Response) {
         if let Some(TlsSeen(slot)) = &self.tls_seen {
             let info = resp.extensions().get::<reqwest::tls::TlsInfo>();
             slot.store(info.and_then(|i| i.version()).map_or(0, tls::version_code), Ordering::Relaxed);
+        }
+        // written only when it changes: the threads that share a client read the line, never bounce it
+        let code = version_code(resp.version());
+        if self.version_seen.load(Ordering::Relaxed) != code {
+            self.version_seen.store(code, Ordering::Relaxed);
+        }
+    }
+
+    /// What the client adds to reqwest's pool ([`limit`]).
+    pub(crate) fn shape(&self) -> limit::Shape<'_> {
+        limit::Shape {
+            limiter: self.limiter.as_deref(),
+            first: self.first_contact.as_deref(),
+            prior_knowledge: self.options.http2 == Http2::PriorKnowledge,
         }
     }
 
@@ -341,14 +397,14 @@ impl Client {
         headers: HeaderMap,
         body: Option<Bytes>,
     ) -> Result<reqwest::Response, ClientError> {
-        send_on(&self.http, self.options.timeout, method, url, headers, body, None).await
+        send_on(&self.http, self.shape(), self.options.timeout, method, url, headers, body, None).await
     }
 
     /// GET `url`, reading (and counting, chunk by chunk) the whole body: `(status, body bytes)`.
     pub async fn get(&self, url: &str) -> Result<(u16, u64), ClientError> {
         let url = parse_url(url)?;
         let mut resp = self.send(Method::GET, url, HeaderMap::new(), None).await?;
-        self.note_tls(&resp);
+        self.note(&resp);
         let status = resp.status().as_u16();
         let mut n: u64 = 0;
         loop {
@@ -371,7 +427,7 @@ impl Client {
     ) -> Result<(u16, u64, Bytes), ClientError> {
         let url = parse_url(url)?;
         let mut resp = self.send(method, url, HeaderMap::new(), Some(body)).await?;
-        self.note_tls(&resp);
+        self.note(&resp);
         let status = resp.status().as_u16();
         let (mut n, mut head) = (0u64, Bytes::new());
         loop {
@@ -402,23 +458,27 @@ impl Client {
         let url = parse_url(url)?;
         let method = parse_method(method)?;
         let headers = header_map(headers)?;
-        let resp = self.send(method, url, headers, body).await?;
-        self.note_tls(&resp);
+        let mut resp = self.send(method, url, headers, body).await?;
+        self.note(&resp);
         let status = resp.status().as_u16();
         let headers = resp
             .headers()
             .iter()
             .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
             .collect();
+        let _permit = limit::take(&mut resp); // `bytes()` consumes the response: hold it while it reads
         let body = resp.bytes().await.map_err(|e| classify(&e))?;
         Ok(Response { status, headers, body })
     }
 }
 
 /// [`Client::send`] on `http`; `timeout` (the request's total deadline, if it has its own) overrides the
-/// client's `client_timeout`.
+/// client's `client_timeout`. The request first waits for its turn as `shape` says ([`limit`]: a permit of
+/// its origin, which the response then holds; the origin's first request).
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn send_on(
     http: &reqwest::Client,
+    shape: limit::Shape<'_>,
     client_timeout: Option<Duration>,
     method: Method,
     url: Url,
@@ -427,6 +487,27 @@ pub(crate) async fn send_on(
     timeout: Option<Duration>,
 ) -> Result<reqwest::Response, ClientError> {
     let started = Instant::now();
+    let (permit, _first) = shape.enter(&url, timeout.or(client_timeout)).await?;
+    let mut resp = send_unlimited(http, client_timeout, method, url, headers, body, timeout, started)
+        .await
+        .map_err(|e| shape.explain(e))?;
+    if let Some(p) = permit {
+        resp.extensions_mut().insert(p);
+    }
+    Ok(resp)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn send_unlimited(
+    http: &reqwest::Client,
+    client_timeout: Option<Duration>,
+    method: Method,
+    url: Url,
+    headers: HeaderMap,
+    body: Option<Bytes>,
+    timeout: Option<Duration>,
+    started: Instant,
+) -> Result<reqwest::Response, ClientError> {
     settle_idle_connections().await;
     let build = |timeout: Option<Duration>| {
         let mut rb = http.request(method.clone(), url.clone()).headers(headers.clone());
@@ -499,109 +580,4 @@ pub async fn fetch(
     body: Option<Bytes>,
 ) -> Result<Response, ClientError> {
     client.fetch(method, url, headers, body).await
-}
-
-/// A [`Client`] with its own current-thread tokio runtime, for synchronous callers.
-///
-/// It is `Send + Sync`: several threads may call it at once (tokio lets several threads `block_on` one
-/// current-thread runtime; one of them drives the I/O for all), each request then using its own
-/// connection from the shared pool.
-pub struct BlockingClient {
-    // field order: the client (and its pooled connections) goes before the runtime
-    client: Client,
-    runtime: Option<tokio::runtime::Runtime>,
-}
-
-impl BlockingClient {
-    /// A blocking client with the system's roots for `https://`.
-    pub fn new(timeout: Duration) -> Result<Self, ClientError> {
-        BlockingClient::with_options(&ClientOptions::new(timeout))
-    }
-
-    pub fn with_options(options: &ClientOptions) -> Result<Self, ClientError> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| ClientError::Usage(format!("cannot start a tokio runtime: {e}")))?;
-        let client = {
-            let _guard = runtime.enter();
-            Client::with_options(options)?
-        };
-        Ok(BlockingClient { client, runtime: Some(runtime) })
-    }
-
-    pub fn client(&self) -> &Client {
-        &self.client
-    }
-
-    /// Drive `fut` to completion on the private runtime, calling `cancel` every [`CANCEL_POLL`]; when
-    /// it returns true the request is dropped (its connection is closed) and `Cancelled` returned.
-    pub fn run<T, F, C>(&self, fut: F, mut cancel: C) -> Result<T, ClientError>
-    where
-        F: Future<Output = Result<T, ClientError>>,
-        C: FnMut() -> bool,
-    {
-        if tokio::runtime::Handle::try_current().is_ok() {
-            return Err(ClientError::Usage(
-                "a blocking client cannot be used from inside an async (tokio) runtime".into(),
-            ));
-        }
-        let Some(rt) = self.runtime.as_ref() else {
-            return Err(ClientError::Usage("client is closed".into()));
-        };
-        rt.block_on(async {
-            let mut fut = std::pin::pin!(fut);
-            let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + CANCEL_POLL, CANCEL_POLL);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tokio::select! {
-                    biased;
-                    out = &mut fut => return out,
-                    _ = tick.tick() => {
-                        if cancel() {
-                            return Err(ClientError::Cancelled);
-                        }
-                    }
-                }
-            }
-        })
-    }
-
-    /// Blocking [`Client::get`]: `(status, body bytes)`.
-    pub fn get<C: FnMut() -> bool>(&self, url: &str, cancel: C) -> Result<(u16, u64), ClientError> {
-        self.run(self.client.get(url), cancel)
-    }
-
-    /// Blocking [`Client::send_body`].
-    pub fn send_body<C: FnMut() -> bool>(
-        &self,
-        method: Method,
-        url: &str,
-        body: Bytes,
-        keep: usize,
-        cancel: C,
-    ) -> Result<(u16, u64, Bytes), ClientError> {
-        self.run(self.client.send_body(method, url, body, keep), cancel)
-    }
-
-    /// Blocking [`Client::fetch`].
-    pub fn fetch<C: FnMut() -> bool>(
-        &self,
-        method: &str,
-        url: &str,
-        headers: &[(String, String)],
-        body: Option<Bytes>,
-        cancel: C,
-    ) -> Result<Response, ClientError> {
-        self.run(self.client.fetch(method, url, headers, body), cancel)
-    }
-}
-
-impl Drop for BlockingClient {
-    fn drop(&mut self) {
-        // Never block in drop (e.g. on a DNS lookup still running on the blocking pool).
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
-        }
-    }
 }

@@ -414,6 +414,75 @@ fn blocking_client_shared_by_two_threads_runs_concurrently() {
     assert!(took < Duration::from_millis(550), "two 300 ms requests took {took:?}: not concurrent");
 }
 
+/// `max_connections`: at most that many requests in flight to a host (the server never sees more at
+/// once; every request succeeds), a request waits for its turn at most the connect timeout, then fails
+/// with a TimeoutError that says why. The client tells the HTTP version of its last response.
+#[test]
+fn max_connections_bounds_the_requests_in_flight() {
+    let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (n, m) = (now.clone(), most.clone());
+    let (url, accepted) = serve(64, move |stream, _| {
+        let mut r = BufReader::new(stream);
+        while read_request(&mut r).is_some() {
+            m.fetch_max(n.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+            thread::sleep(Duration::from_millis(20));
+            n.fetch_sub(1, Ordering::SeqCst);
+            let _ = r.get_mut().write_all(ok_response("hi").as_bytes());
+        }
+    });
+    let options =
+        reqwest_bench::ClientOptions { max_connections: Some(2), ..reqwest_bench::ClientOptions::new(IO_LIMIT) };
+    let c = Client::with_options(&options).expect("client");
+    assert_eq!(c.http_version(), None);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let results = rt.block_on(async {
+        let tasks: Vec<_> = (0..8)
+            .map(|_| {
+                let (c, url) = (c.clone(), url.clone());
+                tokio::spawn(async move {
+                    let mut out = Vec::new();
+                    for _ in 0..3 {
+                        out.push(c.get(&url).await);
+                    }
+                    out
+                })
+            })
+            .collect();
+        futures_util::future::join_all(tasks).await
+    });
+    for r in results.into_iter().flat_map(|r| r.expect("task")) {
+        assert_eq!(r.expect("get"), (200, 2));
+    }
+    assert_eq!(most.load(Ordering::SeqCst), 2, "never more than max_connections at once, and that many");
+    // a connection handed back a moment after its response may be joined by a new one: at most 2 x max
+    assert!(accepted.load(Ordering::SeqCst) <= 4, "{accepted:?}");
+    assert_eq!(c.http_version(), Some("HTTP/1.1"));
+
+    let (slow, _) = serve(4, |stream, _| {
+        let mut r = BufReader::new(stream);
+        while read_request(&mut r).is_some() {
+            thread::sleep(Duration::from_millis(1500));
+            let _ = r.get_mut().write_all(ok_response("slow").as_bytes());
+        }
+    });
+    let options = reqwest_bench::ClientOptions {
+        max_connections: Some(1),
+        connect_timeout: Some(Duration::from_millis(200)),
+        ..reqwest_bench::ClientOptions::new(IO_LIMIT)
+    };
+    let c = Arc::new(BlockingClient::with_options(&options).expect("client"));
+    let first = {
+        let (c, slow) = (c.clone(), slow.clone());
+        thread::spawn(move || c.get(&slow, || false))
+    };
+    thread::sleep(Duration::from_millis(100));
+    let t = Instant::now();
+    let err = c.get(&slow, || false).expect_err("no free connection");
+    assert!(t.elapsed() < Duration::from_millis(1000), "{:?}", t.elapsed());
+    assert!(matches!(&err, ClientError::Timeout(m) if m.contains("max_connections (1)")), "{err:?}");
+    assert_eq!(first.join().unwrap().expect("the first request"), (200, 4));
+}
+
 #[test]
 fn blocking_client_inside_tokio_runtime_is_usage_error() {
     let c = BlockingClient::new(Duration::from_secs(1)).expect("client");

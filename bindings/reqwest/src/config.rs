@@ -105,6 +105,8 @@ impl ClientArgs<'_, '_> {
             default_headers,
             cookies: self.cookies.then(|| Arc::new(cookies::Jar::new())),
             max_body_size,
+            http2: reqwest_bench::Http2::Off,
+            max_connections: None,
         };
         let config = Config {
             settings: Settings { follow_redirects: self.follow_redirects, max_redirects },
