@@ -24,6 +24,9 @@ fn bad_usage_is_one_line_naming_the_flag() {
         (&["--arrival", "bursty", "--rate", "5"], "--arrival"),
         (&["--record", "everything"], "--record"),
         (&["--workers", "0"], "--workers"),
+        (&["--connection", "new", "--client-scope", "shared"], "--connection"),
+        (&["--client-scope", "global"], "--client-scope"),
+        (&["--http", "3"], "--http"),
     ];
     for (args, flag) in cases {
         let out = driver(&[&["--url", url][..], args].concat());

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use crate::{ClientInfo, Group, Mode, Options};
+use crate::{ClientInfo, Group, HttpVersion, Mode, Options};
 
 /// The `schema` of the document.
 pub const SCHEMA: &str = "clientbench.raw/2";
@@ -33,6 +33,10 @@ struct ClientJson {
     /// field is optional).
     #[serde(skip_serializing_if = "Option::is_none")]
     tls: Option<TlsJson>,
+    /// The HTTP version of worker 0's client's most recent response (another worker's when worker 0 has
+    /// none); with `--http 2` always present, `null` when no request got a response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protocol: Option<Option<&'static str>>,
 }
 
 #[derive(Serialize)]
@@ -60,6 +64,8 @@ struct Workload<'a> {
     method: &'static str,
     body_size: u64,
     record: &'static str,
+    client_scope: &'static str,
+    http: &'static str,
 }
 
 impl<'a> Workload<'a> {
@@ -80,6 +86,8 @@ impl<'a> Workload<'a> {
             method: o.method.as_str(),
             body_size: o.body_size.unwrap_or(0),
             record: o.record.as_str(),
+            client_scope: o.client_scope.as_str(),
+            http: o.http.as_str(),
         }
     }
 }
@@ -153,6 +161,11 @@ pub fn finish(prog: &str, info: ClientInfo, mode: Mode, o: &Options, outcome: Re
             mode: mode.as_str(),
             gil: None,
             tls: records.iter().find_map(|r| r.tls_version).map(|version| TlsJson { version, cipher: None }),
+            protocol: match (records.iter().find_map(|r| r.protocol), o.http) {
+                (Some(p), _) => Some(Some(p)),
+                (None, HttpVersion::Http2) => Some(None),
+                (None, HttpVersion::Http11) => None,
+            },
         },
         workload: Workload::of(o),
         wall_ns,

@@ -25,7 +25,13 @@
 //! For `https://` URLs, `--ca-file` / `--insecure` reach every client through [`ClientOptions`] (made once,
 //! before any worker starts, by [`prepare`]: a CA file that cannot be used is bad usage), and the
 //! negotiated TLS version of worker 0's client is reported as `client.tls` (`{"version": "TLSv1.3",
-//! "cipher": null}`: reqwest does not tell the cipher suite; absent for `http://`).
+//! "cipher": null}`: reqwest does not tell the cipher suite; absent for `http://`). `--http 2` asks the
+//! clients for HTTP/2 (ALPN over `https://`, prior knowledge over `http://`), and the HTTP version of worker
+//! 0's client's most recent response is `client.protocol`.
+//!
+//! With `--client-scope shared` one client is made before the workers start (so before the gate) and every
+//! worker sends through it; its warm-up is still K requests per worker, from the workers. A driver that
+//! cannot do what is asked says so ([`Driver::unsupported`]) and exits 3 ([`unsupported`]).
 //!
 //! The gate is two barriers of W+1 parties: every worker arrives at `ready` when its client and warm-up
 //! are done; main, once all have arrived, takes t0 (and the process CPU time), then joins `go`, which
@@ -53,7 +59,9 @@ use reqwest_bench::{ClientError, ClientOptions};
 /// The body type of [`Driver::upload`].
 pub use bytes::Bytes;
 pub use document::{finish, SCHEMA};
-pub use options::{parse_args, prepare, Arrival, Connection, Method, Options, Plan, RecordMode};
+pub use options::{
+    parse_args, prepare, Arrival, ClientScope, Connection, HttpVersion, Method, Options, Plan, RecordMode,
+};
 pub use run::{block_on, run_tasks, run_threads, Group};
 pub use schedule::{Clock, Limit, Open, Pacer, Schedule};
 
@@ -85,6 +93,34 @@ pub trait Driver: Send + Sync + 'static {
     /// The TLS version the client negotiated (`TLSv1.3`), if it can tell; reported as `client.tls`.
     fn tls_version(&self, _client: &Self::Client) -> Option<&'static str> {
         None
+    }
+
+    /// The HTTP version of the client's most recent response (`HTTP/1.1`, `HTTP/2`), if it can tell;
+    /// reported as `client.protocol`.
+    fn protocol(&self, _client: &Self::Client) -> Option<&'static str> {
+        None
+    }
+
+    /// What this driver cannot do at all, if anything (`HTTP/2`, `a shared client`): the run is then not
+    /// made, and the driver exits 3 with `unsupported: <what>` ([`unsupported`]).
+    fn unsupported(&self, _options: &Options) -> Option<String> {
+        None
+    }
+}
+
+/// Exit status of a driver asked for what it cannot do (docs/raw-format.md): nothing on stdout, one line
+/// `unsupported: <what>` on stderr.
+pub const EXIT_UNSUPPORTED: u8 = 3;
+
+/// [`Driver::unsupported`]'s answer for `options`, printed: `Err(exit status 3)` when the driver cannot
+/// run them.
+pub fn unsupported<D: Driver>(driver: &D, options: &Options) -> Result<(), std::process::ExitCode> {
+    match driver.unsupported(options) {
+        Some(what) => {
+            eprintln!("unsupported: {what}");
+            Err(std::process::ExitCode::from(EXIT_UNSUPPORTED))
+        }
+        None => Ok(()),
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use clap::ValueEnum;
-use reqwest_bench::{ClientOptions, TlsConfig, TlsSetupError, Trust};
+use reqwest_bench::{ClientOptions, Http2, TlsConfig, TlsSetupError, Trust};
 use sha2::{Digest, Sha256};
 
 use crate::schedule::{Limit, Open};
@@ -72,6 +72,44 @@ impl Method {
             Method::Get => "GET",
             Method::Post => "POST",
             Method::Put => "PUT",
+        }
+    }
+}
+
+/// `--client-scope`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ClientScope {
+    /// Every worker makes its own client
+    PerWorker,
+    /// One client, made before the gate, serves every worker (its own pool)
+    Shared,
+}
+
+impl ClientScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientScope::PerWorker => "per-worker",
+            ClientScope::Shared => "shared",
+        }
+    }
+}
+
+/// `--http`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum HttpVersion {
+    /// HTTP/1.1 only
+    #[value(name = "1.1")]
+    Http11,
+    /// HTTP/2: ALPN h2 over https://, prior knowledge (h2c) over http://
+    #[value(name = "2")]
+    Http2,
+}
+
+impl HttpVersion {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HttpVersion::Http11 => "1.1",
+            HttpVersion::Http2 => "2",
         }
     }
 }
@@ -142,6 +180,12 @@ pub struct Options {
     /// samples: per-request arrays; histogram: latency histograms (for long runs)
     #[arg(long, value_enum, default_value_t = RecordMode::Samples)]
     pub record: RecordMode,
+    /// per-worker: every worker makes its own client; shared: one client serves every worker
+    #[arg(long, value_enum, default_value_t = ClientScope::PerWorker)]
+    pub client_scope: ClientScope,
+    /// 1.1, or 2: HTTP/2 (ALPN h2 over https://, prior knowledge over http://)
+    #[arg(long, value_enum, default_value_t = HttpVersion::Http11)]
+    pub http: HttpVersion,
 }
 
 /// What the workers run, made from [`Options`] once they are checked ([`Options::plan`]).
@@ -161,6 +205,7 @@ pub struct Plan {
     /// POST/PUT: the `/upload` line every response must be (`"<length> <sha256 hex>"` of the body).
     pub expect: Option<Bytes>,
     pub record: RecordMode,
+    pub scope: ClientScope,
 }
 
 impl Options {
@@ -183,11 +228,18 @@ impl Options {
         self.url.trim_start().get(..8).is_some_and(|p| p.eq_ignore_ascii_case("https://"))
     }
 
-    /// The clients' options: the timeout, the trust (a CA file is read now), TLS info for `https://`.
+    /// The clients' options: the timeout, the trust (a CA file is read now), TLS info for `https://`, and
+    /// with `--http 2` HTTP/2 (ALPN over `https://`, prior knowledge over `http://`).
     pub fn client_options(&self) -> Result<ClientOptions, TlsSetupError> {
+        let http2 = match (self.http, self.is_https()) {
+            (HttpVersion::Http11, _) => Http2::Off,
+            (HttpVersion::Http2, true) => Http2::Alpn,
+            (HttpVersion::Http2, false) => Http2::PriorKnowledge,
+        };
         Ok(ClientOptions {
             tls: TlsConfig::new(&self.trust())?,
             tls_info: self.is_https(),
+            http2,
             ..ClientOptions::new(Duration::from_secs_f64(self.timeout))
         })
     }
@@ -215,7 +267,13 @@ impl Options {
             }
             (None, _) => Limit::Requests(self.requests()),
         };
-        if self.method == Method::Get && self.body_size.is_some() {
+        if self.connection == Connection::New && self.client_scope == ClientScope::Shared {
+            return Err(
+                "--connection new: cannot be used with --client-scope shared (a shared client is made once)".into()
+            );
+        }
+        // `--body-size 0` asks a GET for the body it sends anyway: accepted, as the C++ harness and the runner do
+        if self.method == Method::Get && self.body_size.is_some_and(|n| n > 0) {
             return Err("--body-size: a GET sends no body (use --method POST or PUT)".into());
         }
         let (body, expect) = match self.method {
@@ -237,6 +295,7 @@ impl Options {
             body,
             expect,
             record: self.record,
+            scope: self.client_scope,
         })
     }
 }
@@ -360,6 +419,21 @@ mod tests {
             (Limit::Requests(100), None, Method::Get, RecordMode::Samples)
         );
         assert!(plan.body.is_empty() && plan.expect.is_none());
+        assert_eq!(plan.scope, ClientScope::PerWorker);
+        let o = parse(&[]).unwrap();
+        assert_eq!((o.http, o.client_options().unwrap().http2), (HttpVersion::Http11, Http2::Off));
+    }
+
+    #[test]
+    fn scope_and_http_flags() {
+        let o = parse(&["--client-scope", "shared", "--http", "2"]).unwrap();
+        assert_eq!((o.plan().unwrap().scope, o.http), (ClientScope::Shared, HttpVersion::Http2));
+        // HTTP/2 is prior knowledge over http:// and ALPN over https://
+        assert_eq!(o.client_options().unwrap().http2, Http2::PriorKnowledge);
+        let tls = Cli::try_parse_from(["driver", "--url", "https://127.0.0.1:1/", "--http", "2"]).unwrap().o;
+        assert_eq!(tls.client_options().unwrap().http2, Http2::Alpn);
+        assert_eq!((ClientScope::Shared.as_str(), HttpVersion::Http2.as_str()), ("shared", "2"));
+        assert!(parse(&["--client-scope", "shared", "--connection", "keep-alive"]).unwrap().plan().is_ok());
     }
 
     #[test]
@@ -407,7 +481,6 @@ mod tests {
             (&["--body-size", "1073741825", "--method", "POST"], "--body-size"),
             (&["--body-size", "1e3", "--method", "POST"], "--body-size"),
             (&["--body-size", "10"], "--body-size"),
-            (&["--body-size", "0", "--method", "GET"], "--body-size"),
             (&["--method", "DELETE"], "--method"),
             (&["--arrival", "bursty", "--rate", "1"], "--arrival"),
             (&["--record", "all"], "--record"),
@@ -417,6 +490,10 @@ mod tests {
             (&["--workers", "0"], "--workers"),
             (&["--requests", "-2"], "--requests"),
             (&["--warmup", "-2"], "--warmup"),
+            (&["--client-scope", "global"], "--client-scope"),
+            (&["--http", "3"], "--http"),
+            (&["--http", "1.0"], "--http"),
+            (&["--connection", "new", "--client-scope", "shared"], "--connection"),
         ];
         for (args, flag) in cases {
             let line = usage(args);
@@ -424,6 +501,9 @@ mod tests {
             assert!(!line.contains('\n'), "{args:?}: {line:?}");
         }
         assert!(parse(&["--body-size", "1073741824", "--method", "POST"]).is_ok());
+        // a GET with no body, said explicitly
+        let plan = parse(&["--body-size", "0", "--method", "GET"]).unwrap().plan().unwrap();
+        assert!(plan.body.is_empty() && plan.expect.is_none());
         let missing = one_line(&Cli::try_parse_from(["driver"]).unwrap_err().render().to_string());
         assert!(missing.contains("--url"), "{missing}");
     }

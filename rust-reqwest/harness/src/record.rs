@@ -96,6 +96,8 @@ pub struct Record {
     pub(crate) loop_end: u64,
     /// The TLS version the worker's (last) client negotiated.
     pub(crate) tls_version: Option<&'static str>,
+    /// The HTTP version of the worker's client's most recent response.
+    pub(crate) protocol: Option<&'static str>,
 }
 
 impl Record {
@@ -124,6 +126,7 @@ impl Record {
             loop_start: 0,
             loop_end: 0,
             tls_version: None,
+            protocol: None,
         }
     }
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use reqwest_bench::{ClientError, ClientOptions};
 
-use crate::options::{Method, Plan};
+use crate::options::{ClientScope, Method, Plan};
 use crate::record::{Outcome, Record};
 use crate::schedule::{Clock, Limit, Pacer, Schedule};
 use crate::{Connection, Driver};
@@ -115,6 +115,22 @@ impl Gate for TaskGate {
     }
 }
 
+/// A worker's client: its own (a new one for every timed request with `--connection new`), or with
+/// `--client-scope shared` the one every worker uses.
+pub(crate) enum Held<'a, C> {
+    Own(Result<C, ClientError>),
+    Shared(&'a Result<C, ClientError>),
+}
+
+impl<C> Held<'_, C> {
+    fn get(&self) -> &Result<C, ClientError> {
+        match self {
+            Held::Own(c) => c,
+            Held::Shared(c) => c,
+        }
+    }
+}
+
 /// One request of the plan (GET, or POST/PUT with the plan's body, checked against its `/upload` line).
 async fn request<D: Driver>(driver: &D, client: &Result<D::Client, ClientError>, plan: &Plan) -> Outcome {
     let client = match client {
@@ -131,25 +147,48 @@ async fn request<D: Driver>(driver: &D, client: &Result<D::Client, ClientError>,
     }
 }
 
-/// One worker, in both modes: client, K warm-up requests (closed loop), the gate, the timed loop.
-async fn worker<D: Driver, G: Gate>(driver: &D, plan: &Plan, co: &ClientOptions, gate: &G, w: u32) -> Record {
-    let mut client = driver.make_client(co);
-    if client.is_ok() {
+/// One worker, in both modes: its client (or the shared one), K warm-up requests (closed loop), the gate,
+/// the timed loop.
+async fn worker<D: Driver, G: Gate>(
+    driver: &D,
+    plan: &Plan,
+    co: &ClientOptions,
+    gate: &G,
+    w: u32,
+    shared: Option<&Result<D::Client, ClientError>>,
+) -> Record {
+    let mut client = match shared {
+        Some(c) => Held::Shared(c),
+        None => Held::Own(driver.make_client(co)),
+    };
+    if client.get().is_ok() {
         for _ in 0..plan.warmup {
-            let _ = request(driver, &client, plan).await; // warmup failures are not measured
+            let _ = request(driver, client.get(), plan).await; // warmup failures are not measured
         }
     }
     let clock = gate.pass().await;
     let mut rec = timed(driver, &mut client, plan, co, w, &clock).await;
-    rec.tls_version = client.as_ref().ok().and_then(|c| driver.tls_version(c));
+    if let Ok(c) = client.get() {
+        rec.tls_version = driver.tls_version(c);
+        rec.protocol = driver.protocol(c);
+    }
     rec
+}
+
+/// With `--client-scope shared`, the one client of every worker, made before any worker starts.
+fn shared_client<D: Driver>(
+    driver: &D,
+    plan: &Plan,
+    co: &ClientOptions,
+) -> Option<Arc<Result<D::Client, ClientError>>> {
+    (plan.scope == ClientScope::Shared).then(|| Arc::new(driver.make_client(co)))
 }
 
 /// Worker `w`'s timed loop, on `clock` (ns after t0): closed (N sequential requests), or open (on its
 /// schedule; see [`Pacer`]). With `--connection new` every timed request makes a new client first.
 pub(crate) async fn timed<D: Driver, C: Clock>(
     driver: &D,
-    client: &mut Result<D::Client, ClientError>,
+    client: &mut Held<'_, D::Client>,
     plan: &Plan,
     co: &ClientOptions,
     w: u32,
@@ -163,9 +202,9 @@ pub(crate) async fn timed<D: Driver, C: Clock>(
         for k in 0..u64::from(n) {
             let start = clock.now();
             if new_client {
-                *client = driver.make_client(co); // drops the previous client and its connection
+                *client = Held::Own(driver.make_client(co)); // drops the previous client and its connection
             }
-            let outcome = request(driver, client, plan).await;
+            let outcome = request(driver, client.get(), plan).await;
             rec.record(k, None, start, clock.now(), outcome);
         }
         rec.loop_end = clock.now();
@@ -181,9 +220,9 @@ pub(crate) async fn timed<D: Driver, C: Clock>(
             break;
         }
         if new_client {
-            *client = driver.make_client(co);
+            *client = Held::Own(driver.make_client(co));
         }
-        let outcome = request(driver, client, plan).await;
+        let outcome = request(driver, client.get(), plan).await;
         let end = clock.now();
         pacer.finished(end);
         rec.record(pacer.sent() - 1, Some(intended), start, end, outcome);
@@ -220,17 +259,19 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
     }
 }
 
-/// `sync`: W OS threads, each running [`worker`] with its own client (made with `co`).
+/// `sync`: W OS threads, each running [`worker`] with its own client (made with `co`), or with
+/// `--client-scope shared` all with one client made here first.
 pub fn run_threads<D: Driver>(driver: D, plan: &Plan, co: &ClientOptions) -> Result<Group, String> {
+    let shared = shared_client(&driver, plan, co);
     let parties = plan.workers as usize + 1;
     let gate = Arc::new(ThreadGate { ready: Barrier::new(parties), go: Barrier::new(parties), t0: OnceLock::new() });
     let (driver, plan_, co) = (Arc::new(driver), Arc::new(plan.clone()), Arc::new(co.clone()));
     let mut handles = Vec::with_capacity(plan.workers as usize);
     for w in 0..plan.workers {
-        let (d, p, c, g) = (driver.clone(), plan_.clone(), co.clone(), gate.clone());
+        let (d, p, c, g, s) = (driver.clone(), plan_.clone(), co.clone(), gate.clone(), shared.clone());
         let spawned = std::thread::Builder::new()
             .name(format!("worker-{w}"))
-            .spawn(move || block_on(worker(&*d, &p, &c, &*g, w)));
+            .spawn(move || block_on(worker(&*d, &p, &c, &*g, w, s.as_deref())));
         match spawned {
             Ok(h) => handles.push(h),
             Err(e) => {
@@ -252,7 +293,7 @@ pub fn run_threads<D: Driver>(driver: D, plan: &Plan, co: &ClientOptions) -> Res
 }
 
 /// `async`: W tokio tasks on one multi-thread runtime, each running [`worker`] with its own client (made
-/// with `co`).
+/// with `co`), or with `--client-scope shared` all with one client made on the runtime first.
 pub fn run_tasks<D: Driver>(driver: D, plan: &Plan, co: &ClientOptions) -> Result<Group, String> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -265,11 +306,12 @@ pub fn run_tasks<D: Driver>(driver: D, plan: &Plan, co: &ClientOptions) -> Resul
             go: tokio::sync::Barrier::new(parties),
             t0: OnceLock::new(),
         });
+        let shared = shared_client(&driver, plan, co);
         let (driver, plan_, co) = (Arc::new(driver), Arc::new(plan.clone()), Arc::new(co.clone()));
         let handles: Vec<_> = (0..plan.workers)
             .map(|w| {
-                let (d, p, c, g) = (driver.clone(), plan_.clone(), co.clone(), gate.clone());
-                tokio::spawn(async move { worker(&*d, &p, &c, &*g, w).await })
+                let (d, p, c, g, s) = (driver.clone(), plan_.clone(), co.clone(), gate.clone(), shared.clone());
+                tokio::spawn(async move { worker(&*d, &p, &c, &*g, w, s.as_deref()).await })
             })
             .collect();
         gate.ready.wait().await;

@@ -259,7 +259,7 @@ fn buckets_of(ms: &[u64]) -> Vec<(u64, u64)> {
 fn fake_timed(plan: &Plan, w: u32, service: fn(u64) -> u64) -> WorkerJson {
     let clock = Arc::new(AtomicU64::new(0));
     let driver = Timed { clock: clock.clone(), service, next: AtomicU64::new(0) };
-    block_on(timed(&driver, &mut Ok(()), plan, &co(), w, &FakeClock(clock))).into_json()
+    block_on(timed(&driver, &mut Held::Own(Ok(())), plan, &co(), w, &FakeClock(clock))).into_json()
 }
 
 #[test]
@@ -325,4 +325,78 @@ fn closed_loop_histograms_have_no_corrected_latency() {
     let h = json.histograms.unwrap();
     assert_eq!(h.service.counts, buckets_of(&[3, 3, 3]));
     assert!(h.corrected.is_none() && json.start_ns.is_none());
+}
+
+/// `--client-scope shared`: one client for every worker, made once before the gate; its warm-up is still
+/// K requests per worker. The fake client counts its requests: the shared one sees all of them.
+#[test]
+fn a_shared_client_serves_every_worker() {
+    let plan = plan(&["--workers", "3", "--requests", "5", "--warmup", "2", "--client-scope", "shared"]);
+    for threads in [true, false] {
+        let driver = Arc::new(fake());
+        struct Counting(Arc<Fake>);
+        impl Driver for Counting {
+            type Client = FakeClient;
+            fn make_client(&self, o: &ClientOptions) -> Result<FakeClient, ClientError> {
+                self.0.make_client(o)
+            }
+            async fn get(&self, c: &FakeClient, _url: &str) -> Result<(u16, u64), ClientError> {
+                c.next.fetch_add(1, Ordering::Relaxed);
+                Ok((200, 1))
+            }
+            async fn upload(
+                &self,
+                _c: &FakeClient,
+                _m: Method,
+                _url: &str,
+                _body: &Bytes,
+                _keep: usize,
+            ) -> Result<(u16, u64, Bytes), ClientError> {
+                unreachable!("GET only")
+            }
+            fn protocol(&self, c: &FakeClient) -> Option<&'static str> {
+                // the shared client has seen every worker's requests by the time a worker asks
+                (c.next.load(Ordering::Relaxed) >= 3 * 2 + 5).then_some("HTTP/2")
+            }
+        }
+        let group = match threads {
+            true => run_threads(Counting(driver.clone()), &plan, &co()).unwrap(),
+            false => run_tasks(Counting(driver.clone()), &plan, &co()).unwrap(),
+        };
+        assert_eq!(driver.clients.load(Ordering::Relaxed), 1, "one client");
+        let recs: Vec<_> = group.records.into_iter().map(|r| (r.protocol, r.into_json())).collect();
+        assert!(recs.iter().all(|(p, j)| *p == Some("HTTP/2") && j.count == 5 && j.failure_count == 0));
+    }
+}
+
+/// A driver that cannot do what is asked says so: `unsupported` exits 3 (and the run is not made).
+#[test]
+fn unsupported_is_exit_status_3() {
+    struct NoH2;
+    impl Driver for NoH2 {
+        type Client = ();
+        fn make_client(&self, _o: &ClientOptions) -> Result<(), ClientError> {
+            Ok(())
+        }
+        async fn get(&self, _c: &(), _url: &str) -> Result<(u16, u64), ClientError> {
+            Ok((200, 0))
+        }
+        async fn upload(
+            &self,
+            _c: &(),
+            _m: Method,
+            _url: &str,
+            _body: &Bytes,
+            _keep: usize,
+        ) -> Result<(u16, u64, Bytes), ClientError> {
+            Ok((200, 0, Bytes::new()))
+        }
+        fn unsupported(&self, o: &Options) -> Option<String> {
+            (o.http == crate::HttpVersion::Http2).then(|| "HTTP/2".to_owned())
+        }
+    }
+    let parse = |args: &[&str]| Cli::try_parse_from([&["driver", "--url", "http://127.0.0.1:9/"][..], args].concat());
+    let asked = parse(&["--http", "2"]).unwrap().o;
+    assert_eq!(crate::unsupported(&NoH2, &asked), Err(std::process::ExitCode::from(crate::EXIT_UNSUPPORTED)));
+    assert_eq!(crate::unsupported(&NoH2, &parse(&[]).unwrap().o), Ok(()));
 }

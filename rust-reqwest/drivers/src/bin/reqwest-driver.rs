@@ -2,6 +2,9 @@
 //!
 //! `--mode async` (default): W tokio tasks on the multi-thread runtime, each with its own `Client`.
 //! `--mode sync`: W OS threads, each with its own `BlockingClient` (own current-thread runtime).
+//! `--client-scope shared`: one of those for all W (a `Client` is a handle on one pool; a `BlockingClient`
+//! is `Sync`: its threads take turns driving its runtime, each request on a connection of the one pool).
+//! `--http 2`: HTTP/2 over ALPN (`https://`) or with prior knowledge (`http://`), both modes.
 //! Everything else (flags, warm-up, the start gate and t0, the timed loop closed or open, the upload check,
 //! failures, the document) is the harness's (the `reqwest-harness` crate); this file only says how to make
 //! a client and do one GET or one POST/PUT (the body's bytes are shared by every request, not copied).
@@ -53,6 +56,10 @@ impl Driver for Tasks {
     fn tls_version(&self, client: &Client) -> Option<&'static str> {
         client.tls_version()
     }
+
+    fn protocol(&self, client: &Client) -> Option<&'static str> {
+        client.http_version()
+    }
 }
 
 fn http_method(method: Method) -> HttpMethod {
@@ -91,6 +98,10 @@ impl Driver for Threads {
     fn tls_version(&self, client: &BlockingClient) -> Option<&'static str> {
         client.client().tls_version()
     }
+
+    fn protocol(&self, client: &BlockingClient) -> Option<&'static str> {
+        client.client().http_version()
+    }
 }
 
 fn main() -> ExitCode {
@@ -105,8 +116,16 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     let outcome = match args.mode {
-        Mode::Async => harness::run_tasks(Tasks, &plan, &options),
-        Mode::Sync => harness::run_threads(Threads, &plan, &options),
+        Mode::Async => {
+            harness::unsupported(&Tasks, &args.contract).map(|()| harness::run_tasks(Tasks, &plan, &options))
+        }
+        Mode::Sync => {
+            harness::unsupported(&Threads, &args.contract).map(|()| harness::run_threads(Threads, &plan, &options))
+        }
+    };
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(code) => return code,
     };
     harness::finish(PROG, info, args.mode, &args.contract, outcome)
 }

@@ -12,7 +12,16 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use axum::extract::Request;
 use axum::serve::ListenerExt;
+use axum::ServiceExt;
+use clientbench_server::counting::PlainListener;
+use clientbench_server::tls::TlsListener;
+use clientbench_server::{Stats, StatsSnapshot};
 use serde_json::Value;
 
 pub const DRIVER: &str = env!("CARGO_BIN_EXE_reqwest-driver");
@@ -34,6 +43,74 @@ pub fn server() -> String {
         });
     });
     format!("http://{}", rx.recv_timeout(Duration::from_secs(10)).expect("the server starts"))
+}
+
+/// The benchmark server as the binary serves it, in this process: HTTP/1.1 and HTTP/2 on one port, plain or
+/// (`tls`) HTTPS with a generated CA, every connection and request counted.
+pub struct Counted {
+    /// `http://127.0.0.1:PORT` or `https://127.0.0.1:PORT`.
+    pub url: String,
+    pub stats: Arc<Stats>,
+    /// With `tls`: the CA's PEM file (removed on drop).
+    pub ca_file: Option<PathBuf>,
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        if let Some(f) = &self.ca_file {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
+
+impl Counted {
+    pub fn snapshot(&self) -> StatsSnapshot {
+        self.stats.snapshot()
+    }
+
+    /// The driver's arguments for this server: `--url URL/path` (and `--ca-file` with TLS).
+    pub fn args(&self, path: &str) -> Vec<String> {
+        let mut args = vec!["--url".to_owned(), format!("{}{path}", self.url)];
+        if let Some(ca) = &self.ca_file {
+            args.extend(["--ca-file".to_owned(), ca.to_string_lossy().into_owned()]);
+        }
+        args
+    }
+}
+
+/// A new [`Counted`] server for the rest of the test process.
+pub fn counted_server(tls: bool) -> Counted {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let stats = Arc::new(Stats::default());
+    let (tx, rx) = mpsc::channel();
+    let (config, ca_file) = if tls {
+        let identity = clientbench_server::tls::generate(&clientbench_server::tls::SERVER_NAMES).unwrap();
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let file = std::env::temp_dir().join(format!("reqwest-driver-test-{}-{n}-ca.pem", std::process::id()));
+        std::fs::write(&file, identity.ca_pem.as_deref().unwrap()).unwrap();
+        (Some(clientbench_server::tls::server_config(identity, None).unwrap()), Some(file))
+    } else {
+        (None, None)
+    };
+    let shared = stats.clone();
+    thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            let app = ServiceExt::<Request>::into_make_service(clientbench_server::counted_app(shared.clone()));
+            match config {
+                None => axum::serve(PlainListener::new(listener, shared), app).await.unwrap(),
+                Some(c) => axum::serve(TlsListener::new(listener, c, shared), app).await.unwrap(),
+            }
+        });
+    });
+    let addr = rx.recv_timeout(Duration::from_secs(10)).expect("the server starts");
+    let url = match tls {
+        false => format!("http://{addr}"),
+        true => format!("https://{addr}"),
+    };
+    Counted { url, stats, ca_file }
 }
 
 /// A plain HTTP/1.1 server on 127.0.0.1 that reads each request (head and Content-Length body) and answers
@@ -140,8 +217,19 @@ pub fn check(doc: &Value) {
         "method",
         "body_size",
         "record",
+        "client_scope",
+        "http",
     ] {
         assert!(wl.get(key).is_some(), "workload.{key} is missing: {wl}");
+    }
+    assert!(["per-worker", "shared"].contains(&wl["client_scope"].as_str().unwrap()), "{wl}");
+    assert!(["1.1", "2"].contains(&wl["http"].as_str().unwrap()), "{wl}");
+    let protocol = doc["client"].get("protocol");
+    if wl["http"] == "2" {
+        assert!(protocol.is_some(), "client.protocol is required with --http 2: {}", doc["client"]);
+    }
+    if let Some(p) = protocol.filter(|p| !p.is_null()) {
+        assert!(["HTTP/1.1", "HTTP/2"].contains(&p.as_str().unwrap()), "{p}");
     }
     let open = wl["loop"] == "open";
     assert_eq!(open, !wl["rate"].is_null());
