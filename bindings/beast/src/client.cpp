@@ -1,4 +1,5 @@
-// The Python Client: its constructor's arguments, requests (get, fetch_len, fetch, request, stream) and properties.
+// The Python Client: its constructor's arguments, requests (fetch, request, stream; get and fetch_len in fast.cpp) and
+// properties.
 #include "types.hpp"
 
 #include <algorithm>
@@ -153,27 +154,6 @@ void register_client(py::module_& m) {
             "{'version': 'TLSv1.3', 'cipher': 'TLS_AES_256_GCM_SHA384'} of the most recently opened\n"
             "connection (kept after it closed; OpenSSL's names); None before the first connection and when\n"
             "it was plain http.")
-        .def(
-            "get",
-            [](PyClient& self, const std::string& url, bool release_gil) {
-                bc::Client& c = self.open();
-                PyClient::Finish finish{self};
-                return run_interruptible(release_gil, [&](const bc::CancelCheck& check) { return c.get(url, check); });
-            },
-            py::arg("url"), py::kw_only(), py::arg("release_gil") = true,
-            "GET url, read the whole body (counted in last_body_bytes, not kept) and return the status.\n"
-            "release_gil=False runs the very same code with the GIL held (to demonstrate the effect).")
-        .def(
-            "fetch_len",
-            [](PyClient& self, const std::string& url, bool release_gil) {
-                bc::Client& c = self.open();
-                PyClient::Finish finish{self};
-                const int status =
-                    run_interruptible(release_gil, [&](const bc::CancelCheck& check) { return c.get(url, check); });
-                return py::make_tuple(status, c.last_body_bytes());
-            },
-            py::arg("url"), py::kw_only(), py::arg("release_gil") = true,
-            "GET url, read the whole body, return (status, body bytes).")
         .def(
             "fetch",
             [](PyClient& self, const std::string& url, const std::string& method, const py::object& body,

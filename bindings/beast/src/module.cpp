@@ -6,6 +6,7 @@
 // the GIL and runs PyErr_CheckSignals(), so Ctrl-C (or any signal handler that raises) interrupts a blocked
 // get()/request() in the main thread promptly.
 #include "errors.hpp"
+#include "fast.hpp"
 #include "types.hpp"
 
 namespace py = pybind11;
@@ -17,4 +18,5 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
     beast_py::register_errors(m);
     beast_py::register_types(m);
     beast_py::register_client(m);
+    beast_py::register_fast_path(m);  // Client.get() and fetch_len()
 }

@@ -1,0 +1,11 @@
+// Client.get() and Client.fetch_len() as CPython vectorcall methods (fast.cpp).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace beast_py {
+
+// Installs them on the Client class of `m`, which register_client() has defined.
+void register_fast_path(pybind11::module_& m);
+
+}  // namespace beast_py
