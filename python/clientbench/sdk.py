@@ -38,14 +38,37 @@ from .harness import ssl_context, verify
 from .harness import version as installed_version
 from .harness.options import unsupported
 
-__all__ = ["AsyncClient", "Options", "Plugin", "SyncClient", "installed_version", "run", "ssl_context", "verify"]
+__all__ = [
+    "AsyncClient",
+    "Options",
+    "Plugin",
+    "SyncClient",
+    "http2",
+    "installed_version",
+    "pool_size",
+    "run",
+    "ssl_context",
+    "unsupported",
+    "verify",
+]
 
 C = TypeVar("C")
 
 #: the contract's flags as parsed (docs/raw-format.md): url, workers, requests, warmup, timeout (seconds),
-#: connection, ca_file, insecure, rate, method, body_size, ...; `ssl_context(opts)` and `verify(opts)` turn
-#: the TLS flags into what libraries take
+#: connection, ca_file, insecure, rate, method, body_size, client_scope, http, ...; `ssl_context(opts)` and
+#: `verify(opts)` turn the TLS flags into what libraries take, `pool_size(opts)` and `http2(opts)` the others
 Options = argparse.Namespace
+
+
+def pool_size(opts: Options) -> int:
+    """The connections a client may keep: 1 for a worker's own client, W for the client all W workers share."""
+    return int(opts.workers) if opts.client_scope == "shared" else 1
+
+
+def http2(opts: Options) -> bool:
+    """`--http 2`: ask the library for HTTP/2 (ALPN h2 over https, prior knowledge over http)."""
+    return bool(opts.http == "2")
+
 
 LOOPS = ("asyncio", "uvloop")
 
@@ -90,7 +113,13 @@ class SyncClient(_Labels, Generic[C]):
     Keywords: `language` ("Python"), `version` (default: the installed version of the distribution
     `distribution`, by default `library`), `gil` ("held"/"released" for a library that can keep the GIL
     during its I/O), `info` (more keys for the document's client section), `exit_after_document` (end the
-    process without the interpreter's teardown, for a library whose runtime crashes there)."""
+    process without the interpreter's teardown, for a library whose runtime crashes there).
+
+    What the client can do (a mode it cannot do exits 3, `unsupported: ...`): `shareable` (default True: one
+    client may serve all W workers at once, `--client-scope shared`; `make_client` sizes its pool with
+    `pool_size(opts)`), `http2` (default False: the client speaks HTTP/2 when `http2(opts)`), and `protocol(client,
+    url)`, one GET that returns its response's HTTP version (the document's `client.protocol`; without it the
+    row says HTTP/1.1)."""
 
     library: str
     make_client: Callable[[Options], C]
@@ -104,10 +133,13 @@ class SyncClient(_Labels, Generic[C]):
     gil: str | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
     exit_after_document: bool = False
+    shareable: bool = True
+    http2: bool = False
+    protocol: harness.SyncProtocol[C] | None = None
     mode: ClassVar[str] = "sync"
 
     def driver(self) -> harness.SyncDriver[C]:
-        return harness.SyncDriver(self.make_client, self.request, self.close or _no_close, self.upload)
+        return harness.SyncDriver(self.make_client, self.request, self.close or _no_close, self.upload, self.protocol)
 
 
 @dataclass(frozen=True)
@@ -128,6 +160,9 @@ class AsyncClient(_Labels, Generic[C]):
     gil: str | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
     exit_after_document: bool = False
+    shareable: bool = True
+    http2: bool = False
+    protocol: harness.AsyncProtocol[C] | None = None
     mode: ClassVar[str] = "async"
 
     def driver(self) -> harness.AsyncDriver[C]:
@@ -142,7 +177,7 @@ class AsyncClient(_Labels, Generic[C]):
             if inspect.isawaitable(done):
                 await done
 
-        return harness.AsyncDriver(make_client, self.request, close_client, self.upload)
+        return harness.AsyncDriver(make_client, self.request, close_client, self.upload, self.protocol)
 
 
 Plugin = SyncClient[Any] | AsyncClient[Any]
@@ -156,10 +191,19 @@ def parser(plugin: Plugin, description: str = "") -> argparse.ArgumentParser:
     return p
 
 
+def refuse(plugin: Plugin, args: Options) -> None:
+    """Exit 3 (`unsupported: ...`) for a mode the plugin says it cannot do, rather than run it another way."""
+    if args.client_scope == "shared" and not plugin.shareable:
+        unsupported(f"--client-scope shared ({plugin.library}'s client cannot serve several workers at once)")
+    if args.http == "2" and not plugin.http2:
+        unsupported(f"HTTP/2 ({plugin.library} speaks HTTP/1.1 only)")
+
+
 def run(plugin: Plugin, argv: list[str] | None = None, description: str = "") -> int:
     """Parse the contract's flags, run the plugin's workers and print the raw document; 0, or 2 after a usage
     error (one line on stderr). The row runs in its own process: `python -m clientbench.plugin`."""
     args = parser(plugin, description).parse_args(argv)
+    refuse(plugin, args)
     info = plugin.client_info()
     if isinstance(plugin, SyncClient):
         doc = plugin.driver().run(args, info)

@@ -265,8 +265,10 @@ def test_closed_loop_document(make):
     assert doc["workload"] == {
         "url": "http://127.0.0.1:1/", "workers": 3, "requests": 4, "duration_s": None, "warmup": 2,
         "timeout_s": 30.0, "connection": "keep-alive", "loop": "closed", "rate": None, "arrival": None,
-        "seed": None, "method": "GET", "body_size": 0, "record": "samples",
+        "seed": None, "method": "GET", "body_size": 0, "record": "samples", "client_scope": "per-worker",
+        "http": "1.1",
     }  # fmt: skip
+    assert doc["client"]["protocol"] == "HTTP/1.1"  # a client without a protocol probe speaks HTTP/1.1 only
     for w in doc["workers"]:
         assert (w["count"], w["late"], w["missed"], w["failure_count"], w["bytes"]) == (4, 0, 0, 0, 52)
         assert len(w["start_ns"]) == len(w["latencies_ns"]) == 4 and "intended_ns" not in w
@@ -326,9 +328,9 @@ def test_a_driver_without_uploads_refuses_post(capsys):
     driver = harness.SyncDriver(lambda a: object(), lambda c, u: (200, 1))
     with pytest.raises(SystemExit) as exit_info:
         driver.run(parse(["--method", "POST"]), INFO)
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == 3  # docs/raw-format.md, "Exit status": what the client cannot do at all
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--method POST" in err
+    assert err.count("\n") == 1 and err.startswith("unsupported: --method POST")
 
 
 def test_a_setup_failure_fails_every_request_of_the_schedule():

@@ -221,7 +221,8 @@ def test_a_sync_plugin_runs_through_the_harness(capsys: pytest.CaptureFixture[st
     p = sdk.SyncClient("fake", make, lambda c, u: (200, 13), upload, closed.append, version="1.2", gil="held")
     doc = _doc(p, "--warmup", "1", capsys=capsys)
     assert doc["client"] | {"python": None} == {
-        "language": "Python", "library": "fake", "library_version": "1.2", "mode": "sync", "gil": "held", "python": None
+        "language": "Python", "library": "fake", "library_version": "1.2", "mode": "sync", "gil": "held",
+        "python": None, "protocol": "HTTP/1.1",
     }  # fmt: skip
     assert [w["count"] for w in doc["workers"]] == [3, 3] and len(made) == len(closed) == 2
     doc = _doc(p, "--method", "PUT", "--body-size", "100", capsys=capsys)

@@ -9,7 +9,8 @@ from .. import sdk
 
 async def make_client(opts: sdk.Options) -> aiohttp.ClientSession:
     return aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=1, ssl=sdk.ssl_context(opts)),  # one keep-alive connection
+        # one keep-alive connection per task's session, W for the shared one
+        connector=aiohttp.TCPConnector(limit=sdk.pool_size(opts), ssl=sdk.ssl_context(opts)),
         timeout=aiohttp.ClientTimeout(total=opts.timeout),
         trust_env=False,
     )

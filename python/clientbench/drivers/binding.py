@@ -35,28 +35,64 @@ def library_info(module: Any, binding: str) -> dict[str, Any]:
     }
 
 
-def _options(binding: str, opts: sdk.Options) -> dict[str, Any]:
+def _accepts(module: Any, **options: Any) -> bool:
+    """Whether this build of the binding's Client takes these options (a TypeError names one it does not)."""
+    try:
+        module.Client(**options).close()
+    except TypeError:
+        return False
+    return True
+
+
+def capabilities(module: Any, binding: str) -> dict[str, bool]:
+    """What the installed binding can do: HTTP/2 (the reqwest binding's `http2` option), a bounded pool for the
+    client all workers share (`max_connections`)."""
+    return {
+        "http2": binding == "reqwest" and _accepts(module, http2=False),
+        "max_connections": _accepts(module, max_connections=1),
+    }
+
+
+def _options(binding: str, opts: sdk.Options, can: dict[str, bool]) -> dict[str, Any]:
     """The native drivers' configuration: one total timeout per request (no connect/read timers), for reqwest
     no proxy from the environment; verify= only when asked for (a plain-HTTP row builds its client with the
-    bindings' defaults, as an application would)."""
+    bindings' defaults, as an application would); the shared client's pool bounded at W connections; HTTP/2
+    by ALPN over https, with prior knowledge over http."""
     options: dict[str, Any] = {"timeout": opts.timeout, "connect_timeout": None, "read_timeout": None}
     if opts.ca_file or opts.insecure:
         options["verify"] = sdk.verify(opts)
     if binding == "reqwest":
         options["trust_env"] = False
+    if opts.client_scope == "shared" and can["max_connections"]:
+        options["max_connections"] = opts.workers
+    if sdk.http2(opts):
+        options["http2"] = "alpn" if opts.url.startswith("https:") else "prior-knowledge"
     return options
+
+
+def _version(response: Any, opts: sdk.Options) -> str | None:
+    """The response's HTTP version where the binding tells it; without HTTP/2 asked for, the client speaks
+    HTTP/1.1 only."""
+    version = getattr(response, "http_version", None)
+    return str(version) if version is not None else None if sdk.http2(opts) else "HTTP/1.1"
 
 
 def sync_plugin(binding: str, gil: str) -> sdk.SyncClient[Any]:
     mod: Any = importlib.import_module(MODULES[binding])
     release = gil == "released"
+    can = capabilities(mod, binding)
 
     options: dict[str, Any] = {}
+    flags: list[sdk.Options] = []
 
     def make_client(opts: sdk.Options) -> Any:
         if not options:  # once: the same flags for every client
-            options.update(_options(binding, opts))
+            options.update(_options(binding, opts, can))
+            flags.append(opts)
         return mod.Client(**options)
+
+    def protocol(client: Any, url: str) -> str | None:
+        return _version(client.request("GET", url), flags[0])
 
     def held(client: Any, url: str) -> tuple[int, int]:
         status, nbytes = client.fetch_len(url, release_gil=False)
@@ -77,18 +113,26 @@ def sync_plugin(binding: str, gil: str) -> sdk.SyncClient[Any]:
         version=info.pop("library_version"),
         gil=gil,
         info=info,
+        http2=can["http2"],
+        protocol=protocol,
     )
 
 
 def reqwest_async() -> sdk.AsyncClient[Any]:
     mod: Any = importlib.import_module(MODULES["reqwest"])
+    can = capabilities(mod, "reqwest")
 
     options: dict[str, Any] = {}
+    flags: list[sdk.Options] = []
 
     def make_client(opts: sdk.Options) -> Any:
         if not options:
-            options.update(_options("reqwest", opts))
+            options.update(_options("reqwest", opts, can))
+            flags.append(opts)
         return mod.AsyncClient(**options)
+
+    async def protocol(client: Any, url: str) -> str | None:
+        return _version(await client.request("GET", url), flags[0])
 
     async def request(client: Any, url: str) -> tuple[int, int]:
         status, nbytes = await client.fetch_len(url)
@@ -100,7 +144,15 @@ def reqwest_async() -> sdk.AsyncClient[Any]:
 
     info = library_info(mod, "reqwest")
     return sdk.AsyncClient(
-        "reqwest", make_client, request, upload, lambda c: c.close(), version=info.pop("library_version"), info=info
+        "reqwest",
+        make_client,
+        request,
+        upload,
+        lambda c: c.close(),
+        version=info.pop("library_version"),
+        info=info,
+        http2=can["http2"],
+        protocol=protocol,
     )
 
 

@@ -5,16 +5,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from curl_cffi import CurlOpt
+from curl_cffi import CurlHttpVersion, CurlOpt
 from curl_cffi import requests as cr
 
 from .. import sdk
 
+#: libcurl's CURLINFO_HTTP_VERSION values
+VERSIONS = {int(CurlHttpVersion.V1_0): "HTTP/1.0", int(CurlHttpVersion.V1_1): "HTTP/1.1", 3: "HTTP/2"}
+
 
 def _tls(opts: sdk.Options) -> dict[str, Any]:
-    """curl's own options: CAINFO for --ca-file, no verification for --insecure."""
+    """curl's own options: CAINFO for --ca-file, no verification for --insecure; the HTTP version asked for
+    (libcurl offers h2 over TLS by default): ALPN h2 over https, prior knowledge over http."""
     options = {CurlOpt.CAINFO: opts.ca_file} if opts.ca_file else None
-    return {"verify": not opts.insecure, "curl_options": options}
+    version = CurlHttpVersion.V1_1
+    if sdk.http2(opts):
+        version = CurlHttpVersion.V2TLS if opts.url.startswith("https:") else CurlHttpVersion.V2_PRIOR_KNOWLEDGE
+    return {"verify": not opts.insecure, "curl_options": options, "http_version": version}
 
 
 def _method(method: str) -> Any:
@@ -37,8 +44,17 @@ def upload(session: cr.Session[cr.Response], url: str, method: str, body: bytes)
     return r.status_code, r.content
 
 
+def protocol(session: cr.Session[cr.Response], url: str) -> str | None:
+    return VERSIONS.get(int(session.get(url).http_version))
+
+
 async def make_async_client(opts: sdk.Options) -> cr.AsyncSession[cr.Response]:
-    return cr.AsyncSession(timeout=opts.timeout, trust_env=False, max_clients=1, **_tls(opts))
+    n = sdk.pool_size(opts)
+    return cr.AsyncSession(timeout=opts.timeout, trust_env=False, max_clients=n, **_tls(opts))
+
+
+async def protocol_async(session: cr.AsyncSession[cr.Response], url: str) -> str | None:
+    return VERSIONS.get(int((await session.get(url)).http_version))
 
 
 async def request_async(session: cr.AsyncSession[cr.Response], url: str) -> tuple[int, int]:
@@ -55,5 +71,8 @@ async def close_async(session: cr.AsyncSession[cr.Response]) -> None:
     await session.close()
 
 
-SYNC = sdk.SyncClient("curl_cffi", make_client, request, upload, cr.Session.close)
-ASYNC = sdk.AsyncClient("curl_cffi", make_async_client, request_async, upload_async, close_async)
+# shared: a Session gives every thread a curl handle (and connection) of its own
+SYNC = sdk.SyncClient("curl_cffi", make_client, request, upload, cr.Session.close, http2=True, protocol=protocol)
+ASYNC = sdk.AsyncClient(
+    "curl_cffi", make_async_client, request_async, upload_async, close_async, http2=True, protocol=protocol_async
+)

@@ -3,17 +3,30 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx2
 
 from .. import sdk
 
 
-def _limits() -> httpx2.Limits:
-    return httpx2.Limits(max_connections=1, max_keepalive_connections=1)
+def _options(opts: sdk.Options) -> dict[str, Any]:
+    """One connection per worker's client, W for the shared one; HTTP/2 with the h2 package: ALPN over https
+    (http1 stays offered), prior knowledge over http (http1 off)."""
+    n = sdk.pool_size(opts)
+    h2 = sdk.http2(opts)
+    return {
+        "timeout": opts.timeout,
+        "limits": httpx2.Limits(max_connections=n, max_keepalive_connections=n),
+        "trust_env": False,
+        "verify": sdk.ssl_context(opts),
+        "http2": h2,
+        "http1": not (h2 and opts.url.startswith("http:")),
+    }
 
 
 def make_client(opts: sdk.Options) -> httpx2.Client:
-    return httpx2.Client(timeout=opts.timeout, limits=_limits(), trust_env=False, verify=sdk.ssl_context(opts))
+    return httpx2.Client(**_options(opts))
 
 
 def request(client: httpx2.Client, url: str) -> tuple[int, int]:
@@ -26,8 +39,12 @@ def upload(client: httpx2.Client, url: str, method: str, body: bytes) -> tuple[i
     return r.status_code, r.content
 
 
+def protocol(client: httpx2.Client, url: str) -> str:
+    return client.get(url).http_version
+
+
 async def make_async_client(opts: sdk.Options) -> httpx2.AsyncClient:
-    return httpx2.AsyncClient(timeout=opts.timeout, limits=_limits(), trust_env=False, verify=sdk.ssl_context(opts))
+    return httpx2.AsyncClient(**_options(opts))
 
 
 async def request_async(client: httpx2.AsyncClient, url: str) -> tuple[int, int]:
@@ -40,7 +57,27 @@ async def upload_async(client: httpx2.AsyncClient, url: str, method: str, body: 
     return r.status_code, r.content
 
 
-SYNC = sdk.SyncClient("httpx2", make_client, request, upload, httpx2.Client.close, version=httpx2.__version__)
+async def protocol_async(client: httpx2.AsyncClient, url: str) -> str:
+    return (await client.get(url)).http_version
+
+
+SYNC = sdk.SyncClient(
+    "httpx2",
+    make_client,
+    request,
+    upload,
+    httpx2.Client.close,
+    version=httpx2.__version__,
+    http2=True,
+    protocol=protocol,
+)
 ASYNC = sdk.AsyncClient(
-    "httpx2", make_async_client, request_async, upload_async, httpx2.AsyncClient.aclose, version=httpx2.__version__
+    "httpx2",
+    make_async_client,
+    request_async,
+    upload_async,
+    httpx2.AsyncClient.aclose,
+    version=httpx2.__version__,
+    http2=True,
+    protocol=protocol_async,
 )

@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 
 from .. import sdk
 
 
-def _limits() -> httpx.Limits:
-    return httpx.Limits(max_connections=1, max_keepalive_connections=1)
+def _options(opts: sdk.Options) -> dict[str, Any]:
+    """One connection per worker's client, W for the shared one; HTTP/2 with the h2 package: ALPN over https
+    (http1 stays offered), prior knowledge over http (http1 off)."""
+    n = sdk.pool_size(opts)
+    h2 = sdk.http2(opts)
+    return {
+        "timeout": opts.timeout,
+        "limits": httpx.Limits(max_connections=n, max_keepalive_connections=n),
+        "trust_env": False,
+        "verify": sdk.ssl_context(opts),
+        "http2": h2,
+        "http1": not (h2 and opts.url.startswith("http:")),
+    }
 
 
 def make_client(opts: sdk.Options) -> httpx.Client:
-    return httpx.Client(timeout=opts.timeout, limits=_limits(), trust_env=False, verify=sdk.ssl_context(opts))
+    return httpx.Client(**_options(opts))
 
 
 def request(client: httpx.Client, url: str) -> tuple[int, int]:
@@ -25,8 +38,12 @@ def upload(client: httpx.Client, url: str, method: str, body: bytes) -> tuple[in
     return r.status_code, r.content
 
 
+def protocol(client: httpx.Client, url: str) -> str:
+    return client.get(url).http_version
+
+
 async def make_async_client(opts: sdk.Options) -> httpx.AsyncClient:
-    return httpx.AsyncClient(timeout=opts.timeout, limits=_limits(), trust_env=False, verify=sdk.ssl_context(opts))
+    return httpx.AsyncClient(**_options(opts))
 
 
 async def request_async(client: httpx.AsyncClient, url: str) -> tuple[int, int]:
@@ -39,7 +56,20 @@ async def upload_async(client: httpx.AsyncClient, url: str, method: str, body: b
     return r.status_code, r.content
 
 
-SYNC = sdk.SyncClient("httpx", make_client, request, upload, httpx.Client.close, version=httpx.__version__)
+async def protocol_async(client: httpx.AsyncClient, url: str) -> str:
+    return (await client.get(url)).http_version
+
+
+SYNC = sdk.SyncClient(
+    "httpx", make_client, request, upload, httpx.Client.close, version=httpx.__version__, http2=True, protocol=protocol
+)
 ASYNC = sdk.AsyncClient(
-    "httpx", make_async_client, request_async, upload_async, httpx.AsyncClient.aclose, version=httpx.__version__
+    "httpx",
+    make_async_client,
+    request_async,
+    upload_async,
+    httpx.AsyncClient.aclose,
+    version=httpx.__version__,
+    http2=True,
+    protocol=protocol_async,
 )

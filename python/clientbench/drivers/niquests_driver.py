@@ -11,8 +11,13 @@ from .. import sdk
 
 
 def _options(opts: sdk.Options) -> dict[str, Any]:
-    # one connection per worker; retries=0 (niquests' default): every failure is the request's own
-    return {"pool_connections": 1, "pool_maxsize": 1, "retries": 0, "timeout": opts.timeout}
+    """One connection per worker's session (W for the shared one); retries=0 (niquests' default): every failure
+    is the request's own. niquests offers h2 over TLS by default: the version asked for, exactly (HTTP/2:
+    ALPN over https, prior knowledge over http), never HTTP/3."""
+    n = sdk.pool_size(opts)
+    h2 = sdk.http2(opts)
+    versions = {"disable_http2": not h2, "disable_http1": h2 and opts.url.startswith("http:"), "disable_http3": True}
+    return {"pool_connections": 1, "pool_maxsize": n, "retries": 0, "timeout": opts.timeout, **versions}
 
 
 def make_client(opts: sdk.Options) -> niquests.Session:
@@ -32,6 +37,15 @@ def upload(session: niquests.Session, url: str, method: str, body: bytes) -> tup
     return int(r.status_code or 0), r.content or b""
 
 
+def protocol(session: niquests.Session, url: str) -> str:
+    return _version(session.get(url).http_version)
+
+
+def _version(number: int | None) -> str:
+    """urllib3-future's version numbers: 11, 20, 30."""
+    return {10: "HTTP/1.0", 11: "HTTP/1.1", 20: "HTTP/2", 30: "HTTP/3"}.get(number or 0, str(number))
+
+
 async def make_async_client(opts: sdk.Options) -> niquests.AsyncSession:
     session = niquests.AsyncSession(**_options(opts))
     session.trust_env = False
@@ -49,7 +63,20 @@ async def upload_async(session: niquests.AsyncSession, url: str, method: str, bo
     return int(r.status_code or 0), r.content or b""
 
 
-SYNC = sdk.SyncClient("niquests", make_client, request, upload, niquests.Session.close, version=niquests.__version__)
+async def protocol_async(session: niquests.AsyncSession, url: str) -> str:
+    return _version((await session.get(url)).http_version)
+
+
+SYNC = sdk.SyncClient(
+    "niquests",
+    make_client,
+    request,
+    upload,
+    niquests.Session.close,
+    version=niquests.__version__,
+    http2=True,
+    protocol=protocol,
+)
 ASYNC = sdk.AsyncClient(
     "niquests",
     make_async_client,
@@ -57,4 +84,6 @@ ASYNC = sdk.AsyncClient(
     upload_async,
     niquests.AsyncSession.close,
     version=niquests.__version__,
+    http2=True,
+    protocol=protocol_async,
 )

@@ -1,4 +1,5 @@
-"""Python `pycurl` (libcurl), sync: W threads, one reused `Curl` handle (own connection) per thread."""
+"""Python `pycurl` (libcurl), sync: W threads, one reused `Curl` handle (own connection) per thread (a handle
+cannot be shared: `--client-scope shared` is unsupported)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,17 @@ import pycurl
 
 from .. import sdk
 
+#: libcurl's CURLINFO_HTTP_VERSION values
+VERSIONS = {pycurl.CURL_HTTP_VERSION_1_0: "HTTP/1.0", pycurl.CURL_HTTP_VERSION_1_1: "HTTP/1.1", 3: "HTTP/2"}
+
 
 class Handle:
-    def __init__(self, timeout: float, ca_file: str | None = None, insecure: bool = False):
+    def __init__(
+        self, timeout: float, ca_file: str | None = None, insecure: bool = False, http_version: int | None = None
+    ):
         self.curl = pycurl.Curl()
+        # libcurl offers h2 over TLS by default: ask for exactly the version the row measures
+        self.curl.setopt(pycurl.HTTP_VERSION, http_version or pycurl.CURL_HTTP_VERSION_1_1)
         if ca_file:
             self.curl.setopt(pycurl.CAINFO, ca_file)
         if insecure:
@@ -33,6 +41,10 @@ class Handle:
         self.curl.perform()  # releases the GIL during the transfer
         return int(self.curl.getinfo(pycurl.RESPONSE_CODE)), self.nbytes
 
+    def protocol(self, url: str) -> str | None:
+        self.get(url)
+        return VERSIONS.get(int(self.curl.getinfo(pycurl.INFO_HTTP_VERSION)))
+
     def upload(self, url: str, method: str, body: bytes) -> tuple[int, bytes]:
         if body is not self.body:  # the same body every time: set once
             self.body = body
@@ -50,7 +62,11 @@ class Handle:
 
 
 def make_client(opts: sdk.Options) -> Handle:
-    return Handle(opts.timeout, opts.ca_file, opts.insecure)
+    version = pycurl.CURL_HTTP_VERSION_1_1
+    if sdk.http2(opts):  # ALPN h2 over https, prior knowledge over http
+        https = opts.url.startswith("https:")
+        version = pycurl.CURL_HTTP_VERSION_2TLS if https else pycurl.CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+    return Handle(opts.timeout, opts.ca_file, opts.insecure, version)
 
 
 SYNC = sdk.SyncClient(
@@ -60,4 +76,8 @@ SYNC = sdk.SyncClient(
     Handle.upload,
     lambda h: h.curl.close(),
     version=f"{pycurl.version_info()[1]} (pycurl {getattr(pycurl, '__version__', '?')})",
+    # an easy handle does one transfer at a time: a thread each
+    shareable=False,
+    http2=True,
+    protocol=Handle.protocol,
 )

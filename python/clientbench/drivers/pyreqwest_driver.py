@@ -23,10 +23,31 @@ def _tls(builder: Any, opts: sdk.Options) -> Any:
     return builder
 
 
+def _configure(builder: Any, opts: sdk.Options) -> Any:
+    """TLS, the timeout, the pool (1 connection per worker's client, W for the shared one) and the HTTP
+    version asked for (reqwest offers h2 over TLS by default): HTTP/1.1 only, or HTTP/2 by ALPN over https
+    and with prior knowledge over http."""
+    builder = _tls(builder, opts).timeout(_timeout(opts)).max_connections(sdk.pool_size(opts))
+    if not sdk.http2(opts):
+        return builder.http1_only()
+    # ALPN offers h2 only once http2(True) is set
+    return builder.http2(True) if opts.url.startswith("https:") else builder.http2_prior_knowledge()
+
+
+def _version_name(version: object) -> str:
+    return str(version).upper().replace("HTTP/2.0", "HTTP/2")
+
+
 def make_client(opts: sdk.Options) -> SyncClient:
     # Annotated so mypy passes whether or not pyreqwest (a peer, not a lint dependency) is installed.
-    client: SyncClient = _tls(SyncClientBuilder(), opts).timeout(_timeout(opts)).max_connections(1).build()
+    client: SyncClient = _configure(SyncClientBuilder(), opts).build()
     return client
+
+
+def protocol(client: SyncClient, url: str) -> str:
+    r = client.get(url).build().send()
+    r.bytes()
+    return _version_name(r.version)
 
 
 def request(client: SyncClient, url: str) -> tuple[int, int]:
@@ -40,8 +61,14 @@ def upload(client: SyncClient, url: str, method: str, body: bytes) -> tuple[int,
 
 
 async def make_async_client(opts: sdk.Options) -> Client:
-    client: Client = _tls(ClientBuilder(), opts).timeout(_timeout(opts)).max_connections(1).build()
+    client: Client = _configure(ClientBuilder(), opts).build()
     return client
+
+
+async def protocol_async(client: Client, url: str) -> str:
+    r = await client.get(url).build().send()
+    await r.bytes()
+    return _version_name(r.version)
 
 
 async def request_async(client: Client, url: str) -> tuple[int, int]:
@@ -58,9 +85,16 @@ async def close_async(client: Client) -> None:
     await client.close()
 
 
-SYNC = sdk.SyncClient("pyreqwest", make_client, request, upload, SyncClient.close)
+SYNC = sdk.SyncClient("pyreqwest", make_client, request, upload, SyncClient.close, http2=True, protocol=protocol)
 # pyreqwest 0.15.1 aborts in interpreter finalization after async requests in about half the runs ("Fatal Python
 # error: PyGILState_Release: thread state ... must be current"), after the document was printed.
 ASYNC = sdk.AsyncClient(
-    "pyreqwest", make_async_client, request_async, upload_async, close_async, exit_after_document=True
+    "pyreqwest",
+    make_async_client,
+    request_async,
+    upload_async,
+    close_async,
+    exit_after_document=True,
+    http2=True,
+    protocol=protocol_async,
 )

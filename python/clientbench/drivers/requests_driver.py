@@ -9,6 +9,10 @@ from .. import sdk
 
 def make_client(opts: sdk.Options) -> requests.Session:
     session = requests.Session()
+    if sdk.pool_size(opts) > 1:  # shared by W threads: a pool as large (requests' default keeps 10)
+        adapter = requests.adapters.HTTPAdapter(pool_connections=1, pool_maxsize=sdk.pool_size(opts), pool_block=True)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
     session.trust_env = False
     session.verify = sdk.verify(opts)  # no proxy / netrc lookups: measure the client, not the environment
     session.timeout = opts.timeout  # type: ignore[attr-defined]  # read back in request()
@@ -25,4 +29,5 @@ def upload(session: requests.Session, url: str, method: str, body: bytes) -> tup
     return r.status_code, r.content
 
 
+# HTTP/1.1 only (http2=False); a Session serves the threads of an application (urllib3's pool is thread-safe)
 SYNC = sdk.SyncClient("requests", make_client, request, upload, requests.Session.close, version=requests.__version__)

@@ -14,12 +14,14 @@ def make_client(opts: sdk.Options) -> urllib3.HTTPConnectionPool:
         raise ValueError(f"unsupported URL {opts.url!r}")
     timeout = urllib3.Timeout(total=opts.timeout)
     if u.scheme == "http":
-        return urllib3.HTTPConnectionPool(u.host, u.port or 80, maxsize=1, block=True, retries=False, timeout=timeout)
+        return urllib3.HTTPConnectionPool(
+            u.host, u.port or 80, maxsize=sdk.pool_size(opts), block=True, retries=False, timeout=timeout
+        )
     sdk.verify(opts)  # (quiets urllib3's warning with --insecure)
     return urllib3.HTTPSConnectionPool(
         u.host,
         u.port or 443,
-        maxsize=1,
+        maxsize=sdk.pool_size(opts),
         block=True,
         retries=False,
         timeout=timeout,

@@ -73,6 +73,18 @@ def parser(description: str, *, gil: bool = False, modes: tuple[str, ...] = ()) 
         default="samples",
         help="samples: per-request arrays (default); histogram: latency histograms (long runs)",
     )
+    p.add_argument(
+        "--client-scope",
+        choices=["per-worker", "shared"],
+        default="per-worker",
+        help="per-worker: a client per worker (default); shared: one client for all workers, with its own pool",
+    )
+    p.add_argument(
+        "--http",
+        choices=["1.1", "2"],
+        default="1.1",
+        help="1.1 (default), or 2: HTTP/2 (ALPN h2 over https, prior knowledge over http)",
+    )
     if gil:
         p.add_argument(
             "--gil",
@@ -97,6 +109,8 @@ def finish(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             f"--rate {args.rate:g} over {args.workers} workers is {args.rate / args.workers:g} requests/s per "
             f"worker: finer than 1 µs (at most {MAX_RATE_PER_WORKER:,})"
         )
+    if args.connection == "new" and args.client_scope == "shared":
+        p.error("--connection new does not go with --client-scope shared (a shared client is made once)")
     if args.method == "GET" and args.body_size is not None:
         p.error("--body-size goes with --method POST or PUT")
     args.body_size = args.body_size or 0

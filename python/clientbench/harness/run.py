@@ -1,6 +1,6 @@
 """The workers: W threads (SyncDriver) or W tasks on one event loop (AsyncDriver), each with its own
-client, a ready barrier, then t0 and the timed loop, closed or open (docs/raw-format.md, "The workload");
-and the raw document they make."""
+client or all with one shared client (`--client-scope shared`), a ready barrier, then t0 and the timed loop,
+closed or open (docs/raw-format.md, "The workload"); and the raw document they make."""
 
 from __future__ import annotations
 
@@ -28,6 +28,12 @@ AsyncRequest = Callable[[C, str], Awaitable["tuple[int, int]"]]
 #: do one upload (client, url, method, body): returns (status, the whole response body); raises likewise
 SyncUpload = Callable[[C, str, str, bytes], "tuple[int, bytes]"]
 AsyncUpload = Callable[[C, str, str, bytes], Awaitable["tuple[int, bytes]"]]
+#: one untimed GET through a client: the HTTP version its response came with ("HTTP/1.1", "HTTP/2", ...)
+SyncProtocol = Callable[[C, str], "str | None"]
+AsyncProtocol = Callable[[C, str], Awaitable["str | None"]]
+
+#: the names libraries give HTTP versions, as the document writes them
+_VERSIONS = {"2": "HTTP/2", "2.0": "HTTP/2", "h2": "HTTP/2", "h2c": "HTTP/2", "1.1": "HTTP/1.1", "1.0": "HTTP/1.0"}
 
 
 def _no_close(client: object) -> None:
@@ -60,6 +66,46 @@ def _uploads_unsupported(args: argparse.Namespace) -> None:
     unsupported(f"--method {args.method} (this driver sends GET only)")
 
 
+def protocol_name(version: object) -> str | None:
+    """A library's name for an HTTP version as the contract writes it: "HTTP/1.1", "HTTP/2" (None: unknown)."""
+    if version is None:
+        return None
+    text = str(version).strip()
+    key = text.upper().removeprefix("HTTP/").removeprefix("HTTP").lower().lstrip("_/")
+    return _VERSIONS.get(key, text or None)
+
+
+def _probe_sync(probe: SyncProtocol[C] | None, client: C | None, url: str) -> str | None:
+    """The protocol of one untimed GET after the timed group; without a probe the library speaks HTTP/1.1 only."""
+    if probe is None:
+        return "HTTP/1.1"
+    if client is None:
+        return None
+    try:
+        return protocol_name(probe(client, url))
+    except Exception:  # the requests failed too: counted there
+        return None
+
+
+async def _probe_async(probe: AsyncProtocol[C] | None, client: C | None, url: str) -> str | None:
+    if probe is None:
+        return "HTTP/1.1"
+    if client is None:
+        return None
+    try:
+        return protocol_name(await probe(client, url))
+    except Exception:
+        return None
+
+
+def _labelled(client_info: dict[str, Any], protocol: str | None) -> dict[str, Any]:
+    return {**client_info, "protocol": protocol} if protocol else client_info
+
+
+def _shared(args: argparse.Namespace) -> bool:
+    return getattr(args, "client_scope", "per-worker") == "shared"
+
+
 def _duration_ns(args: argparse.Namespace) -> int | None:
     return None if args.duration is None else round(args.duration * NS)
 
@@ -70,12 +116,14 @@ def _schedule(args: argparse.Namespace, index: int) -> Any:
 
 @dataclass
 class SyncDriver(Generic[C]):
-    """W threads, each with its own client: N sequential requests each (closed loop), or on a schedule."""
+    """W threads, each with its own client (or one shared client): N sequential requests each (closed loop), or
+    on a schedule. `protocol`: one GET that returns its response's HTTP version (None: HTTP/1.1 only)."""
 
     make_client: Callable[[argparse.Namespace], C]
     request: SyncRequest[C]
     close: Callable[[C], None] = _no_close
     upload: SyncUpload[C] | None = None
+    protocol: SyncProtocol[C] | None = None
 
     def per_request(self, args: argparse.Namespace) -> SyncRequest[C]:
         """The lean GET of the driver, or its upload with the answer checked."""
@@ -117,18 +165,31 @@ class SyncDriver(Generic[C]):
         # all workers ready (client built, warmed up) -> main takes t0 -> go: no loop starts before t0
         ready = threading.Barrier(args.workers + 1)
         go = threading.Event()
+        # every timed loop over -> main takes the wall time; then worker 0 asks its client for the protocol (from
+        # its own thread: a library may keep a connection per thread) and every worker closes its own client
+        finished = threading.Barrier(args.workers + 1)
+        protocol: list[str | None] = [None]
         t0 = [0]
         setup_errors: list[BaseException] = []
+        shared = _shared(args)
+        the_client: C | None = None
+        if shared:  # made once, before the workers; each worker warms it up as usual
+            try:
+                the_client = self.make_client(args)
+            except Exception as exc:
+                setup_errors.append(exc)
 
         def work(index: int, w: Worker) -> None:
-            client: C | None = None
+            client: C | None = the_client
             try:
-                client = self.make_client(args)
-                for _ in range(args.warmup):
-                    try:
-                        request(client, args.url)
-                    except Exception:  # warmup failures are not measured
-                        pass
+                made = the_client if shared else self.make_client(args)
+                client = made
+                if made is not None:
+                    for _ in range(args.warmup):
+                        try:
+                            request(made, args.url)
+                        except Exception:  # warmup failures are not measured
+                            pass
             except BaseException as exc:  # still join the barrier so nobody waits forever
                 setup_errors.append(exc)
             ready.wait()
@@ -145,22 +206,27 @@ class SyncDriver(Generic[C]):
                     raise setup_errors[0] if setup_errors else RuntimeError("no client")
                 return request(client, args.url)
 
-            if is_open:
-                open_loop(w, send, _schedule(args, index), t0[0], args.requests, duration_ns)
-            elif client is not None and args.connection == "keep-alive":
-                self._timed_loop(w, client, args, request)
-            else:
-                w.loop_start = time.perf_counter_ns()
-                for i in range(args.requests):
-                    start = time.perf_counter_ns()
-                    status, nbytes, error = None, 0, None
-                    try:
-                        status, nbytes = send()
-                    except Exception as exc:
-                        error, nbytes = exc, getattr(exc, "nbytes", 0)
-                    w.record(i, start, time.perf_counter_ns(), status, nbytes, error)
-                w.loop_end = time.perf_counter_ns()
-            if client is not None:
+            try:
+                if is_open:
+                    open_loop(w, send, _schedule(args, index), t0[0], args.requests, duration_ns)
+                elif client is not None and args.connection == "keep-alive":
+                    self._timed_loop(w, client, args, request)
+                else:
+                    w.loop_start = time.perf_counter_ns()
+                    for i in range(args.requests):
+                        start = time.perf_counter_ns()
+                        status, nbytes, error = None, 0, None
+                        try:
+                            status, nbytes = send()
+                        except Exception as exc:
+                            error, nbytes = exc, getattr(exc, "nbytes", 0)
+                        w.record(i, start, time.perf_counter_ns(), status, nbytes, error)
+                    w.loop_end = time.perf_counter_ns()
+            finally:
+                finished.wait()
+            if index == 0:
+                protocol[0] = _probe_sync(self.protocol, client, args.url)
+            if client is not None and not shared:
                 try:
                     self.close(client)
                 except Exception:
@@ -172,22 +238,30 @@ class SyncDriver(Generic[C]):
         ready.wait()
         t0[0], cpu0 = time.perf_counter_ns(), time.process_time_ns()
         go.set()
+        finished.wait()
+        wall, cpu = time.perf_counter_ns() - t0[0], time.process_time_ns() - cpu0
         for t in threads:
             t.join()
-        wall, cpu = time.perf_counter_ns() - t0[0], time.process_time_ns() - cpu0
+        if the_client is not None:
+            try:
+                self.close(the_client)
+            except Exception:
+                pass
         for w in workers:
             w.count_missed(duration_ns)
-        return document(args, client_info, wall, t0[0], workers, cpu)
+        return document(args, _labelled(client_info, protocol[0]), wall, t0[0], workers, cpu)
 
 
 @dataclass
 class AsyncDriver(Generic[C]):
-    """W tasks on one event loop, each with its own client: N sequential requests each, or on a schedule."""
+    """W tasks on one event loop, each with its own client (or one shared client): N sequential requests each,
+    or on a schedule."""
 
     make_client: Callable[[argparse.Namespace], Awaitable[C]]
     request: AsyncRequest[C]
     close: Callable[[C], Awaitable[None]]
     upload: AsyncUpload[C] | None = None
+    protocol: AsyncProtocol[C] | None = None
 
     def per_request(self, args: argparse.Namespace) -> AsyncRequest[C]:
         if args.method == "GET":
@@ -204,12 +278,14 @@ class AsyncDriver(Generic[C]):
         duration_ns = _duration_ns(args)
         clients: list[C | None] = []
         setup_error: BaseException | None = None
-        for _ in range(args.workers):
+        for _ in range(1 if _shared(args) else args.workers):
             try:
                 clients.append(await self.make_client(args))
             except Exception as exc:
                 setup_error = exc
                 clients.append(None)
+        if _shared(args):  # one client for every task
+            clients *= args.workers
 
         async def warm(client: C | None) -> None:
             if client is None:
@@ -258,8 +334,9 @@ class AsyncDriver(Generic[C]):
             else:
                 await asyncio.gather(*(work(w, i) for i, w in enumerate(workers)))
             wall, cpu = time.perf_counter_ns() - t0, time.process_time_ns() - cpu0
+            protocol = await _probe_async(self.protocol, clients[0], args.url)
         finally:
-            for c in clients:
+            for c in {id(c): c for c in clients if c is not None}.values():
                 if c is not None:
                     try:
                         await self.close(c)
@@ -267,7 +344,7 @@ class AsyncDriver(Generic[C]):
                         pass
         for w in workers:
             w.count_missed(duration_ns)
-        return document(args, client_info, wall, t0, workers, cpu)
+        return document(args, _labelled(client_info, protocol), wall, t0, workers, cpu)
 
     def run(
         self,
@@ -306,6 +383,8 @@ def document(
             "method": args.method,
             "body_size": args.body_size,
             "record": args.record,
+            "client_scope": getattr(args, "client_scope", "per-worker"),
+            "http": getattr(args, "http", "1.1"),
         },
         "wall_ns": wall_ns,
         "cpu_ns": cpu_ns,
