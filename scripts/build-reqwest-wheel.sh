@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the manylinux wheel(s) of reqwest-client (bindings/reqwest) into dist/ and prints their paths.
 #
-#   scripts/build-reqwest-wheel.sh                 # cp39-abi3 (with .venv's CPython 3.11) and, if built, cp313t
-#   REQWEST_WHEEL_PYTHONS="/path/python3.12 ..." scripts/build-reqwest-wheel.sh
+#   scripts/build-reqwest-wheel.sh                 # x86-64: cp39-abi3 (with .venv's CPython 3.11) and, if
+#                                                  # built, cp313t; aarch64: cp39-abi3 (cross-built)
+#   REQWEST_WHEEL_PYTHONS="/path/python3.12 ..." scripts/build-reqwest-wheel.sh   # the x86-64 interpreters
+#   WHEEL_ARCHS=x86_64 scripts/build-reqwest-wheel.sh                             # one architecture only
 #
 # How: maturin (pinned, in the cached tools venv of scripts/wheel-tools.sh, shared with build-beast-wheel.sh)
 # with `--zig`: zig's clang toolchain (`pip install ziglang`) is the C compiler (aws-lc-sys's C code) and the
@@ -12,6 +14,11 @@
 # no stable ABI) and the wheel is version-specific (cp313t). TLS is rustls + aws-lc-rs, compiled in: the wheel
 # needs nothing but glibc >= 2.28. `auditwheel show` checks every wheel; one that does not fit
 # manylinux_2_28 (or, for the GIL build, is not tagged cp39-abi3) is an error.
+#
+# aarch64 is cross-compiled on this machine: `--target aarch64-unknown-linux-gnu` (the Rust standard library
+# for it: `rustup target add aarch64-unknown-linux-gnu`, done here when rustup is there) with zig as the C
+# compiler and linker for aarch64-linux-gnu.2.28. An abi3 wheel needs no target interpreter: PyO3 builds the
+# stable ABI from its own definitions.
 #
 # Cargo's output goes to build/wheel/cargo-target (reused by the next run). Needs: a Rust toolchain, network
 # access to PyPI (maturin, ziglang, auditwheel) and crates.io (or cargo's cache). The wheels are rebuilt, and
@@ -23,48 +30,72 @@ W=$ROOT/build/wheel
 DIST=$ROOT/dist
 GLIBC=2.28
 LOGS=$W/logs
+read -r -a ARCHS <<< "${WHEEL_ARCHS:-x86_64 aarch64}"
 mkdir -p "$W" "$LOGS" "$DIST"
 
 log() { printf '[build-reqwest-wheel] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 command -v cargo >/dev/null || die "cargo is not on PATH (a Rust toolchain builds the wheel)"
+for arch in "${ARCHS[@]}"; do
+    case "$arch" in x86_64|aarch64) ;; *) die "WHEEL_ARCHS: unknown architecture $arch (x86_64, aarch64)" ;; esac
+done
 
 # ---- tools: maturin, zig, auditwheel (pinned, in the per-user cache: scripts/wheel-tools.sh) ----------
 TOOLS=$("$ROOT/scripts/wheel-tools.sh")
 # maturin finds zig through `python3 -m ziglang`: the tools venv comes first on PATH
 export PATH="$TOOLS/bin:$PATH"
-log "toolchain: $(maturin --version), zig $(python3 -m ziglang version), target x86_64-linux-gnu.$GLIBC"
+log "toolchain: $(maturin --version), zig $(python3 -m ziglang version), targets ${ARCHS[*]/%/-linux-gnu.$GLIBC}"
+if [[ " ${ARCHS[*]} " == *" aarch64 "* ]] && command -v rustup >/dev/null \
+   && ! rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
+    log "rustup target add aarch64-unknown-linux-gnu"
+    rustup target add aarch64-unknown-linux-gnu > "$LOGS/rustup-target.log" 2>&1 \
+        || die "rustup target add aarch64-unknown-linux-gnu failed (see $LOGS/rustup-target.log)"
+fi
 
 # ---- the wheels ---------------------------------------------------------------------------------------
-if [ -n "${REQWEST_WHEEL_PYTHONS:-}" ]; then
-    read -r -a PYTHONS <<< "$REQWEST_WHEEL_PYTHONS"
-else
-    PYTHONS=("$ROOT/.venv/bin/python")
-    [ -x "$ROOT/build/cpython/venv-3.13t/bin/python" ] && PYTHONS+=("$ROOT/build/cpython/venv-3.13t/bin/python")
-fi
+# NAME [maturin build arguments...]: one wheel into $OUT/NAME
+build_wheel() {
+    local name=$1 start
+    shift
+    log "wheel: $name; log: $LOGS/reqwest-wheel-$name.log"
+    start=$(date +%s)
+    maturin build --release --zig --compatibility "manylinux_${GLIBC/./_}" --features abi3 \
+        --manifest-path "$ROOT/bindings/reqwest/Cargo.toml" --out "$OUT/$name" "$@" \
+        > "$LOGS/reqwest-wheel-$name.log" 2>&1 || die "the $name wheel build failed (see $LOGS/reqwest-wheel-$name.log)"
+    log "wheel: $name done in $(( $(date +%s) - start )) s"
+}
 
 OUT=$W/reqwest-wheels
 rm -rf "$OUT"
 mkdir -p "$OUT"
 export CARGO_TARGET_DIR=$W/cargo-target
-for py in "${PYTHONS[@]}"; do
-    [ -x "$py" ] || die "no Python interpreter at $py"
-    tag=$("$py" -c 'import sys, sysconfig; print(f"cp{sys.version_info[0]}{sys.version_info[1]}" + ("t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""))')
-    log "wheel: $tag ($py); log: $LOGS/reqwest-wheel-$tag.log"
-    start=$(date +%s)
-    maturin build --release --zig --compatibility "manylinux_${GLIBC/./_}" --features abi3 \
-        --manifest-path "$ROOT/bindings/reqwest/Cargo.toml" --interpreter "$py" --out "$OUT/$tag" \
-        > "$LOGS/reqwest-wheel-$tag.log" 2>&1 || die "the $tag wheel build failed (see $LOGS/reqwest-wheel-$tag.log)"
-    log "wheel: $tag done in $(( $(date +%s) - start )) s"
+for arch in "${ARCHS[@]}"; do
+    if [ "$arch" = aarch64 ]; then
+        build_wheel abi3-aarch64 --target aarch64-unknown-linux-gnu
+        continue
+    fi
+    if [ -n "${REQWEST_WHEEL_PYTHONS:-}" ]; then
+        read -r -a PYTHONS <<< "$REQWEST_WHEEL_PYTHONS"
+    else
+        PYTHONS=("$ROOT/.venv/bin/python")
+        [ -x "$ROOT/build/cpython/venv-3.13t/bin/python" ] && PYTHONS+=("$ROOT/build/cpython/venv-3.13t/bin/python")
+    fi
+    for py in "${PYTHONS[@]}"; do
+        [ -x "$py" ] || die "no Python interpreter at $py"
+        tag=$("$py" -c 'import sys, sysconfig; print(f"cp{sys.version_info[0]}{sys.version_info[1]}" + ("t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""))')
+        build_wheel "$tag-x86_64" --interpreter "$py"
+    done
 done
 
-rm -f "$DIST"/reqwest_client-*.whl
+for arch in "${ARCHS[@]}"; do rm -f "$DIST"/reqwest_client-*_"$arch".whl; done
 for whl in "$OUT"/*/reqwest_client-*.whl; do
+    case "$whl" in *_aarch64.whl) arch=aarch64 ;; *_x86_64.whl) arch=x86_64 ;; *) die "$whl: neither x86_64 nor aarch64" ;; esac
     auditwheel show "$whl" > "$LOGS/auditwheel-show-reqwest.log" 2>&1 \
         || { cat "$LOGS/auditwheel-show-reqwest.log" >&2; die "auditwheel show failed on $whl"; }
-    grep -q 'manylinux_2_28_x86_64\|manylinux_2_2[0-7]_x86_64\|manylinux_2_1[0-9]_x86_64\|manylinux2014' \
-        "$LOGS/auditwheel-show-reqwest.log" || { cat "$LOGS/auditwheel-show-reqwest.log" >&2; die "$whl is not manylinux_2_28"; }
+    tr -s ' \n' ' ' < "$LOGS/auditwheel-show-reqwest.log" \
+        | grep -Eq "platform tag: \"(manylinux_2_(1[0-9]|2[0-8])|manylinux2014)_$arch\"" \
+        || { cat "$LOGS/auditwheel-show-reqwest.log" >&2; die "$whl is not manylinux_2_28"; }
     case "$(basename "$whl")" in
         *-cp3[0-9]*-cp3[0-9]*t-*) ;;  # free-threaded: version-specific
         *-cp39-abi3-*) ;;
