@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -23,45 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from clientbench.run.paths import repo_root
 from clientbench.run.server import Server
 from packaging.tags import sys_tags
 from packaging.utils import parse_wheel_filename
+from support.wheels import BINDINGS, MAX_GLIBC_MINOR, REPO, auditwheel_platform, check_in_venv, manylinux_minor, newest
 
-REPO = repo_root()
-DIST = REPO / "dist"
 INTERPRETERS = REPO / "build" / "cpython" / "interpreters.json"
 UNAVAILABLE = REPO / "build" / "cpython" / "unavailable"
 # the sdist builds share cargo's output here (a re-run recompiles only the two path crates)
 SDIST_CARGO_TARGET = REPO / "build" / "wheel" / "sdist-target"
 # what must not be reachable while a wheel is installed and used
 TOOLCHAIN = ("cc", "gcc", "c++", "g++", "clang", "clang++", "ld", "cargo", "rustc", "zig", "cmake", "make")
-MAX_GLIBC_MINOR = 28
-BINDINGS = [("beast_client", "beast_client"), ("reqwest_client", "reqwest_client")]
-
-CHECK = r"""
-import importlib, pathlib, sys
-name, http_url, https_url, ca_file = sys.argv[1:]
-m = importlib.import_module(name)
-pkg = pathlib.Path(m.__file__).resolve().parent
-assert str(pkg).startswith(str(pathlib.Path(sys.prefix).resolve())), f"{name} imported from {pkg}, not the venv"
-assert (pkg / "py.typed").exists(), "py.typed missing"
-assert any(pkg.glob("*.pyi")), "type stubs missing"
-assert issubclass(m.ProtocolError, OSError) and issubclass(m.TLSError, ConnectionError)
-with m.Client(timeout=5) as c:
-    status = c.get(http_url + "/")
-    echo = c.request("POST", http_url + "/echo", body=b"wheel").body.decode()
-with m.Client(timeout=5, verify=ca_file) as c:
-    tls_status = c.get(https_url + "/")
-try:
-    with m.Client(timeout=5) as c:
-        c.get(https_url + "/")
-    untrusted = "accepted"
-except m.TLSError:
-    untrusted = "rejected"
-gil = "gil-on" if getattr(sys, "_is_gil_enabled", lambda: True)() else "gil-off"
-print(status, echo, tls_status, untrusted, gil)
-"""
 
 
 @dataclass(frozen=True)
@@ -89,36 +60,9 @@ def _interp(label: str) -> Interp:
     return Interp(label, python, frozenset(out.stdout.split()), label.endswith("t"))
 
 
-def newest(pattern: str, interp: Interp | None = None) -> Path:
-    """The newest file of dist/ matching `pattern`; for wheels, one that pip would install on `interp`."""
-    files = list(DIST.glob(pattern))
-    if interp is not None:
-        files = [p for p in files if {str(t) for t in parse_wheel_filename(p.name)[3]} & interp.tags]
-    if not files:
-        where = f" for the {interp.label} interpreter" if interp else ""
-        pytest.fail(f"no dist/{pattern}{where}: run `make wheels`")
-    return max(files, key=lambda p: p.stat().st_mtime)
-
-
-def manylinux_minor(platform: str) -> int:
-    m = re.fullmatch(r"manylinux_2_(\d+)_x86_64", platform)
-    assert m, f"not a manylinux_2_x x86_64 tag: {platform}"
-    return int(m.group(1))
-
-
 def make_venv(python: str, where: Path) -> Path:
     subprocess.run([python, "-m", "venv", str(where)], check=True, capture_output=True, timeout=300)
     return where / "bin" / "python"
-
-
-def check_in_venv(py: Path, module: str, env: dict[str, str], server: Server, tls_server: Server) -> list[str]:
-    assert tls_server.ca_file
-    out = subprocess.run(
-        [str(py), "-c", CHECK, module, server.url, tls_server.url, tls_server.ca_file],
-        capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    return out.stdout.split()
 
 
 @pytest.mark.timeout(600)
@@ -128,7 +72,7 @@ def test_wheel_is_manylinux_and_works_without_a_toolchain(
     tmp_path: Path, server: Server, tls_server: Server, dist: str, module: str, label: str
 ) -> None:
     interp = _interp(label)
-    wheel = newest(f"{dist}-*.whl", interp)
+    wheel = newest(f"{dist}-*_x86_64.whl", interp.tags, interp.label)
     tags = parse_wheel_filename(wheel.name)[3]
 
     # the tags: manylinux_2_28 or older; reqwest is abi3 (one wheel for CPython >= 3.9) except free-threaded
@@ -138,16 +82,7 @@ def test_wheel_is_manylinux_and_works_without_a_toolchain(
         assert abis == {("cp39", "abi3")}, wheel.name
     else:
         assert all(t.abi.startswith("cp3") and t.abi.endswith("t") == interp.free_threaded for t in tags), wheel.name
-    # the pinned tools venv of the wheel scripts, in the per-user cache (`make wheels` made it)
-    tools = subprocess.run([str(REPO / "scripts" / "wheel-tools.sh")], capture_output=True, text=True, timeout=600)
-    assert tools.returncode == 0, tools.stderr
-    auditwheel = Path(tools.stdout.strip()) / "bin" / "auditwheel"
-    shown = subprocess.run([str(auditwheel), "show", str(wheel)], capture_output=True, text=True, timeout=120)
-    assert shown.returncode == 0, shown.stderr
-    text = " ".join(shown.stdout.split())
-    consistent = re.search(r'consistent with the following platform tag: "([^"]+)"', text)
-    assert consistent, text
-    assert manylinux_minor(consistent.group(1)) <= MAX_GLIBC_MINOR, text
+    assert manylinux_minor(auditwheel_platform(wheel)) <= MAX_GLIBC_MINOR, wheel.name
 
     # the install: a fresh venv; on PATH only its bin/ and an empty directory; no index, binaries only
     py = make_venv(interp.python, tmp_path / "venv")
@@ -162,7 +97,7 @@ def test_wheel_is_manylinux_and_works_without_a_toolchain(
         check=True, timeout=300, env=env,
     )  # fmt: skip
     gil = "gil-off" if interp.free_threaded else "gil-on"
-    assert check_in_venv(py, module, env, server, tls_server) == ["200", "wheel", "200", "rejected", gil]
+    assert check_in_venv([str(py)], module, env, server, tls_server) == ["200", "wheel", "200", "rejected", gil]
 
 
 @pytest.mark.timeout(3600)  # a full release build of the extension (reqwest: ~10 min on 2 cores, cold)
@@ -199,4 +134,5 @@ def test_sdist_builds_outside_the_checkout_in_a_clean_venv(
     )  # fmt: skip
     assert built.returncode == 0, built.stderr[-4000:]
     run_env = {"PATH": f"{py.parent}", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
-    assert check_in_venv(py, module, run_env, server, tls_server) == ["200", "wheel", "200", "rejected", "gil-on"]
+    words = check_in_venv([str(py)], module, run_env, server, tls_server)
+    assert words == ["200", "wheel", "200", "rejected", "gil-on"]
