@@ -20,7 +20,9 @@ from .run.network import parse as parse_network
 from .run.testbed import Options
 from .workload import (
     ARRIVALS,
+    CLIENT_SCOPES,
     DEFAULT,
+    HTTP_VERSIONS,
     MAX_BODY_SIZE,
     METHODS,
     OPEN,
@@ -138,6 +140,21 @@ def add_workload_options(p: argparse.ArgumentParser) -> None:
         choices=["keep-alive", "new"],
         default=None,
         help="keep-alive: one connection per worker (default); new: a new connection for every request",
+    )
+    g.add_argument(
+        "--client-scope",
+        dest="client_scope",
+        choices=CLIENT_SCOPES,
+        default=None,
+        help="per-worker: every worker makes its own client (default); shared: one client serves all workers, "
+        "with the library's own pool (a client that cannot be shared: its row is unsupported)",
+    )
+    g.add_argument(
+        "--http",
+        choices=HTTP_VERSIONS,
+        default=None,
+        help="1.1 (default) or 2: HTTP/2, ALPN h2 over https and prior knowledge over http (a client without "
+        "HTTP/2: its row is unsupported; one that fell back to HTTP/1.1 is flagged)",
     )
     g.add_argument(
         "--method",

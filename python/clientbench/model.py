@@ -78,6 +78,7 @@ class RunStatus(str, Enum):
     OK = "ok"  # a valid document, every request answered 200 with every byte of its body
     FAILED = "failed"  # a crash, hang or invalid document (no stats), a failed request, or missing bytes
     SKIPPED = "skipped"  # an optional client (a peer) that is not installed here: never started
+    UNSUPPORTED = "unsupported"  # the driver said it cannot do what was asked (exit 3, `unsupported: ...`)
 
 
 @dataclass
@@ -166,7 +167,7 @@ class Row:
     @property
     def failed(self) -> bool:
         failures = any(r.status is RunStatus.FAILED for r in self.runs)
-        return not self.skipped and (not self.runs or failures) and not self.tolerated
+        return not self.skipped and not self.unsupported and (not self.runs or failures) and not self.tolerated
 
     @property
     def counts_against_run(self) -> bool:
@@ -179,13 +180,21 @@ class Row:
         return bool(self.runs) and all(r.status is RunStatus.SKIPPED for r in self.runs)
 
     @property
+    def unsupported(self) -> bool:
+        """The client cannot do what the workload asks (e.g. HTTP/2, a shared client): shown, not failed."""
+        return bool(self.runs) and all(r.status is RunStatus.UNSUPPORTED for r in self.runs)
+
+    @property
     def status(self) -> str:
         """ok, crashed (a peer that crashed in some repeats: see `tolerated`), failed, skipped (an optional
-        client not installed), or not run (the command was interrupted first)."""
+        client not installed), unsupported (the client cannot do what was asked), or not run (the command was
+        interrupted first)."""
         if not self.runs:
             return "not run"
         if self.skipped:
             return "skipped"
+        if self.unsupported:
+            return "unsupported"
         return "crashed" if self.tolerated else "failed" if self.failed else "ok"
 
     @property

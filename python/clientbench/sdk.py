@@ -117,9 +117,10 @@ class SyncClient(_Labels, Generic[C]):
 
     What the client can do (a mode it cannot do exits 3, `unsupported: ...`): `shareable` (default True: one
     client may serve all W workers at once, `--client-scope shared`; `make_client` sizes its pool with
-    `pool_size(opts)`), `http2` (default False: the client speaks HTTP/2 when `http2(opts)`), and `protocol(client,
-    url)`, one GET that returns its response's HTTP version (the document's `client.protocol`; without it the
-    row says HTTP/1.1)."""
+    `pool_size(opts)`), `http2` (default False: the client speaks HTTP/2 when `http2(opts)`, and HTTP/1.1 only
+    otherwise, also where its library would offer h2 by itself), and `protocol(client, url)`, one GET that
+    returns its response's HTTP version (with --http 2, the document's `client.protocol`; the row says HTTP/1.1
+    otherwise)."""
 
     library: str
     make_client: Callable[[Options], C]

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 CONNECTIONS = ("keep-alive", "new")
+#: per-worker: every worker makes its own client; shared: one client serves all W workers (docs/raw-format.md)
+CLIENT_SCOPES = ("per-worker", "shared")
+HTTP_VERSIONS = ("1.1", "2")
 ARRIVALS = ("uniform", "poisson")
 METHODS = ("GET", "POST", "PUT")
 #: the largest request body the drivers accept (docs/raw-format.md)
@@ -51,10 +54,20 @@ class Workload:
     seed: int = 1  # open loop, poisson: worker w's generator is seeded with seed + w
     method: str = "GET"
     body_size: int = 0  # POST/PUT: bytes of the request body
+    client_scope: str = "per-worker"  # or "shared": one client object for all workers, with its own pool
+    http: str = "1.1"  # or "2": HTTP/2 (ALPN h2 over https, prior knowledge over http)
 
     def __post_init__(self) -> None:
         if self.connection not in CONNECTIONS:
             raise WorkloadError(f"connection must be one of {', '.join(CONNECTIONS)}, got {self.connection!r}")
+        if self.client_scope not in CLIENT_SCOPES:
+            raise WorkloadError(f"--client-scope must be one of {', '.join(CLIENT_SCOPES)}, got {self.client_scope!r}")
+        if self.http not in HTTP_VERSIONS:
+            raise WorkloadError(f"--http must be one of {', '.join(HTTP_VERSIONS)}, got {self.http!r}")
+        if self.client_scope == "shared" and self.connection == "new":
+            raise WorkloadError(
+                "--connection new does not go with --client-scope shared (a shared client is made once)"
+            )
         if self.arrival not in ARRIVALS:
             raise WorkloadError(f"--arrival must be one of {', '.join(ARRIVALS)}, got {self.arrival!r}")
         if self.method not in METHODS:
@@ -117,6 +130,10 @@ class Workload:
             flags += ["--method", self.method, "--body-size", str(self.body_size)]
         if self.record != "samples":
             flags += ["--record", self.record]
+        if self.client_scope != "per-worker":
+            flags += ["--client-scope", self.client_scope]
+        if self.http != "1.1":
+            flags += ["--http", self.http]
         return flags
 
     def replace(self, **changes: Any) -> Workload:
@@ -130,6 +147,8 @@ class Workload:
     def describe(self) -> str:
         """One line for table titles: what every row did."""
         conn = "" if self.connection == "keep-alive" else ", a new connection per request"
+        conn += ", one shared client" if self.client_scope == "shared" else ""
+        conn += ", HTTP/2" if self.http == "2" else ""
         if self.rate is None:
             return (
                 f"{self.workers} workers x {self.requests} requests, {self.request()}{conn}, "
@@ -157,6 +176,8 @@ class Workload:
             "seed": self.seed if self.open else None,
             "method": self.method,
             "body_size": self.body_size,
+            "client_scope": self.client_scope,
+            "http": self.http,
         }
 
     @classmethod
@@ -176,6 +197,8 @@ class Workload:
             seed=int(doc.get("seed") or 0) if doc.get("seed") is not None else cls.seed,
             method=doc.get("method", "GET"),
             body_size=doc.get("body_size", 0),
+            client_scope=doc.get("client_scope", "per-worker"),
+            http=doc.get("http", "1.1"),
         )
 
 

@@ -196,7 +196,7 @@ def test_server_is_stopped_when_a_driver_crashes(tmp_path, monkeypatch):
     crash = fake_driver.code_spec("crash", "import sys; sys.exit(1)")
     good = fake_driver.code_spec("good", "import sys; sys.exit(0)")  # prints nothing: invalid output
     monkeypatch.setattr(testbed, "Server", Recording)
-    monkeypatch.setattr(cli, "select", lambda patterns, everything=False: [crash, good])
+    monkeypatch.setattr(cli, "select", lambda patterns, *registry, everything=False: [crash, good])
     code = cli.main(["run", "-w", "1", "-n", "1", "-r", "2", "--out", str(tmp_path)])
     assert code == 1
     assert started and not _alive(started[0].recorded_pid)
@@ -272,6 +272,8 @@ def test_a_real_run_writes_every_file_and_a_valid_results_json(tmp_path):
         "seed": None,
         "method": "GET",
         "body_size": 0,
+        "client_scope": "per-worker",
+        "http": "1.1",
     }
     assert [r["client"]["name"] for r in results["rows"]] == ["cpp-beast", "py-requests"]
     assert all(r["status"] == "ok" and len(r["runs"]) == 2 for r in results["rows"])
@@ -326,7 +328,7 @@ def test_an_open_loop_run_and_a_rate_sweep_through_the_command_line(tmp_path, mo
     """--rate reaches the drivers and gives the open-loop table; sweep rate takes --rates and --slo (simulated
     drivers of 2 workers at 0.5 ms a request: they keep up with 1,000/s, not with 8,000/s)."""
     fake = fake_driver.spec("sim", "--synthetic", "--service-us", "500")
-    monkeypatch.setattr(cli, "select", lambda patterns, everything=False: [fake])
+    monkeypatch.setattr(cli, "select", lambda patterns, *registry, everything=False: [fake])
     base = ["-w", "2", "--warmup", "0", "--duration", "0.5"]
     assert cli.main(["run", "--rate", "1000", "-r", "2", *base, "--out", str(tmp_path / "run")]) == 0
     results = json.loads((tmp_path / "run" / "latest" / "results.json").read_text())

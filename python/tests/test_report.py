@@ -146,8 +146,9 @@ def test_markdown_and_csv_have_the_required_labels():
         assert label in header
     assert len(md) == 4
     assert header[:8] == REQUIRED[:8]  # the reference's order
-    # no floor row: no xfloor column; no server counts of TLS handshakes: no TLS resumed column
-    assert header == [c.label for c in COLUMNS if c.label not in ("xfloor", "TLS resumed")]
+    # no floor row: no xfloor column; no server counts of TLS handshakes: no TLS resumed column; neither HTTP/2
+    # nor a shared client asked for: no Protocol and Conns columns
+    assert header == [c.label for c in COLUMNS if c.label not in ("xfloor", "TLS resumed", "Protocol", "Conns")]
     terminal = [c.label for c in run_table(rows, terminal=True).columns]
     assert set(terminal) < set(header) and "P50(ms)" not in terminal and "RSS(MiB)" not in terminal
 

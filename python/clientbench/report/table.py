@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..model import Row
 from .base import Column, Table
 
@@ -76,10 +78,44 @@ def _resumed(row: Row, ctx: Context) -> str:
     return "-" if not c or not c["tls_handshakes"] else f"{c['tls_resumed']}/{c['tls_handshakes']}"
 
 
+def _asked(row: Row, flag: str, value: str) -> bool:
+    """Whether the row's driver was run with `flag value` (its command line, kept in results.json)."""
+    return any((flag, value) in zip(r.command, r.command[1:], strict=False) for r in row.runs)
+
+
+def _http2(row: Row) -> bool:
+    return _asked(row, "--http", "2")
+
+
+def _shared(row: Row) -> bool:
+    return _asked(row, "--client-scope", "shared")
+
+
+def fell_back(row: Row) -> bool:
+    """Asked for HTTP/2 and reported another protocol (or none) for its responses."""
+    return _http2(row) and row.aggregate is not None and (row.info or {}).get("protocol") != "HTTP/2"
+
+
+def _protocol(row: Row, ctx: Context) -> str:
+    """The protocol the responses came with (the driver's client.protocol); flagged when HTTP/2 was asked for."""
+    if row.aggregate is None:
+        return "-"
+    protocol = (row.info or {}).get("protocol")
+    if fell_back(row):
+        return f"{protocol} (fell back)" if protocol else "not reported (asked HTTP/2)"
+    return str(protocol or "-")
+
+
+def _connections(row: Row, ctx: Context) -> str:
+    """The connections our server counted per run (warm-up included), the median over the repeats."""
+    counts = sorted(r.server_counts["connections"] for r in row.runs if r.server_counts)
+    return "-" if not counts else fmt(float(np.median(counts)), 0 if len(counts) % 2 else 1)
+
+
 def _status(row: Row, ctx: Context) -> str:
     if not row.runs:
         return "not run"
-    if row.skipped or row.tolerated:
+    if row.skipped or row.tolerated or row.unsupported:
         return row.reason or row.status
     if not row.failed:
         return "ok"
@@ -129,8 +165,12 @@ COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("RSS(MiB)", _median("peak_rss_mib", 1), terminal=False),
     RunColumn("xfloor", _xfloor),
     RunColumn("TLS resumed", _resumed),
+    RunColumn("Protocol", _protocol, numeric=False),
+    RunColumn("Conns", _connections),
     RunColumn("Status", _status, numeric=False),
 )
+#: shown only when a row asked for HTTP/2 or a shared client (other tables keep the columns they always had)
+SCOPE_COLUMNS = ("Protocol", "Conns")
 
 
 def _count(name: str) -> Callable[[Row, Context], str]:
@@ -176,6 +216,8 @@ OPEN_COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("CPU(us/req)", _median("cpu_us_per_req", 1)),
     RunColumn("RSS(MiB)", _median("peak_rss_mib", 1), terminal=False),
     RunColumn("Saturated", _saturated, numeric=False),
+    RunColumn("Protocol", _protocol, numeric=False),
+    RunColumn("Conns", _connections),
     RunColumn("Status", _status, numeric=False),
 )
 
@@ -202,15 +244,20 @@ def run_table(rows: Sequence[Row], title: str | None = None, *, terminal: bool =
     """The table of a run: every column for the files, the narrower set for the terminal; the open loop's
     columns for open-loop rows."""
     ctx = context(rows)
+    scoped = any(_http2(r) or _shared(r) for r in rows)
     if is_open(rows):
-        open_cols = [c for c in OPEN_COLUMNS if c.terminal or not terminal]
+        open_cols = [
+            c for c in OPEN_COLUMNS if (c.terminal or not terminal) and (scoped or c.label not in SCOPE_COLUMNS)
+        ]
         return Table(
             [Column(c.label, c.numeric) for c in open_cols],
             [[c.cell(r, ctx) for c in open_cols] for r in rows],
             title=title,
-            styles=["red" if r.failed else "yellow" if _saturated(r, ctx) == "yes" else None for r in rows],
+            styles=[
+                "red" if r.failed else "yellow" if _saturated(r, ctx) == "yes" or fell_back(r) else None for r in rows
+            ],
         )
-    cols = [c for c in COLUMNS if c.terminal or not terminal]
+    cols = [c for c in COLUMNS if (c.terminal or not terminal) and (scoped or c.label not in SCOPE_COLUMNS)]
     if ctx.floor_mean_ms is None:
         cols = [c for c in cols if c.label != "xfloor"]
     if not any((c := _counts(r)) and c["tls_handshakes"] for r in rows):  # shown over HTTPS only
@@ -219,5 +266,5 @@ def run_table(rows: Sequence[Row], title: str | None = None, *, terminal: bool =
         [Column(c.label, c.numeric) for c in cols],
         [[c.cell(r, ctx) for c in cols] for r in rows],
         title=title,
-        styles=["red" if r.failed else None for r in rows],
+        styles=["red" if r.failed else "yellow" if fell_back(r) else None for r in rows],
     )

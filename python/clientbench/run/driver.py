@@ -164,6 +164,10 @@ def run_driver(
     if timed_out:
         result.reason = f"timed out after {timeout_s:g} s"
         return result
+    if code == 3 and (said := _last_line(err)).startswith("unsupported: "):
+        # the client cannot do this at all (docs/raw-format.md, "Exit status"): shown as such, never run otherwise
+        result.status, result.reason = RunStatus.UNSUPPORTED, said
+        return result
     if code != 0:
         what = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with status {code}"
         tail = _last_line(err)
@@ -207,6 +211,8 @@ def check_workload(got: dict[str, Any], workload: Workload) -> None:
         "rate": workload.rate,
         "method": workload.method,
         "body_size": workload.body_size,
+        "client_scope": workload.client_scope,
+        "http": workload.http,
     }
     wrong = [f"{k} {got[k]!r} (asked {v!r})" for k, v in asked.items() if k in got and got[k] != v]
     if wrong:
@@ -239,7 +245,7 @@ def run_plan(
     plan = list(zip(specs, rows[-len(specs) :], strict=True)) if specs else []
     for rep in range(workload.repeat):
         for spec, row in plan:
-            if rep and row.skipped:  # not installed here: once is enough
+            if rep and (row.skipped or row.unsupported):  # not installed here, or cannot: once is enough
                 continue
             on_start(spec, rep)
             tag = f".{rep}"

@@ -135,11 +135,15 @@ class Server(ManagedProcess):
             time.sleep(0.05)
 
     def stats(self) -> dict[str, int] | None:
-        """GET /stats: connections accepted, TLS handshakes and resumed ones since start (None if unreadable)."""
+        """GET /stats: connections accepted, TLS handshakes and resumed ones since start, and of the connections
+        those that spoke HTTP/2 where the server counts them (None if unreadable)."""
         try:
             with urllib.request.urlopen(self.url + "/stats", timeout=5, context=self.context()) as r:
                 doc = json.loads(r.read())
-            return {k: int(doc[k]) for k in ("connections", "tls_handshakes", "tls_resumed")}
+            counts = {k: int(doc[k]) for k in ("connections", "tls_handshakes", "tls_resumed")}
+            if "h2_connections" in doc:
+                counts["h2_connections"] = int(doc["h2_connections"])
+            return counts
         except (urllib.error.URLError, OSError, ValueError, KeyError, TypeError):
             return None
 

@@ -312,10 +312,16 @@ class Testbed:
             if after is not None and before[0] is not None:
                 # what the driver's process opened (warm-up included), less the runner's own /stats request
                 own = {"connections": 1, "tls_handshakes": 1 if endpoint.scheme == "https" else 0, "tls_resumed": 0}
-                result.server_counts = {k: after[k] - before[0][k] - own[k] for k in after}
+                result.server_counts = {k: after[k] - before[0][k] - own.get(k, 0) for k in after if k in before[0]}
             s = result.stats
             figures = f"Bench {s.bench_ms:8.2f} ms  errors {s.errors}" if s else "no result"
-            mark = "[red]FAILED[/]" if result.status is RunStatus.FAILED else "[green]ok[/]    "
+            mark = (
+                "[red]FAILED[/]"
+                if result.status is RunStatus.FAILED
+                else "[yellow]unsupported[/]"
+                if result.status is RunStatus.UNSUPPORTED
+                else "[green]ok[/]    "
+            )
             rep_txt = f" #{rep + 1}" if repeat > 1 else ""
             self.console.print(
                 f"  {result.client.name + rep_txt:26} {mark} {figures}"
