@@ -27,6 +27,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::ClientError;
 
+/// How many times the task that gives a permit back yields first (see [`Held`]).
+const RELEASE_YIELDS: usize = 2;
+
 /// Origins remembered before the ones nobody uses are forgotten.
 const ORIGINS_KEPT: usize = 64;
 
@@ -45,7 +48,37 @@ pub struct Limiter {
 /// A request's right to one of its origin's connections, held by its response (in its extensions) until
 /// the response is dropped.
 #[derive(Clone, Debug)]
-pub struct Permit(#[allow(dead_code)] Arc<OwnedSemaphorePermit>);
+pub struct Permit(#[allow(dead_code)] Arc<Held>);
+
+impl Permit {
+    fn new(p: OwnedSemaphorePermit) -> Permit {
+        Permit(Arc::new(Held(Some(p))))
+    }
+}
+
+/// The semaphore's permit, given back late: hyper hands an HTTP/1.1 connection back to the pool from a
+/// task of its own, woken as the response's body ends, so a request let through at once would often find
+/// no idle connection and open one more than `max`. Given back from a task spawned behind hyper's (after
+/// two yields), the permit usually lets the next request through once the connection is back in the pool
+/// (not always: threads sharing a current-thread runtime, or a multi-thread one, run tasks in no fixed
+/// order; the idle bound then closes the surplus).
+#[derive(Debug)]
+struct Held(Option<OwnedSemaphorePermit>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let Some(p) = self.0.take() else { return };
+        // outside a runtime (a response dropped by a thread of its own) there is no task to wait for
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                for _ in 0..RELEASE_YIELDS {
+                    tokio::task::yield_now().await;
+                }
+                drop(p);
+            });
+        }
+    }
+}
 
 impl Limiter {
     /// At most `max` (>= 1) requests in flight per origin; a request waits at most `wait` for its turn.
@@ -71,7 +104,7 @@ impl Limiter {
     pub async fn acquire(&self, url: &Url, left: Option<Duration>) -> Result<Permit, ClientError> {
         let semaphore = self.semaphore(origin(url));
         if let Ok(p) = semaphore.clone().try_acquire_owned() {
-            return Ok(Permit(Arc::new(p)));
+            return Ok(Permit::new(p));
         }
         let wait = match (self.wait, left) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -91,7 +124,7 @@ impl Limiter {
             })?,
         };
         // the semaphores are never closed
-        Ok(Permit(Arc::new(permit.expect("a limiter's semaphore is never closed"))))
+        Ok(Permit::new(permit.expect("a limiter's semaphore is never closed")))
     }
 }
 
@@ -265,12 +298,44 @@ mod tests {
         assert!(fc.wait(&url("https://a.test:443/x"), None).await.unwrap().is_none());
     }
 
+    async fn settle() {
+        for _ in 0..=RELEASE_YIELDS {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    /// A permit dropped on a runtime is given back from a task behind the ones already queued (hyper's,
+    /// which put the connection back in the pool); dropped outside any runtime, at once.
+    #[test]
+    fn a_permit_is_given_back_behind_the_queued_tasks() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let l = Arc::new(Limiter::new(1, None));
+        let a = url("http://a.test/");
+        let order = rt.block_on(async {
+            let order = Arc::new(Mutex::new(Vec::new()));
+            let p = l.acquire(&a, None).await.unwrap();
+            let o = order.clone();
+            tokio::spawn(async move { o.lock().unwrap().push("queued before") });
+            drop(p);
+            assert_eq!(l.semaphore(origin(&a)).available_permits(), 0, "not yet");
+            let _again = l.acquire(&a, None).await.unwrap();
+            order.lock().unwrap().push("next request");
+            let out = order.lock().unwrap().clone();
+            out
+        });
+        assert_eq!(order, ["queued before", "next request"]);
+        let p = rt.block_on(l.acquire(&url("http://b.test/"), None)).unwrap();
+        drop(p);
+        assert_eq!(l.semaphore(origin(&url("http://b.test/"))).available_permits(), 1);
+    }
+
     #[tokio::test]
     async fn idle_origins_are_forgotten() {
         let l = Limiter::new(1, None);
         let held = l.acquire(&url("http://kept.test/"), None).await.unwrap();
         for i in 0..200 {
             drop(l.acquire(&url(&format!("http://h{i}.test/")), None).await.unwrap());
+            settle().await; // the permit is given back from a task
         }
         let n = l.origins.lock().unwrap().len();
         assert!(n <= ORIGINS_KEPT, "{n}");
