@@ -355,6 +355,13 @@ def build_parser() -> Parser:
         help="the open-loop phase: each rate's schedule lasts this long (default 2; 0: skip the phase)",
     )
     gil.add_argument(
+        "--shared-client",
+        dest="shared_phase",
+        action="store_true",
+        help="add the shared-client phase: the bindings' held and released rows with one client for all W "
+        "threads, over an HTTP/1.1 pool and (the reqwest binding) over HTTP/2",
+    )
+    gil.add_argument(
         "--rtt",
         type=non_negative,
         default=1,
@@ -585,6 +592,7 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
             open_loop_s=args.open_loop_duration_s,
             rates=args.rates,
             slo_ms=args.slo_ms,
+            shared_phase=args.shared_phase,
         )
     if args.command == "sweep":
         from .commands.sweep import sweep

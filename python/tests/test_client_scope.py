@@ -14,9 +14,12 @@ import clientbench.cli as cli
 import pytest
 from clientbench import harness, sdk
 from clientbench.model import DriverRun, Row, RunStatus
+from clientbench.report import Heading
+from clientbench.report.gil import GilFigures, document, shared_reading
 from clientbench.report.table import run_table
 from clientbench.schema import validate_raw, validate_results
-from support.rows import client, good_run
+from clientbench.workload import Workload
+from support.rows import client, good_run, row
 
 INFO = {"language": "Python", "library": "fake", "library_version": "0", "mode": "sync", "gil": None}
 
@@ -137,6 +140,7 @@ def test_bad_driver_flags_exit_2_with_one_line(argv, message):
         ("clientbench.drivers.requests_driver:SYNC", ["--http", "2"], "unsupported: HTTP/2"),
         ("clientbench.drivers.aiohttp_driver:ASYNC", ["--http", "2"], "unsupported: HTTP/2"),
         ("clientbench.drivers.pycurl_driver:SYNC", ["--client-scope", "shared"], "unsupported: --client-scope shared"),
+        ("clientbench.drivers.binding:beast_released", ["--http", "2"], "unsupported: HTTP/2"),
     ],
 )
 def test_a_plugin_refuses_what_it_cannot_do_with_exit_3(target, argv, said, server):
@@ -148,6 +152,26 @@ def test_a_plugin_refuses_what_it_cannot_do_with_exit_3(target, argv, said, serv
     )
     assert proc.returncode == 3 and proc.stdout == ""
     assert proc.stderr.startswith(said) and len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("plugin", ["reqwest_released", "reqwest_async"])
+def test_the_reqwest_bindings_shared_client_over_http2(plugin, server):
+    binding = pytest.importorskip("reqwest_client")
+    from clientbench.drivers.binding import capabilities
+
+    if not capabilities(binding, "reqwest")["http2"]:
+        pytest.skip("the installed reqwest binding has no http2 option")
+    proc = subprocess.run(
+        [sys.executable, "-m", "clientbench.plugin", f"clientbench.drivers.binding:{plugin}", "--url",
+         server.url + "/", "--workers", "4", "--requests", "10", "--client-scope", "shared", "--http", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["client"]["protocol"] == "HTTP/2" and doc["workload"]["client_scope"] == "shared"
+    assert sum(w["failure_count"] for w in doc["workers"]) == 0
 
 
 # -- the runner ------------------------------------------------------------------------------------------------------
@@ -182,11 +206,11 @@ def test_shared_clients_open_at_most_w_connections(tmp_path):
     assert code == 0
     doc = _results(tmp_path)
     assert doc["workload"]["client_scope"] == "shared"
-    for name, row in _rows(doc).items():
-        (run,) = row["runs"]
-        assert row["status"] == "ok" and run["stats"]["errors"] == 0, name
+    for name, r in _rows(doc).items():
+        (run,) = r["runs"]
+        assert r["status"] == "ok" and run["stats"]["errors"] == 0, name
         assert 1 <= run["server_counts"]["connections"] <= 4, name
-        assert row["client"]["protocol"] == "HTTP/1.1"
+        assert r["client"]["protocol"] == "HTTP/1.1"
         assert run["command"][-2:] == ["--client-scope", "shared"]
     header = next(ln for ln in (tmp_path / "latest" / "table.md").read_text().splitlines() if "| Language" in ln)
     assert "Protocol" in header and "Conns" in header
@@ -293,3 +317,44 @@ def test_the_sdk_sizes_pools_by_scope():
     assert sdk.pool_size(_parse("--workers", "6")) == 1
     assert sdk.pool_size(_parse("--workers", "6", "--client-scope", "shared")) == 6
     assert not sdk.http2(_parse()) and sdk.http2(_parse("--http", "2"))
+
+
+# -- the GIL report's shared-client reading --------------------------------------------------------------------------
+
+
+def test_the_gil_reports_shared_client_reading_follows_the_figures():
+    lmean = row("py-beast-held", "held", (1.0,)).aggregate.median.lmean_ms
+
+    def shared(held_ms: float, released_ms: float) -> list[Row]:
+        rows = [row("py-beast-held", "held", (held_ms,)), row("py-beast-released", "released", (released_ms,))]
+        for r in rows:
+            r.runs[0].server_counts = {"connections": 3, "tls_handshakes": 0, "tls_resumed": 0}
+        return rows
+
+    beast = shared(lmean * 9, lmean * 1.1)
+    h2 = [row("py-reqwest-held", "held", (lmean * 1.7,)), Row(client("py-reqwest-released", "released"))]
+    h2[1].add(
+        DriverRun(h2[1].client, RunStatus.UNSUPPORTED, reason="unsupported: HTTP/2 (reqwest speaks HTTP/1.1 only)")
+    )
+    lines = shared_reading(beast, 10, "an HTTP/1.1 pool")
+    assert len(lines) == 1 and lines[0].startswith("- **beast, one client shared by 10 threads over an HTTP/1.1 pool**")
+    held, released = lines[0].split("GIL released")
+    assert "they ran one at a time" in held and "the threads overlapped" in released
+    assert "3 connection(s) at most per run" in released
+    (line,) = shared_reading(h2, 10, "HTTP/2")
+    assert "they overlapped only partly" in line and "GIL released: unsupported: HTTP/2" in line
+    figures = GilFigures(
+        workload=Workload(workers=10, requests=100),
+        serial_requests=1000,
+        serial=[],
+        parallel=beast,
+        network="loopback",
+        command="clientbench gil --shared-client",
+        shared=beast,
+        shared_h2=h2,
+    )
+    headings = [b.text for b in document(figures).blocks if isinstance(b, Heading)]
+    assert "One client shared by the threads (generated from the figures below)" in headings
+    assert "10 workers, one shared client, HTTP/2" in headings
+    without = GilFigures(Workload(), 1000, [], beast, "loopback", "clientbench gil")
+    assert not any("shared" in b.text for b in document(without).blocks if isinstance(b, Heading))

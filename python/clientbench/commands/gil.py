@@ -31,6 +31,10 @@ from .output import exit_status, show, write_run
 GIL_CLIENTS = [name for _, held, released, native in BINDINGS for name in (native, held, released)]
 #: the open-loop phase: each binding held and released, climbing the rate ladder together
 OPEN_LOOP_CLIENTS = [name for _, held, released, _ in BINDINGS for name in (held, released)]
+#: the shared-client phase: the same rows with one client for all threads (HTTP/1.1); the reqwest binding's
+#: rows again over HTTP/2 (Beast has none)
+SHARED_CLIENTS = OPEN_LOOP_CLIENTS
+SHARED_H2_CLIENTS = [name for lib, held, released, _ in BINDINGS if lib == "reqwest" for name in (held, released)]
 
 
 def measure_pauses(testbed: Testbed, interpreters: Sequence[Interpreter | None]) -> dict[str, dict[str, Any]]:
@@ -69,11 +73,13 @@ def gil_report(
     open_loop_s: float = 2.0,
     rates: str | None = None,
     slo_ms: float = 10.0,
+    shared_phase: bool = False,
 ) -> int:
     """rtt_ms > 0 adds the W-worker phase once more through toxiproxy at that round trip (not when the whole
     report already runs through --network). open_loop_s > 0 adds the open-loop phase: both bindings, GIL
     held and released, on a ladder of rates (`rates`, or doubling until both rows of a binding saturate),
-    each rate's schedule lasting open_loop_s, once."""
+    each rate's schedule lasting open_loop_s, once. shared_phase adds the bindings' rows with one client shared by
+    the W threads, over an HTTP/1.1 pool and over HTTP/2 (unless the whole report already runs shared)."""
     open_wl = workload.replace(duration_s=open_loop_s, repeat=1) if open_loop_s > 0 else None
     ladder = parse_rates(rates, workload) if rates is not None else list(LADDER)
     # the interpreters `make freethreaded` built join by default: the report's free-threaded section
@@ -87,6 +93,12 @@ def gil_report(
     serial: list[Row] = []
     parallel: list[Row] = []
     at_rtt: list[Row] = []
+    shared: list[Row] = []
+    shared_h2: list[Row] = []
+    # the shared-client phase, unless the whole report already runs that way
+    shared_wl = (
+        workload.replace(client_scope="shared") if shared_phase and workload.client_scope == "per-worker" else None
+    )
     pauses: dict[str, dict[str, Any]] = {}
     open_points: list[tuple[float, list[Row]]] = []
     open_dir = testbed.out / "open-loop"
@@ -105,6 +117,19 @@ def gil_report(
             testbed.console.print(f"[bold]{workload.workers} workers at rtt {rtt_ms} ms[/] (toxiproxy)")
             (testbed.out / "rtt").mkdir()
             testbed.run_rows(specs, workload, testbed.out / "rtt", at_rtt, testbed.via(rtt_net))
+        if shared_wl is not None:
+            testbed.console.print(f"[bold]{workload.workers} workers, one shared client[/] (HTTP/1.1, HTTP/2)")
+            for wl, rows, name, clients in (
+                (shared_wl.replace(http="1.1"), shared, "shared", SHARED_CLIENTS),
+                (shared_wl.replace(http="2"), shared_h2, "shared-h2", SHARED_H2_CLIENTS),
+            ):
+                (testbed.out / name).mkdir()
+                testbed.run_rows(under(select(clients), interpreters[:1]), wl, testbed.out / name, rows)
+                export(
+                    Report("table", [run_table(rows)], results=testbed.results(wl, rows, phase=name)),
+                    testbed.out / name,
+                    ("json", "markdown", "csv"),
+                )
         if open_wl is not None:
             testbed.console.print(f"[bold]open loop[/]: the bindings at rising rates, {open_loop_s:g} s each")
             climb(
@@ -171,6 +196,8 @@ def gil_report(
         open_points=open_points,
         open_workload=open_wl,
         slo_ms=slo_ms,
+        shared=shared,
+        shared_h2=shared_h2,
     )
     export(document(figures), out, ("markdown", "html"))
     link_latest(out)
@@ -182,4 +209,6 @@ def gil_report(
     if open_points:
         testbed.console.print("\n".join(open_loop_reading(open_points, slo_ms)), markup=False)
     testbed.console.print(f"report: {out / 'gil.md'}")
-    return exit_status(testbed, serial + parallel + at_rtt + [r for _, rows in open_points for r in rows])
+    return exit_status(
+        testbed, serial + parallel + at_rtt + shared + shared_h2 + [r for _, rows in open_points for r in rows]
+    )

@@ -121,6 +121,43 @@ def rtt_reading(rows: Sequence[Row], workers: int, rtt_ms: int) -> list[str]:
     return out
 
 
+def shared_reading(rows: Sequence[Row], workers: int, over: str) -> list[str]:
+    """W threads over one shared client: whether they overlapped (Bench/LMean near 1) with the GIL released
+    and queued (near W) with it held; a row that could not run this way says why."""
+    out: list[str] = []
+    for lib, held_name, released_name, _ in BINDINGS:
+        pair = [next((r for r in rows if r.client.name == n), None) for n in (held_name, released_name)]
+        if all(r is None for r in pair):
+            continue
+        parts = [f"- **{lib}, one client shared by {workers} threads over {over}**:"]
+        for gil, row in zip(("held", "released"), pair, strict=True):
+            if row is None:
+                continue
+            agg = row.aggregate
+            if row.unsupported or agg is None:
+                parts.append(f"GIL {gil}: {row.reason or row.status}.")
+                continue
+            m = agg.median
+            ratio = m.bench_over_lmean or 0.0
+            verdict = (
+                "the threads overlapped"
+                if ratio < 1.5
+                else "they ran one at a time"
+                if ratio >= SERIAL_THRESHOLD
+                else "they overlapped only partly"
+            )
+            protocol = (row.info or {}).get("protocol") or "the protocol not reported"
+            counts = [r.server_counts["connections"] for r in row.runs if r.server_counts]
+            conns = f", {max(counts)} connection(s) at most per run" if counts else ""
+            errors = f", {m.errors} of {m.requests} requests failed" if m.errors else ""
+            parts.append(
+                f"GIL {gil}: Bench {m.bench_ms:.2f} ms vs LMean {m.lmean_ms:.2f} ms (Bench/LMean {ratio:.2f}): "
+                f"{verdict} ({protocol}{conns}{errors})."
+            )
+        out.append(" ".join(parts))
+    return out
+
+
 def _ratio(rows: Sequence[Row], held_name: str, released_name: str) -> float | None:
     held, released = _agg(rows, held_name), _agg(rows, released_name)
     if held is None or released is None or not released.median.bench_ms:
@@ -266,6 +303,10 @@ class GilFigures:
     open_points: rates.Points = ()
     open_workload: Workload | None = None  # the ladder's workload (its rate is each point's)
     slo_ms: float = 10.0
+    #: the bindings' held and released rows with one client shared by the W threads: over an HTTP/1.1 pool,
+    #: and (the reqwest binding) over HTTP/2; empty: the phase did not run
+    shared: Sequence[Row] = ()
+    shared_h2: Sequence[Row] = ()
 
     @property
     def compares_interpreters(self) -> bool:
@@ -323,6 +364,24 @@ def document(f: GilFigures) -> Report:
             Heading("Open loop: corrected P99 (ms) per offered rate", 3),
             rates.grid(f.open_points, "p99"),
         ]
+    if f.shared or f.shared_h2:
+        blocks += [
+            Heading("One client shared by the threads (generated from the figures below)", 2),
+            Text(
+                [
+                    f"The same W-worker workload with one client object shared by all {workers} threads "
+                    "(`--client-scope shared`, the library's own pool), as an application's thread pool uses "
+                    "it; the Conns column is what our server counted per run.",
+                    "",
+                    *shared_reading(f.shared, workers, "an HTTP/1.1 pool"),
+                    *shared_reading(f.shared_h2, workers, "HTTP/2"),
+                ]
+            ),
+        ]
+        if f.shared:
+            blocks += [Heading(f"{workers} workers, one shared client, HTTP/1.1", 3), run_table(f.shared)]
+        if f.shared_h2:
+            blocks += [Heading(f"{workers} workers, one shared client, HTTP/2", 3), run_table(f.shared_h2)]
     if f.compares_interpreters:
         blocks += [
             Heading("Without the GIL: the free-threaded build (generated from the figures below)", 2),
