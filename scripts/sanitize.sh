@@ -176,10 +176,16 @@ run floor-driver-close     raw ok   "$F" --url "$URL/close" --workers 2 --reques
 run beast-driver-open      raw ok   "$B" --url "$URL/" --workers 4 --rate 400 --duration 1 --arrival poisson
 run floor-driver-open      raw ok   "$F" --url "$URL/" --workers 4 --rate 400 --duration 1 --record histogram
 run beast-driver-post      raw ok   "$B" --url "$URL/upload" --workers 2 --requests 50 --method POST --body-size 1000
+run beast-driver-shared    raw ok   "$B" --url "$URL/bytes/10000" --workers 8 --requests 200 --warmup 10 \
+    --client-scope shared
+run beast-driver-shared-up raw ok   "$B" --url "$URL/upload" --workers 4 --requests 50 --method PUT --body-size 5000 \
+    --client-scope shared
 run floor-driver-put       raw ok   "$F" --url "$URL/upload" --workers 2 --requests 50 --method PUT --body-size 2000000
 # error paths: timeout (the pending read is aborted and drained), refused connect, non-200 status
 run beast-driver-timeout   raw fail "$B" --url "$URL/delay/300" --timeout 0.1 --workers 2 --requests 3
 run floor-driver-timeout   raw fail "$F" --url "$URL/delay/300" --timeout 0.1 --workers 2 --requests 3
+run beast-shared-timeout   raw fail "$B" --url "$URL/delay/300" --timeout 0.1 --workers 4 --requests 3 \
+    --client-scope shared
 run beast-driver-refused   raw fail "$B" --url "http://127.0.0.1:$CLOSED_PORT/" --workers 2 --requests 3
 run floor-driver-refused   raw fail "$F" --url "http://127.0.0.1:$CLOSED_PORT/" --workers 2 --requests 3
 run beast-driver-status    raw fail "$B" --url "$URL/status/503" --workers 2 --requests 10

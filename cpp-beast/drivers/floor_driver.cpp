@@ -146,6 +146,8 @@ public:
     ~FloorClient() override { disconnect(); }
 
     std::optional<beast_client::TlsInfo> tls_info() const override { return tls_info_; }
+    // it sends HTTP/1.1 requests and reads only HTTP/1.x responses
+    std::optional<std::string> protocol() const override { return "HTTP/1.1"; }
 
     harness::Fetch get(const std::string& url) override {
         if (url != url_text_ || keep_body_) prepare(url, "GET", {});
@@ -515,6 +517,9 @@ int main(int argc, char** argv) {
         "https: OpenSSL directly on it). Prints one clientbench.raw/2 JSON document on stdout (see\n"
         "docs/raw-format.md).",
         [](const harness::ClientOptions& o) { return std::make_unique<FloorClient>(o); },
+        false,
+        "the floor's client is one raw socket, used by one thread",
+        "the floor driver speaks HTTP/1.1",
     };
     // OpenSSL writes to the socket with write(2): a peer that has closed must not kill the process
     std::signal(SIGPIPE, SIG_IGN);

@@ -217,7 +217,9 @@ void json_workload(std::string& out, const harness::Options& o) {
     out += ",\"method\":";
     json_string(out, o.method);
     out += ",\"body_size\":" + std::to_string(o.body_size);
-    out += std::string(",\"record\":\"") + (o.histogram ? "histogram" : "samples") + "\"}";
+    out += std::string(",\"record\":\"") + (o.histogram ? "histogram" : "samples") + "\"";
+    out += std::string(",\"client_scope\":\"") + (o.shared ? "shared" : "per-worker") + "\"";
+    out += std::string(",\"http\":\"") + (o.http2 ? "2" : "1.1") + "\"}";
 }
 
 }  // namespace
@@ -236,6 +238,10 @@ std::string harness::document(const Driver& d, const Options& o, const std::vect
     json_string(out, d.library_version);
     out += ",\"mode\":\"sync\",\"gil\":null,\"notes\":";
     json_string(out, d.notes);
+    if (!workers.empty() && workers[0].protocol) {
+        out += ",\"protocol\":";
+        json_string(out, *workers[0].protocol);
+    }
     out += ",\"tls\":";
     if (!workers.empty() && workers[0].tls) {  // worker 0's connection
         out += "{\"version\":";

@@ -4,7 +4,8 @@
 // W std::threads, each with its own harness::Client (own keep-alive connection); K untimed warmup requests;
 // then every worker waits at a start gate: once all are ready, main takes t0 (and the process CPU time)
 // and opens the gate, so no timed loop starts before t0. Then each worker runs its timed loop: closed (N
-// sequential requests) or open (open_loop() on the worker's Schedule, schedule.hpp). With --connection new, a
+// sequential requests) or open (open_loop() on the worker's Schedule, schedule.hpp). With --client-scope shared,
+// one client made before the threads start (max_connections = W) serves every worker. With --connection new, a
 // new client, hence a new connection, for every timed request, created inside the timed section. A failed
 // request's reason is `status <code>`, failure_reason() of the exception (harness.hpp), or, for an upload whose
 // response is not the expected /upload line, `Error: upload digest mismatch: ...`. The document
@@ -109,7 +110,7 @@ std::string one_line(std::string text) {
     return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
 }
 
-// The exception's dynamic type, demangled ("std::runtime_error", "beast_client::ConcurrentUse").
+// The exception's dynamic type, demangled ("std::runtime_error", "std::out_of_range").
 std::string type_name_of(const std::exception& e) {
     const char* mangled = typeid(e).name();
     int status = -1;
@@ -132,7 +133,9 @@ std::string reason(const std::string& cls, const std::string& detail) {
 
 const char* kNoClient = "the driver created no client";
 
-harness::ClientOptions client_options(const Options& o) { return {std::min(o.timeout, 3.0e8), o.ca_file, o.insecure}; }
+harness::ClientOptions client_options(const Options& o) {
+    return {std::min(o.timeout, 3.0e8), o.ca_file, o.insecure, o.shared ? static_cast<std::size_t>(o.workers) : 0};
+}
 
 std::unique_ptr<harness::Client> make_client(const harness::Driver& d, const harness::ClientOptions& options) {
     auto client = d.make_client(options);
@@ -145,9 +148,17 @@ struct Run {
     const harness::Driver& driver;
     const Options& o;
     harness::ClientOptions client_options;
-    bool upload;           // POST / PUT
-    std::string body;      // POST / PUT: the request body, built once
-    std::string expected;  // its /upload line
+    bool upload;                        // POST / PUT
+    std::string body;                   // POST / PUT: the request body, built once
+    std::string expected;               // its /upload line
+    harness::Client* shared = nullptr;  // --client-scope shared: every worker's client
+    std::string shared_error;           // --client-scope shared: why it could not be made
+};
+
+// A worker's client: its own, or the shared one.
+struct WorkerClient {
+    std::unique_ptr<harness::Client> own;
+    harness::Client* use = nullptr;
 };
 
 // The start of a response body for a failure reason: printable ASCII, at most 100 bytes.
@@ -160,19 +171,22 @@ std::string excerpt(std::string_view body, std::uint64_t length) {
 
 // One request of the worker's loop, started at `start` (the steady clock): records its start, service time,
 // bytes and failure.
-inline void perform(const Run& run, Worker& w, std::unique_ptr<harness::Client>& client, long k, std::int64_t start) {
+inline void perform(const Run& run, Worker& w, WorkerClient& wc, long k, std::int64_t start) {
     const Options& o = run.o;
     std::optional<int> status;
     std::uint64_t nbytes = 0;
     std::string error;
-    if (!client && !o.new_connection) {
+    if (!wc.use && !o.new_connection) {
         error = w.setup_error.empty() ? reason("Error", kNoClient) : w.setup_error;
     } else {
         try {
             if (o.new_connection) {  // a fresh client (and connection) for every request
-                client.reset();
-                client = make_client(run.driver, run.client_options);
+                wc.use = nullptr;
+                wc.own.reset();
+                wc.own = make_client(run.driver, run.client_options);
+                wc.use = wc.own.get();
             }
+            harness::Client* client = wc.use;
             if (run.upload) {
                 const harness::Fetch fetch = client->upload(o.url, o.method, run.body);
                 status = fetch.status;
@@ -215,24 +229,30 @@ std::int64_t duration_ns(const Options& o) {
 
 void run_worker(const Run& run, long index, Worker& w, StartGate& gate) {
     const Options& o = run.o;
-    std::unique_ptr<harness::Client> client;
+    WorkerClient client;
     try {
-        client = make_client(run.driver, run.client_options);
+        if (o.shared) {
+            if (!run.shared) throw std::runtime_error(run.shared_error);
+            client.use = run.shared;
+        } else {
+            client.own = make_client(run.driver, run.client_options);
+            client.use = client.own.get();
+        }
         for (long k = 0; k < o.warmup; ++k) {
             try {
                 if (run.upload)
-                    client->upload(o.url, o.method, run.body);
+                    client.use->upload(o.url, o.method, run.body);
                 else
-                    client->get(o.url);
+                    client.use->get(o.url);
             } catch (...) {  // warmup failures are not measured
             }
         }
     } catch (const std::exception& e) {  // still arrive at the gate so nobody waits forever
-        w.setup_error = harness::failure_reason(e);
-        client.reset();
+        w.setup_error = o.shared && !run.shared ? run.shared_error : harness::failure_reason(e);
+        client = {};
     } catch (...) {
         w.setup_error = reason("Error", "unknown exception");
-        client.reset();
+        client = {};
     }
     const std::size_t expected = expected_requests(o);
     w.starts.reserve(expected);
@@ -259,19 +279,31 @@ void run_worker(const Run& run, long index, Worker& w, StartGate& gate) {
         w.missed = counts.missed;
     }
     w.loop_end = now_ns();
-    if (client) {
+    if (client.use) {
         try {
-            w.tls = client->tls_info();
+            w.tls = client.use->tls_info();
+            if (w.latencies.size() > w.failed.size()) w.protocol = client.use->protocol();
         } catch (...) {  // diagnostics only
         }
     }
 }
 
 int run_group(const harness::Driver& d, const Options& o) {
-    Run run{d, o, client_options(o), o.upload(), {}, {}};
+    Run run{d, o, client_options(o), o.upload(), {}, {}, nullptr, {}};
     if (run.upload) {
         run.body = harness::upload_body(o.body_size);
         run.expected = harness::upload_digest_line(run.body);
+    }
+    std::unique_ptr<harness::Client> shared;  // outlives the workers
+    if (o.shared) {
+        try {
+            shared = make_client(d, run.client_options);
+            run.shared = shared.get();
+        } catch (const std::exception& e) {  // every worker's requests fail with it
+            run.shared_error = harness::failure_reason(e);
+        } catch (...) {
+            run.shared_error = reason("Error", "unknown exception");
+        }
     }
     std::vector<Worker> workers(static_cast<std::size_t>(o.workers));
     StartGate gate(workers.size());
@@ -337,6 +369,15 @@ int harness::main(int argc, char** argv, const Driver& d) {
     if (!options) {
         std::printf("usage: %s%s%s\n", kProg, kUsage, d.help.c_str());
         return 0;
+    }
+    // what the client cannot do at all: exit 3, nothing on stdout, one line (docs/raw-format.md)
+    if (options->http2) {
+        std::fprintf(stderr, "unsupported: HTTP/2 (%s)\n", d.no_http2.c_str());
+        return 3;
+    }
+    if (options->shared && !d.shareable) {
+        std::fprintf(stderr, "unsupported: --client-scope shared (%s)\n", d.not_shareable.c_str());
+        return 3;
     }
     if (!options->ca_file.empty()) {  // a CA file that cannot be used is a usage error, not N failed requests
         try {

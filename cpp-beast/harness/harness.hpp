@@ -6,6 +6,7 @@
 
 #include "beast_client/client.hpp"  // TlsInfo
 
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -37,6 +38,9 @@ public:
     /// The negotiated TLS version and cipher of the client's (last) connection; nullopt for plain http or
     /// when the client cannot tell. Worker 0's ends up in the document's client section ("tls").
     virtual std::optional<beast_client::TlsInfo> tls_info() const { return std::nullopt; }
+    /// The HTTP version of the client's responses ("HTTP/1.1"), nullopt when it cannot tell. Worker 0's ends
+    /// up in the document (client.protocol) once it had a successful response.
+    virtual std::optional<std::string> protocol() const { return std::nullopt; }
 };
 
 /// What a worker's client is created with: the contract's --timeout, --ca-file and --insecure.
@@ -44,6 +48,9 @@ struct ClientOptions {
     double timeout_s = 30.0;
     std::string ca_file;    // https: trust the CA certificates in this PEM file instead of the system's
     bool insecure = false;  // https: do not verify the server's certificate (unsafe)
+    /// --client-scope shared: the client serves all W workers at once, with at most this many (W)
+    /// connections; 0 for a worker's own client.
+    std::size_t max_connections = 0;
 };
 
 struct Driver {
@@ -56,6 +63,13 @@ struct Driver {
     /// Throws when it cannot. With --ca-file, harness::main first creates one client (before any worker
     /// starts) to check the file: an exception then is a usage error (exit status 2).
     std::function<std::unique_ptr<Client>(const ClientOptions&)> make_client;
+    /// Whether one client of make_client may be used by every worker at once (--client-scope shared: get and
+    /// upload called from W threads; Fetch::body then valid until the calling thread's next request). When
+    /// not, --client-scope shared exits 3 with "unsupported: " and this reason.
+    bool shareable = false;
+    std::string not_shareable = "its client cannot be shared by threads";
+    /// No C++ driver speaks HTTP/2: --http 2 exits 3 with "unsupported: HTTP/2 (<why>)".
+    std::string no_http2 = "the client speaks HTTP/1.1";
 };
 
 /// The canonical failure reason of an exception, the same in every language's harness: `<Class>: <message>`,

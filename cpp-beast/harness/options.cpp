@@ -14,7 +14,7 @@ const char* const harness::kUsage =
     " --url URL [--workers W] [--requests N | --duration SECONDS] [--warmup K]\n"
     "        [--timeout SECONDS] [--connection keep-alive|new] [--ca-file PATH | --insecure]\n"
     "        [--rate R [--arrival uniform|poisson] [--seed S]] [--method GET|POST|PUT] [--body-size BYTES]\n"
-    "        [--record samples|histogram]\n"
+    "        [--record samples|histogram] [--client-scope per-worker|shared] [--http 1.1|2]\n"
     "\n"
     "  --url URL           URL every request goes to (http[s]://host:port/path), required\n"
     "  --workers W         threads, each with its own client (default 10)\n"
@@ -35,6 +35,9 @@ const char* const harness::kUsage =
     "  --body-size BYTES   POST/PUT: the request body's length (default 0); the response must be the\n"
     "                      server's /upload line for it (\"<length> <sha256 hex>\")\n"
     "  --record R          samples: per-request arrays (default); histogram: latency histograms\n"
+    "  --client-scope S    per-worker: each worker makes its own client (default); shared: one client,\n"
+    "                      made once, serves every worker (its pool keeps up to W connections)\n"
+    "  --http V            1.1 (default) or 2 (HTTP/2: exit status 3 when the driver cannot)\n"
     "  -h, --help          show this help\n";
 
 namespace {
@@ -86,8 +89,9 @@ std::size_t parse_body_size(const std::string& text) {
 }
 
 bool takes_value(const std::string& flag) {
-    for (const char* f : {"--url", "--workers", "--requests", "--duration", "--warmup", "--timeout", "--connection",
-                          "--ca-file", "--rate", "--arrival", "--seed", "--method", "--body-size", "--record"})
+    for (const char* f :
+         {"--url", "--workers", "--requests", "--duration", "--warmup", "--timeout", "--connection", "--ca-file",
+          "--rate", "--arrival", "--seed", "--method", "--body-size", "--record", "--client-scope", "--http"})
         if (flag == f) return true;
     return false;
 }
@@ -160,6 +164,13 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
             if (value != "samples" && value != "histogram")
                 throw UsageError{"--record must be samples or histogram, got '" + value + "'"};
             o.histogram = value == "histogram";
+        } else if (arg == "--client-scope") {
+            if (value != "per-worker" && value != "shared")
+                throw UsageError{"--client-scope must be per-worker or shared, got '" + value + "'"};
+            o.shared = value == "shared";
+        } else if (arg == "--http") {
+            if (value != "1.1" && value != "2") throw UsageError{"--http must be 1.1 or 2, got '" + value + "'"};
+            o.http2 = value == "2";
         } else {
             o.timeout = parse_number(arg, value, "seconds");
         }
@@ -175,6 +186,8 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
         throw UsageError{std::string("--rate ") + rate + " over " + std::to_string(o.workers) +
                          " worker(s) is finer than the schedule keeps (at most 1000000 requests/s per worker)"};
     }
+    if (o.new_connection && o.shared)
+        throw UsageError{"--connection new cannot be used with --client-scope shared (a shared client is made once)"};
     if (o.body_size > 0 && !o.upload())
         throw UsageError{"--body-size goes with --method POST or PUT (a GET sends no body)"};
     return o;

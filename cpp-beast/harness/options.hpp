@@ -26,6 +26,8 @@ struct Options {
     std::string method = "GET";
     std::size_t body_size = 0;
     bool histogram = false;  // --record histogram
+    bool shared = false;     // --client-scope shared: one client for every worker
+    bool http2 = false;      // --http 2
 
     bool open() const { return rate.has_value(); }
     bool upload() const { return method != "GET"; }

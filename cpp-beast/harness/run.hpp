@@ -37,6 +37,7 @@ struct Worker {
     std::int64_t loop_end = 0;
     std::string setup_error;                   // non-empty when the client could not be created
     std::optional<beast_client::TlsInfo> tls;  // of the client's connection after the timed loop
+    std::optional<std::string> protocol;       // of its last successful response (Client::protocol())
 
     void fail(long index, std::string reason, std::optional<int> status = std::nullopt) {
         failed.push_back(index);

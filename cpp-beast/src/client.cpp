@@ -20,19 +20,6 @@ std::string library_version() {
            std::to_string(BOOST_VERSION % 100);
 }
 
-class Client::Guard {
-public:
-    explicit Guard(std::atomic<bool>& busy) : busy_(busy) {
-        if (busy_.exchange(true, std::memory_order_acquire)) throw ConcurrentUse();
-    }
-    ~Guard() { busy_.store(false, std::memory_order_release); }
-    Guard(const Guard&) = delete;
-    Guard& operator=(const Guard&) = delete;
-
-private:
-    std::atomic<bool>& busy_;
-};
-
 namespace {
 
 const auto kTenYears = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::hours(24 * 3653));
@@ -51,8 +38,9 @@ Client::Client(std::chrono::nanoseconds timeout, std::chrono::nanoseconds poll_i
 Client::Client(std::chrono::nanoseconds timeout, TlsConfig tls, std::chrono::nanoseconds poll_interval)
     : Client(Timeouts{timeout, std::nullopt, std::nullopt}, std::move(tls), poll_interval) {}
 
-Client::Client(const Timeouts& timeouts, TlsConfig tls, std::chrono::nanoseconds poll_interval)
-    : poll_interval_(poll_interval), tls_(std::move(tls)) {
+Client::Client(const Timeouts& timeouts, TlsConfig tls, std::chrono::nanoseconds poll_interval,
+               std::size_t max_connections)
+    : poll_interval_(poll_interval), tls_(std::move(tls)), max_connections_(max_connections) {
     timeouts_.total = checked(timeouts.total, "timeout");
     timeouts_.connect = checked(timeouts.connect, "connect timeout");
     timeouts_.read = checked(timeouts.read, "read timeout");
@@ -64,26 +52,30 @@ Client::Client(const Timeouts& timeouts, TlsConfig tls, std::chrono::nanoseconds
 Client::~Client() = default;
 
 int Client::get(std::string_view url, const CancelCheck& cancel) {
-    Guard guard(busy_);
-    last_body_bytes_.store(0, std::memory_order_relaxed);
-    const Target& t = impl_->target(url);  // parsed and built once per URL
+    std::size_t body_bytes = 0;
+    return get(url, body_bytes, cancel);
+}
+
+int Client::get(std::string_view url, std::size_t& body_bytes, const CancelCheck& cancel) {
+    body_bytes = 0;
+    const std::shared_ptr<const Target> t = impl_->target(url);  // parsed and built once per URL
     std::optional<ResponseReader> reader;
     Deadline d = impl_->deadline(std::nullopt);
     const ReadSpec spec;  // nothing kept, no limit
     try {
-        impl_->release(impl_->roundtrip(t.u, t.wire, reader, spec, d, cancel, t.where));
+        impl_->release(impl_->roundtrip(t->u, t->wire, reader, spec, d, cancel, t->where));
     } catch (...) {
-        if (reader) last_body_bytes_.store(static_cast<std::size_t>(reader->body_bytes), std::memory_order_relaxed);
+        if (reader) body_bytes = static_cast<std::size_t>(reader->body_bytes);
+        last_body_bytes_.store(body_bytes, std::memory_order_relaxed);
         throw;
     }
-    last_body_bytes_.store(static_cast<std::size_t>(reader->body_bytes), std::memory_order_relaxed);
+    body_bytes = static_cast<std::size_t>(reader->body_bytes);
+    last_body_bytes_.store(body_bytes, std::memory_order_relaxed);
     return reader->status;
 }
 
 Response Client::request(std::string_view method, std::string_view url, const Headers& headers, std::string_view body,
                          const CancelCheck& cancel) {
-    Guard guard(busy_);
-    last_body_bytes_.store(0, std::memory_order_relaxed);
     const Url u = parse_url(url);
     const Wire req = make_request(method, u, headers, body);
     std::optional<ResponseReader> reader;
@@ -94,7 +86,7 @@ Response Client::request(std::string_view method, std::string_view url, const He
     try {
         impl_->release(impl_->roundtrip(u, req, reader, spec, d, cancel, host_port(u.host, u.port)));
     } catch (...) {
-        if (reader) last_body_bytes_.store(static_cast<std::size_t>(reader->body_bytes), std::memory_order_relaxed);
+        last_body_bytes_.store(reader ? static_cast<std::size_t>(reader->body_bytes) : 0, std::memory_order_relaxed);
         throw;
     }
     last_body_bytes_.store(static_cast<std::size_t>(reader->body_bytes), std::memory_order_relaxed);
@@ -108,14 +100,13 @@ Response Client::request(std::string_view method, std::string_view url, const He
 
 Response Client::send(std::string_view method, std::string_view url, const Headers& headers, std::string_view body,
                       const RequestOptions& options, const CancelCheck& cancel) {
-    Guard guard(busy_);
-    last_body_bytes_.store(0, std::memory_order_relaxed);
     Active a;
     try {
         impl_->open(a, std::string(method), url, headers, body, options, cancel, false);
         impl_->read_body(a, cancel, false);
     } catch (...) {
-        if (a.reader) last_body_bytes_.store(static_cast<std::size_t>(a.reader->body_bytes), std::memory_order_relaxed);
+        last_body_bytes_.store(a.reader ? static_cast<std::size_t>(a.reader->body_bytes) : 0,
+                               std::memory_order_relaxed);
         if (a.conn) {
             impl_->drop(*a.conn);
             impl_->release(std::move(a.conn));
@@ -143,7 +134,6 @@ struct ResponseStream::State {
 std::unique_ptr<ResponseStream> Client::stream(std::string_view method, std::string_view url, const Headers& headers,
                                                std::string_view body, const RequestOptions& options,
                                                const CancelCheck& cancel) {
-    Guard guard(busy_);
     last_body_bytes_.store(0, std::memory_order_relaxed);
     auto state = std::make_unique<ResponseStream::State>(ResponseStream::State{*this, {}, false});
     Active& a = state->a;
@@ -161,16 +151,7 @@ std::unique_ptr<ResponseStream> Client::stream(std::string_view method, std::str
 
 ResponseStream::ResponseStream(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
-ResponseStream::~ResponseStream() {
-    try {
-        close();
-    } catch (...) {  // the Client is busy in another thread: close the socket only
-        if (state_->a.conn) {
-            beast::error_code ignored;
-            state_->a.conn->socket().close(ignored);
-        }
-    }
-}
+ResponseStream::~ResponseStream() { close(); }
 
 int ResponseStream::status() const noexcept { return state_->a.reader->status; }
 const std::string& ResponseStream::reason() const noexcept { return state_->a.reader->reason; }
@@ -180,7 +161,6 @@ bool ResponseStream::done() const noexcept { return state_->finished; }
 
 bool ResponseStream::next(std::string& chunk, const CancelCheck& cancel) {
     State& st = *state_;
-    Client::Guard guard(st.owner.busy_);  // first: the state below is the Client's thread's
     if (st.finished) return false;
     Client::Impl& impl = *st.owner.impl_;
     ResponseReader& r = *st.a.reader;
@@ -210,7 +190,6 @@ bool ResponseStream::next(std::string& chunk, const CancelCheck& cancel) {
 
 void ResponseStream::close() {
     State& st = *state_;
-    Client::Guard guard(st.owner.busy_);
     if (!st.a.conn) {
         st.finished = true;
         return;
@@ -222,14 +201,11 @@ void ResponseStream::close() {
     impl.release(std::move(st.a.conn));
 }
 
-void Client::close() {
-    Guard guard(busy_);
-    impl_->close_all();
-}
+void Client::close() { impl_->close_all(); }
 
 std::size_t Client::last_body_bytes() const noexcept { return last_body_bytes_.load(std::memory_order_relaxed); }
 std::size_t Client::connections_opened() const noexcept { return connections_.load(std::memory_order_relaxed); }
-bool Client::connected() const noexcept { return connected_.load(std::memory_order_relaxed); }
+bool Client::connected() const noexcept { return impl_->open_connections.load(std::memory_order_relaxed) > 0; }
 
 std::optional<TlsInfo> Client::tls_info() const {
     std::lock_guard<std::mutex> lock(impl_->info_mutex);

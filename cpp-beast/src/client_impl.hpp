@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -26,12 +27,18 @@ namespace beast_client {
 
 namespace detail {
 
-// One connection of a Client's pool.
+struct Origin;
+
+// One connection of a Client's pool. It has its own io_context (resolve, connect, TLS), run only by the
+// thread that has the connection out of the pool, so threads sharing the Client never run each other's
+// handlers.
 struct Connection {
     // Beast reads at most the buffer's free capacity (and at most 64 KiB) per read_some: without the
     // reserve, a flat_buffer would read bodies 512 bytes at a time.
-    explicit Connection(net::io_context& ioc) : stream(ioc) { buffer.reserve(64 * 1024); }
+    Connection() : stream(ioc) { buffer.reserve(64 * 1024); }
 
+    net::io_context ioc{1};  // declared first: destroyed last
+    tcp::resolver resolver{ioc};
     beast::tcp_stream stream;        // the http:// connection
     std::unique_ptr<TlsStream> tls;  // the https:// connection (a new one for every connection)
     beast::flat_buffer buffer;
@@ -43,6 +50,7 @@ struct Connection {
     // the socket's SO_SNDTIMEO / SO_RCVTIMEO as last set (plain http; zero: not set, i.e. none)
     std::chrono::microseconds send_slice{0};
     std::chrono::microseconds receive_slice{0};
+    Origin* origin = nullptr;  // the pool's record of the origin it was taken out for (counted there)
 
     tcp::socket& socket() { return https && tls ? beast::get_lowest_layer(*tls).socket() : stream.socket(); }
     bool matches(const Url& u) const { return u.https == https && u.port == port && u.host == host; }
@@ -114,6 +122,19 @@ struct Target {
     Wire wire;
 };
 
+// The pool's record of one origin (scheme + host + port).
+struct Origin {
+    std::string host;
+    std::uint16_t port = 0;
+    bool https = false;
+    std::size_t counted = 0;  // its connections out of the pool or idle and open (max_connections bounds it)
+    std::size_t waiting = 0;  // requests waiting for one of them
+    std::vector<std::unique_ptr<Connection>> idle;  // open, the most recently handed back last
+    std::uint64_t used = 0;                         // the pool's tick when a connection was last handed back
+
+    bool matches(const Url& u) const { return u.https == https && u.port == port && u.host == host; }
+};
+
 // A kept-alive connection idle for less than this is re-used without looking at its socket first: a server
 // does not close a connection it has just answered on without saying so (Connection: close), and if it does,
 // the retry rules of roundtrip() apply. Past it, the connection is checked (reusable()) before every use.
@@ -130,22 +151,28 @@ struct Client::Impl {
     using ResponseReader = detail::ResponseReader;
     using Wire = detail::Wire;
     using Target = detail::Target;
+    using Origin = detail::Origin;
 
     explicit Impl(Client& client);
     class BlockingIo;  // io.hpp
     class AsyncIo;
 
     Client& owner;
-    net::io_context ioc{1};  // declared first: destroyed last
-    tcp::resolver resolver{ioc};
+    std::mutex tls_mutex;
     std::shared_ptr<ssl::context> tls_ctx;  // for the first https:// connection (or with a CA file); shared
-    // The pool: a connection per scheme + host + port (open, or closed and kept for re-use), least recently
-    // used first. A connection in use is taken out of it (Active, ResponseStream) and put back afterwards.
-    std::vector<std::unique_ptr<Connection>> pool;
+    // The pool, under pool_mutex (held only to take a connection out or hand it back): the origins' records
+    // with their idle connections, and closed connection objects kept for re-use (their io_context and
+    // buffer). A connection in use is out of it (Active, ResponseStream) and handed back afterwards.
+    std::mutex pool_mutex;
+    std::condition_variable pool_cv;  // a connection was handed back, or a slot freed, for a waiting origin
+    std::vector<std::unique_ptr<Origin>> origins;
+    std::vector<std::unique_ptr<Connection>> spares;
+    std::uint64_t tick = 0;
     std::atomic<std::size_t> open_connections{0};
     mutable std::mutex info_mutex;  // tls_info() may be called from another thread
     std::optional<TlsInfo> info;
-    std::optional<Target> get_target;  // the URL of the last get()
+    std::mutex target_mutex;
+    std::shared_ptr<const Target> get_target;  // the URL of the last get()
 
     struct ResolveState {
         bool done = false;
@@ -158,6 +185,9 @@ struct Client::Impl {
     void drop(Connection& c);
     void release(std::unique_ptr<Connection> c);
     void close_all();
+    Origin& origin_of(const Url& u);
+    std::unique_ptr<Connection> checkout(const Url& u, const Deadline& d, const CancelCheck& cancel,
+                                         const std::string& where, Origin*& origin);
     void abort(const bool& done, bool drain, Connection& c);
     static std::string timeout_text(const Deadline& d, Clock::time_point now, Phase phase, const std::string& where);
     void wait(const bool& done, const Deadline& d, const CancelCheck& cancel, Phase phase, bool drain,
@@ -169,7 +199,7 @@ struct Client::Impl {
     void connect(Connection& c, const Url& u, Deadline& d, const CancelCheck& cancel, const std::string& where);
 
     // exchange.cpp
-    const Target& target(std::string_view url);
+    std::shared_ptr<const Target> target(std::string_view url);
     std::unique_ptr<Connection> roundtrip(const Url& u, const Wire& req, std::optional<ResponseReader>& reader,
                                           const ReadSpec& spec, Deadline& d, const CancelCheck& cancel,
                                           const std::string& where);

@@ -45,32 +45,153 @@ void Client::Impl::drop(Connection& c) {
     c.buffer.clear();
     if (c.open) {
         c.open = false;
-        const auto left = open_connections.fetch_sub(1, std::memory_order_relaxed) - 1;
-        owner.connected_.store(left > 0, std::memory_order_relaxed);
+        open_connections.fetch_sub(1, std::memory_order_relaxed);
     }
 }
 
-// A connection goes back to the pool (open or not), replacing the pool's entry for the same host.
+namespace {
+
+// Closed connection objects kept for re-use, at most.
+constexpr std::size_t kSpares = Client::pool_size;
+
+}  // namespace
+
+// The record of u's origin (pool_mutex held). Records nobody counts or waits for are forgotten when there
+// are many.
+Origin& Client::Impl::origin_of(const Url& u) {
+    for (auto& o : origins)
+        if (o->matches(u)) return *o;
+    if (origins.size() >= 4 * Client::pool_size)
+        origins.erase(std::remove_if(origins.begin(), origins.end(),
+                                     [](const auto& o) { return o->counted == 0 && o->waiting == 0; }),
+                      origins.end());
+    auto o = std::make_unique<Origin>();
+    o->host = u.host;
+    o->port = u.port;
+    o->https = u.https;
+    origins.push_back(std::move(o));
+    return *origins.back();
+}
+
+// Takes a connection to u's origin out of the pool: its most recently used idle one, or a slot for a new one
+// (a closed object, or null: the caller makes it) while max_connections allows, or else waits for either until
+// the connect timeout or the total deadline (TimeoutError), calling the CancelCheck every poll interval.
+std::unique_ptr<Connection> Client::Impl::checkout(const Url& u, const Deadline& d, const CancelCheck& cancel,
+                                                   const std::string& where, Origin*& origin) {
+    const std::size_t max = owner.max_connections_;
+    std::unique_lock<std::mutex> lock(pool_mutex);
+    Origin& o = origin_of(u);
+    origin = &o;  // stable while it counts the connection
+    if (!o.idle.empty()) {
+        auto c = std::move(o.idle.back());
+        o.idle.pop_back();
+        return c;
+    }
+    if (max == 0 || o.counted < max) {
+        ++o.counted;
+        std::unique_ptr<Connection> c;
+        if (!spares.empty()) {
+            c = std::move(spares.back());
+            spares.pop_back();
+            c->origin = &o;
+        }
+        return c;
+    }
+    const auto start = Clock::now();
+    auto until = d.total;
+    if (d.connect_limit.count() > 0) until = std::min(until, start + d.connect_limit);
+    ++o.waiting;
+    struct Waiting {  // however the wait ends
+        Origin& o;
+        ~Waiting() { --o.waiting; }
+    } waiting{o};
+    for (;;) {
+        const auto now = Clock::now();
+        if (now >= until) {
+            const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(now - start);
+            throw TimeoutError("no free connection to " + std::string(u.https ? "https://" : "http://") + where +
+                               " within " + seconds_text(waited) + ": max_connections (" + std::to_string(max) +
+                               ") requests were in flight to it all along");
+        }
+        const auto slice = until - now > owner.poll_interval_ ? now + owner.poll_interval_ : until;
+        pool_cv.wait_until(lock, slice);
+        if (!o.idle.empty()) {
+            auto c = std::move(o.idle.back());
+            o.idle.pop_back();
+            return c;
+        }
+        if (o.counted < max) {
+            ++o.counted;
+            std::unique_ptr<Connection> c;
+            if (!spares.empty()) {
+                c = std::move(spares.back());
+                spares.pop_back();
+                c->origin = &o;
+            }
+            return c;
+        }
+        if (cancel && Clock::now() < until) {  // the callback may take the GIL: not under the pool's lock
+            lock.unlock();
+            const bool stop = cancel();
+            lock.lock();
+            if (stop) throw Cancelled("request to " + where + " cancelled (while waiting for a free connection)");
+        }
+    }
+}
+
+// A connection goes back to the pool: an open one to its origin's idle ones, a closed one frees its slot (and
+// its object is kept for re-use). Idle connections of more than pool_size origins: the least recently used
+// origin's are closed.
 void Client::Impl::release(std::unique_ptr<Connection> c) {
     if (!c) return;
     if (c->open) c->idle_since = Clock::now();
-    for (auto it = pool.begin(); it != pool.end(); ++it) {
-        if ((*it)->matches(*c) || (!(*it)->open && !c->open)) {
-            drop(**it);
-            pool.erase(it);
-            break;
+    std::vector<std::unique_ptr<Connection>> closing;  // closed and destroyed after the lock
+    {
+        std::lock_guard<std::mutex> lock(pool_mutex);
+        Origin& o = *c->origin;
+        if (c->open) {
+            const bool first = o.idle.empty();
+            o.used = ++tick;
+            o.idle.push_back(std::move(c));
+            if (first) {
+                std::size_t holding = 0;
+                Origin* oldest = nullptr;
+                for (auto& other : origins) {
+                    if (other->idle.empty()) continue;
+                    ++holding;
+                    if (!oldest || other->used < oldest->used) oldest = other.get();
+                }
+                if (holding > Client::pool_size) {
+                    oldest->counted -= oldest->idle.size();
+                    for (auto& idle : oldest->idle) closing.push_back(std::move(idle));
+                    oldest->idle.clear();
+                }
+            }
+        } else {
+            --o.counted;
+            if (spares.size() < kSpares)
+                spares.push_back(std::move(c));
+            else
+                closing.push_back(std::move(c));
         }
+        if (o.waiting > 0) pool_cv.notify_all();
     }
-    pool.push_back(std::move(c));
-    while (pool.size() > Client::pool_size) {
-        drop(*pool.front());
-        pool.erase(pool.begin());
-    }
+    for (auto& closed : closing) drop(*closed);
 }
 
 void Client::Impl::close_all() {
-    for (auto& c : pool) drop(*c);
-    pool.clear();
+    std::vector<std::unique_ptr<Connection>> closing;
+    {
+        std::lock_guard<std::mutex> lock(pool_mutex);
+        for (auto& o : origins) {
+            o->counted -= o->idle.size();
+            for (auto& idle : o->idle) closing.push_back(std::move(idle));
+            o->idle.clear();
+        }
+        if (std::any_of(origins.begin(), origins.end(), [](const auto& o) { return o->waiting > 0; }))
+            pool_cv.notify_all();
+    }
+    for (auto& closed : closing) drop(*closed);
 }
 
 // Closes the socket (and cancels a resolve) so that the pending operation completes. Socket
@@ -78,12 +199,12 @@ void Client::Impl::close_all() {
 // refer to the caller's stack. A resolve cannot be interrupted (getaddrinfo runs on Asio's private
 // thread): it is abandoned instead; its handler only holds a shared_ptr.
 void Client::Impl::abort(const bool& done, bool drain, Connection& c) {
-    resolver.cancel();
+    c.resolver.cancel();
     drop(c);
     if (!drain) return;
-    ioc.restart();
+    c.ioc.restart();
     while (!done) {
-        if (ioc.run_one() == 0) break;
+        if (c.ioc.run_one() == 0) break;
     }
 }
 
@@ -109,16 +230,16 @@ void Client::Impl::wait(const bool& done, const Deadline& d, const CancelCheck& 
             throw TimeoutError(timeout_text(d, now, phase, where));
         }
         const auto until = deadline - now > owner.poll_interval_ ? now + owner.poll_interval_ : deadline;
-        if (ioc.stopped()) ioc.restart();
+        if (c.ioc.stopped()) c.ioc.restart();
         try {
-            while (!done && ioc.run_one_until(until) != 0) {
+            while (!done && c.ioc.run_one_until(until) != 0) {
             }
         } catch (...) {  // thrown by a handler (e.g. bad_alloc while storing the body)
             abort(done, drain, c);
             throw;
         }
         if (done) return;
-        if (ioc.stopped()) {  // out of work although the operation has not completed: a bug
+        if (c.ioc.stopped()) {  // out of work although the operation has not completed: a bug
             abort(done, drain, c);
             throw Error("internal error: no pending operation while " + std::string(phase_text(phase)) + " for " +
                         where);
@@ -166,35 +287,29 @@ void Client::Impl::set_info(std::optional<TlsInfo> value) {
     info = std::move(value);
 }
 
-// The pool's connection to u's scheme + host + port, taken out of the pool, opened when it is not open
-// (TCP, and for https the TLS handshake). `reused`: an open kept-alive connection is re-used. A
-// connection that the server closed while it sat idle is replaced here, before anything is sent on it.
-std::unique_ptr<Client::Impl::Connection> Client::Impl::acquire(const Url& u, Deadline& d, const CancelCheck& cancel,
-                                                                const std::string& where, bool& reused) {
-    std::unique_ptr<Connection> c;
-    for (auto it = pool.begin(); it != pool.end(); ++it) {
-        if ((*it)->matches(u)) {
-            c = std::move(*it);
-            pool.erase(it);
-            break;
-        }
-    }
+// A connection to u's scheme + host + port, out of the pool (checkout()), opened when it is not open (TCP,
+// and for https the TLS handshake). `reused`: an open kept-alive connection is re-used. A connection that the
+// server closed while it sat idle is replaced here, before anything is sent on it.
+std::unique_ptr<Connection> Client::Impl::acquire(const Url& u, Deadline& d, const CancelCheck& cancel,
+                                                  const std::string& where, bool& reused) {
+    Origin* o = nullptr;
+    std::unique_ptr<Connection> c = checkout(u, d, cancel, where, o);
     // the socket is looked at only after the connection sat idle for a while (idle_check_after)
     if (c && c->open && reusable(*c, d.start - c->idle_since >= idle_check_after)) {
         reused = true;
         return c;
     }
     reused = false;
-    if (!c) {  // a closed connection object is re-used (its buffer), otherwise a new one
-        for (auto it = pool.begin(); it != pool.end(); ++it) {
-            if (!(*it)->open) {
-                c = std::move(*it);
-                pool.erase(it);
-                break;
-            }
+    if (!c) {  // a slot for a new connection
+        try {
+            c = std::make_unique<Connection>();
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(pool_mutex);
+            --o->counted;
+            throw;
         }
+        c->origin = o;
     }
-    if (!c) c = std::make_unique<Connection>(ioc);
     try {
         connect(*c, u, d, cancel, where);
     } catch (...) {
@@ -221,20 +336,25 @@ void Client::Impl::connect(Connection& c, const Url& u, Deadline& d, const Cance
         endpoints.emplace_back(address, u.port);
     } else {
         auto state = std::make_shared<ResolveState>();
-        resolver.async_resolve(u.host, std::to_string(u.port), tcp::resolver::numeric_service,
-                               [state](const beast::error_code& e, tcp::resolver::results_type r) {
-                                   state->ec = e;
-                                   state->results = std::move(r);
-                                   state->done = true;
-                               });
+        c.resolver.async_resolve(u.host, std::to_string(u.port), tcp::resolver::numeric_service,
+                                 [state](const beast::error_code& e, tcp::resolver::results_type r) {
+                                     state->ec = e;
+                                     state->results = std::move(r);
+                                     state->done = true;
+                                 });
         wait(state->done, d, cancel, Phase::resolve, false, where, c);
         if (state->ec) fail(state->ec, Phase::resolve, where);
         for (const auto& entry : state->results) endpoints.push_back(entry.endpoint());
         if (endpoints.empty()) throw ConnectionError("cannot resolve the host of " + where + ": no addresses");
     }
     if (u.https) {
-        if (!tls_ctx) tls_ctx = tls_context(owner.tls_);
-        auto fresh = std::make_unique<TlsStream>(ioc, *tls_ctx);
+        std::shared_ptr<ssl::context> ctx;
+        {
+            std::lock_guard<std::mutex> lock(tls_mutex);
+            if (!tls_ctx) tls_ctx = tls_context(owner.tls_);
+            ctx = tls_ctx;
+        }
+        auto fresh = std::make_unique<TlsStream>(c.ioc, *ctx);
         SSL* ssl = fresh->native_handle();
         // SNI carries host names only (RFC 6066 3)
         if (!is_ip && SSL_set_tlsext_host_name(ssl, u.host.c_str()) != 1) {
@@ -277,14 +397,13 @@ void Client::Impl::connect(Connection& c, const Url& u, Deadline& d, const Cance
         }
         SSL* ssl = c.tls->native_handle();
         set_info(TlsInfo{SSL_get_version(ssl), SSL_get_cipher_name(ssl)});
-    } else if (info) {  // (only this thread writes info)
+    } else {
         set_info(std::nullopt);
     }
     c.buffer.clear();
     c.send_slice = c.receive_slice = std::chrono::microseconds(0);  // a new socket: no timeouts set
     c.open = true;
     open_connections.fetch_add(1, std::memory_order_relaxed);
-    owner.connected_.store(true, std::memory_order_relaxed);
     owner.connections_.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -83,16 +83,19 @@ void validate_headers(const Headers& headers) {
     for (const auto& [name, value] : headers) detail::check_header(name, value);
 }
 
-const Client::Impl::Target& Client::Impl::target(std::string_view url) {
-    if (!get_target || get_target->url != url) {
-        Target t;  // built first: a URL that fails leaves the previous one
-        t.u = parse_url(url);
-        t.where = host_port(t.u.host, t.u.port);
-        t.wire = make_request("GET", t.u, {}, {});
-        t.url.assign(url.data(), url.size());
-        get_target = std::move(t);
+std::shared_ptr<const Client::Impl::Target> Client::Impl::target(std::string_view url) {
+    {
+        std::lock_guard<std::mutex> lock(target_mutex);
+        if (get_target && get_target->url == url) return get_target;
     }
-    return *get_target;
+    auto t = std::make_shared<Target>();  // built first: a URL that fails leaves the previous one
+    t->u = parse_url(url);
+    t->where = host_port(t->u.host, t->u.port);
+    t->wire = make_request("GET", t->u, {}, {});
+    t->url.assign(url.data(), url.size());
+    std::lock_guard<std::mutex> lock(target_mutex);
+    get_target = t;
+    return t;
 }
 
 namespace {

@@ -27,10 +27,12 @@ struct Outcome {
     std::string err;  // stderr
 };
 
-// Runs harness::main as "test-driver --url http://127.0.0.1:9/ <flags>" with `make_client`.
-inline Outcome run_main(MakeClient make_client, std::vector<std::string> flags,
-                        std::string url = "http://127.0.0.1:9/") {
-    const harness::Driver driver{"test-driver", "C++", "fake", "0", "", "", std::move(make_client)};
+// Runs harness::main as "test-driver --url http://127.0.0.1:9/ <flags>" with `make_client` (its clients
+// shareable by the workers or not).
+inline Outcome run_main(MakeClient make_client, std::vector<std::string> flags, std::string url = "http://127.0.0.1:9/",
+                        bool shareable = false) {
+    harness::Driver driver{"test-driver", "C++", "fake", "0", "", "", std::move(make_client)};
+    driver.shareable = shareable;
     std::vector<std::string> args{"test-driver", "--url", std::move(url)};
     args.insert(args.end(), flags.begin(), flags.end());
     std::vector<char*> argv;

@@ -530,36 +530,6 @@ TEST(Client, CancelCallbackIsNotCalledForFastRequests) {
     EXPECT_EQ(polls, 0);
 }
 
-TEST(Client, ConcurrentUseIsRejected) {
-    TestServer server(answer_all(kHello));
-    TestServer slow([](Conn& c) {  // answers after 400 ms
-        if (!c.read_request()) return;
-        std::this_thread::sleep_for(400ms);
-        c.write(kHello);
-    });
-    Client c(3s);
-    std::atomic<int> status{0};
-    std::thread t([&] {
-        try {
-            status = c.get(slow.url());
-        } catch (...) {
-            status = -1;
-        }
-    });
-    ASSERT_TRUE(slow.wait_requests(1));  // the other thread is inside get()
-    EXPECT_THROW(c.get(server.url()), beast_client::ConcurrentUse);
-    EXPECT_THROW(c.close(), beast_client::ConcurrentUse);
-    try {
-        c.request("GET", server.url());
-        FAIL();
-    } catch (const std::logic_error& e) {
-        EXPECT_STREQ(e.what(), "Client is already in use by another thread");
-    }
-    t.join();
-    EXPECT_EQ(status.load(), 200);
-    EXPECT_EQ(c.get(server.url()), 200);  // usable again afterwards
-}
-
 TEST(Client, InterimResponsesAreSkipped) {
     TestServer server(
         answer_all("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using harness_test::parse;
@@ -237,10 +238,94 @@ TEST(Drivers, GetIsUnchanged) {
     }
 }
 
+// --client-scope shared: one client, its pool bounded to W connections, serves every worker; the document says
+// so. GET and uploads (each thread checks its own response).
+TEST(Drivers, BeastSharesOneClientBetweenTheWorkers) {
+    for (const std::string method : {"GET", "POST"}) {
+        test_support::TestServer server([](test_support::Conn& c) {
+            std::string request;
+            while (c.read_request(&request)) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the workers overlap
+                const std::string body = request.substr(request.find("\r\n\r\n") + 4);
+                c.write(ok_response(request.rfind("GET", 0) == 0 ? "hello" : sha256_line(body)));
+            }
+        });
+        std::vector<std::string> args{
+            "--url", server.url("/upload"), "--workers", "4",        "--requests", "25", "--warmup",
+            "2",     "--client-scope",      "shared",    "--method", method};
+        if (method == "POST") args.insert(args.end(), {"--body-size", "3000"});
+        const Ran r = run(BEAST_DRIVER, args);
+        const auto workers = workers_of(r);
+        ASSERT_EQ(workers.size(), 4u) << r.err;
+        for (const value& w : workers) {
+            EXPECT_EQ(w.at("count"), 25) << method;
+            EXPECT_EQ(w.at("failure_count"), 0) << method << r.out.substr(0, 2000);
+            EXPECT_EQ(w.at("bytes"), 25 * (method == "GET" ? 5 : 69)) << method;
+        }
+        const value doc = parse(r.out);
+        EXPECT_EQ(text(doc.at("workload").at("client_scope")), "shared");
+        EXPECT_EQ(text(doc.at("workload").at("http")), "1.1");
+        EXPECT_EQ(text(doc.at("client").at("protocol")), "HTTP/1.1");
+        EXPECT_EQ(server.requests().size(), 4u * 27u) << method;
+        EXPECT_GE(server.accepts(), 1) << method;
+        EXPECT_LE(server.accepts(), 4) << method;  // max_connections = W
+    }
+}
+
+TEST(Drivers, SharedOverTls) {
+    tls_test::TlsServer server(tls_test::tls_with(tls_test::pki().server), upload_handler<tls_test::Conn>());
+    const Ran r =
+        run(BEAST_DRIVER, {"--url", server.url("/upload"), "--workers", "3", "--requests", "10", "--method", "PUT",
+                           "--body-size", "500", "--ca-file", tls_test::pki().ca_file, "--client-scope", "shared"});
+    for (const value& w : workers_of(r)) EXPECT_EQ(w.at("failure_count"), 0) << r.out.substr(0, 2000);
+    EXPECT_EQ(server.requests().size(), 30u);
+    EXPECT_FALSE(parse(r.out).at("client").at("tls").is_null());
+}
+
+TEST(Drivers, PerWorkerAndHttp11AreTheDefaults) {
+    for (const std::string& driver : kDrivers) {
+        test_support::TestServer server(test_support::answer_all(test_support::kHello));
+        const Ran r = run(driver, {"--url", server.url(), "--workers", "2", "--requests", "2", "--http", "1.1",
+                                   "--client-scope", "per-worker"});
+        for (const value& w : workers_of(r)) EXPECT_EQ(w.at("failure_count"), 0) << driver;
+        const value doc = parse(r.out);
+        EXPECT_EQ(text(doc.at("workload").at("client_scope")), "per-worker") << driver;
+        EXPECT_EQ(text(doc.at("workload").at("http")), "1.1") << driver;
+        EXPECT_EQ(text(doc.at("client").at("protocol")), "HTTP/1.1") << driver;
+        EXPECT_EQ(server.accepts(), 2) << driver;
+    }
+}
+
+// What a driver cannot do at all: exit 3, nothing on stdout, one line on stderr starting "unsupported: "
+// (docs/raw-format.md); nothing is sent.
+TEST(Drivers, UnsupportedModesExit3WithOneLine) {
+    const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
+        {BEAST_DRIVER, {"--http", "2"}},
+        {FLOOR_DRIVER, {"--http", "2"}},
+        {FLOOR_DRIVER, {"--client-scope", "shared"}},
+    };
+    for (const auto& [driver, flags] : cases) {
+        test_support::TestServer server(test_support::answer_all(test_support::kHello));
+        std::vector<std::string> args{"--url", server.url(), "--workers", "2", "--requests", "2"};
+        args.insert(args.end(), flags.begin(), flags.end());
+        const Ran r = run(driver, args);
+        EXPECT_EQ(r.status, 3) << driver << " " << flags[0] << r.err;
+        EXPECT_TRUE(r.out.empty()) << driver;
+        EXPECT_EQ(r.err.rfind("unsupported: ", 0), 0u) << driver << r.err;
+        EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << driver << r.err;
+        EXPECT_EQ(server.accepts(), 0) << driver;
+    }
+    EXPECT_EQ(run(BEAST_DRIVER, {"--url", "http://127.0.0.1:9/", "--http", "2"}).err,
+              "unsupported: HTTP/2 (Boost.Beast speaks HTTP/1.1)\n");
+}
+
 TEST(Drivers, UsageErrorsExit2WithOneLine) {
     for (const std::string& driver : kDrivers)
         for (const std::vector<std::string>& flags :
-             {std::vector<std::string>{"--rate", "0"}, std::vector<std::string>{"--body-size", "10"}}) {
+             {std::vector<std::string>{"--rate", "0"}, std::vector<std::string>{"--body-size", "10"},
+              std::vector<std::string>{"--client-scope", "global"}, std::vector<std::string>{"--http", "3"},
+              std::vector<std::string>{"--connection", "new", "--client-scope", "shared"},
+              std::vector<std::string>{"--rate", "-1", "--http", "2"}}) {
             const Ran r = run(driver, [&] {
                 std::vector<std::string> args{"--url", "http://127.0.0.1:9/"};
                 args.insert(args.end(), flags.begin(), flags.end());

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
 #include <new>
 #include <optional>
@@ -53,8 +54,7 @@ TEST(FailureReason, InvalidArgumentIsInvalidRequest) {
 TEST(FailureReason, AnyOtherExceptionIsError) {
     EXPECT_EQ(failure_reason(std::runtime_error("boom")), "Error: std::runtime_error: boom");
     EXPECT_EQ(failure_reason(std::bad_alloc()), "Error: std::bad_alloc");
-    EXPECT_EQ(failure_reason(beast_client::ConcurrentUse()),
-              "Error: beast_client::ConcurrentUse: Client is already in use by another thread");
+    EXPECT_EQ(failure_reason(std::out_of_range("no such worker")), "Error: std::out_of_range: no such worker");
     const std::string sys = failure_reason(std::system_error(std::make_error_code(std::errc::too_many_files_open)));
     EXPECT_EQ(sys.rfind("Error: std::system_error: ", 0), 0u) << sys;
 }
@@ -111,6 +111,91 @@ TEST(Harness, NoClientIsAnError) {
     for (const char* connection : {"keep-alive", "new"})
         EXPECT_EQ(reasons_in(run_driver(none, {"--workers", "1", "--requests", "2", "--connection", connection})),
                   std::vector<std::string>(2, "Error: std::runtime_error: the driver created no client"));
+}
+
+// ---- --client-scope shared and --http 2 ------------------------------------------------------------
+
+namespace {
+
+// A client every worker may use at once: counts its requests.
+class CountingClient final : public harness::Client {
+public:
+    explicit CountingClient(std::atomic<int>& requests) : requests_(requests) {}
+    harness::Fetch get(const std::string&) override {
+        ++requests_;
+        return {200, 5};
+    }
+    harness::Fetch upload(const std::string&, const std::string&, std::string_view) override { return {500, 0}; }
+
+private:
+    std::atomic<int>& requests_;
+};
+
+}  // namespace
+
+TEST(Harness, SharedScopeMakesOneClientForEveryWorker) {
+    std::atomic<int> made{0};
+    std::atomic<int> requests{0};
+    std::size_t max_connections = 0;
+    const auto make = [&](const harness::ClientOptions& o) -> std::unique_ptr<harness::Client> {
+        ++made;
+        max_connections = o.max_connections;
+        return std::make_unique<CountingClient>(requests);
+    };
+    const auto o =
+        harness_test::run_main(make, {"--workers", "3", "--requests", "4", "--warmup", "2", "--client-scope", "shared"},
+                               "http://127.0.0.1:9/", true);
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_EQ(made.load(), 1);
+    EXPECT_EQ(max_connections, 3u);  // W
+    EXPECT_EQ(requests.load(), 3 * (4 + 2));
+    const auto doc = harness_test::parse(o.out);
+    EXPECT_EQ(harness_test::text(doc.at("workload").at("client_scope")), "shared");
+    for (const auto& w : doc.at("workers").as_array()) {
+        EXPECT_EQ(w.at("count"), 4);
+        EXPECT_EQ(w.at("bytes"), 20);
+        EXPECT_EQ(w.at("failure_count"), 0);
+    }
+    // per-worker: a client per worker, unbounded
+    made = 0;
+    const auto per_worker =
+        harness_test::run_main(make, {"--workers", "3", "--requests", "1"}, "http://127.0.0.1:9/", true);
+    EXPECT_EQ(per_worker.status, 0);
+    EXPECT_EQ(made.load(), 3);
+    EXPECT_EQ(max_connections, 0u);
+    EXPECT_EQ(harness_test::text(harness_test::parse(per_worker.out).at("workload").at("client_scope")), "per-worker");
+}
+
+TEST(Harness, ASharedClientThatCannotBeMadeFailsEveryRequest) {
+    const auto throws = [](const harness::ClientOptions&) -> std::unique_ptr<harness::Client> {
+        throw beast_client::ConnectionError("no client today");
+    };
+    const auto o = harness_test::run_main(throws, {"--workers", "2", "--requests", "3", "--client-scope", "shared"},
+                                          "http://127.0.0.1:9/", true);
+    EXPECT_EQ(o.status, 0) << o.err;
+    EXPECT_EQ(reasons_in(o.out), std::vector<std::string>(6, "ConnectionError: no client today"));
+}
+
+TEST(Harness, WhatTheDriverCannotDoExits3WithOneLine) {
+    std::atomic<int> made{0};
+    const auto make = [&](const harness::ClientOptions&) -> std::unique_ptr<harness::Client> {
+        ++made;
+        return std::make_unique<ScriptedClient>(std::vector<harness_test::Step>{harness_test::ok()});
+    };
+    const auto shared = harness_test::run_main(make, {"--client-scope", "shared"});  // not shareable
+    EXPECT_EQ(shared.status, 3);
+    EXPECT_EQ(shared.out, "");
+    EXPECT_EQ(shared.err, "unsupported: --client-scope shared (its client cannot be shared by threads)\n");
+    const auto h2 = harness_test::run_main(make, {"--http", "2"}, "http://127.0.0.1:9/", true);
+    EXPECT_EQ(h2.status, 3);
+    EXPECT_EQ(h2.out, "");
+    EXPECT_EQ(h2.err, "unsupported: HTTP/2 (the client speaks HTTP/1.1)\n");
+    EXPECT_EQ(made.load(), 0);
+    // a usage error is reported first (exit 2)
+    EXPECT_EQ(harness_test::run_main(make, {"--http", "2", "--workers", "0"}).status, 2);
+    const auto h11 = harness_test::run_main(make, {"--http", "1.1", "--workers", "1", "--requests", "1"});
+    EXPECT_EQ(h11.status, 0);
+    EXPECT_EQ(harness_test::text(harness_test::parse(h11.out).at("workload").at("http")), "1.1");
 }
 
 // ---- TLS: the contract's --ca-file / --insecure, TLSError reasons, client.tls ----------------------

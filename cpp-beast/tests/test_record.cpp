@@ -106,7 +106,8 @@ TEST(Document, ClosedLoopSamples) {
     EXPECT_NE(
         doc.find("\"workload\":{\"url\":\"http://127.0.0.1:9/\",\"workers\":2,\"requests\":4,\"duration_s\":null,"
                  "\"warmup\":0,\"timeout_s\":30.0,\"connection\":\"keep-alive\",\"loop\":\"closed\",\"rate\":null,"
-                 "\"arrival\":null,\"seed\":null,\"method\":\"GET\",\"body_size\":0,\"record\":\"samples\"}"),
+                 "\"arrival\":null,\"seed\":null,\"method\":\"GET\",\"body_size\":0,\"record\":\"samples\","
+                 "\"client_scope\":\"per-worker\",\"http\":\"1.1\"}"),
         std::string::npos)
         << doc;
     ASSERT_EQ(v.at("workers").as_array().size(), 2u);

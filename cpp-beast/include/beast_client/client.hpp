@@ -1,9 +1,14 @@
 // beast_client: a small synchronous HTTP/1.1 client on Boost.Beast, with HTTPS (Boost.Asio SSL, OpenSSL).
 //
-// A Client keeps a small pool of keep-alive connections, one per scheme + host + port (at most
-// `pool_size`, the least recently used one closed first), so that requests alternating between hosts do not
-// reconnect every time. A connection is re-opened after `Connection: close`, an HTTP/1.0 or EOF-delimited
-// response, or an error. Each Client has its own io_context.
+// A Client may be shared by threads: it keeps a pool of keep-alive connections per origin (scheme + host +
+// port), each connection carrying one request at a time. A request takes an idle connection of its origin (the
+// most recently used), or opens one while fewer than `max_connections` (unbounded by default) are open or in use
+// for that origin, or else waits until one is handed back, at most its connect timeout and what is left of its
+// total timeout (then TimeoutError). Idle connections are kept for at most `pool_size` origins (the least
+// recently used origin's closed first), so that requests alternating between hosts do not reconnect every time.
+// The pool is locked only to take a connection out and to hand it back: requests on different connections run
+// in parallel. A connection is re-opened after `Connection: close`, an HTTP/1.0 or EOF-delimited response, or an
+// error. Each connection has its own io_context, run by the thread that uses it.
 // Before a kept-alive connection that sat idle for 10 ms or more is re-used, a non-blocking peek checks that
 // the server has not closed it meanwhile (its keep-alive timeout); if it has, a new connection is opened
 // transparently, for every method, before anything is sent. (A connection idle for less is re-used as it is:
@@ -213,12 +218,6 @@ public:
     const char* type_name() const noexcept override { return "Cancelled"; }
 };
 
-/// A second thread called into a Client that another thread is using (Client is not thread-safe).
-class ConcurrentUse : public std::logic_error {
-public:
-    ConcurrentUse() : std::logic_error("Client is already in use by another thread") {}
-};
-
 // ---- API ------------------------------------------------------------------------------------------
 
 /// Parses `http[s]://host[:port][/path][?query]` (the fragment is dropped). Throws InvalidUrl.
@@ -263,9 +262,9 @@ constexpr std::uint64_t request_body_limit = 1024ull * 1024ull * 1024ull;
 class Client;
 
 /// The response of Client::stream(): the status line and headers, and the body read piece by piece.
-/// Belongs to its Client: it must not outlive it, and is used from the Client's thread (it takes the
-/// Client's in-use guard: ConcurrentUse when another call is running). When the body has been read to the end
-/// the connection goes back to the Client's pool; close() (or the destructor) before that closes it.
+/// Belongs to its Client: it must not outlive it. It holds its connection (counted against max_connections)
+/// until the body has been read to the end, when the connection goes back to the Client's pool; close() (or
+/// the destructor) before that closes it. One stream is used by one thread at a time (the Client by many).
 class ResponseStream {
 public:
     ~ResponseStream();
@@ -307,8 +306,9 @@ public:
     Client(std::chrono::nanoseconds timeout, TlsConfig tls,
            std::chrono::nanoseconds poll_interval = std::chrono::milliseconds(50));
     /// Separate total / connect / read timeouts (each unset = none; values above ten years are clamped).
+    /// `max_connections`: the most connections open or in use per origin at once (0: no bound).
     Client(const Timeouts& timeouts, TlsConfig tls,
-           std::chrono::nanoseconds poll_interval = std::chrono::milliseconds(50));
+           std::chrono::nanoseconds poll_interval = std::chrono::milliseconds(50), std::size_t max_connections = 0);
     ~Client();
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;
@@ -316,6 +316,9 @@ public:
     /// GET `url`, read the whole body (counted in last_body_bytes(), not kept) and return the status.
     /// Non-2xx statuses are returned, not thrown.
     int get(std::string_view url, const CancelCheck& cancel = {});
+    /// The same, with this request's body bytes in `body_bytes` (also when it throws: what was received), for
+    /// threads sharing the client, whose last_body_bytes() is whichever request finished last.
+    int get(std::string_view url, std::size_t& body_bytes, const CancelCheck& cancel = {});
 
     /// Any method; the body is sent with Content-Length, the response body is kept in memory.
     /// Throws std::invalid_argument for a method or header that is not valid HTTP.
@@ -335,15 +338,19 @@ public:
                                            std::string_view body, const RequestOptions& options,
                                            const CancelCheck& cancel = {});
 
-    /// Closes every pooled connection; the next request opens a new one (the client stays usable).
+    /// Closes every idle pooled connection; the next request opens a new one (the client stays usable).
+    /// Connections in use by other threads (or a ResponseStream) are not interrupted.
     void close();
 
-    /// Body bytes of the last request (also of a failed one: what was received before it failed).
+    /// Body bytes of the last request that finished (also of a failed one: what was received before it
+    /// failed). With threads sharing the client, of whichever finished last: see get(url, body_bytes).
     std::size_t last_body_bytes() const noexcept;
     /// How many connections this client has opened so far (for tests and diagnostics).
     std::size_t connections_opened() const noexcept;
-    /// Whether a keep-alive connection is currently open (in the pool).
+    /// Whether a connection is currently open (idle in the pool, or in use).
     bool connected() const noexcept;
+    /// The most connections per origin (0: no bound).
+    std::size_t max_connections() const noexcept { return max_connections_; }
     /// The TLS version and cipher of the most recently opened connection (kept after it closed); nullopt
     /// before the first connection and when that connection was plain http. May be called from any thread.
     std::optional<TlsInfo> tls_info() const;
@@ -354,21 +361,19 @@ public:
     const Timeouts& timeouts() const noexcept { return timeouts_; }
     std::chrono::nanoseconds poll_interval() const noexcept { return poll_interval_; }
 
-    /// How many hosts (scheme + host + port) keep an idle connection at most.
+    /// How many origins (scheme + host + port) keep idle connections at most.
     static constexpr std::size_t pool_size = 8;
 
 private:
     friend class ResponseStream;
     struct Impl;
-    class Guard;
     Timeouts timeouts_;
     std::chrono::nanoseconds poll_interval_;
     TlsConfig tls_;
-    std::atomic<bool> busy_{false};
-    // read without the guard by last_body_bytes() etc., hence atomic
+    std::size_t max_connections_ = 0;
+    // written by whichever thread finishes a request, hence atomic
     std::atomic<std::size_t> last_body_bytes_{0};
     std::atomic<std::size_t> connections_{0};
-    std::atomic<bool> connected_{false};
     std::unique_ptr<Impl> impl_;
 };
 
