@@ -254,9 +254,9 @@ def test_one_client_per_thread_in_parallel(mod: ModuleType, server: Server) -> N
     assert errors == []
 
 
-def test_shared_client_works_or_raises_runtime_error(mod: ModuleType, server: Server) -> None:
-    """One Client used by four threads at once: every request succeeds or is refused with RuntimeError
-    (beast rejects concurrent use, reqwest allows it); never a wrong answer."""
+def test_one_client_shared_by_threads(mod: ModuleType, server: Server) -> None:
+    """One Client used by four threads at once: each request takes a connection of its own from the pool;
+    every answer is right (test_shared_beast.py: the pool's bound and the GIL)."""
     c = mod.Client(timeout=5)
     outcomes: list[Any] = []
     lock = threading.Lock()
@@ -265,21 +265,18 @@ def test_shared_client_works_or_raises_runtime_error(mod: ModuleType, server: Se
         for _ in range(50):
             try:
                 r = c.request("GET", server.url + "/bytes/1000")
-                ok = r.status == 200 and len(r.body) == 1000
-                with lock:
-                    outcomes.append("ok" if ok else f"bad {r.status} {len(r.body)}")
-            except RuntimeError as exc:
-                with lock:
-                    outcomes.append("busy" if "thread" in str(exc) else f"other {exc}")
+                outcome = "ok" if r.status == 200 and len(r.body) == 1000 else f"bad {r.status} {len(r.body)}"
+            except Exception as exc:  # noqa: BLE001 - reported by the assertion
+                outcome = f"error {exc!r}"
+            with lock:
+                outcomes.append(outcome)
 
     threads = [threading.Thread(target=work) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout=60)
-    assert len(outcomes) == 200
-    assert set(outcomes) <= {"ok", "busy"}, set(outcomes)
-    assert "ok" in outcomes
+    assert outcomes == ["ok"] * 200, sorted(set(outcomes))
     assert c.get(server.url + "/") == 200
     c.close()
 

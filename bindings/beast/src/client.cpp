@@ -61,65 +61,76 @@ void register_client(py::module_& m) {
     // dynamic_attr: instances take arbitrary attributes (a __dict__), like plain Python objects
     py::class_<PyClient> client_cls(
         m, "Client", py::dynamic_attr(),
-        "HTTP/1.1 client with a small pool of keep-alive connections (one per scheme + host + port; Boost.Beast).\n"
-        "Not for concurrent use: a second thread calling into a busy Client gets RuntimeError; use one per thread.");
+        "HTTP/1.1 client with a pool of keep-alive connections per origin (scheme + host + port; Boost.Beast).\n"
+        "Safe to share between threads: each request takes a connection of its own from the pool (at most\n"
+        "max_connections per origin) and releases the GIL while it waits on the network.");
     client_cls
-        .def(py::init([](const py::object& timeout, const py::object& verify, const py::object& connect_timeout,
-                         const py::object& read_timeout, bool follow_redirects, int max_redirects,
-                         const py::object& headers, bool decompress, const py::object& user_agent,
-                         const py::object& cookies, const py::object& max_body_size) {
-                 ClientSettings s;
-                 s.timeout = to_seconds(timeout, "timeout");  // ValueError before anything else
-                 s.connect_timeout = to_seconds(connect_timeout, "connect_timeout");
-                 s.read_timeout = to_seconds(read_timeout, "read_timeout");
-                 s.follow_redirects = follow_redirects;
-                 if (max_redirects < 0) throw py::value_error("max_redirects must be >= 0");
-                 s.max_redirects = max_redirects;
-                 s.decompress = decompress;
-                 if (user_agent.is_none())
-                     s.user_agent = std::string("beast-client/") + BEAST_CLIENT_PY_VERSION;
-                 else
-                     s.user_agent = text_of(user_agent, "user_agent");
-                 s.headers = to_headers(headers);
-                 // checked now (ValueError), not at the first request
-                 bc::validate_headers(s.headers);
-                 bc::validate_headers({{"User-Agent", s.user_agent}});
-                 if (!PyBool_Check(cookies.ptr()))
-                     throw py::type_error(std::string("cookies must be True or False, not ") +
-                                          Py_TYPE(cookies.ptr())->tp_name);
-                 if (cookies.ptr() == Py_True) s.cookies = std::make_shared<bc::CookieJar>();
-                 s.max_body_size = to_size(max_body_size, "max_body_size");
-                 bc::TlsConfig tls = to_tls_config(verify);
-                 const std::string path = tls.ca_file;
-                 try {
-                     return std::make_unique<PyClient>(std::move(s), std::move(tls), verify);
-                 } catch (const std::system_error& e) {  // the CA bundle cannot be opened: as open() reports it
-                     const int err = e.code().value();
-                     const auto filename = py::reinterpret_steal<py::object>(PyUnicode_DecodeFSDefault(path.c_str()));
-                     if (!filename) throw py::error_already_set();
-                     // OSError(errno, strerror, filename) is FileNotFoundError, PermissionError, ... by errno
-                     py::object exc = py::reinterpret_borrow<py::object>(PyExc_OSError)(
-                         err, std::generic_category().message(err), filename);
-                     PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
-                     throw py::error_already_set();
-                 }
-             }),
-             py::arg("timeout") = py::none(), py::arg("verify") = true, py::kw_only(),
-             py::arg("connect_timeout") = 10.0, py::arg("read_timeout") = 30.0, py::arg("follow_redirects") = true,
-             py::arg("max_redirects") = 10, py::arg("headers") = py::none(), py::arg("decompress") = true,
-             py::arg("user_agent") = py::none(), py::arg("cookies") = false, py::arg("max_body_size") = py::none(),
-             "timeout: seconds allowed for each whole request (connect, TLS handshake, send, receive the\n"
-             "whole body), > 0; None (the default): no total limit. connect_timeout: resolve + TCP connect +\n"
-             "TLS handshake. read_timeout: the longest wait for the next bytes of the response.\n"
-             "verify (https:// URLs), as in requests: True = the system's trust store; a path (str or\n"
-             "os.PathLike) = trust the CA certificates in this PEM file (or c_rehash directory) instead;\n"
-             "False = no verification at all (UNSAFE: anyone on the path can impersonate the server).\n"
-             "A CA bundle that cannot be opened raises FileNotFoundError / PermissionError (OSError);\n"
-             "one without any PEM certificate ValueError; a verify of another type TypeError.\n"
-             "follow_redirects / max_redirects, headers (sent with every request), decompress (gzip, deflate),\n"
-             "user_agent and cookies (True: a cookie jar) apply to request() and stream(), never to get(),\n"
-             "fetch_len() or fetch(); max_body_size (bytes, decoded) bounds the body request() keeps\n"
-             "(BodyTooLarge).")
+        .def(
+            py::init([](const py::object& timeout, const py::object& verify, const py::object& connect_timeout,
+                        const py::object& read_timeout, bool follow_redirects, int max_redirects,
+                        const py::object& headers, bool decompress, const py::object& user_agent,
+                        const py::object& cookies, const py::object& max_body_size, const py::object& max_connections) {
+                ClientSettings s;
+                s.timeout = to_seconds(timeout, "timeout");  // ValueError before anything else
+                s.connect_timeout = to_seconds(connect_timeout, "connect_timeout");
+                s.read_timeout = to_seconds(read_timeout, "read_timeout");
+                s.follow_redirects = follow_redirects;
+                if (max_redirects < 0) throw py::value_error("max_redirects must be >= 0");
+                s.max_redirects = max_redirects;
+                s.decompress = decompress;
+                if (user_agent.is_none())
+                    s.user_agent = std::string("beast-client/") + BEAST_CLIENT_PY_VERSION;
+                else
+                    s.user_agent = text_of(user_agent, "user_agent");
+                s.headers = to_headers(headers);
+                // checked now (ValueError), not at the first request
+                bc::validate_headers(s.headers);
+                bc::validate_headers({{"User-Agent", s.user_agent}});
+                if (!PyBool_Check(cookies.ptr()))
+                    throw py::type_error(std::string("cookies must be True or False, not ") +
+                                         Py_TYPE(cookies.ptr())->tp_name);
+                if (cookies.ptr() == Py_True) s.cookies = std::make_shared<bc::CookieJar>();
+                s.max_body_size = to_size(max_body_size, "max_body_size");
+                if (PyLong_Check(max_connections.ptr()) && !PyBool_Check(max_connections.ptr())) {
+                    int overflow = 0;
+                    const long long n = PyLong_AsLongLongAndOverflow(max_connections.ptr(), &overflow);
+                    if (overflow < 0 || (overflow == 0 && n < 1))
+                        throw py::value_error("max_connections must be >= 1, or None (no bound)");
+                }
+                s.max_connections = to_size(max_connections, "max_connections");
+                bc::TlsConfig tls = to_tls_config(verify);
+                const std::string path = tls.ca_file;
+                try {
+                    return std::make_unique<PyClient>(std::move(s), std::move(tls), verify);
+                } catch (const std::system_error& e) {  // the CA bundle cannot be opened: as open() reports it
+                    const int err = e.code().value();
+                    const auto filename = py::reinterpret_steal<py::object>(PyUnicode_DecodeFSDefault(path.c_str()));
+                    if (!filename) throw py::error_already_set();
+                    // OSError(errno, strerror, filename) is FileNotFoundError, PermissionError, ... by errno
+                    py::object exc = py::reinterpret_borrow<py::object>(PyExc_OSError)(
+                        err, std::generic_category().message(err), filename);
+                    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+                    throw py::error_already_set();
+                }
+            }),
+            py::arg("timeout") = py::none(), py::arg("verify") = true, py::kw_only(), py::arg("connect_timeout") = 10.0,
+            py::arg("read_timeout") = 30.0, py::arg("follow_redirects") = true, py::arg("max_redirects") = 10,
+            py::arg("headers") = py::none(), py::arg("decompress") = true, py::arg("user_agent") = py::none(),
+            py::arg("cookies") = false, py::arg("max_body_size") = py::none(), py::arg("max_connections") = py::none(),
+            "timeout: seconds allowed for each whole request (connect, TLS handshake, send, receive the\n"
+            "whole body), > 0; None (the default): no total limit. connect_timeout: resolve + TCP connect +\n"
+            "TLS handshake. read_timeout: the longest wait for the next bytes of the response.\n"
+            "verify (https:// URLs), as in requests: True = the system's trust store; a path (str or\n"
+            "os.PathLike) = trust the CA certificates in this PEM file (or c_rehash directory) instead;\n"
+            "False = no verification at all (UNSAFE: anyone on the path can impersonate the server).\n"
+            "A CA bundle that cannot be opened raises FileNotFoundError / PermissionError (OSError);\n"
+            "one without any PEM certificate ValueError; a verify of another type TypeError.\n"
+            "follow_redirects / max_redirects, headers (sent with every request), decompress (gzip, deflate),\n"
+            "user_agent and cookies (True: a cookie jar) apply to request() and stream(), never to get(),\n"
+            "fetch_len() or fetch(); max_body_size (bytes, decoded) bounds the body request() keeps\n"
+            "(BodyTooLarge). max_connections: the most connections open or in use per origin at once\n"
+            "(None, the default: no bound); a request finding them all busy waits for one, at most\n"
+            "connect_timeout and what is left of its timeout (then TimeoutError).")
         .def("__enter__", [](py::object self) { return self; })
         .def("__exit__",
              [](PyClient& c, const py::args&) {
@@ -127,8 +138,8 @@ void register_client(py::module_& m) {
                  return false;
              })
         .def("close", &PyClient::close,
-             "Close the connection. Idempotent; later requests raise RuntimeError. A request running in\n"
-             "another thread finishes first.")
+             "Close the pooled connections. Idempotent; later requests raise RuntimeError. A request running\n"
+             "in another thread finishes first (its connection is closed then).")
         .def_property_readonly("closed", [](const PyClient& c) { return c.closed.load(); })
         .def_property_readonly(
             "timeout", [](const PyClient& c) { return c.settings.timeout; },
@@ -229,7 +240,8 @@ void register_client(py::module_& m) {
         .def_property_readonly(
             "last_body_bytes", [](const PyClient& c) { return c.client->last_body_bytes(); },
             "Body bytes received by the last get()/fetch_len()/fetch()/request() (for a failed\n"
-            "request: what arrived before it failed).")
+            "request: what arrived before it failed); with threads sharing the client, by whichever\n"
+            "finished last (fetch_len() returns its own).")
         .def_property_readonly(
             "_connections_opened", [](const PyClient& c) { return c.client->connections_opened(); },
             "Connections opened so far (diagnostics; not part of the stable API).")

@@ -41,8 +41,6 @@ void translate(std::exception_ptr p) {
         py::set_error(PyExc_KeyboardInterrupt, e.what());
     } catch (const bc::Error& e) {
         py::set_error(PyExc_OSError, e.what());
-    } catch (const bc::ConcurrentUse& e) {
-        py::set_error(PyExc_RuntimeError, e.what());
     }
 }
 

@@ -10,7 +10,7 @@ namespace py = pybind11;
 // Creates beast_client.ProtocolError (an OSError), TLSError (a ConnectionError) and TooManyRedirects (an
 // OSError) in `m`, and registers the translation of the client's exceptions: InvalidUrl -> ValueError,
 // TimeoutError -> TimeoutError, ConnectionError -> ConnectionError / ConnectionRefusedError /
-// ConnectionResetError, Cancelled -> KeyboardInterrupt, ConcurrentUse -> RuntimeError, other errors -> OSError.
+// ConnectionResetError, Cancelled -> KeyboardInterrupt, other errors -> OSError.
 void register_errors(py::module_& m);
 
 }  // namespace beast_py

@@ -106,12 +106,13 @@ PyObject* fetch(const char* name, bool with_length, PyObject* self, PyObject* co
         if (pc == nullptr || !parse(name, args, PyVectorcall_NARGS(nargs), kwnames, url, release_gil)) return nullptr;
         bc::Client& c = pc->open();
         PyClient::Finish finish{*pc};
+        std::size_t body_bytes = 0;  // this call's, whatever other threads sharing the client do
         const int status =
-            run_interruptible(release_gil, [&](const bc::CancelCheck& check) { return c.get(url, check); });
+            run_interruptible(release_gil, [&](const bc::CancelCheck& check) { return c.get(url, body_bytes, check); });
         if (!with_length) return PyLong_FromLong(status);
         PyObject* out = PyTuple_New(2);
         PyObject* code = PyLong_FromLong(status);
-        PyObject* bytes = PyLong_FromSize_t(c.last_body_bytes());
+        PyObject* bytes = PyLong_FromSize_t(body_bytes);
         if (out == nullptr || code == nullptr || bytes == nullptr) {
             Py_XDECREF(out);
             Py_XDECREF(code);

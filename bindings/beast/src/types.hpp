@@ -10,6 +10,8 @@
 #include "convert.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -43,6 +45,7 @@ struct ClientSettings {
     bc::Headers headers;                     // the default headers
     std::shared_ptr<bc::CookieJar> cookies;  // cookies=True (kept by a forked child's new C++ client)
     std::optional<std::uint64_t> max_body_size;
+    std::optional<std::uint64_t> max_connections;  // per origin; None: no bound
 };
 
 // The Python Client: the C++ client plus the Python-level "closed" state (as in reqwest_client: after
@@ -66,7 +69,8 @@ struct PyClient {
                              to_duration(s.read_timeout, "read_timeout")};
         std::optional<py::gil_scoped_release> nogil;
         if (release_gil) nogil.emplace();
-        return std::make_unique<bc::Client>(t, tls);
+        return std::make_unique<bc::Client>(t, tls, std::chrono::milliseconds(50),
+                                            static_cast<std::size_t>(s.max_connections.value_or(0)));
     }
 
     const ClientSettings settings;
@@ -96,8 +100,8 @@ struct PyClient {
         generation.store(fork_generation(), std::memory_order_relaxed);
     }
 
-    // Idempotent. A request running in another thread finishes first; that thread then closes the
-    // connection (see Finish).
+    // Idempotent. The idle connections close now; a request running in another thread finishes first and
+    // its thread then closes the connection it hands back (see Finish).
     void close() {
         closed.store(true);
         drop_if_closed();
@@ -105,10 +109,7 @@ struct PyClient {
 
     void drop_if_closed() {
         if (!closed.load() || stale()) return;  // a forked child never closes the parent's connections
-        try {
-            client->close();
-        } catch (const bc::ConcurrentUse&) {  // busy: the running request's thread will do it
-        }
+        client->close();
     }
 
     // After each request: a close() that came meanwhile from another thread takes effect now.
@@ -231,6 +232,8 @@ struct PyStream {
     std::unique_ptr<bc::ResponseStream> stream;
     py::object headers;
     std::atomic<bool> closed{false};
+    // a thread is in next_chunk() (or close()): the C++ stream is used by one thread at a time
+    std::atomic<bool> busy{false};
     std::uint64_t generation = fork_generation();
 
     bool stale() const { return generation != fork_generation(); }
@@ -242,6 +245,14 @@ struct PyStream {
                 "this response was opened by the parent process before fork(); its connection is the parent's: "
                 "request it again in the child");
         if (closed.load()) return py::object();
+        if (busy.exchange(true)) throw std::runtime_error("this StreamResponse is being read by another thread");
+        struct Done {  // a close() that came meanwhile from another thread takes effect now
+            PyStream& s;
+            ~Done() {
+                s.busy.store(false);
+                if (s.closed.load()) s.close_stream();
+            }
+        } done{*this};
         std::string chunk;
         PyClient::Finish finish{*owner};
         const bool more =
@@ -252,7 +263,14 @@ struct PyStream {
 
     void close() {
         if (closed.exchange(true) || stale()) return;
+        close_stream();
+    }
+
+    // closes the C++ stream unless a reader is in it (it does so when it leaves); idempotent
+    void close_stream() {
+        if (busy.exchange(true)) return;
         stream->close();
+        busy.store(false);
     }
 };
 

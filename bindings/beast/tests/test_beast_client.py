@@ -1,6 +1,7 @@
 """What only beast_client has (docs/binding-api.md, documented differences): boost_version, the connection
-pool of one keep-alive connection per scheme + host + port as `_connections_opened` counts it, and a Client
-that refuses to be used by two threads at once. The API both bindings share is tested in bindings/tests/."""
+pool as `_connections_opened` counts it (a connection per request in flight, re-used per scheme + host +
+port), and a StreamResponse read by one thread at a time. The API both bindings share is tested in
+bindings/tests/ (test_shared_beast.py: one Client shared by many threads)."""
 
 from __future__ import annotations
 
@@ -67,14 +68,27 @@ def test_a_stream_closed_early_closes_its_connection(http_app: App) -> None:
         assert c._connections_opened == 2  # closed before the end: not reused
 
 
-def test_concurrent_use_of_one_client_is_runtime_error(server: Server) -> None:
+def test_two_threads_at_once_take_a_connection_each(server: Server) -> None:
     with beast_client.Client(timeout=5.0) as c:
         result: list[object] = []
         t = threading.Thread(target=lambda: result.append(c.get(server.url + "/delay/400")))
         t.start()
         time.sleep(0.15)  # the other thread is inside get(), GIL released
-        with pytest.raises(RuntimeError, match="already in use"):
-            c.get(server.url + "/")
+        assert c.get(server.url + "/") == 200
         t.join()
         assert result == [200]
-        assert c.get(server.url + "/") == 200
+        assert c._connections_opened == 2
+        assert c.get(server.url + "/") == 200  # an idle one re-used
+        assert c._connections_opened == 2
+
+
+def test_a_stream_is_read_by_one_thread_at_a_time(server: Server) -> None:
+    with beast_client.Client(timeout=5.0) as c, c.stream("GET", server.url + "/drip?bytes=2&duration_ms=800") as s:
+        chunks: list[bytes] = []
+        t = threading.Thread(target=lambda: chunks.extend(s.iter_bytes()))
+        t.start()
+        time.sleep(0.15)  # the other thread waits for the first piece, GIL released
+        with pytest.raises(RuntimeError, match="another thread"):
+            next(s.iter_bytes())
+        t.join()
+        assert b"".join(chunks) == b"**"

@@ -114,6 +114,7 @@ class Client:
         user_agent: str | None = None,
         cookies: bool = False,
         max_body_size: int | None = None,
+        max_connections: int | None = None,
     ) -> None:
         """timeout: seconds for each whole request (connect, TLS handshake, send, receive the body), > 0;
         None: no total limit. connect_timeout: resolve + TCP connect + TLS handshake. read_timeout: the
@@ -126,6 +127,10 @@ class Client:
 
         cookies=True: a cookie jar for request() and stream(). max_body_size: the largest body request()
         keeps, decoded, in bytes (BodyTooLarge beyond it).
+
+        The client may be shared by threads: each request takes a connection of its own from the pool.
+        max_connections: the most connections open or in use per origin (None: no bound); a request that
+        finds them all busy waits for one, at most connect_timeout and what is left of its timeout.
         """
     def get(self, url: str, *, release_gil: bool = True) -> int:
         """GET url, read the whole body, return the status (body size: last_body_bytes)."""
