@@ -256,7 +256,7 @@ where
     Ok(fut)
 }
 
-/// asyncio HTTP/1.1 client with a keep-alive connection pool. Each method returns an asyncio future
+/// asyncio HTTP/1.1 (and HTTP/2) client with a keep-alive connection pool. Each method returns an asyncio future
 /// of the running loop, resolved through `completer` (use `reqwest_client.AsyncClient`).
 #[pyclass(module = "reqwest_client._core", name = "RawAsyncClient", frozen)]
 pub(crate) struct RawAsyncClient {
@@ -309,10 +309,12 @@ impl RawAsyncClient {
     #[pyo3(
         signature = (timeout = None, verify = None, *, connect_timeout = Some(10.0), read_timeout = Some(30.0),
                      follow_redirects = true, max_redirects = 10, headers = None, decompress = true,
-                     user_agent = None, cookies = false, max_body_size = None, trust_env = true, proxy = None),
+                     user_agent = None, cookies = false, max_body_size = None, max_connections = None,
+                     trust_env = true, proxy = None, http2 = None),
         text_signature = "(timeout=None, verify=True, *, connect_timeout=10.0, read_timeout=30.0, \
                           follow_redirects=True, max_redirects=10, headers=None, decompress=True, user_agent=None, \
-                          cookies=False, max_body_size=None, trust_env=True, proxy=None)"
+                          cookies=False, max_body_size=None, max_connections=None, trust_env=True, proxy=None, \
+                          http2=False)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -328,8 +330,10 @@ impl RawAsyncClient {
         user_agent: Option<String>,
         cookies: bool,
         max_body_size: Option<i64>,
+        max_connections: Option<&Bound<'_, PyAny>>,
         trust_env: bool,
         proxy: Option<String>,
+        http2: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let args = ClientArgs {
             timeout,
@@ -343,8 +347,10 @@ impl RawAsyncClient {
             user_agent,
             cookies,
             max_body_size,
+            max_connections,
             trust_env,
             proxy,
+            http2,
         };
         let (options, config) = args.parse(py)?;
         let client = py.detach(|| build_client(&options))?;
@@ -499,6 +505,8 @@ pub(crate) struct RawStream {
     url: String,
     #[pyo3(get)]
     reason: String,
+    #[pyo3(get)]
+    http_version: &'static str,
     headers: Py<Headers>,
     /// The body still to read; `None` once closed. A tokio mutex: a chunk is awaited while holding it.
     body: Arc<tokio::sync::Mutex<Option<reqwest_bench::reqwest::Response>>>,
@@ -521,6 +529,7 @@ impl RawStream {
             status: head.status,
             url: head.url,
             reason: head.reason,
+            http_version: head.http_version,
             headers: headers.expect("allocating Headers"),
             body: Arc::new(tokio::sync::Mutex::new(Some(resp))),
             generation: fork::generation(),

@@ -36,7 +36,7 @@ pub(crate) fn signal_check_detached(slot: &mut Option<PyErr>) -> bool {
     }
 }
 
-/// Synchronous HTTP/1.1 client (http:// and https://) with a keep-alive connection pool.
+/// Synchronous HTTP/1.1 (and HTTP/2) client (http:// and https://) with a keep-alive connection pool.
 ///
 /// `verify`: True (the system's roots), False (no certificate check: unsafe) or the path of a CA bundle
 /// (PEM), as requests' `verify=`.
@@ -130,10 +130,12 @@ impl Client {
     #[pyo3(
         signature = (timeout = None, verify = None, *, connect_timeout = Some(10.0), read_timeout = Some(30.0),
                      follow_redirects = true, max_redirects = 10, headers = None, decompress = true,
-                     user_agent = None, cookies = false, max_body_size = None, trust_env = true, proxy = None),
+                     user_agent = None, cookies = false, max_body_size = None, max_connections = None,
+                     trust_env = true, proxy = None, http2 = None),
         text_signature = "(timeout=None, verify=True, *, connect_timeout=10.0, read_timeout=30.0, \
                           follow_redirects=True, max_redirects=10, headers=None, decompress=True, user_agent=None, \
-                          cookies=False, max_body_size=None, trust_env=True, proxy=None)"
+                          cookies=False, max_body_size=None, max_connections=None, trust_env=True, proxy=None, \
+                          http2=False)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -149,8 +151,10 @@ impl Client {
         user_agent: Option<String>,
         cookies: bool,
         max_body_size: Option<i64>,
+        max_connections: Option<&Bound<'_, PyAny>>,
         trust_env: bool,
         proxy: Option<String>,
+        http2: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let args = ClientArgs {
             timeout,
@@ -164,8 +168,10 @@ impl Client {
             user_agent,
             cookies,
             max_body_size,
+            max_connections,
             trust_env,
             proxy,
+            http2,
         };
         let (options, config) = args.parse(py)?;
         let client = py.detach(|| BlockingClient::with_options(&options)).map_err(to_py_err)?;

@@ -5,6 +5,10 @@
 //! roots, a `str` / `os.PathLike` against only the CA certificates in that PEM file (read at construction:
 //! `FileNotFoundError` / `PermissionError` / `OSError` when it cannot be read, `ValueError` when it holds
 //! no usable certificate), `False` not at all (unsafe).
+//!
+//! `max_connections`: `None` or an `int` >= 1, the bound on the connections (requests in flight) per origin
+//! (reqwest_bench's limiter). `http2`: `False` (HTTP/1.1 only), `"alpn"` (offer `h2` over TLS) or
+//! `"prior_knowledge"` (HTTP/2 only: h2c over `http://`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,8 +16,8 @@ use std::time::Duration;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict};
-use reqwest_bench::{api, cookies, ClientOptions, ProxyConfig, TlsConfig, TlsSeen, TlsSetupError};
+use pyo3::types::{PyBool, PyDict, PyInt, PyString};
+use reqwest_bench::{api, cookies, ClientOptions, Http2, ProxyConfig, TlsConfig, TlsSeen, TlsSetupError};
 
 use crate::errors::to_py_err;
 use crate::request::extract_header_pairs;
@@ -49,8 +53,10 @@ pub(crate) struct ClientArgs<'a, 'py> {
     pub user_agent: Option<String>,
     pub cookies: bool,
     pub max_body_size: Option<i64>,
+    pub max_connections: Option<&'a Bound<'py, PyAny>>,
     pub trust_env: bool,
     pub proxy: Option<String>,
+    pub http2: Option<&'a Bound<'py, PyAny>>,
 }
 
 /// What a client keeps of its arguments: the request settings and what its getters read back.
@@ -105,8 +111,8 @@ impl ClientArgs<'_, '_> {
             default_headers,
             cookies: self.cookies.then(|| Arc::new(cookies::Jar::new())),
             max_body_size,
-            http2: reqwest_bench::Http2::Off,
-            max_connections: None,
+            http2: http2_mode(self.http2)?,
+            max_connections: max_connections(self.max_connections)?,
         };
         let config = Config {
             settings: Settings { follow_redirects: self.follow_redirects, max_redirects },
@@ -116,6 +122,42 @@ impl ClientArgs<'_, '_> {
             verify: verify_given(py, self.verify),
         };
         Ok((options, config))
+    }
+}
+
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+}
+
+/// `max_connections=`: `None` (no bound) or an `int` >= 1 (a `bool` is no count: `TypeError`).
+fn max_connections(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
+    let Some(v) = value.filter(|v| !v.is_none()) else { return Ok(None) };
+    if v.is_instance_of::<PyBool>() || !v.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(format!("max_connections must be an int or None, not {}", type_name(v))));
+    }
+    match v.extract::<i64>().ok().and_then(|n| usize::try_from(n).ok()).filter(|n| *n >= 1) {
+        Some(n) => Ok(Some(n)),
+        None => Err(PyValueError::new_err(format!("max_connections must be >= 1 or None, got {v}"))),
+    }
+}
+
+/// `http2=`: `False` (HTTP/1.1 only), `"alpn"` or `"prior_knowledge"`; `True` says neither (`ValueError`).
+fn http2_mode(value: Option<&Bound<'_, PyAny>>) -> PyResult<Http2> {
+    let Some(v) = value else { return Ok(Http2::Off) };
+    let wanted = "http2 must be False, \"alpn\" or \"prior_knowledge\"";
+    if let Ok(b) = v.cast::<PyBool>() {
+        return match b.is_true() {
+            false => Ok(Http2::Off),
+            true => Err(PyValueError::new_err(format!("{wanted}, got True"))),
+        };
+    }
+    if !v.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(format!("{wanted}, not {}", type_name(v))));
+    }
+    match v.extract::<String>()?.as_str() {
+        "alpn" => Ok(Http2::Alpn),
+        "prior_knowledge" => Ok(Http2::PriorKnowledge),
+        other => Err(PyValueError::new_err(format!("{wanted}, got {other:?}"))),
     }
 }
 

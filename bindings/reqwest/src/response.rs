@@ -172,6 +172,9 @@ pub(crate) struct Response {
     /// The status line's reason phrase ("" when unknown).
     #[pyo3(get)]
     reason: String,
+    /// The HTTP version of the response: `"HTTP/1.1"`, `"HTTP/2"` (of the last hop after redirects).
+    #[pyo3(get)]
+    http_version: &'static str,
     header_pairs: Mutex<Option<Vec<(String, String)>>>,
     headers_obj: PyOnceLock<Py<Headers>>,
     body_bytes: Bytes,
@@ -184,6 +187,7 @@ impl Response {
             status: head.status,
             url: head.url,
             reason: head.reason,
+            http_version: head.http_version,
             header_pairs: Mutex::new(Some(head.headers)),
             headers_obj: PyOnceLock::new(),
             body_bytes: body,

@@ -25,6 +25,8 @@ pub(crate) struct StreamResponse {
     url: String,
     #[pyo3(get)]
     reason: String,
+    #[pyo3(get)]
+    http_version: &'static str,
     header_pairs: Mutex<Option<Vec<(String, String)>>>,
     headers_obj: PyOnceLock<Py<Headers>>,
     client: Shared,
@@ -44,6 +46,7 @@ impl StreamResponse {
             status: head.status,
             url: head.url,
             reason: head.reason,
+            http_version: head.http_version,
             header_pairs: Mutex::new(Some(head.headers)),
             headers_obj: PyOnceLock::new(),
             client,

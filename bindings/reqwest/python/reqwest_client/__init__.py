@@ -1,4 +1,4 @@
-"""reqwest_client: the clientbench reqwest (Rust) HTTP/1.1 client for Python.
+"""reqwest_client: the clientbench reqwest (Rust) HTTP/1.1 and HTTP/2 client for Python.
 
     import reqwest_client
 
@@ -14,7 +14,9 @@
 
 `Client` is synchronous and releases the GIL while it waits for the network (`release_gil=False` keeps
 it, to demonstrate the difference); `AsyncClient` has coroutine methods for asyncio. Both keep one
-keep-alive connection pool per client and speak HTTP/1.1 over ``http://`` and ``https://`` (rustls).
+keep-alive connection pool per client, which threads or tasks may share, and speak HTTP/1.1 over ``http://``
+and ``https://`` (rustls); ``http2="alpn"`` offers HTTP/2 over TLS, ``http2="prior_knowledge"`` speaks only
+HTTP/2 (h2c over ``http://``); ``Response.http_version`` says which one answered.
 `request`/`stream` follow redirects, decompress gzip/deflate/br/zstd, send default headers and a
 User-Agent; `get`/`fetch_len`/`fetch` are the benchmark's lean path: a plain request, none of that.
 
@@ -29,11 +31,15 @@ ConnectionError); refused/reset/closed -> ConnectionError (ConnectionRefusedErro
 where clear); malformed HTTP, an undecodable compressed body or a redirect that cannot be followed (a Location that does
 not parse or is not http(s)://) -> ProtocolError (an OSError); a body over max_body_size -> BodyTooLarge (a
 ProtocolError); too many redirects -> TooManyRedirects (an OSError); a closed client -> RuntimeError.
-Non-2xx statuses are returned, never raised.
+Non-2xx statuses are returned, never raised. ``http2="prior_knowledge"`` against a server that does not speak
+HTTP/2 -> ConnectionError (never retried as HTTP/1.1), its message saying that the server may not speak
+HTTP/2; with ``max_connections``, a request that waits longer than ``connect_timeout`` for a free connection
+-> TimeoutError naming max_connections.
 
 ``cookies=True`` gives a client a cookie jar (request/stream only); ``max_body_size`` bounds what
-``request()`` keeps. Both clients are fork-safe: in a child made by ``fork()`` they open their own
-connections (and runtime) at their first request there, never using the parent's.
+``request()`` keeps; ``max_connections`` bounds the connections (requests in flight) per origin. Both
+clients are fork-safe: in a child made by ``fork()`` they open their own connections (and runtime) at their
+first request there, never using the parent's.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ import os
 import weakref
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._core import (
     BodyTooLarge,
@@ -144,6 +150,10 @@ class AsyncStreamResponse:
         return self._raw.reason
 
     @property
+    def http_version(self) -> str:
+        return self._raw.http_version
+
+    @property
     def headers(self) -> Headers:
         return self._raw.headers
 
@@ -211,8 +221,8 @@ class _StreamContext:
 
 
 class AsyncClient:
-    """asyncio HTTP/1.1 client (http:// and https://) with a keep-alive connection pool (requests run on a
-    tokio runtime). The same options as `Client`.
+    """asyncio HTTP/1.1 (and HTTP/2) client (http:// and https://) with a keep-alive connection pool
+    (requests run on a tokio runtime). The same options as `Client`.
 
     The methods are coroutines: nothing happens until they are awaited, on any running event loop
     (one that supports ``loop.add_reader``: the default selector loop or uvloop on Unix).
@@ -234,8 +244,10 @@ class AsyncClient:
         user_agent: str | None = None,
         cookies: bool = False,
         max_body_size: int | None = None,
+        max_connections: int | None = None,
         trust_env: bool = True,
         proxy: str | None = None,
+        http2: Literal[False, "alpn", "prior_knowledge"] = False,
     ) -> None:
         self._raw = RawAsyncClient(
             timeout,
@@ -249,8 +261,10 @@ class AsyncClient:
             user_agent=user_agent,
             cookies=cookies,
             max_body_size=max_body_size,
+            max_connections=max_connections,
             trust_env=trust_env,
             proxy=proxy,
+            http2=http2,
         )
 
     async def get(self, url: str) -> int:

@@ -1,7 +1,7 @@
 import os
 from collections.abc import Awaitable, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from types import TracebackType
-from typing import IO, Any, Protocol, final
+from typing import IO, Any, Literal, Protocol, final
 
 from typing_extensions import Buffer
 
@@ -73,6 +73,9 @@ class Response:
     @property
     def reason(self) -> str: ...
     @property
+    def http_version(self) -> str:
+        """The response's HTTP version: "HTTP/1.1" or "HTTP/2" (of the last hop after redirects)."""
+    @property
     def url(self) -> str:
         """The final URL, after redirects (percent-encoded)."""
     @property
@@ -99,6 +102,8 @@ class StreamResponse:
     @property
     def reason(self) -> str: ...
     @property
+    def http_version(self) -> str: ...
+    @property
     def url(self) -> str: ...
     @property
     def headers(self) -> Headers: ...
@@ -119,7 +124,7 @@ class StreamResponse:
 
 @final
 class Client:
-    """Synchronous HTTP/1.1 client (http:// and https://) with a keep-alive connection pool."""
+    """Synchronous HTTP/1.1 (and HTTP/2) client (http:// and https://) with a keep-alive connection pool."""
     def __new__(
         cls,
         timeout: float | None = None,
@@ -134,8 +139,10 @@ class Client:
         user_agent: str | None = None,
         cookies: bool = False,
         max_body_size: int | None = None,
+        max_connections: int | None = None,
         trust_env: bool = True,
         proxy: str | None = None,
+        http2: Literal[False, "alpn", "prior_knowledge"] = False,
     ) -> Client: ...
     def get(self, url: str, *, release_gil: bool = True) -> int:
         """GET url, read the whole body, return the status (body size: last_body_bytes)."""
@@ -212,6 +219,8 @@ class RawStream:
     @property
     def reason(self) -> str: ...
     @property
+    def http_version(self) -> str: ...
+    @property
     def headers(self) -> Headers: ...
     def next_chunk(self, completer: Completer) -> Awaitable[bytes | None]: ...
     def close(self) -> None: ...
@@ -233,8 +242,10 @@ class RawAsyncClient:
         user_agent: str | None = None,
         cookies: bool = False,
         max_body_size: int | None = None,
+        max_connections: int | None = None,
         trust_env: bool = True,
         proxy: str | None = None,
+        http2: Literal[False, "alpn", "prior_knowledge"] = False,
     ) -> RawAsyncClient: ...
     def get(self, url: str, completer: Completer) -> Awaitable[int]: ...
     def fetch_len(self, url: str, completer: Completer) -> Awaitable[tuple[int, int]]: ...
