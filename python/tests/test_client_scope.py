@@ -296,6 +296,17 @@ def test_the_table_flags_a_fallback_and_leaves_other_rows_alone():
         run.raw["client"]["protocol"] = protocol
         run.command = ["driver", "--url", "http://x/", *flags]
         r.add(run)
+        if flags[-1:] == ("2",):  # the server's counts of two runs: 1 and 1, or 1 and 3 connections
+            second = good_run(r.client, seed=1)
+            second.raw["client"]["protocol"] = protocol
+            second.command = run.command
+            r.add(second)
+            run.server_counts = {"connections": 1, "tls_handshakes": 0, "tls_resumed": 0}
+            second.server_counts = {
+                "connections": 1 if protocol == "HTTP/2" else 3,
+                "tls_handshakes": 0,
+                "tls_resumed": 0,
+            }
         return r
 
     rows = [row("HTTP/2", "--http", "2"), row("HTTP/1.1", "--http", "2"), row("HTTP/1.1", "--client-scope", "shared")]
@@ -305,6 +316,7 @@ def test_the_table_flags_a_fallback_and_leaves_other_rows_alone():
     labels = [c.label for c in table.columns]
     cells = [dict(zip(labels, r, strict=True)) for r in table.rows]
     assert [c["Protocol"] for c in cells] == ["HTTP/2", "HTTP/1.1 (fell back)", "HTTP/1.1", "-"]
+    assert [c["Conns"] for c in cells] == ["1", "2", "-", "-"]  # the median per run; none for a row not run
     assert cells[3]["Status"] == "unsupported: HTTP/2 (x)"
     assert table.styles == [None, "yellow", None, None]
     assert not unsupported.failed and not unsupported.counts_against_run and unsupported.status == "unsupported"

@@ -108,8 +108,11 @@ def _protocol(row: Row, ctx: Context) -> str:
 
 def _connections(row: Row, ctx: Context) -> str:
     """The connections our server counted per run (warm-up included), the median over the repeats."""
-    counts = sorted(r.server_counts["connections"] for r in row.runs if r.server_counts)
-    return "-" if not counts else fmt(float(np.median(counts)), 0 if len(counts) % 2 else 1)
+    counts = [r.server_counts["connections"] for r in row.runs if r.server_counts and r.stats is not None]
+    if not counts:
+        return "-"
+    median = float(np.median(counts))
+    return f"{median:.0f}" if median.is_integer() else f"{median:.1f}"
 
 
 def _status(row: Row, ctx: Context) -> str:
