@@ -11,10 +11,10 @@ pub enum Http2 {
     /// not upgrade).
     Alpn,
     /// HTTP/2 only, with prior knowledge: h2c over `http://`, ALPN `h2` alone over `https://`. A server that
-    /// does not speak HTTP/2 fails the request: [`ClientError::Connection`] over `http://` (it answers the
-    /// connection preface with HTTP/1.1, which is no HTTP/2 frame, or closes the connection; the message
-    /// says that the server may not speak HTTP/2), [`ClientError::Tls`] over `https://` (no common ALPN
-    /// protocol).
+    /// does not speak HTTP/2 fails the request: [`ClientError::Connection`] (it answers the connection
+    /// preface with HTTP/1.1, which is no HTTP/2 frame, or closes the connection; the message says that the
+    /// server may not speak HTTP/2), also over `https://` from a server that picks no ALPN protocol and goes
+    /// on; [`ClientError::Tls`] from one that ends the handshake for want of a common protocol.
     PriorKnowledge,
 }
 
