@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import httpx2
 
 from .. import sdk
+
+#: httpx speaks HTTP/2 with the h2 package only (python/requirements-peers.txt)
+HTTP2 = importlib.util.find_spec("h2") is not None
 
 
 def _options(opts: sdk.Options) -> dict[str, Any]:
@@ -68,7 +72,7 @@ SYNC = sdk.SyncClient(
     upload,
     httpx2.Client.close,
     version=httpx2.__version__,
-    http2=True,
+    http2=HTTP2,
     protocol=protocol,
 )
 ASYNC = sdk.AsyncClient(
@@ -78,6 +82,6 @@ ASYNC = sdk.AsyncClient(
     upload_async,
     httpx2.AsyncClient.aclose,
     version=httpx2.__version__,
-    http2=True,
+    http2=HTTP2,
     protocol=protocol_async,
 )

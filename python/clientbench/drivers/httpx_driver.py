@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import httpx
 
 from .. import sdk
+
+#: httpx speaks HTTP/2 with the h2 package only (python/requirements-peers.txt)
+HTTP2 = importlib.util.find_spec("h2") is not None
 
 
 def _options(opts: sdk.Options) -> dict[str, Any]:
@@ -61,7 +65,7 @@ async def protocol_async(client: httpx.AsyncClient, url: str) -> str:
 
 
 SYNC = sdk.SyncClient(
-    "httpx", make_client, request, upload, httpx.Client.close, version=httpx.__version__, http2=True, protocol=protocol
+    "httpx", make_client, request, upload, httpx.Client.close, version=httpx.__version__, http2=HTTP2, protocol=protocol
 )
 ASYNC = sdk.AsyncClient(
     "httpx",
@@ -70,6 +74,6 @@ ASYNC = sdk.AsyncClient(
     upload_async,
     httpx.AsyncClient.aclose,
     version=httpx.__version__,
-    http2=True,
+    http2=HTTP2,
     protocol=protocol_async,
 )
