@@ -44,7 +44,7 @@ def upload(client: httpx2.Client, url: str, method: str, body: bytes) -> tuple[i
 
 
 def protocol(client: httpx2.Client, url: str) -> str:
-    return client.get(url).http_version
+    return str(client.get(url).http_version)  # str also where httpx is not installed (make lint: Any)
 
 
 async def make_async_client(opts: sdk.Options) -> httpx2.AsyncClient:
@@ -62,7 +62,7 @@ async def upload_async(client: httpx2.AsyncClient, url: str, method: str, body: 
 
 
 async def protocol_async(client: httpx2.AsyncClient, url: str) -> str:
-    return (await client.get(url)).http_version
+    return str((await client.get(url)).http_version)
 
 
 SYNC = sdk.SyncClient(

@@ -43,7 +43,7 @@ def upload(client: httpx.Client, url: str, method: str, body: bytes) -> tuple[in
 
 
 def protocol(client: httpx.Client, url: str) -> str:
-    return client.get(url).http_version
+    return str(client.get(url).http_version)  # str also where httpx is not installed (make lint: Any)
 
 
 async def make_async_client(opts: sdk.Options) -> httpx.AsyncClient:
@@ -61,7 +61,7 @@ async def upload_async(client: httpx.AsyncClient, url: str, method: str, body: b
 
 
 async def protocol_async(client: httpx.AsyncClient, url: str) -> str:
-    return (await client.get(url)).http_version
+    return str((await client.get(url)).http_version)
 
 
 SYNC = sdk.SyncClient(
