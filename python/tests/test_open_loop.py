@@ -78,7 +78,8 @@ def test_a_document_whose_figures_cannot_be_computed_fails_its_run_not_the_runne
     from support import REPO
 
     spec = fake_driver.code_spec("huge", code, str(REPO / "python" / "tests"))
-    run = run_driver(spec, "http://127.0.0.1:1/", Workload(workers=2, requests=1), row_timeout_s=30)
+    asked = Workload(workers=2, warmup=0, rate=4000.0, duration_s=0.001, repeat=1)  # the document's workload
+    run = run_driver(spec, "http://127.0.0.1:1/", asked, row_timeout_s=30)
     assert run.status is RunStatus.FAILED and run.stats is None and run.raw is None
     assert (
         run.reason
