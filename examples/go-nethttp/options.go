@@ -192,7 +192,7 @@ func (o *Options) finish(given map[string]bool) error {
 	case o.Rate > 0 && o.Rate/float64(o.Workers) > maxRatePerWorker:
 		return usagef("--rate %g over %d workers is %g requests/s per worker: finer than 1 µs (at most %d)",
 			o.Rate, o.Workers, o.Rate/float64(o.Workers), maxRatePerWorker)
-	case given["body-size"] && o.Method == "GET":
+	case o.BodySize > 0 && o.Method == "GET":
 		return usagef("--body-size goes with --method POST or PUT")
 	case given["ca-file"] && o.Insecure:
 		return usagef("--ca-file and --insecure exclude each other")

@@ -100,7 +100,7 @@ export function parseOptions(argv) {
         `finer than 1 µs (at most ${MAX_RATE_PER_WORKER})`,
     );
   }
-  if (o.method === 'GET' && o.bodySize !== null) throw new UsageError('--body-size goes with --method POST or PUT');
+  if (o.method === 'GET' && o.bodySize > 0) throw new UsageError('--body-size goes with --method POST or PUT');
   if (o.caFile !== null && o.insecure) throw new UsageError('--ca-file and --insecure exclude each other');
   if (o.connection === 'new' && o.clientScope === 'shared') {
     throw new UsageError('--connection new goes with --client-scope per-worker (a shared client is made once)');

@@ -111,7 +111,7 @@ def finish(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         )
     if args.connection == "new" and args.client_scope == "shared":
         p.error("--connection new does not go with --client-scope shared (a shared client is made once)")
-    if args.method == "GET" and args.body_size is not None:
+    if args.method == "GET" and args.body_size:  # 0 is no body: accepted, as by every harness
         p.error("--body-size goes with --method POST or PUT")
     args.body_size = args.body_size or 0
     args.body = args.expected = None
