@@ -67,6 +67,9 @@ def _options(binding: str, opts: sdk.Options, can: dict[str, bool]) -> dict[str,
         options["max_connections"] = opts.workers
     if sdk.http2(opts):
         options["http2"] = "alpn" if opts.url.startswith("https:") else "prior_knowledge"
+        # the protocol probe goes through request(), whose decoding client keeps a pool of its own; without
+        # decoding it shares fetch_len's, so the row's one HTTP/2 connection carries the probe too
+        options["decompress"] = False
     return options
 
 
@@ -92,8 +95,7 @@ def sync_plugin(binding: str, gil: str) -> sdk.SyncClient[Any]:
         return mod.Client(**options)
 
     def protocol(client: Any, url: str) -> str | None:
-        # fetch_len/fetch do not say the version: the application API does, on a pool of its own (with --http 2
-        # the server counts one connection more for this row)
+        # fetch_len/fetch do not say the version: the application API does (on fetch_len's pool: _options)
         return _version(client.request("GET", url), flags[0])
 
     def held(client: Any, url: str) -> tuple[int, int]:
