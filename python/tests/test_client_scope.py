@@ -235,12 +235,13 @@ def test_http2_for_a_client_without_it_is_unsupported_not_failed(tmp_path):
 
 def test_http2_over_tls_one_connection(tmp_path):
     shared = tmp_path / "shared"
-    code = cli.main(["run", "--tls", "-c", "py-httpx2-sync,py-httpx2-async,py-pycurl", "--http", "2",
+    h2_rows = ("py-httpx2-sync", "py-httpx2-async", "py-reqwest-released", "py-reqwest-async", "rust-reqwest")
+    code = cli.main(["run", "--tls", "-c", ",".join((*h2_rows, "py-pycurl")), "--http", "2",
                      "--client-scope", "shared", "-w", "4", "-n", "10", "-r", "1", "--warmup", "1",
                      "--out", str(shared)])  # fmt: skip
     assert code == 0
     rows = _rows(_results(shared))
-    for name in ("py-httpx2-sync", "py-httpx2-async"):  # W streams over one connection
+    for name in h2_rows:  # W streams over one connection
         (run,) = rows[name]["runs"]
         assert rows[name]["client"]["protocol"] == "HTTP/2" and run["stats"]["errors"] == 0
         assert run["server_counts"]["connections"] == run["server_counts"]["h2_connections"] == 1
