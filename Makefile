@@ -123,12 +123,14 @@ system-deps:  ## Boost headers, OpenSSL, CMake, ninja, GoogleTest, clang-format 
 	fi
 
 # What the tests run against and with that nobody here wrote: Debian's nginx and curl (servers and a client to
-# compare with), Chromium (the HTML report in a real browser), valgrind and strace (`clientbench cost`). Only the
+# compare with), Chromium (the HTML report in a real browser), valgrind and strace (`clientbench cost`),
+# qemu-user-static (the aarch64 wheels' test runs an arm64 CPython under qemu-aarch64-static). Only the
 # tests start nginx, each with its own configuration: the package's own service is never started (policy-rc.d
 # answers 101 while apt installs it, when the machine has no policy of its own).
-TEST_PACKAGES := nginx:nginx-light curl:curl openssl:openssl chromium:chromium valgrind:valgrind strace:strace
+TEST_PACKAGES := nginx:nginx-light curl:curl openssl:openssl chromium:chromium valgrind:valgrind strace:strace \
+                 qemu-aarch64-static:qemu-user-static
 
-test-deps:  ## nginx-light, curl, openssl, chromium, valgrind, strace from apt when missing; no service left running
+test-deps:  ## nginx-light, curl, openssl, chromium, valgrind, strace, qemu-user-static from apt when missing; no service left running
 	@missing=""; \
 	for pair in $(TEST_PACKAGES); do \
 	  command -v $${pair%%:*} >/dev/null || [ -x /usr/sbin/$${pair%%:*} ] || missing="$$missing $${pair#*:}"; \
@@ -205,14 +207,18 @@ $(NODE_EXAMPLE): examples/node-fetch/package.json examples/node-fetch/package-lo
 	@command -v npm >/dev/null || { echo "make examples: Node.js (node, npm) is not on PATH"; exit 1; }
 	$(STEP) node-fetch bash -c 'cd examples/node-fetch && npm ci --no-audit --no-fund'
 
-# manylinux wheels of both bindings (CPython 3.11; and 3.13t when `make freethreaded` built it) and both sdists:
-# scripts/build-{beast,reqwest}-wheel.sh (zig toolchain for glibc 2.28; the tools and the static OpenSSL are
-# cached in $(CACHE)) and scripts/build-sdists.sh; bindings/tests/test_wheels.py checks them
-WHEEL_SCRIPTS := scripts/build-beast-wheel.sh scripts/build-reqwest-wheel.sh scripts/build-sdists.sh scripts/wheel-tools.sh
+# manylinux wheels of both bindings, x86-64 (CPython 3.11; and 3.13t when `make freethreaded` built it) and aarch64
+# (cross-built: beast for CPython 3.11, reqwest abi3), and both sdists: scripts/build-{beast,reqwest}-wheel.sh (zig
+# toolchain for glibc 2.28; the tools, each architecture's static OpenSSL and the arm64 .debs of
+# scripts/arm64-sysroot.sh are cached in $(CACHE)) and scripts/build-sdists.sh; bindings/tests/test_wheels.py checks
+# them, test_wheels_aarch64.py under qemu-user
+WHEEL_SCRIPTS := scripts/build-beast-wheel.sh scripts/build-reqwest-wheel.sh scripts/build-sdists.sh scripts/wheel-tools.sh \
+                 scripts/arm64-sysroot.sh
 FT_PYTHON   := build/cpython/venv-3.13t/bin/python
 
-wheels: $(STAMPS)/wheels  ## manylinux wheels (beast per CPython, reqwest abi3; + 3.13t) and sdists in dist/ (again when dist/ lost them)
-	@ls dist/beast_client-*manylinux*.whl dist/reqwest_client-*-abi3-manylinux*.whl \
+wheels: $(STAMPS)/wheels  ## manylinux wheels, x86-64 and aarch64 (beast per CPython, reqwest abi3; + 3.13t on x86-64) and sdists in dist/ (again when dist/ lost them)
+	@ls dist/beast_client-*manylinux*_x86_64.whl dist/reqwest_client-*-abi3-manylinux*_x86_64.whl \
+	    dist/beast_client-*manylinux*_aarch64.whl dist/reqwest_client-*-abi3-manylinux*_aarch64.whl \
 	    dist/beast_client-*.tar.gz dist/reqwest_client-*.tar.gz >/dev/null 2>&1 \
 	  && { [ ! -x $(FT_PYTHON) ] || ls dist/beast_client-*-cp313t-*.whl dist/reqwest_client-*-cp313t-*.whl >/dev/null 2>&1; } || \
 	  { rm -f $(STAMPS)/wheels && $(MAKE) --no-print-directory $(STAMPS)/wheels; }
