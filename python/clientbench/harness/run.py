@@ -107,6 +107,17 @@ def _shared(args: argparse.Namespace) -> bool:
     return getattr(args, "client_scope", "per-worker") == "shared"
 
 
+def _first_contact(call: Callable[[], object]) -> None:
+    """One untimed request of a shared client before its workers warm it up all at once: a library learns
+    whether an origin speaks HTTP/2 from its first connection (ALPN), and W requests sent together to an origin
+    it has not met yet would each open one; after this one, an HTTP/2 client multiplexes them over its
+    connection, as an application's client does once it has served a request."""
+    try:
+        call()
+    except Exception:  # a warm-up request: its failure is not measured
+        pass
+
+
 def _duration_ns(args: argparse.Namespace) -> int | None:
     return None if args.duration is None else round(args.duration * NS)
 
@@ -176,7 +187,9 @@ class SyncDriver(Generic[C]):
         the_client: C | None = None
         if shared:  # made once, before the workers; each worker warms it up as usual
             try:
-                the_client = self.make_client(args)
+                made_shared = the_client = self.make_client(args)
+                if args.warmup:
+                    _first_contact(lambda: request(made_shared, args.url))
             except Exception as exc:
                 setup_errors.append(exc)
 
@@ -328,6 +341,11 @@ class AsyncDriver(Generic[C]):
             await open_loop_async(w, lambda: send(index), _schedule(args, index), t0, args.requests, duration_ns)
 
         try:
+            if _shared(args) and args.warmup and clients[0] is not None:
+                try:  # see _first_contact
+                    await request(clients[0], args.url)
+                except Exception:
+                    pass
             await asyncio.gather(*(warm(c) for c in clients))
             t0, cpu0 = time.perf_counter_ns(), time.process_time_ns()
             if is_open:
