@@ -50,6 +50,7 @@ pub mod options;
 pub mod record;
 pub mod run;
 pub mod schedule;
+mod timer;
 
 use std::future::Future;
 

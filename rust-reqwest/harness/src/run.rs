@@ -69,7 +69,7 @@ impl Clock for TaskClock {
 
     async fn sleep_until(&self, at: u64) {
         if at > self.now() {
-            tokio::time::sleep_until((self.0 + Duration::from_nanos(at)).into()).await;
+            crate::timer::sleep_until(self.0 + Duration::from_nanos(at)).await;
         }
     }
 }
@@ -269,9 +269,10 @@ pub fn run_threads<D: Driver>(driver: D, plan: &Plan, co: &ClientOptions) -> Res
     let mut handles = Vec::with_capacity(plan.workers as usize);
     for w in 0..plan.workers {
         let (d, p, c, g, s) = (driver.clone(), plan_.clone(), co.clone(), gate.clone(), shared.clone());
-        let spawned = std::thread::Builder::new()
-            .name(format!("worker-{w}"))
-            .spawn(move || block_on(worker(&*d, &p, &c, &*g, w, s.as_deref())));
+        let spawned = std::thread::Builder::new().name(format!("worker-{w}")).spawn(move || {
+            crate::timer::precise_sleeps(); // the open loop's waits: std::thread::sleep on time
+            block_on(worker(&*d, &p, &c, &*g, w, s.as_deref()))
+        });
         match spawned {
             Ok(h) => handles.push(h),
             Err(e) => {
