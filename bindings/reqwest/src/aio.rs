@@ -329,7 +329,7 @@ impl RawAsyncClient {
         decompress: bool,
         user_agent: Option<String>,
         cookies: bool,
-        max_body_size: Option<i64>,
+        max_body_size: Option<&Bound<'_, PyAny>>,
         max_connections: Option<&Bound<'_, PyAny>>,
         trust_env: bool,
         proxy: Option<String>,

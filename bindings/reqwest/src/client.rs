@@ -150,7 +150,7 @@ impl Client {
         decompress: bool,
         user_agent: Option<String>,
         cookies: bool,
-        max_body_size: Option<i64>,
+        max_body_size: Option<&Bound<'_, PyAny>>,
         max_connections: Option<&Bound<'_, PyAny>>,
         trust_env: bool,
         proxy: Option<String>,

@@ -52,7 +52,7 @@ pub(crate) struct ClientArgs<'a, 'py> {
     pub decompress: bool,
     pub user_agent: Option<String>,
     pub cookies: bool,
-    pub max_body_size: Option<i64>,
+    pub max_body_size: Option<&'a Bound<'py, PyAny>>,
     pub max_connections: Option<&'a Bound<'py, PyAny>>,
     pub trust_env: bool,
     pub proxy: Option<String>,
@@ -93,13 +93,7 @@ impl ClientArgs<'_, '_> {
             (None, true) => ProxyConfig::Env,
             (None, false) => ProxyConfig::None,
         };
-        let max_body_size = match self.max_body_size {
-            None => None,
-            Some(n) => Some(
-                u64::try_from(n)
-                    .map_err(|_| PyValueError::new_err(format!("max_body_size must be >= 0 or None, got {n}")))?,
-            ),
-        };
+        let max_body_size = max_body_size(self.max_body_size)?;
         let options = ClientOptions {
             timeout: total,
             connect_timeout: seconds("connect_timeout", self.connect_timeout)?,
@@ -127,6 +121,19 @@ impl ClientArgs<'_, '_> {
 
 fn type_name(v: &Bound<'_, PyAny>) -> String {
     v.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+}
+
+/// `max_body_size=`: `None` (no bound) or an `int` >= 0 (a `bool` is no size: `TypeError`); one past what a
+/// `u64` holds bounds nothing either, as the Beast binding reads it.
+fn max_body_size(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    let Some(v) = value.filter(|v| !v.is_none()) else { return Ok(None) };
+    if v.is_instance_of::<PyBool>() || !v.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(format!("max_body_size must be an int or None, not {}", type_name(v))));
+    }
+    if v.lt(0)? {
+        return Err(PyValueError::new_err(format!("max_body_size must be >= 0 or None, got {v}")));
+    }
+    Ok(Some(v.extract::<u64>().unwrap_or(u64::MAX)))
 }
 
 /// `max_connections=`: `None` (no bound) or an `int` >= 1 (a `bool` is no count: `TypeError`).
