@@ -66,12 +66,13 @@ fn shared_client_multiplexes_one_h2_connection_over_tls() {
 }
 
 /// A shared HTTP/1.1 client opens a connection whenever a request finds none idle in the pool: with W
-/// requests in flight, up to W, plus up to W more, because hyper hands a connection back to the pool from
-/// a task that runs after the response, and a worker that asks again before that finds none idle (at most
-/// one such per worker, so at most 2W in all; one that a request gave up for an idle one carries
-/// nothing). Tasks on the multi-thread runtime usually find theirs back (W here); threads sharing a
-/// `BlockingClient` usually do not, as only the thread driving its runtime runs that task (about 2W - 1
-/// here). Per worker it is exactly W, over HTTP/1.1 and (one HTTP/2 connection per client) over HTTP/2.
+/// requests in flight, up to W, and more, because hyper hands a connection back to the pool from a task
+/// that runs after the response, and a worker that asks again before that finds none idle (one that a
+/// request gave up for an idle one carries nothing). Tasks on the multi-thread runtime usually find theirs
+/// back (W here); threads sharing a `BlockingClient` usually do not, as only the thread driving its runtime
+/// runs that task (about 2W here, 2W + 1 on a loaded machine): the test asserts keep-alive (a connection
+/// carries several requests), not a count that depends on timing. Per worker it is exactly W, over HTTP/1.1
+/// and (one HTTP/2 connection per client) over HTTP/2.
 #[test]
 fn connections_by_scope_and_protocol() {
     for mode in ["async", "sync"] {
@@ -83,7 +84,7 @@ fn connections_by_scope_and_protocol() {
             (Some("HTTP/1.1"), Some("1.1"))
         );
         let s = server.snapshot();
-        assert!((1..=2 * W).contains(&s.connections) && s.h2_connections == 0, "{mode}: {s:?}");
+        assert!(s.connections >= 1 && 4 * s.connections <= s.requests && s.h2_connections == 0, "{mode}: {s:?}");
         // a connection hyper opened for a request that then got an idle one sends nothing: counted, not sniffed
         assert!((1..=s.connections).contains(&s.http1_connections), "{mode}: {s:?}");
         assert_eq!(s.requests, W * (N + WARMUP), "{mode}: {s:?}");
