@@ -45,7 +45,7 @@ REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '
                rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.toml Cargo.lock
 
 .PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps test-deps venv peers rust cpp \
-        bindings wheels toxiproxy oha examples freethreaded compiler-cache stop-compiler-cache clean clean-cache
+        bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha examples freethreaded compiler-cache stop-compiler-cache clean clean-cache
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -76,14 +76,12 @@ sanitize: system-deps compiler-cache  ## cpp-beast under ASan + UBSan (+ LSan): 
 	$(CARGO) build --release -p clientbench-server
 	scripts/sanitize.sh
 
-test: build bindings peers freethreaded wheels toxiproxy examples test-deps  ## set up everything and run every test (cargo, ctest, pytest)
-	$(STEP) cargo-test $(CARGO) test --release --workspace
-	$(STEP) ctest-build $(CMAKE) --build $(CPP_BUILD)
-	$(STEP) ctest ctest --test-dir $(CPP_BUILD) --output-on-failure
-	$(STEP) go-test bash -c 'cd examples/go-nethttp && go vet ./... && go test ./...'
-	$(STEP) node-test bash -c 'cd examples/node-fetch && node --test'
-	$(STEP) pytest-bindings $(VPY) -m pytest -q -rs bindings
-	$(STEP) pytest-runner $(VPY) -m pytest -q -rs python/tests
+# The test suites mostly wait on sockets and timeouts: pytest runs each on PYTEST_WORKERS processes
+# (pytest-xdist), and the aarch64 wheels build meanwhile; scripts/run-tests.sh lists what runs, in order.
+PYTEST_WORKERS ?= 4
+
+test: build bindings peers freethreaded wheels-x86_64 sdists toxiproxy examples test-deps  ## set up everything and run every test (cargo, ctest, go, node, pytest)
+	MAKE="$(MAKE)" PYTEST_WORKERS=$(PYTEST_WORKERS) CPP_BUILD=$(CPP_BUILD) scripts/run-tests.sh
 
 # what `make lint` checks: every Python file of ours, and the C++ of the client and its binding
 PY_LINT     := python bindings conftest.py
@@ -211,23 +209,35 @@ $(NODE_EXAMPLE): examples/node-fetch/package.json examples/node-fetch/package-lo
 # (cross-built: beast for CPython 3.11, reqwest abi3), and both sdists: scripts/build-{beast,reqwest}-wheel.sh (zig
 # toolchain for glibc 2.28; the tools, each architecture's static OpenSSL and the arm64 .debs of
 # scripts/arm64-sysroot.sh are cached in $(CACHE)) and scripts/build-sdists.sh; bindings/tests/test_wheels.py checks
-# them, test_wheels_aarch64.py under qemu-user
+# them, test_wheels_aarch64.py under qemu-user. One stamp per architecture: `make test` builds the aarch64 wheels
+# while the suites run (scripts/run-tests.sh). Each is built again when dist/ lost its files.
 WHEEL_SCRIPTS := scripts/build-beast-wheel.sh scripts/build-reqwest-wheel.sh scripts/build-sdists.sh scripts/wheel-tools.sh \
                  scripts/arm64-sysroot.sh
+WHEEL_DEPS  := $(VENV)/.installed $(BEAST_SRC) $(REQWEST_SRC) $(WHEEL_SCRIPTS)
 FT_PYTHON   := build/cpython/venv-3.13t/bin/python
 
-wheels: $(STAMPS)/wheels  ## manylinux wheels, x86-64 and aarch64 (beast per CPython, reqwest abi3; + 3.13t on x86-64) and sdists in dist/ (again when dist/ lost them)
-	@ls dist/beast_client-*manylinux*_x86_64.whl dist/reqwest_client-*-abi3-manylinux*_x86_64.whl \
-	    dist/beast_client-*manylinux*_aarch64.whl dist/reqwest_client-*-abi3-manylinux*_aarch64.whl \
-	    dist/beast_client-*.tar.gz dist/reqwest_client-*.tar.gz >/dev/null 2>&1 \
-	  && { [ ! -x $(FT_PYTHON) ] || ls dist/beast_client-*-cp313t-*.whl dist/reqwest_client-*-cp313t-*.whl >/dev/null 2>&1; } || \
-	  { rm -f $(STAMPS)/wheels && $(MAKE) --no-print-directory $(STAMPS)/wheels; }
+wheels: wheels-x86_64 wheels-aarch64 sdists  ## manylinux wheels, x86-64 and aarch64 (beast per CPython, reqwest abi3; + 3.13t on x86-64) and sdists in dist/
 
-$(STAMPS)/wheels: $(VENV)/.installed $(BEAST_SRC) $(REQWEST_SRC) $(WHEEL_SCRIPTS) | system-deps compiler-cache
-	$(STEP) beast-wheels scripts/build-beast-wheel.sh
-	$(STEP) reqwest-wheels scripts/build-reqwest-wheel.sh
+wheels-x86_64: $(STAMPS)/wheels-x86_64  ## the x86-64 wheels: beast for CPython 3.11 (and 3.13t), reqwest abi3 (and 3.13t)
+	@ls dist/beast_client-*manylinux*_x86_64.whl dist/reqwest_client-*-abi3-manylinux*_x86_64.whl >/dev/null 2>&1 \
+	  && { [ ! -x $(FT_PYTHON) ] || ls dist/beast_client-*-cp313t-*.whl dist/reqwest_client-*-cp313t-*.whl >/dev/null 2>&1; } || \
+	  { rm -f $(STAMPS)/wheels-x86_64 && $(MAKE) --no-print-directory $(STAMPS)/wheels-x86_64; }
+
+wheels-aarch64: $(STAMPS)/wheels-aarch64  ## the aarch64 wheels (cross-built): beast for CPython 3.11, reqwest abi3
+	@ls dist/beast_client-*manylinux*_aarch64.whl dist/reqwest_client-*-abi3-manylinux*_aarch64.whl >/dev/null 2>&1 || \
+	  { rm -f $(STAMPS)/wheels-aarch64 && $(MAKE) --no-print-directory $(STAMPS)/wheels-aarch64; }
+
+sdists: $(STAMPS)/sdists  ## the sdists of both bindings in dist/
+	@ls dist/beast_client-*.tar.gz dist/reqwest_client-*.tar.gz >/dev/null 2>&1 || \
+	  { rm -f $(STAMPS)/sdists && $(MAKE) --no-print-directory $(STAMPS)/sdists; }
+
+$(STAMPS)/wheels-%: $(WHEEL_DEPS) | system-deps compiler-cache
+	$(STEP) beast-wheels-$* env WHEEL_ARCHS=$* scripts/build-beast-wheel.sh
+	$(STEP) reqwest-wheels-$* env WHEEL_ARCHS=$* scripts/build-reqwest-wheel.sh
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/sdists: $(WHEEL_DEPS)
 	$(STEP) sdists scripts/build-sdists.sh
-	@ls -1 dist/beast_client-* dist/reqwest_client-*
 	@mkdir -p $(STAMPS) && touch $@
 
 # toxiproxy (network emulation in user space: the kernel here has no netem), pinned; its version is the one
