@@ -236,7 +236,18 @@ def test_http2_for_a_client_without_it_is_unsupported_not_failed(tmp_path):
 
 def test_http2_over_tls_one_connection(tmp_path):
     shared = tmp_path / "shared"
-    h2_rows = ("py-httpx2-sync", "py-httpx2-async", "py-reqwest-released", "py-reqwest-async", "rust-reqwest")
+    h2_rows = (
+        "py-httpx2-sync",
+        "py-httpx2-async",
+        "py-reqwest-released",
+        "py-reqwest-async",
+        "rust-reqwest",
+        "py-niquests-sync",
+        "py-niquests-async",
+        "py-pyreqwest-sync",
+        "py-wreq-async",
+        "py-curl_cffi-async",
+    )
     code = cli.main(["run", "--tls", "-c", ",".join((*h2_rows, "py-pycurl")), "--http", "2",
                      "--client-scope", "shared", "-w", "4", "-n", "10", "-r", "1", "--warmup", "1",
                      "--out", str(shared)])  # fmt: skip

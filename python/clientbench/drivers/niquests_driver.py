@@ -11,11 +11,13 @@ from .. import sdk
 
 
 def _options(opts: sdk.Options) -> dict[str, Any]:
-    """One connection per worker's session (W for the shared one); retries=0 (niquests' default): every failure
-    is the request's own. niquests offers h2 over TLS by default: the version asked for, exactly (HTTP/2:
-    ALPN over https, prior knowledge over http), never HTTP/3."""
-    n = sdk.pool_size(opts)
+    """One connection per worker's session (W for the shared one over HTTP/1.1); retries=0 (niquests' default):
+    every failure is the request's own. niquests offers h2 over TLS by default: the version asked for, exactly
+    (HTTP/2: ALPN over https, prior knowledge over http), never HTTP/3. Over HTTP/2 the pool holds one
+    connection, whose streams the threads or tasks of a shared session multiplex: a larger pool would open a
+    connection per concurrent request instead."""
     h2 = sdk.http2(opts)
+    n = 1 if h2 else sdk.pool_size(opts)
     versions = {"disable_http2": not h2, "disable_http1": h2 and opts.url.startswith("http:"), "disable_http3": True}
     return {"pool_connections": 1, "pool_maxsize": n, "retries": 0, "timeout": opts.timeout, **versions}
 
