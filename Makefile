@@ -180,8 +180,10 @@ cpp: system-deps compiler-cache  ## CMake release build of the Beast client, dri
 
 bindings: $(STAMPS)/beast-client $(STAMPS)/reqwest-client  ## pip install both bindings into .venv (PEP 517)
 
+# The beast binding builds with the venv's own pinned scikit-build-core and pybind11 (no isolated build env, whose
+# temporary include paths the compiler cache could never hit) in a build folder kept between builds.
 $(STAMPS)/beast-client: $(VENV)/.installed $(BEAST_SRC) | system-deps compiler-cache
-	$(STEP) beast-binding $(VPY) -m pip install -q ./bindings/beast
+	$(STEP) beast-binding $(VPY) -m pip install -q --no-build-isolation -C build-dir=build/beast-binding ./bindings/beast
 	@mkdir -p $(STAMPS) && touch $@
 
 $(STAMPS)/reqwest-client: $(VENV)/.installed $(REQWEST_SRC) | compiler-cache

@@ -45,9 +45,12 @@ for kind in gil ft; do
     echo "freethreaded: $label: the Python clients" >&2
     "$venv/bin/python" -m pip install -q --upgrade pip
     "$venv/bin/python" -m pip install -q --no-binary aiohttp,yarl,propcache -r python/requirements-ft.txt
+    # beast: with the venv's pinned scikit-build-core and pybind11 in a build folder of its own, as `make bindings`
     for binding in beast reqwest; do
         echo "freethreaded: $label: the $binding binding" >&2
-        "$venv/bin/python" -m pip install -q "./bindings/$binding" \
+        flags=()
+        [ "$binding" = reqwest ] || flags=(--no-build-isolation -C "build-dir=$BUILD/beast-build-$label")
+        "$venv/bin/python" -m pip install -q "${flags[@]}" "./bindings/$binding" \
             || echo "freethreaded: $label: the $binding binding did not build; its rows will fail with the reason" >&2
     done
     interps=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); d[sys.argv[2]]=sys.argv[3]; print(json.dumps(d))" \
