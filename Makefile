@@ -183,7 +183,7 @@ bindings: $(STAMPS)/beast-client $(STAMPS)/reqwest-client  ## pip install both b
 # The beast binding builds with the venv's own pinned scikit-build-core and pybind11 (no isolated build env, whose
 # temporary include paths the compiler cache could never hit) in a build folder kept between builds.
 $(STAMPS)/beast-client: $(VENV)/.installed $(BEAST_SRC) | system-deps compiler-cache
-	$(STEP) beast-binding $(VPY) -m pip install -q --no-build-isolation -C build-dir=build/beast-binding ./bindings/beast
+	$(STEP) beast-binding $(VPY) -m pip install -q --no-build-isolation -C build-dir=$(CURDIR)/build/beast-binding ./bindings/beast
 	@mkdir -p $(STAMPS) && touch $@
 
 $(STAMPS)/reqwest-client: $(VENV)/.installed $(REQWEST_SRC) | compiler-cache

@@ -49,7 +49,7 @@ for kind in gil ft; do
     for binding in beast reqwest; do
         echo "freethreaded: $label: the $binding binding" >&2
         flags=()
-        [ "$binding" = reqwest ] || flags=(--no-build-isolation -C "build-dir=$BUILD/beast-build-$label")
+        [ "$binding" = reqwest ] || flags=(--no-build-isolation -C "build-dir=$PWD/$BUILD/beast-build-$label")
         "$venv/bin/python" -m pip install -q "${flags[@]}" "./bindings/$binding" \
             || echo "freethreaded: $label: the $binding binding did not build; its rows will fail with the reason" >&2
     done
