@@ -357,9 +357,10 @@ def build_parser() -> Parser:
     gil.add_argument(
         "--shared-client",
         dest="shared_phase",
-        action="store_true",
-        help="add the shared-client phase: the bindings' held and released rows with one client for all W "
-        "threads, over an HTTP/1.1 pool and (the reqwest binding) over HTTP/2",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the shared-client phase: the bindings' held and released rows with one client for all W threads, "
+        "over an HTTP/1.1 pool and (the reqwest binding) over HTTP/2 (default: on; --no-shared-client skips it)",
     )
     gil.add_argument(
         "--rtt",

@@ -322,6 +322,13 @@ def test_gil_report_end_to_end(tmp_path):
     assert (run_dir / "open-loop" / "sweep.md").is_file()
     validate_results(json.loads((run_dir / "serial" / "results.json").read_text()))
     assert (run_dir / "plots" / "timeline.png").stat().st_size > 10_000
+    # the shared-client phase (on by default): both bindings over one HTTP/1.1 pool, the reqwest binding over h2
+    assert "## One client shared by the threads (generated from the figures below)" in report
+    for phase, rows in (("shared", 4), ("shared-h2", 2)):
+        doc = json.loads((run_dir / phase / "results.json").read_text())
+        validate_results(doc)
+        assert doc["workload"]["client_scope"] == "shared" and len(doc["rows"]) == rows, phase
+        assert all(r["status"] == "ok" and r["runs"][0]["stats"]["errors"] == 0 for r in doc["rows"]), phase
 
 
 def test_an_open_loop_run_and_a_rate_sweep_through_the_command_line(tmp_path, monkeypatch):

@@ -73,7 +73,7 @@ def gil_report(
     open_loop_s: float = 2.0,
     rates: str | None = None,
     slo_ms: float = 10.0,
-    shared_phase: bool = False,
+    shared_phase: bool = True,
 ) -> int:
     """rtt_ms > 0 adds the W-worker phase once more through toxiproxy at that round trip (not when the whole
     report already runs through --network). open_loop_s > 0 adds the open-loop phase: both bindings, GIL
