@@ -301,6 +301,7 @@ def test_sweep_end_to_end(tmp_path):
     assert (run_dir / "plots" / "sweep-payload.png").stat().st_size > 10_000
 
 
+@pytest.mark.timeout(600)  # every phase, 14 rows with the free-threaded ones: over 120 s on a loaded machine
 def test_gil_report_end_to_end(tmp_path):
     code = cli.main(["gil", "-w", "3", "-n", "20", "-r", "1", "--warmup", "1", "--rates", "100,200",
                      "--open-loop-duration", "0.5", "--out", str(tmp_path)])  # fmt: skip
