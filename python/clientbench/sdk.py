@@ -116,7 +116,7 @@ class SyncClient(_Labels, Generic[C]):
     process without the interpreter's teardown, for a library whose runtime crashes there).
 
     What the client can do (a mode it cannot do exits 3, `unsupported: ...`): `shareable` (default True: one
-    client may serve all W workers at once, `--client-scope shared`; `make_client` sizes its pool with
+    client may serve all W workers at once from one pool, `--client-scope shared`; `make_client` sizes its pool with
     `pool_size(opts)`), `http2` (default False: the client speaks HTTP/2 when `http2(opts)`, and HTTP/1.1 only
     otherwise, also where its library would offer h2 by itself), and `protocol(client, url)`, one GET that
     returns its response's HTTP version (with --http 2, the document's `client.protocol`; the row says HTTP/1.1
@@ -195,7 +195,7 @@ def parser(plugin: Plugin, description: str = "") -> argparse.ArgumentParser:
 def refuse(plugin: Plugin, args: Options) -> None:
     """Exit 3 (`unsupported: ...`) for a mode the plugin says it cannot do, rather than run it another way."""
     if args.client_scope == "shared" and not plugin.shareable:
-        unsupported(f"--client-scope shared ({plugin.library}'s client cannot serve several workers at once)")
+        unsupported(f"--client-scope shared ({plugin.library}'s client cannot give several workers one pool)")
     if args.http == "2" and not plugin.http2:
         unsupported(f"HTTP/2 ({plugin.library} speaks HTTP/1.1 only)")
 

@@ -71,8 +71,11 @@ async def close_async(session: cr.AsyncSession[cr.Response]) -> None:
     await session.close()
 
 
-# shared: a Session gives every thread a curl handle (and connection) of its own
-SYNC = sdk.SyncClient("curl_cffi", make_client, request, upload, cr.Session.close, http2=True, protocol=protocol)
+# not shareable: a Session gives every thread a curl handle, and so a connection, of its own (curl_cffi has no curl
+# share handle), which would be W per-worker clients under a shared name; the AsyncSession multiplexes its tasks
+SYNC = sdk.SyncClient(
+    "curl_cffi", make_client, request, upload, cr.Session.close, shareable=False, http2=True, protocol=protocol
+)
 ASYNC = sdk.AsyncClient(
     "curl_cffi", make_async_client, request_async, upload_async, close_async, http2=True, protocol=protocol_async
 )
