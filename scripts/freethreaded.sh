@@ -36,8 +36,10 @@ if ! dpkg-query -W -f='${Status}' libcurl4-openssl-dev 2>/dev/null | grep -q 'ok
 fi
 
 json() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$line" "$1"; }
-interps="{}"
-for kind in gil ft; do
+# KIND (gil or ft): the venv of that interpreter, with the Python clients and both bindings; writes
+# "LABEL PYTHON" to $BUILD/.venv-KIND
+setup_venv() {
+    local kind=$1 py label venv binding
     py=$(json "$kind")
     label=$("$py" -c "import sys, sysconfig; v = sys.version_info; print(f'{v[0]}.{v[1]}' + ('t' if sysconfig.get_config_var('Py_GIL_DISABLED') else ''))")
     venv="$BUILD/venv-$label"
@@ -48,13 +50,28 @@ for kind in gil ft; do
     # beast: with the venv's pinned scikit-build-core and pybind11 in a build folder of its own, as `make bindings`
     for binding in beast reqwest; do
         echo "freethreaded: $label: the $binding binding" >&2
-        flags=()
+        local flags=()
         [ "$binding" = reqwest ] || flags=(--no-build-isolation -C "build-dir=$PWD/$BUILD/beast-build-$label")
         "$venv/bin/python" -m pip install -q "${flags[@]}" "./bindings/$binding" \
             || echo "freethreaded: $label: the $binding binding did not build; its rows will fail with the reason" >&2
     done
-    interps=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); d[sys.argv[2]]=sys.argv[3]; print(json.dumps(d))" \
-        "$interps" "$label" "$PWD/$venv/bin/python")
-done
+    echo "$label $PWD/$venv/bin/python" > "$BUILD/.venv-$kind"
+}
+
+# The two venvs side by side: most of their set-up is single-core (pip, the C extensions built from source, one
+# at a time); cargo's lock on target/ orders their reqwest builds.
+rm -f "$BUILD/.venv-gil" "$BUILD/.venv-ft"
+setup_venv gil & gil_job=$!
+setup_venv ft & ft_job=$!
+trap 'kill "$gil_job" "$ft_job" 2>/dev/null || true' EXIT
+failed=""
+wait "$gil_job" || failed+=" gil"
+wait "$ft_job" || failed+=" ft"
+trap - EXIT
+[ -z "$failed" ] || { echo "freethreaded: setting up the venv failed for:$failed (see above)" >&2; exit 1; }
+interps=$(python3 -c '
+import json, sys
+print(json.dumps(dict(line.split(" ", 1) for line in (open(f).read().strip() for f in sys.argv[1:]))))' \
+    "$BUILD/.venv-gil" "$BUILD/.venv-ft")
 echo "$interps" > "$BUILD/interpreters.json"
 echo "freethreaded: $interps" >&2
