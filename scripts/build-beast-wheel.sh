@@ -39,6 +39,10 @@ GLIBC=2.28
 OPENSSL_SERIES=3.0
 LOGS=$W/logs
 read -r -a ARCHS <<< "${WHEEL_ARCHS:-x86_64 aarch64}"
+# scratch folders of this architecture set: `make test` builds the aarch64 wheels while the x86-64 ones build
+SCRATCH=$(IFS=-; echo "${ARCHS[*]}")
+RAW=$W/raw-$SCRATCH
+REPAIRED=$W/repaired-$SCRATCH
 mkdir -p "$W" "$LOGS" "$DIST" "$CACHE"
 
 log() { printf '[build-beast-wheel] %s\n' "$*" >&2; }
@@ -69,6 +73,8 @@ log "toolchain: zig $("$ZIG" version), targets ${ARCHS[*]/%/-linux-gnu.$GLIBC}"
 # key are there.
 OPENSSL_RECIPE=1
 fetch_openssl_source() {  # prints the upstream tarball's path, fetched once into $W/src
+    exec 7>"$W/.openssl-src.lock"  # held until this subshell ends: one fetch per clone at a time
+    flock -w 3600 7 || die "$W/.openssl-src.lock held for an hour"
     local tarball
     # shellcheck disable=SC2012  # Debian's file names; the newest first
     tarball=$(ls -t "$W"/src/openssl_"$OPENSSL_SERIES".*.orig.tar.gz 2>/dev/null | head -1 || true)
@@ -99,9 +105,9 @@ fetch_openssl_source() {  # prints the upstream tarball's path, fetched once int
     echo "$tarball"
 }
 declare -A SSL_PREFIX
-exec 8>"$CACHE/.openssl.lock"
-flock -w 3600 8 || die "$CACHE/.openssl.lock held for an hour"
 for arch in "${ARCHS[@]}"; do
+    exec 8>"$CACHE/.openssl-$arch.lock"  # one build of an architecture's OpenSSL at a time on the machine
+    flock -w 3600 8 || die "$CACHE/.openssl-$arch.lock held for an hour"
     key="series=$OPENSSL_SERIES target=$arch-linux-gnu glibc=$GLIBC zig=$("$ZIG" version) recipe=$OPENSSL_RECIPE"
     prefix=$CACHE/openssl-$OPENSSL_SERIES-$arch-glibc$GLIBC-$(echo "$key" | sha256sum | cut -c1-12)
     if [ "$arch" = x86_64 ]; then  # no target in the x86-64 key and folder name: those of the caches' x86-64 builds
@@ -111,6 +117,7 @@ for arch in "${ARCHS[@]}"; do
     SSL_PREFIX[$arch]=$prefix
     if [ -f "$prefix/lib/libssl.a" ] && [ -f "$prefix/lib/libcrypto.a" ] \
        && [ "$(cat "$prefix/.key" 2>/dev/null)" = "$key" ]; then
+        flock -u 8
         continue
     fi
     tarball=$(fetch_openssl_source)
@@ -131,8 +138,8 @@ for arch in "${ARCHS[@]}"; do
     echo "$key" > "$prefix/.key"
     rm -rf "$W/openssl-src-$arch"
     log "openssl: $arch done in $(( $(date +%s) - start )) s"
+    flock -u 8
 done
-flock -u 8
 
 # ---- Boost headers, alone in an include directory ---------------------------------------------------------
 # -I/usr/include would put the build machine's glibc headers ahead of zig's glibc 2.28 ones.
@@ -154,7 +161,7 @@ build_wheel() {
     log "wheel: $tag $arch ($py); log: $LOGS/wheel-$name.log"
     start=$(date +%s)
     CC="$ZBIN/zcc-$arch" CXX="$ZBIN/zc++-$arch" CMAKE_GENERATOR=Ninja \
-    "$py" -m pip wheel -q --no-deps --disable-pip-version-check -w "$W/raw/$name" "$ROOT/bindings/beast" \
+    "$py" -m pip wheel -q --no-deps --disable-pip-version-check -w "$RAW/$name" "$ROOT/bindings/beast" \
         -C build-dir="$W/cmake-$name" \
         -C cmake.define.OPENSSL_ROOT_DIR="${SSL_PREFIX[$arch]}" \
         -C cmake.define.OPENSSL_USE_STATIC_LIBS=ON \
@@ -162,7 +169,7 @@ build_wheel() {
         -C cmake.define.Boost_INCLUDE_DIR="$W/boost-include" \
         -C cmake.define.BEAST_CLIENT_PROBE_CA_BUNDLES=ON \
         "$@" > "$LOGS/wheel-$name.log" 2>&1 || die "the $tag $arch wheel build failed (see $LOGS/wheel-$name.log)"
-    whl=$(ls "$W/raw/$name"/beast_client-*.whl)
+    whl=$(ls "$RAW/$name"/beast_client-*.whl)
     # auditwheel's --plat accepts the tags of the machine it runs on only (its choices come from
     # platform.machine()); the wheel's own analysis reads the architecture from the wheel: for a cross-built
     # wheel it runs with platform.machine() answering the wheel's architecture
@@ -170,13 +177,13 @@ build_wheel() {
 import platform, sys
 platform.machine = lambda: sys.argv.pop(1)
 from auditwheel.main import main
-sys.exit(main())' "$arch" repair --plat "manylinux_${GLIBC/./_}_$arch" -w "$W/repaired" "$whl" \
+sys.exit(main())' "$arch" repair --plat "manylinux_${GLIBC/./_}_$arch" -w "$REPAIRED" "$whl" \
         > "$LOGS/auditwheel-$name.log" 2>&1 || die "auditwheel repair failed for $whl (see $LOGS/auditwheel-$name.log)"
     log "wheel: $tag $arch done in $(( $(date +%s) - start )) s"
 }
 
-rm -rf "$W/raw" "$W/repaired"
-mkdir -p "$W/raw" "$W/repaired"
+rm -rf "$RAW" "$REPAIRED"
+mkdir -p "$RAW" "$REPAIRED"
 for arch in "${ARCHS[@]}"; do
     if [ "$arch" = x86_64 ]; then
         if [ -n "${BEAST_WHEEL_PYTHONS:-}" ]; then
@@ -225,8 +232,8 @@ show_ok() {
 }
 
 for arch in "${ARCHS[@]}"; do rm -f "$DIST"/beast_client-*_"$arch".whl; done
-for whl in "$W"/repaired/beast_client-*.whl; do
-    show_ok "$whl" "$LOGS/auditwheel-show.log" || { cat "$LOGS/auditwheel-show.log" >&2; die "$whl is not manylinux_2_28"; }
+for whl in "$REPAIRED"/beast_client-*.whl; do
+    show_ok "$whl" "$LOGS/auditwheel-show-$SCRATCH.log" || { cat "$LOGS/auditwheel-show-$SCRATCH.log" >&2; die "$whl is not manylinux_2_28"; }
     cp "$whl" "$DIST/"
     echo "$DIST/$(basename "$whl")"
 done

@@ -20,8 +20,8 @@
 # compiler and linker for aarch64-linux-gnu.2.28. An abi3 wheel needs no target interpreter: PyO3 builds the
 # stable ABI from its own definitions.
 #
-# Cargo's output goes to build/wheel/cargo-target (reused by the next run). Needs: a Rust toolchain, network
-# access to PyPI (maturin, ziglang, auditwheel) and crates.io (or cargo's cache). The wheels are rebuilt, and
+# Cargo's output goes to build/wheel/cargo-target-<architectures> (reused by the next run). Needs: a Rust
+# toolchain, network access to PyPI (maturin, ziglang, auditwheel) and crates.io (or cargo's cache). The wheels are rebuilt, and
 # dist/reqwest_client-*.whl replaced, on every run.
 set -euo pipefail
 
@@ -66,10 +66,13 @@ build_wheel() {
     log "wheel: $name done in $(( $(date +%s) - start )) s"
 }
 
-OUT=$W/reqwest-wheels
+# scratch folders and cargo output of this architecture set: `make test` builds the aarch64 wheels while the
+# x86-64 ones build (one cargo output folder would make either wait for the other's whole build)
+SCRATCH=$(IFS=-; echo "${ARCHS[*]}")
+OUT=$W/reqwest-wheels-$SCRATCH
 rm -rf "$OUT"
 mkdir -p "$OUT"
-export CARGO_TARGET_DIR=$W/cargo-target
+export CARGO_TARGET_DIR=$W/cargo-target-$SCRATCH
 for arch in "${ARCHS[@]}"; do
     if [ "$arch" = aarch64 ]; then
         build_wheel abi3-aarch64 --target aarch64-unknown-linux-gnu
@@ -91,11 +94,11 @@ done
 for arch in "${ARCHS[@]}"; do rm -f "$DIST"/reqwest_client-*_"$arch".whl; done
 for whl in "$OUT"/*/reqwest_client-*.whl; do
     case "$whl" in *_aarch64.whl) arch=aarch64 ;; *_x86_64.whl) arch=x86_64 ;; *) die "$whl: neither x86_64 nor aarch64" ;; esac
-    auditwheel show "$whl" > "$LOGS/auditwheel-show-reqwest.log" 2>&1 \
-        || { cat "$LOGS/auditwheel-show-reqwest.log" >&2; die "auditwheel show failed on $whl"; }
-    tr -s ' \n' ' ' < "$LOGS/auditwheel-show-reqwest.log" \
+    auditwheel show "$whl" > "$LOGS/auditwheel-show-reqwest-$SCRATCH.log" 2>&1 \
+        || { cat "$LOGS/auditwheel-show-reqwest-$SCRATCH.log" >&2; die "auditwheel show failed on $whl"; }
+    tr -s ' \n' ' ' < "$LOGS/auditwheel-show-reqwest-$SCRATCH.log" \
         | grep -Eq "platform tag: \"(manylinux_2_(1[0-9]|2[0-8])|manylinux2014)_$arch\"" \
-        || { cat "$LOGS/auditwheel-show-reqwest.log" >&2; die "$whl is not manylinux_2_28"; }
+        || { cat "$LOGS/auditwheel-show-reqwest-$SCRATCH.log" >&2; die "$whl is not manylinux_2_28"; }
     case "$(basename "$whl")" in
         *-cp3[0-9]*-cp3[0-9]*t-*) ;;  # free-threaded: version-specific
         *-cp39-abi3-*) ;;
