@@ -44,7 +44,8 @@ REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) \
                rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.toml Cargo.lock
 
-.PHONY: help run run-all stability gil sweep soak sanitize test lint build system-deps test-deps venv peers rust cpp \
+.PHONY: help run run-all stability gil sweep soak sanitize test test-setup lint build system-deps test-deps venv peers \
+        rust rust-tests cpp \
         bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha examples freethreaded compiler-cache stop-compiler-cache clean clean-cache
 
 help:  ## list the targets
@@ -77,11 +78,21 @@ sanitize: system-deps compiler-cache  ## cpp-beast under ASan + UBSan (+ LSan): 
 	scripts/sanitize.sh
 
 # The test suites mostly wait on sockets and timeouts: pytest runs each on PYTEST_WORKERS processes
-# (pytest-xdist), and the aarch64 wheels build meanwhile; scripts/run-tests.sh lists what runs, in order.
+# (pytest-xdist), and the aarch64 wheels build in the background from the start of the set-up on;
+# scripts/run-tests.sh lists what runs, in order.
 PYTEST_WORKERS ?= 4
+# What `make run` builds, and what the tests add. Rust is built by `cargo test --no-run` alone: the tests enable
+# tokio's test-util, so a `cargo build` first would compile tokio and all that sits on it a second time, and
+# the binaries the suites then run would be the test build's anyway (cargo puts them in target/release).
+TEST_SETUP := system-deps venv rust-tests cpp bindings peers freethreaded wheels-x86_64 sdists toxiproxy examples test-deps
 
-test: build bindings peers freethreaded wheels-x86_64 sdists toxiproxy examples test-deps  ## set up everything and run every test (cargo, ctest, go, node, pytest)
+test: system-deps venv compiler-cache  ## set up everything and run every test (cargo, ctest, go, node, pytest)
 	MAKE="$(MAKE)" PYTEST_WORKERS=$(PYTEST_WORKERS) CPP_BUILD=$(CPP_BUILD) scripts/run-tests.sh
+
+test-setup: $(TEST_SETUP)  ## what `make test` sets up before its suites
+
+rust-tests: compiler-cache  ## cargo's release build of every workspace test, and of the server, drivers and probe they run
+	$(STEP) cargo-test-build $(CARGO) test --release --workspace --no-run
 
 # what `make lint` checks: every Python file of ours, and the C++ of the client and its binding
 PY_LINT     := python bindings conftest.py

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# `make test`'s second half, once the set-up is done: every suite, in this order, each timed by scripts/step:
-#   cargo test, ctest, go vet + go test, node --test, pytest bindings, pytest python/tests, and last the aarch64
-#   wheels' test under qemu (bindings/tests/test_wheels_aarch64.py).
+# `make test`, once system-deps, the venv and the compiler cache are there: the set-up (`make test-setup`), then
+# every suite, in this order, each timed by scripts/step: cargo test, ctest, go vet + go test, node --test,
+# pytest bindings, pytest python/tests, and last the aarch64 wheels' test under qemu
+# (bindings/tests/test_wheels_aarch64.py).
 # Why not one after the other only: the pytest suites mostly wait on sockets and timeouts (one core busy at most,
-# often neither). So pytest runs each suite on PYTEST_WORKERS processes (pytest-xdist), and the aarch64 wheels
-# (`make wheels-aarch64`, a cross build that only needs the CPU) build in the background from the end of cargo's
-# compile on; their test runs once they are there. The build is stopped on every path out of this script.
+# often neither), and much of the set-up is single-core (configure scripts, links, pip). So pytest runs each
+# suite on PYTEST_WORKERS processes (pytest-xdist), and the aarch64 wheels (`make wheels-aarch64`, a cross build
+# that only needs the CPU, with scratch folders of its own) build in the background from the start of the set-up
+# on; their test runs once they are there. The build is stopped on every path out of this script.
 #
 # Environment: MAKE, PYTEST_WORKERS (default 4), CPP_BUILD (default build/cpp-beast), CARGO, CMAKE.
 set -euo pipefail
@@ -29,12 +31,12 @@ trap stop_background EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
-$STEP cargo-test-build "$CARGO" test --release --workspace --no-run
 mkdir -p "$(dirname "$AARCH64_LOG")"
 echo "the aarch64 wheels build in the background meanwhile; log: $AARCH64_LOG" >&2
 setsid "$STEP" wheels-aarch64 "$MAKE" --no-print-directory wheels-aarch64 > "$AARCH64_LOG" 2>&1 < /dev/null &
 BG=$!
 
+"$MAKE" --no-print-directory test-setup
 $STEP cargo-test "$CARGO" test --release --workspace
 $STEP ctest-build "$CMAKE" --build "$CPP_BUILD"
 $STEP ctest ctest --test-dir "$CPP_BUILD" --output-on-failure
