@@ -78,8 +78,8 @@ sanitize: system-deps compiler-cache  ## cpp-beast under ASan + UBSan (+ LSan): 
 	scripts/sanitize.sh
 
 # The test suites mostly wait on sockets and timeouts: pytest runs each on PYTEST_WORKERS processes
-# (pytest-xdist), and the aarch64 wheels build in the background from the start of the set-up on;
-# scripts/run-tests.sh lists what runs, in order.
+# (pytest-xdist), and the aarch64 wheels build in the background (from the start of the set-up on when their
+# cache is cold); scripts/run-tests.sh lists what runs, in order.
 PYTEST_WORKERS ?= 4
 # What `make run` builds, and what the tests add. Rust is built by `cargo test --no-run` alone: the tests enable
 # tokio's test-util, so a `cargo build` first would compile tokio and all that sits on it a second time, and
