@@ -4,19 +4,29 @@ is the default)."""
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
+from .argtypes import (
+    body_size,
+    mebibytes,
+    milliseconds,
+    network_spec,
+    non_negative,
+    non_negative_seconds,
+    positive,
+    rate,
+    request_path,
+    seconds,
+)
 from .errors import SetupError
 from .run import external
 from .run.clients import ClientSpec, select, under
 from .run.interpreters import Interpreter
 from .run.interpreters import resolve as resolve_interpreters
-from .run.network import PRESETS, Network
-from .run.network import parse as parse_network
+from .run.network import PRESETS
 from .run.testbed import Options
 from .workload import (
     ARRIVALS,
@@ -40,56 +50,6 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
-
-
-def _number(kind: type, minimum: float, what: str, strict: bool = False):  # type: ignore[no-untyped-def]
-    def parse(text: str):  # type: ignore[no-untyped-def]
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if value < minimum or (strict and value == minimum):
-            raise argparse.ArgumentTypeError(f"must be {'>' if strict else '>='} {minimum:g}, got {text}")
-        return value
-
-    return parse
-
-
-def _finite(kind: type, what: str, strict: bool, maximum: float | None = None):  # type: ignore[no-untyped-def]
-    """A finite number > 0 (strict) or >= 0, at most `maximum`; the message names what was expected."""
-    parse = _number(kind, 0, what, strict=strict)
-
-    def checked(text: str):  # type: ignore[no-untyped-def]
-        value = parse(text)
-        if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
-        if maximum is not None and value > maximum:
-            raise argparse.ArgumentTypeError(f"must be <= {maximum}, got {text}")
-        return value
-
-    return checked
-
-
-positive = _number(int, 1, "a whole number")
-non_negative = _number(int, 0, "a whole number")
-seconds = _finite(float, "seconds", strict=True)
-rate = _finite(float, "requests per second", strict=True)
-milliseconds = _finite(float, "milliseconds", strict=True)
-body_size = _finite(int, "a size in bytes", strict=False, maximum=MAX_BODY_SIZE)  # 1 GiB
-mebibytes = _number(float, 0, "a size in MiB", strict=True)
-
-
-def network_spec(text: str) -> Network | None:
-    try:
-        return parse_network(text)
-    except SetupError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def request_path(text: str) -> str:
-    if not text.startswith("/"):
-        raise argparse.ArgumentTypeError(f"a request path starts with '/', got {text!r}")
-    return text
 
 
 def add_workload_options(p: argparse.ArgumentParser) -> None:
@@ -349,7 +309,7 @@ def build_parser() -> Parser:
     gil.add_argument(
         "--open-loop-duration",
         dest="open_loop_duration_s",
-        type=_finite(float, "seconds", strict=False),
+        type=non_negative_seconds,
         default=2.0,
         metavar="SECONDS",
         help="the open-loop phase: each rate's schedule lasts this long (default 2; 0: skip the phase)",
