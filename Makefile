@@ -254,15 +254,15 @@ $(STAMPS)/sdists: $(WHEEL_DEPS)
 	@mkdir -p $(STAMPS) && touch $@
 
 # toxiproxy (network emulation in user space: the kernel here has no netem), pinned; its version is the one
-# the runner records (python/clientbench/run/network.py). Built once per machine into the cache, checked
+# the runner records (python/clientbench/network.py). Built once per machine into the cache, checked
 # against the checksum recorded when it was built, and copied to build/bin where the runner looks for it.
-TOXIPROXY_VERSION := $(shell sed -n 's/^TOXIPROXY_VERSION = "\(.*\)"/\1/p' python/clientbench/run/network.py)
+TOXIPROXY_VERSION := $(shell sed -n 's/^TOXIPROXY_VERSION = "\(.*\)"/\1/p' python/clientbench/network.py)
 TOXIPROXY   := build/bin/toxiproxy-server
 TOXIPROXY_CACHED := $(CACHE)/toxiproxy-$(TOXIPROXY_VERSION)/toxiproxy-server
 
 toxiproxy: $(TOXIPROXY)  ## toxiproxy (pinned), built with the Go toolchain into the cache, copied to build/bin
 
-$(TOXIPROXY): python/clientbench/run/network.py
+$(TOXIPROXY): python/clientbench/network.py
 	@command -v go >/dev/null || { echo "make toxiproxy: the Go toolchain (go) is not on PATH; it builds toxiproxy"; exit 1; }
 	@d=$(dir $(TOXIPROXY_CACHED)); \
 	if ! (cd $$d 2>/dev/null && sha256sum --status -c toxiproxy-server.sha256); then \

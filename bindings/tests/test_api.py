@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from support import REPO
 from support.binding_clients import BINDINGS, kind_of
 from support.httpapp import BIG, App, echoed, header_of, sent_header_names

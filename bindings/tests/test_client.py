@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from support.binding_clients import BINDINGS
 from support.httpapp import BIG, App, sent_header_names
 from support.rawserver import HELLO, RawServer, answer

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from support.binding_clients import BINDINGS, FACTORIES, make
 from support.dualserver import DualHandler, DualServer, answer_url, scripted
 

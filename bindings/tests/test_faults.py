@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from support import rawserver as rs
 from support.binding_clients import FACTORIES, MODULES, make
 

@@ -16,7 +16,7 @@ from types import ModuleType
 
 import pytest
 import reqwest_client
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from support.binding_clients import BINDINGS
 from support.httpapp import App
 from support.rawserver import HELLO, RawServer, answer

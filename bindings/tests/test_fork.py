@@ -27,7 +27,7 @@ from typing import Any
 import beast_client
 import pytest
 import reqwest_client
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from support.rawserver import Conn, RawServer
 
 KINDS = ["beast", "reqwest", "reqwest-async"]

@@ -9,7 +9,7 @@ records why in build/cpython/unavailable and these tests skip with that reason."
 from __future__ import annotations
 
 import pytest
-from clientbench.run.interpreters import Interpreter
+from clientbench.environment.interpreters import Interpreter
 from support.freethreaded import interpreters, needs, run_python, unavailable
 
 if why := unavailable():

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from support.binding_clients import BINDINGS, FACTORIES, MODULES, make
 from support.httpapp import BIG, App
 from support.rawserver import Conn, RawServer

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import beast_client
 import pytest
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 
 
 def connections(server: Server) -> int:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import reqwest_client
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from support.httpapp import App
 from support.nginx import curl, missing, running
 

@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from support.binding_clients import BINDINGS, kind_of
 from support.httpapp import BIG, App
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from support.binding_clients import FACTORIES, MODULES
 from support.binding_clients import make as make_client
 from support.nginx import curl, missing, running

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from packaging.tags import sys_tags
 from packaging.utils import parse_wheel_filename
 from support.wheels import BINDINGS, MAX_GLIBC_MINOR, REPO, auditwheel_platform, check_in_venv, manylinux_minor, newest

@@ -22,7 +22,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from packaging.utils import parse_wheel_filename
 from support.wheels import BINDINGS, MAX_GLIBC_MINOR, REPO, auditwheel_platform, check_in_venv, manylinux_minor, newest
 

@@ -7,8 +7,8 @@ import argparse
 import math
 
 from .errors import SetupError
-from .run.network import Network
-from .run.network import parse as parse_network
+from .network import Network
+from .network import parse as parse_network
 from .workload import MAX_BODY_SIZE
 
 

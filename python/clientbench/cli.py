@@ -21,13 +21,13 @@ from .argtypes import (
     request_path,
     seconds,
 )
+from .environment.interpreters import Interpreter
+from .environment.interpreters import resolve as resolve_interpreters
 from .errors import SetupError
-from .run import external
-from .run.clients import ClientSpec, select, under
-from .run.interpreters import Interpreter
-from .run.interpreters import resolve as resolve_interpreters
-from .run.network import PRESETS
-from .run.testbed import Options
+from .network import PRESETS
+from .options import Options
+from .registry import external
+from .registry.spec import ClientSpec, select, under
 from .workload import (
     ARRIVALS,
     CLIENT_SCOPES,

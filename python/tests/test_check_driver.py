@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 from clientbench.cli import main
-from clientbench.run.clients import CLIENTS, ClientSpec
-from clientbench.run.conformance import FAIL, PASS, SKIP, Outcome, Servers, check
-from clientbench.run.external import program_spec
-from clientbench.run.faults import RESET_SENT, TRUNCATED_SENT, FaultServer
-from clientbench.run.server import Server
+from clientbench.conformance.checks import FAIL, PASS, SKIP, Outcome, Servers, check
+from clientbench.conformance.faults import RESET_SENT, TRUNCATED_SENT, FaultServer
+from clientbench.execution.server import Server
+from clientbench.registry.external import program_spec
+from clientbench.registry.shipped import CLIENTS
+from clientbench.registry.spec import ClientSpec
 
 BROKEN = Path(__file__).resolve().parent / "support" / "broken_drivers"
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import clientbench
 import clientbench.cli as cli
-import clientbench.run.testbed as testbed
+import clientbench.execution.testbed as testbed
 import pytest
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from clientbench.schema import validate_results
 from support import fake_driver
 
@@ -440,5 +440,5 @@ def test_no_command_imports_another():
 def test_the_import_resolver_sees_relative_imports():
     assert "clientbench.cli" in imported_modules(PACKAGE / "__main__.py")  # `from .cli import main`
     run = imported_modules(PACKAGE / "commands" / "run.py")
-    assert {"clientbench.model", "clientbench.run.testbed"} <= run  # `from ..x import y`
+    assert {"clientbench.model", "clientbench.execution.testbed"} <= run  # `from ..x import y`
     assert "clientbench.commands.output" in run  # `from .output import ...`

@@ -7,14 +7,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from clientbench.analysis.gil import GilFigures, document, open_loop_reading, reading
 from clientbench.commands.compare import compare
 from clientbench.commands.run import run
 from clientbench.commands.sweep import points, summary, sweep, workload_at
 from clientbench.errors import SetupError
+from clientbench.options import Options
 from clientbench.report import Heading, Image, Text
-from clientbench.report.gil import GilFigures, document, open_loop_reading, reading
-from clientbench.report.markdown import render
-from clientbench.run.testbed import Options
+from clientbench.report.export.markdown import render
 from clientbench.schema import validate_results
 from clientbench.workload import Workload
 from support import fake_driver

@@ -1,6 +1,6 @@
-"""Child processes: drivers (run/driver.py), where a misbehaving driver gives a failed run with the reason,
-never a crash of the runner, and the plan interleaves the repeats; the managed children (run/process.py: the
-server, toxiproxy), stopped and reaped on every path; and the client registry (run/clients.py)."""
+"""Child processes: drivers (execution/driver_process.py), where a misbehaving driver gives a failed run with the reason,
+never a crash of the runner, and the plan interleaves the repeats; the managed children (execution/children.py: the
+server, toxiproxy), stopped and reaped on every path; and the client registry (registry/shipped.py)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ import time
 
 import pytest
 from clientbench.errors import SetupError
+from clientbench.execution.children import ManagedProcess
+from clientbench.execution.driver_process import run_driver
+from clientbench.execution.plan import run_plan
 from clientbench.model import DriverRun, RunStatus
-from clientbench.run.clients import CLIENTS, select
-from clientbench.run.driver import run_driver, run_plan
-from clientbench.run.process import ManagedProcess
+from clientbench.registry.shipped import CLIENTS
+from clientbench.registry.spec import select
 from clientbench.schema import RAW_SCHEMA_ID
 from clientbench.workload import Workload
 from support import fake_driver

@@ -13,9 +13,9 @@ from pathlib import Path
 import beast_client
 import pytest
 import reqwest_client
+from clientbench.execution.driver_process import run_driver
 from clientbench.model import RunStatus
-from clientbench.run.clients import CLIENTS
-from clientbench.run.driver import run_driver
+from clientbench.registry.shipped import CLIENTS
 from clientbench.workload import Workload
 from support.rawserver import RawServer, answer
 

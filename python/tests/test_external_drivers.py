@@ -1,4 +1,4 @@
-"""External drivers (run/external.py): any program that speaks the contract is a row (`--driver NAME=COMMAND`,
+"""External drivers (registry/external.py): any program that speaks the contract is a row (`--driver NAME=COMMAND`,
 `--clients-file clients.toml`), labelled by its own document, selected by `-c` (names or tags), with every
 workload flag passed on; and bad input: a program that does not exist, exits non-zero, prints invalid JSON, the
 wrong schema or too few samples, or hangs past --row-timeout fails its row with one line while the run goes
@@ -15,8 +15,9 @@ from typing import Any
 import clientbench.cli as cli
 import pytest
 from clientbench.errors import SetupError
-from clientbench.run import external
-from clientbench.run.clients import CLIENTS, select
+from clientbench.registry import external
+from clientbench.registry.shipped import CLIENTS
+from clientbench.registry.spec import select
 
 SUPPORT = Path(__file__).resolve().parent / "support"
 FAKE = SUPPORT / "fake_driver.py"  # answers every request itself, through the real harness
@@ -188,7 +189,7 @@ def test_a_program_that_cannot_be_started(tmp_path: Path) -> None:
     script.write_text("echo hello\n")  # executable, but not a program the kernel can start
     script.chmod(0o755)
     spec = external.program_spec("x", [str(script)])
-    from clientbench.run.driver import run_driver
+    from clientbench.execution.driver_process import run_driver
     from clientbench.workload import Workload
 
     result = run_driver(spec, "http://127.0.0.1:1/", Workload(1, 1, 0, 1), row_timeout_s=10)

@@ -7,9 +7,9 @@ The bindings meet the same catalogue in bindings/tests/test_faults.py."""
 from __future__ import annotations
 
 import pytest
+from clientbench.execution.driver_process import run_driver
 from clientbench.model import RunStatus
-from clientbench.run.clients import select
-from clientbench.run.driver import run_driver
+from clientbench.registry.spec import select
 from clientbench.workload import Workload
 from support import rawserver as rs
 

@@ -8,9 +8,9 @@ records why in build/cpython/unavailable and these tests skip with that reason."
 from __future__ import annotations
 
 import pytest
+from clientbench.execution.driver_process import run_driver
 from clientbench.model import RunStatus
-from clientbench.run.clients import CLIENTS
-from clientbench.run.driver import run_driver
+from clientbench.registry.shipped import CLIENTS
 from clientbench.workload import Workload
 from support.freethreaded import interpreters, needs, unavailable
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 from clientbench.report import FILES, Report, export
-from clientbench.report.html import write
+from clientbench.report.export.html import write
 from clientbench.report.table import run_table
 from support import REPO
 from support.browser import chromium, skip_reason, visit

@@ -1,4 +1,4 @@
-"""The HTML report (report/html.py, `clientbench report`): what the page holds for every kind of results folder
+"""The HTML report (report/export/html, `clientbench report`): what the page holds for every kind of results folder
 (the run table as table.md has it, each figure's min-max over the repeats, the charts, the generated reading,
 the environment), one self-contained file, the compare view flagging exactly what `clientbench compare`
 flags, every command writing report.html, and bad input as one line or a page that says what is missing.
@@ -16,10 +16,10 @@ import pytest
 from clientbench.commands.run import run
 from clientbench.commands.sweep import sweep
 from clientbench.model import Results
+from clientbench.options import Options
 from clientbench.report import FILES, Report, export
-from clientbench.report.html import folder_page, render, write
+from clientbench.report.export.html import folder_page, render, write
 from clientbench.report.table import run_table
-from clientbench.run.testbed import Options
 from clientbench.workload import Workload
 from support import REPO, fake_driver
 from support.rows import make_row, raw, results, row
@@ -77,7 +77,7 @@ def test_the_run_table_is_table_md_with_the_spread_of_every_figure():
 
 
 def test_every_column_that_shows_a_median_gets_its_spread_in_both_loops():
-    from clientbench.report.page import _stat_columns
+    from clientbench.report.export.html.page import _stat_columns
     from clientbench.report.table import COLUMNS, OPEN_COLUMNS
 
     found = _stat_columns()

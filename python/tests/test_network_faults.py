@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clientbench.execution import testbed
+from clientbench.execution.driver_process import run_driver
+from clientbench.execution.toxiproxy import Toxiproxy
 from clientbench.model import RunStatus
-from clientbench.run import testbed
-from clientbench.run.clients import select
-from clientbench.run.driver import run_driver
-from clientbench.run.network import Network, Toxiproxy
+from clientbench.network import Network
+from clientbench.registry.spec import select
 from clientbench.workload import Workload
 from support.toxiproxy import (
     BIG,

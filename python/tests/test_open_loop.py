@@ -7,9 +7,10 @@ from __future__ import annotations
 import tracemalloc
 
 import pytest
+from clientbench.execution.driver_process import row_timeout, run_driver
+from clientbench.execution.plan import run_plan
 from clientbench.model import RunStatus
-from clientbench.run.clients import CLIENTS
-from clientbench.run.driver import row_timeout, run_driver, run_plan
+from clientbench.registry.shipped import CLIENTS
 from clientbench.workload import Workload
 from support import fake_driver
 

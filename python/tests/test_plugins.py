@@ -18,8 +18,8 @@ from typing import Any
 import clientbench.cli as cli
 import pytest
 from clientbench import harness, plugin, sdk
-from clientbench.run import external
-from clientbench.run.clients import PythonDriver
+from clientbench.registry import external
+from clientbench.registry.spec import PythonDriver
 from support import REPO
 
 DOC = REPO / "docs" / "bring-your-own-client.md"

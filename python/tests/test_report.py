@@ -8,11 +8,12 @@ import json
 
 import pytest
 from clientbench.model import Results
-from clientbench.report import EXPORTERS, FILES, Column, Figure, Heading, Image, Report, Table, Text, export, rates
-from clientbench.report.markdown import pipe_table, render
-from clientbench.report.plots import standard_figures
+from clientbench.registry.shipped import CLIENTS
+from clientbench.analysis import rates
+from clientbench.report import EXPORTERS, FILES, Column, Figure, Heading, Image, Report, Table, Text, export
+from clientbench.report.export.markdown import pipe_table, render
+from clientbench.report.export.plots import standard_figures
 from clientbench.report.table import COLUMNS, run_table
-from clientbench.run.clients import CLIENTS
 from clientbench.schema import InvalidResults, validate_results
 from clientbench.stats import ok_latencies_ms, row_stats
 from clientbench.workload import Workload

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 from clientbench.errors import SetupError
+from clientbench.execution.driver_process import run_driver
+from clientbench.execution.server import Server
 from clientbench.model import RunStatus
-from clientbench.run.clients import CLIENTS, ClientSpec
-from clientbench.run.driver import run_driver
-from clientbench.run.server import Server
+from clientbench.registry.shipped import CLIENTS
+from clientbench.registry.spec import ClientSpec
 from clientbench.workload import Workload
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import time
 
 import beast_client
 import pytest
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from support.httpapp import App
 
 

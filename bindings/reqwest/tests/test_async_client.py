@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import reqwest_client
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from reqwest_client import AsyncClient
 from support.rawserver import Conn, Handler, RawServer
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 import reqwest_client
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 from reqwest_client import Client
 from support.rawserver import RawServer, answer
 

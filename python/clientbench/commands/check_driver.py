@@ -14,8 +14,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ..errors import SetupError
-from ..run import external
-from ..run.clients import ClientSpec, select, under
+from ..registry import external
+from ..registry.spec import ClientSpec, select, under
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -63,7 +63,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def targets(args: argparse.Namespace, registry: Sequence[ClientSpec]) -> list[ClientSpec]:
     """What to check: the command after --, the --driver and --client rows, and the -c rows."""
-    from ..run.interpreters import resolve
+    from ..environment.interpreters import resolve
 
     specs: list[ClientSpec] = []
     if args.driver_command:
@@ -84,9 +84,9 @@ def check_driver(args: argparse.Namespace, registry: Sequence[ClientSpec], out: 
     """Check every target; 1 when one of them failed a check."""
     import socket
 
-    from ..run.conformance import FAIL, PASS, Outcome, Servers, check
-    from ..run.faults import FaultServer
-    from ..run.server import Server
+    from ..conformance.checks import FAIL, PASS, Outcome, Servers, check
+    from ..conformance.faults import FaultServer
+    from ..execution.server import Server
 
     specs = targets(args, registry)
     with socket.socket() as s:  # a port nobody listens on

@@ -1,13 +1,13 @@
 """`clientbench compare A B`: per-row ratios of two runs, flagged when beyond the measured noise (the decision
-and its rules: report/compare.py, shared with the HTML report's compare view)."""
+and its rules: analysis/compare.py, shared with the HTML report's compare view)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ..analysis.compare import MIN_REPEATS, compare_rows, summary
 from ..model import Results
 from ..report import Column, Report, Table, Text, export
-from ..report.compare import MIN_REPEATS, compare_rows, summary
 
 __all__ = ["MIN_REPEATS", "compare"]
 

@@ -26,20 +26,29 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import fnmatch
-import re
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..analysis.cost import (
+    CostError,
+    Counts,
+    callgrind_allocations,
+    callgrind_instructions,
+    callgrind_threads,
+    strace_threads,
+)
 from ..errors import SetupError
+from ..execution.driver_process import run_driver
+from ..execution.testbed import Testbed, probe_body_bytes
 from ..model import RunStatus
+from ..options import Options
+from ..registry.shipped import CLIENTS
+from ..registry.spec import ClientSpec
 from ..report import Column, Report, Table, Text, export
-from ..run.clients import CLIENTS, ClientSpec
-from ..run.driver import run_driver
-from ..run.testbed import Options, Testbed, probe_body_bytes
 from ..workload import Workload
 
 SCHEMA_ID = "clientbench.cost/1"
@@ -95,74 +104,6 @@ def expand_names(patterns: Sequence[str] | None, clients: Sequence[ClientSpec] =
     return out
 
 
-# -- the tools' output --------------------------------------------------------------------------------
-
-
-class CostError(RuntimeError):
-    """One measurement of one row failed: the row says why, the other rows are still measured."""
-
-
-_CALLGRIND_TOTAL = re.compile(r"^(?:summary|totals):\s+(\d+)", re.M)
-_CALLGRIND_FN = re.compile(r"^c?fn=\((\d+)\)(?: (.*))?$")
-_STRACE_CALL = re.compile(r"^(\d+)\s+([a-z_0-9]+)\(")
-#: the allocating functions whose calls are counted (operator new, PyMem_RawMalloc etc. call these)
-ALLOCATORS = frozenset({"malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc", "memalign"})
-MAIN = "1"  # the process's first thread, in the threads' order of appearance
-
-
-def callgrind_instructions(text: str) -> int:
-    """The instructions (Ir) of a callgrind output file."""
-    m = _CALLGRIND_TOTAL.search(text)
-    if m is None:
-        raise CostError("callgrind wrote no instruction total")
-    return int(m.group(1))
-
-
-def callgrind_allocations(text: str) -> int:
-    """The calls of ALLOCATORS in a callgrind output file (its `calls=` lines under a `cfn=` of one)."""
-    names: dict[str, str] = {}  # compressed function names: id -> name
-    callee: str | None = None
-    calls = 0
-    for line in text.splitlines():
-        m = _CALLGRIND_FN.match(line)
-        if m is not None:
-            fid, name = m.groups()
-            if name is not None:
-                names[fid] = name
-            if line.startswith("cfn="):
-                callee = names.get(fid)
-            continue
-        if line.startswith("calls=") and callee in ALLOCATORS:
-            calls += int(line[6:].split()[0])
-    return calls
-
-
-def strace_threads(text: str) -> dict[str, dict[str, int]]:
-    """Calls by syscall and thread from `strace -f -o`'s trace; the threads numbered 1, 2, ... in the order
-    they first appear (1: the traced process itself). A call resumed after another thread's is counted once."""
-    threads: dict[str, dict[str, int]] = {}
-    order: dict[str, str] = {}
-    for line in text.splitlines():
-        m = _STRACE_CALL.match(line)
-        if m is None:
-            continue
-        tid, name = m.groups()
-        key = order.setdefault(tid, str(len(order) + 1))
-        calls = threads.setdefault(key, {})
-        calls[name] = calls.get(name, 0) + 1
-    if not threads:
-        raise CostError("strace traced no syscall")
-    return threads
-
-
-def callgrind_threads(stem: Path, read: Callable[[str], int], counter: str) -> dict[str, dict[str, int]]:
-    """`read` of each thread's callgrind file (`<stem>-01`, `<stem>-02`, ...: --separate-threads)."""
-    files = sorted(stem.parent.glob(stem.name + "-*"), key=lambda p: int(p.name.rsplit("-", 1)[1]))
-    if not files:
-        raise CostError("callgrind wrote no output")
-    return {str(int(f.name.rsplit("-", 1)[1])): {counter: read(f.read_text())} for f in files}
-
-
 # -- measuring ----------------------------------------------------------------------------------------
 
 
@@ -176,27 +117,6 @@ def tools(measures: Sequence[str]) -> dict[str, str]:
             raise SetupError(f"{name} is not installed (needed for {needs}); install it with apt-get install {name}")
         found[name] = path
     return found
-
-
-@dataclass
-class Counts:
-    """One measure of one row: what the tool counted at each request count, by thread."""
-
-    totals: dict[int, dict[str, dict[str, int]]] = field(default_factory=dict)  # requests -> thread -> counts
-
-    def per_request(self, n: int, m: int, scope: str) -> dict[str, float]:
-        """Counter -> count per request, over the request threads (scope "threads") or the whole process."""
-
-        def summed(threads: dict[str, dict[str, int]]) -> dict[str, int]:
-            out: dict[str, int] = {}
-            for thread, counts in threads.items():
-                if scope == "process" or thread != MAIN:
-                    for k, v in counts.items():
-                        out[k] = out.get(k, 0) + v
-            return out
-
-        big, small = summed(self.totals[n]), summed(self.totals[m])
-        return {k: (big.get(k, 0) - small.get(k, 0)) / (n - m) for k in sorted(set(big) | set(small))}
 
 
 @dataclass

@@ -3,7 +3,7 @@
 Runs the two bindings with the GIL held and released (and each client library natively, C++ Beast and
 Rust reqwest with threads, for scale), first serially (1 worker doing all W x N requests: the cost of one
 request with no contention), then with W workers. Writes gil.md: the two tables, the timeline plot, and a
-reading whose every statement is computed from the figures of this run (report/gil.py)."""
+reading whose every statement is computed from the figures of this run (analysis/gil.py)."""
 
 from __future__ import annotations
 
@@ -13,17 +13,19 @@ import subprocess
 from collections.abc import Sequence
 from typing import Any
 
+from ..analysis import rates as rate_report
+from ..analysis.gil import BINDINGS, RTT_TIMELINE, GilFigures, document, open_loop_reading, readings
+from ..environment.interpreters import Interpreter, known
+from ..execution.children import child_preexec
+from ..execution.ladder import LADDER, climb, parse_rates, point_name
+from ..execution.testbed import Testbed, link_latest
 from ..model import Row
+from ..network import Network
+from ..options import Options
+from ..registry.shipped import CLIENTS
+from ..registry.spec import select, under
 from ..report import FILES, Figure, Report, export
-from ..report import rates as rate_report
-from ..report.gil import BINDINGS, RTT_TIMELINE, GilFigures, document, open_loop_reading, readings
 from ..report.table import run_table
-from ..run.clients import select, under
-from ..run.interpreters import Interpreter, known
-from ..run.ladder import LADDER, climb, parse_rates, point_name
-from ..run.network import Network
-from ..run.process import child_preexec
-from ..run.testbed import Options, Testbed, link_latest
 from ..workload import Workload
 from .output import exit_status, show, write_run
 
@@ -84,7 +86,7 @@ def gil_report(
     ladder = parse_rates(rates, workload) if rates is not None else list(LADDER)
     # the interpreters `make freethreaded` built join by default: the report's free-threaded section
     interpreters = list(interpreters) or [None, *(Interpreter(k, v) for k, v in known().items())]
-    specs = under(select(GIL_CLIENTS), interpreters)
+    specs = under(select(GIL_CLIENTS, CLIENTS), interpreters)
     # the same total work as the parallel phase, in one worker: 100 requests alone last a few ms, too short
     # to measure (on 2 cores the native row would come out slower than its own binding)
     serial_wl = workload.replace(workers=1, requests=workload.requests * workload.workers)
@@ -124,7 +126,7 @@ def gil_report(
                 (shared_wl.replace(http="2"), shared_h2, "shared-h2", SHARED_H2_CLIENTS),
             ):
                 (testbed.out / name).mkdir()
-                testbed.run_rows(under(select(clients), interpreters[:1]), wl, testbed.out / name, rows)
+                testbed.run_rows(under(select(clients, CLIENTS), interpreters[:1]), wl, testbed.out / name, rows)
                 export(
                     Report("table", [run_table(rows)], results=testbed.results(wl, rows, phase=name)),
                     testbed.out / name,
@@ -134,7 +136,7 @@ def gil_report(
             testbed.console.print(f"[bold]open loop[/]: the bindings at rising rates, {open_loop_s:g} s each")
             climb(
                 testbed,
-                select(OPEN_LOOP_CLIENTS),
+                select(OPEN_LOOP_CLIENTS, CLIENTS),
                 open_wl,
                 ladder,
                 open_dir,

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..execution.testbed import Testbed
 from ..model import Results, Row
 from ..report import FILES, Report, export
-from ..report.plots import standard_figures
+from ..report.export.plots import standard_figures
 from ..report.table import run_table
-from ..run.testbed import Testbed
 
 
 def write_run(

@@ -1,13 +1,13 @@
 """`clientbench report RESULTS_DIR [--compare OTHER_DIR] [-o FILE]`: the HTML report of any results folder (a
 run, a sweep, a GIL report, a soak, or a folder of them), or the compare view of two runs; what it shows:
-report/html.py. Every other command writes the same page into its own folder as report.html."""
+report/export/html. Every other command writes the same page into its own folder as report.html."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..errors import SetupError
-from ..report.html import FILE, write
+from ..report.export.html import FILE, write
 
 #: the compare view's file when -o is not given (report.html stays the folder's own page)
 COMPARE_FILE = "compare.html"

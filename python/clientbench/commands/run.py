@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..execution.testbed import Testbed, link_latest
 from ..model import Row
-from ..run.clients import ClientSpec
-from ..run.testbed import Options, Testbed, link_latest
+from ..options import Options
+from ..registry.spec import ClientSpec
 from ..workload import Workload, number
 from .output import exit_status, show, write_run
 

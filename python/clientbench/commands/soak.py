@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..environment.binaries import beast_soak, require, reqwest_soak
 from ..errors import SetupError
+from ..execution.children import child_preexec
+from ..execution.testbed import Testbed, link_latest
+from ..options import Options
 from ..report import Column, Report, Table, export
-from ..run.paths import beast_soak, require, reqwest_soak
-from ..run.process import child_preexec
-from ..run.testbed import Options, Testbed, link_latest
 from ..schema import InvalidResult, parse_soak_line
 
 TARGETS = {

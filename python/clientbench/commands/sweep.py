@@ -2,9 +2,9 @@
 
 Writes `points/<dimension>-<value>/` (raw/, table.md, table.csv, results.json) per point, `sweep.md` with
 Bench and throughput per client and point, and `plots/sweep-<dimension>.png`. `sweep rate` runs open loops
-at a ladder of rates instead (run/ladder.py): its sweep.md has each client's highest sustained rate, the
+at a ladder of rates instead (execution/ladder.py): its sweep.md has each client's highest sustained rate, the
 corrected P99 and the achieved rate per rate, and a plot of latency vs offered load per client
-(report/rates.py)."""
+(analysis/rates.py)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,16 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from ..analysis import rates as rate_report
 from ..errors import SetupError
+from ..execution.ladder import LADDER, climb, parse_rates, point_name
+from ..execution.testbed import Endpoint, Testbed, link_latest
 from ..model import Row
+from ..network import Network
+from ..options import Options
+from ..registry.spec import ClientSpec
 from ..report import FILES, Column, Figure, Heading, Report, Table, Text, export
-from ..report import rates as rate_report
 from ..report.table import run_table
-from ..run.clients import ClientSpec
-from ..run.ladder import LADDER, climb, parse_rates, point_name
-from ..run.network import Network
-from ..run.testbed import Endpoint, Options, Testbed, link_latest
 from ..workload import Workload, number
 from .output import exit_status, show
 
@@ -33,7 +34,7 @@ DEFAULTS = {
     "rtt": "0,1,2,5,10",
     # plain HTTP, then HTTPS with the server restricted to one TLS version
     "tls": "http,1.2,1.3",
-    # open loops: by default a client leaves the ladder after its first saturated rate (run/ladder.py)
+    # open loops: by default a client leaves the ladder after its first saturated rate (execution/ladder.py)
     "rate": ",".join(number(r) for r in LADDER),
 }
 AXIS = {

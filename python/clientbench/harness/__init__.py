@@ -15,7 +15,8 @@ from .failures import FAILURE_CLASSES, DigestMismatch, describe, failure_class
 from .info import emit, interpreter, peak_rss_kib, skip_teardown, version
 from .options import add_tls_options, parser, ssl_context, upload_answer, upload_body, verify
 from .record import Worker, histogram, lowest_equivalent
-from .run import (
+from .schedule import intended_ns, open_loop, open_loop_async
+from .workers import (
     SCHEMA_ID,
     AsyncDriver,
     AsyncProtocol,
@@ -28,7 +29,6 @@ from .run import (
     document,
     run,
 )
-from .schedule import intended_ns, open_loop, open_loop_async
 
 __all__ = [
     "FAILURE_CLASSES",

@@ -20,7 +20,7 @@ rule that flags a change beyond the noise).
 """
 
 # the registry: one module per format, each registering its exporter when imported
-from . import csv, html, json, markdown, plots, terminal  # noqa: E402,F401,I001
+from .export import csv, html, json, markdown, plots, terminal  # noqa: E402,F401,I001
 from .base import (
     EXPORTERS,
     FILES,

@@ -46,7 +46,7 @@ Block = Heading | Text | Table | Image
 
 @dataclass(frozen=True)
 class Figure:
-    """A plot to draw: `kind` names a function of report/plots.py, `file` goes under plots/."""
+    """A plot to draw: `kind` names a function of report/export/plots.py, `file` goes under plots/."""
 
     kind: str  # "latency" | "bench" | "timeline" | "sweep" | "rate"
     file: str

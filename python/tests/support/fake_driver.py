@@ -37,7 +37,7 @@ def spec(name: str, *flags: str, optional: bool = False) -> Any:
 def code_spec(name: str, code: str | None, *flags: str, optional: bool = False) -> Any:
     """A client row whose driver is `python -c code` (this script when code is None)."""
     from clientbench.model import Client
-    from clientbench.run.clients import ClientSpec
+    from clientbench.registry.spec import ClientSpec
 
     program = [str(Path(__file__))] if code is None else ["-c", code]
     client = Client(name=name, language="Python", library="fake", mode="sync", optional=optional)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
 
 from .dualserver import DualHandler, DualServer, make_pki
 from .httpapp import App, running

@@ -10,8 +10,8 @@ import textwrap
 from typing import Any
 
 import pytest
-from clientbench.run.interpreters import Interpreter, has_module, known
-from clientbench.run.paths import repo_root
+from clientbench.environment.binaries import repo_root
+from clientbench.environment.interpreters import Interpreter, has_module, known
 
 UNAVAILABLE = repo_root() / "build" / "cpython" / "unavailable"
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clientbench.run.network import Toxiproxy, toxiproxy_binary
-from clientbench.run.server import Server
+from clientbench.execution.server import Server
+from clientbench.execution.toxiproxy import Toxiproxy, toxiproxy_binary
 
 BIG = 1_000_000  # /bytes/BIG through 100 KB/s: 10 s, far longer than any timeout here
 N = 100_000

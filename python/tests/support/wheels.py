@@ -10,8 +10,8 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from clientbench.run.paths import repo_root
-from clientbench.run.server import Server
+from clientbench.environment.binaries import repo_root
+from clientbench.execution.server import Server
 from packaging.utils import parse_wheel_filename
 
 REPO = repo_root()

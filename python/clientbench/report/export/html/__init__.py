@@ -1,4 +1,4 @@
-"""`report.html`: a results folder as one self-contained page (report/page.py says what it shows).
+"""`report.html`: a results folder as one self-contained page (report/export/html/page.py says what it shows).
 
 Everything is inlined: plotly.js (from the pinned `plotly` package), the page's script and styles, and the data,
 so the file opens with no network. The exporter renders the folder it writes into from what is on disk, so
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import jinja2
 
-from ..errors import SetupError
-from ..files import write_atomic
-from .base import Report, register
-from .compare import compare_rows, summary
-from .folder import RESULTS, load, load_results
+from ....analysis.compare import compare_rows, summary
+from ....errors import SetupError
+from ....files import write_atomic
+from ....folder import RESULTS, load, load_results
+from ...base import Report, register
 from .page import Page, build, compare_view
 
 FILE = "report.html"

@@ -1,5 +1,5 @@
 """The driver contract's conformance suite (`clientbench check-driver`, docs/bring-your-own-client.md): every
-check runs the driver like the runner does (run/driver.py: its own process group, the row timeout, the
+check runs the driver like the runner does (execution/driver_process.py: its own process group, the row timeout, the
 document validated) and says pass, fail or not supported, with why, in one line.
 
 The checks: a closed keep-alive loop with a warm-up (exit 0, a valid clientbench.raw/2 document of the
@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..execution.driver_process import run_driver
+from ..execution.server import Server
 from ..model import DriverRun
+from ..registry.spec import ClientSpec
 from ..schema import RAW_SCHEMA_ID
 from ..workload import Workload
-from .clients import ClientSpec
-from .driver import run_driver
 from .faults import FaultServer
-from .server import Server
 
 PASS, FAIL, SKIP = "pass", "fail", "not supported"
 HELLO = 13  # the body of the server's `/`

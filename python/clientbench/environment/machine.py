@@ -12,7 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .paths import repo_root
+from .binaries import repo_root
 
 PY_PACKAGES = (
     "numpy",

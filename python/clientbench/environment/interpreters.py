@@ -19,7 +19,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import SetupError
-from .paths import repo_root
+from .binaries import repo_root
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
-"""What the HTML report shows, built from results folders (report/folder.py): per folder its tables (every cell
-as in table.md, with its min-max over the repeats), charts (report/charts.py), the reading the command
-generated, the environment; and the compare view of two runs. report/html.py renders it."""
+"""What the HTML report shows, built from results folders (folder.py): per folder its tables (every cell
+as in table.md, with its min-max over the repeats), charts (report/export/html/charts.py), the reading the command
+generated, the environment; and the compare view of two runs. report/export/html renders it."""
 
 from __future__ import annotations
 
@@ -14,8 +14,11 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from ..model import Results, Row
-from ..stats import RowStats
+from ....analysis.compare import RowComparison
+from ....folder import Part, Phase
+from ....model import Results, Row
+from ....stats import RowStats
+from ...table import RunColumn, run_table
 from .charts import (
     Chart,
     bars,
@@ -29,9 +32,6 @@ from .charts import (
     title_of,
     with_variants,
 )
-from .compare import RowComparison
-from .folder import Part, Phase
-from .table import RunColumn, run_table
 
 #: the headings of the sections a command generated from its figures (gil.md and sweep.md have them)
 GENERATED = "generated from the figures"

@@ -20,15 +20,17 @@ from typing import Any
 from rich.console import Console
 
 from .. import __version__
+from ..environment.binaries import repo_root
+from ..environment.machine import capture
 from ..errors import SetupError
 from ..model import DriverRun, Results, Row, RunStatus
+from ..network import Network
+from ..options import Options
+from ..registry.spec import ClientSpec
 from ..workload import Workload
-from .clients import ClientSpec
-from .driver import run_plan
-from .environment import capture
-from .network import Network, Toxiproxy, through
-from .paths import repo_root
+from .plan import run_plan
 from .server import Server, https_context
+from .toxiproxy import Toxiproxy, through
 
 
 class Terminated(BaseException):
@@ -82,27 +84,6 @@ def probe_body_bytes(
             return len(r.read()) if r.status == 200 else None
     except (urllib.error.URLError, OSError, ValueError):
         return None
-
-
-@dataclass(frozen=True)
-class Options:
-    """Where the requests go and how the runner treats drivers: resolved once from the command line."""
-
-    target: str | None = None  # an already-running server's base URL, instead of starting server-axum
-    server_threads: int | None = None
-    row_timeout_s: float = 300.0
-    out: Path | None = None  # the parent of the results folder (default: results/)
-    network: Network | None = None  # emulated through toxiproxy; None: straight to the server (loopback)
-    tls: bool = False  # start the server with HTTPS (a throw-away CA), and give the drivers that CA
-    tls_version: str | None = None  # "1.2" or "1.3": the only TLS version the started server accepts
-    ca_file: str | None = None  # with --target https://...: the CA to trust (default: the system's roots)
-    insecure: bool = False  # with --target https://...: do not verify the certificate
-
-    @property
-    def scheme(self) -> str:
-        if self.target:
-            return self.target.split("://", 1)[0].lower()
-        return "https" if self.tls else "http"
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import Row
+from ..report.base import Block, Heading, Image, Report, Text
+from ..report.table import run_table
 from ..stats import Aggregate, RowStats
 from ..workload import Workload, number
 from . import rates
-from .base import Block, Heading, Image, Report, Text
-from .table import run_table
 
 #: the round-trip phase's timeline, under rtt/plots/
 RTT_TIMELINE = "timeline-rtt.png"

@@ -26,7 +26,8 @@ from typing import Any
 
 from ..errors import SetupError
 from ..model import Client
-from .clients import CLIENTS, ClientSpec, PythonDriver
+from .shipped import CLIENTS
+from .spec import ClientSpec, PythonDriver
 
 ENTRY_POINT_GROUP = "clientbench.clients"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")

@@ -1,4 +1,4 @@
-"""Run drivers, one at a time, each in its own subprocess, and collect their raw documents.
+"""One driver process: run it with the workload's flags, time it out, and validate what it printed.
 
 The runner never trusts a driver: a non-zero exit, a timeout, or output that is not a valid raw document
 (`clientbench.raw/2`, or raw/1) gives a failed row with the reason, and the other rows still run.
@@ -6,26 +6,24 @@ The runner never trusts a driver: a non-zero exit, a timeout, or output that is 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
 from ..errors import SetupError
-from ..files import write_atomic
-from ..model import DriverRun, Row, RunStatus
+from ..model import DriverRun, RunStatus
+from ..registry.spec import ClientSpec
 from ..schema import InvalidResult, parse_raw
 from ..stats import ProcessUsage, row_stats
 from ..workload import Workload, WorkloadError
-from .clients import ClientSpec
-from .process import child_preexec
+from .children import child_preexec
 
 
 def _last_line(text: str) -> str:
@@ -222,51 +220,3 @@ def check_workload(got: dict[str, Any], workload: Workload) -> None:
 def _driver_preexec() -> None:
     os.setpgid(0, 0)  # own process group, so a hung driver and its children can be killed together
     child_preexec()
-
-
-def run_plan(
-    specs: Sequence[ClientSpec],
-    url: str,
-    workload: Workload,
-    *,
-    row_timeout_s: float,
-    out_dir: Path | None,
-    expected_body_bytes: int | None = None,
-    driver_flags: Sequence[str] = (),
-    on_start: Callable[[ClientSpec, int], None] = lambda s, i: None,
-    on_done: Callable[[DriverRun, int], None] = lambda r, i: None,
-    rows: list[Row] | None = None,
-) -> list[Row]:
-    """Run every spec `workload.repeat` times, interleaved round-robin (A B C A B C ...), never all repeats of one
-    client in a row, so that a slow phase of the machine hits every client alike. The rows are appended
-    to `rows` (if given) before the first driver starts, so an interrupted plan leaves partial rows."""
-    rows = rows if rows is not None else []
-    rows.extend(Row(spec.client) for spec in specs)
-    plan = list(zip(specs, rows[-len(specs) :], strict=True)) if specs else []
-    for rep in range(workload.repeat):
-        for spec, row in plan:
-            if rep and (row.skipped or row.unsupported):  # not installed here, or cannot: once is enough
-                continue
-            on_start(spec, rep)
-            tag = f".{rep}"
-            result = run_driver(
-                spec,
-                url,
-                workload,
-                row_timeout_s=row_timeout_s,
-                log_dir=out_dir / "logs" if out_dir else None,
-                expected_body_bytes=expected_body_bytes,
-                tag=tag,
-                hash_seed=rep,
-                driver_flags=driver_flags,
-            )
-            if out_dir is not None and result.raw is not None:
-                (out_dir / "raw").mkdir(parents=True, exist_ok=True)
-                result.raw_file = f"raw/{spec.name}{tag}.json"
-                write_atomic(out_dir / result.raw_file, json.dumps(result.raw) + "\n")
-            if result.raw is not None:
-                compact(result.raw)
-                row.client = result.client  # a row from outside the project: labelled by its document
-            row.add(result)
-            on_done(result, rep)
-    return [row for _, row in plan]

@@ -1,9 +1,9 @@
-"""Network conditions in user space: toxiproxy (a TCP proxy) in front of the server, with its toxics.
+"""Network conditions to emulate (`--network SPEC`): a round trip, jitter and a rate, or a preset.
 
-The kernel here has no netem qdisc, so the runner starts toxiproxy, points one proxy at the server and adds
-toxics in both directions through toxiproxy's HTTP API. `--network SPEC` takes `rtt=`, `jitter=`, `rate=`
-(comma-separated) or a preset name (PRESETS). `rtt` is the round trip: half of it is added to each
-direction (toxiproxy's latency is in whole ms, so an odd rtt puts the extra ms on the response's way back).
+The kernel here has no netem qdisc, so the runner emulates them in user space: toxiproxy (a TCP proxy,
+execution/toxiproxy.py) in front of the server, with toxics in both directions. `--network SPEC` takes `rtt=`,
+`jitter=`, `rate=` (comma-separated) or a preset name (PRESETS). `rtt` is the round trip: half of it is added to
+each direction (toxiproxy's latency is in whole ms, so an odd rtt puts the extra ms on the response's way back).
 
 What a TCP proxy cannot emulate: the client's TCP handshake completes with the proxy at loopback speed, so
 a new connection's extra round trip is not part of the figures (a TLS handshake's round trips are, since
@@ -12,21 +12,11 @@ its messages are data to the proxy).
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
-import socket
-import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ..errors import SetupError
-from .paths import repo_root
-from .process import ManagedProcess
+from .errors import SetupError
 
 #: the version `make toxiproxy` installs (go install .../cmd/server@TOXIPROXY_VERSION)
 TOXIPROXY_VERSION = "v2.5.0"
@@ -144,86 +134,3 @@ def parse(spec: str) -> Network | None:
     if not values:
         raise SetupError(f"--network {spec!r}: nothing to emulate (use rtt=0 to measure the proxy alone)")
     return Network(name=name, **values)
-
-
-def toxiproxy_binary() -> Path:
-    return repo_root() / "build" / "bin" / "toxiproxy-server"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Toxiproxy(ManagedProcess):
-    """`with Toxiproxy(log=...) as tp:` runs toxiproxy-server on loopback (run/process.py: stopped on every
-    path, and with the runner)."""
-
-    def __init__(self, log: Path | None = None, start_timeout: float = 10.0):
-        super().__init__(log, start_timeout)
-        self.binary = toxiproxy_binary()
-        if not (self.binary.is_file() and os.access(self.binary, os.X_OK)):
-            hint = "`make toxiproxy`" if shutil.which("go") else "install Go, then `make toxiproxy`"
-            raise SetupError(f"toxiproxy not found at {self.binary}; {hint}")
-        self.api = ""
-
-    def __enter__(self) -> Toxiproxy:
-        self.start()
-        return self
-
-    def command(self) -> list[str]:
-        port = _free_port()
-        self.api = f"http://127.0.0.1:{port}"
-        return [str(self.binary), "-host", "127.0.0.1", "-port", str(port)]
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + self.start_timeout
-        while True:
-            try:
-                self._call("GET", "/version")
-                return
-            except SetupError:
-                pass
-            assert self.proc is not None
-            if self.proc.poll() is not None:
-                raise SetupError(f"toxiproxy exited with status {self.proc.returncode}; see its log")
-            if time.monotonic() > deadline:
-                raise SetupError(f"toxiproxy did not answer on {self.api} within {self.start_timeout:g}s")
-            time.sleep(0.05)
-
-    def _call(self, method: str, path: str, body: Any = None) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(
-            self.api + path, data=data, method=method, headers={"Content-Type": "application/json"}
-        )
-        try:
-            with urllib.request.urlopen(req, timeout=5) as r:
-                text = r.read()
-        except urllib.error.HTTPError as exc:
-            raise SetupError(f"toxiproxy {method} {path}: {exc.code} {exc.read()[:200]!r}") from None
-        except (urllib.error.URLError, OSError) as exc:
-            raise SetupError(f"toxiproxy {method} {path}: {exc}") from None
-        try:
-            return json.loads(text) if text.strip() else None
-        except ValueError:  # /version answers plain text
-            return text.decode("utf-8", "replace")
-
-    def proxy(self, name: str, upstream: str) -> str:
-        """A proxy on an ephemeral loopback port to upstream (host:port); returns its host:port."""
-        doc = self._call(
-            "POST", "/proxies", {"name": name, "listen": "127.0.0.1:0", "upstream": upstream, "enabled": True}
-        )
-        return str(doc["listen"])
-
-    def add_toxic(self, proxy: str, toxic: dict[str, Any]) -> None:
-        self._call("POST", f"/proxies/{proxy}/toxics", toxic)
-
-
-def through(tp: Toxiproxy, base_url: str, network: Network, name: str = "server") -> str:
-    """Put a proxy with the network's toxics in front of base_url (http://host:port); returns its base URL."""
-    scheme, _, hostport = base_url.partition("://")
-    listen = tp.proxy(name, hostport.split("/", 1)[0])
-    for toxic in network.toxics():
-        tp.add_toxic(name, toxic)
-    return f"{scheme}://{listen}"

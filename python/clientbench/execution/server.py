@@ -3,7 +3,7 @@
 The server prints one JSON line on stdout once it is bound, e.g.
 `{"event":"listening","url":"http://127.0.0.1:41234"}`; everything else it writes goes to stderr.
 The process is always stopped when the `Server` context exits (also on Ctrl-C, SIGTERM or an exception),
-and dies with the runner (run/process.py).
+and dies with the runner (execution/children.py).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from ..environment.binaries import require, server_binary
 from ..errors import SetupError
-from .paths import require, server_binary
-from .process import ManagedProcess
+from .children import ManagedProcess
 
 
 def https_context(ca_file: str | None = None, insecure: bool = False) -> ssl.SSLContext:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ..errors import SetupError
 from ..model import Row
+from ..registry.spec import ClientSpec
 from ..workload import Workload, WorkloadError, number
-from .clients import ClientSpec
 from .testbed import Endpoint, Testbed
 
 #: the default ladder: from 250 requests/s, doubling, 12 rates (up to 512,000/s: within the drivers' schedule

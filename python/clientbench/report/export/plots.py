@@ -15,9 +15,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter  # noqa: E402
 
-from ..model import Row  # noqa: E402
-from ..stats import failed_mask, has_samples, ok_latencies_ms  # noqa: E402
-from .base import Figure, Report, register  # noqa: E402
+from ...model import Row  # noqa: E402
+from ...stats import failed_mask, has_samples, ok_latencies_ms  # noqa: E402
+from ..base import Figure, Report, register  # noqa: E402
 
 PERCENTILE_TICKS = (0.0, 0.5, 0.9, 0.99, 0.999, 0.9999)
 

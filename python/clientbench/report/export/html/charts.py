@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ..model import Row
-from ..stats import Aggregate, RowStats, failed_mask, ok_latencies_ms
-from .compare import RowComparison
+from ....analysis.compare import RowComparison
+from ....model import Row
+from ....stats import Aggregate, RowStats, failed_mask, ok_latencies_ms
 
 Chart = dict[str, Any]
 

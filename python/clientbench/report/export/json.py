@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..files import write_atomic
-from ..schema import validate_results
-from .base import Report, register
+from ...files import write_atomic
+from ...schema import validate_results
+from ..base import Report, register
 
 
 @register("json")

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..model import Row
+from ..report.base import Block, Column, Figure, Heading, Image, Report, Table, Text
 from ..stats import RowStats, sustains
 from ..workload import Workload, number
-from .base import Block, Column, Figure, Heading, Image, Report, Table, Text
 
 #: (rate, the rows measured at it), by increasing rate
 Points = Sequence[tuple[float, Sequence[Row]]]

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import SetupError
-from ..model import READS, SCHEMA_ID, Results
-from ..run.clients import CLIENTS
-from ..workload import number
+from .errors import SetupError
+from .model import READS, SCHEMA_ID, Results
+from .registry.shipped import CLIENTS
+from .workload import number
 
 RESULTS = "results.json"
 #: the GIL report's phases besides the W-worker one at the top

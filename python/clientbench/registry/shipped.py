@@ -1,105 +1,17 @@
-"""The client registry: which driver runs each row of the table, and how the row is labelled.
+"""The rows the project ships: which driver runs each row of the table, and how the row is labelled.
 
-A row is a driver command (docs/raw-format.md) plus its `model.Client` labels. Adding a client row = one
-driver (a plugin in python/clientbench/drivers/, or a native program) plus one entry in CLIENTS; rows from
-outside the project (an external program, a user's plugin: run/external.py) join them for one command.
-Selecting rows (`--clients`) matches names, or tags, with shell-style globs, e.g. `--clients 'py-*'` or
-`--clients cpp-beast,rust-reqwest`.
+Adding a client row = one driver (a plugin in python/clientbench/drivers/, or a native program) plus one entry
+in CLIENTS (docs/architecture.md, "Where a change goes").
 """
 
 from __future__ import annotations
 
-import dataclasses
-import fnmatch
-import importlib.util
-import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from ..errors import SetupError
+from ..environment import binaries as paths
 from ..model import Client
-from . import paths
-from .interpreters import Interpreter, has_module
-
-
-@dataclass(frozen=True)
-class PythonDriver:
-    """A Python row: a plugin (clientbench.sdk) run by `python -m clientbench.plugin MODULE:OBJECT <args>`,
-    under any interpreter."""
-
-    plugin: str  # MODULE:OBJECT
-    args: tuple[str, ...] = ()
-
-    def argv(self, python: str) -> list[str]:
-        return [python, "-m", "clientbench.plugin", self.plugin, *self.args]
-
-
-@dataclass(frozen=True)
-class ClientSpec:
-    client: Client
-    command: Callable[[], list[str]] | PythonDriver = field(compare=False, repr=False)
-    needs_module: str | None = None  # Python module the driver imports (bindings, peers)
-    install_hint: str = "make build"
-    default: bool = True  # in the default selection (`make run`); others need --clients or `--all`
-    python: Interpreter | None = None  # a Python row under another interpreter (None: the runner's own)
-    tags: tuple[str, ...] = ()  # more names `--clients` selects the row by
-    #: the row's language, library and mode come from its own document (a row from outside the project)
-    from_document: bool = False
-
-    @property
-    def is_python(self) -> bool:
-        return isinstance(self.command, PythonDriver)
-
-    def under(self, interpreter: Interpreter | None) -> ClientSpec:
-        """This Python row under another interpreter (named `<name>@<label>`)."""
-        if interpreter is None or not self.is_python:
-            return self
-        client = dataclasses.replace(
-            self.client, name=f"{self.client.name}@{interpreter.label}", interpreter=interpreter.label
-        )
-        return dataclasses.replace(self, client=client, python=interpreter)
-
-    def labelled(self, info: dict[str, Any]) -> Client:
-        """The row's labels as its document gives them (the document's client section, validated)."""
-        if not self.from_document:
-            return self.client
-        return dataclasses.replace(
-            self.client, language=info["language"], library=info["library"], mode=info["mode"], gil=info["gil"]
-        )
-
-    def matches(self, pattern: str) -> bool:
-        return any(fnmatch.fnmatchcase(n, pattern) for n in (self.name, *self.tags))
-
-    def env(self) -> dict[str, str]:
-        return self.python.env() if self.python is not None else {}
-
-    @property
-    def name(self) -> str:
-        return self.client.name
-
-    @property
-    def label(self) -> str:
-        return self.client.label
-
-    def argv(self) -> list[str]:
-        """The driver command without workload flags; SetupError if it cannot run here."""
-        if isinstance(self.command, PythonDriver):
-            python = self.python.executable if self.python is not None else sys.executable
-            if self.needs_module:
-                found = (
-                    has_module(python, self.needs_module)
-                    if self.python is not None
-                    else importlib.util.find_spec(self.needs_module) is not None
-                )
-                if not found:
-                    where = python if self.python is not None else sys.prefix
-                    raise SetupError(
-                        f"Python module {self.needs_module!r} is not installed in {where}; run `{self.install_hint}`"
-                    )
-            return self.command.argv(python)
-        return self.command()
+from .spec import ClientSpec, PythonDriver
 
 
 def _native(path: Callable[[], Path], what: str, *extra: str) -> Callable[[], list[str]]:
@@ -285,28 +197,3 @@ CLIENTS: tuple[ClientSpec, ...] = (
         )
     ),
 )
-
-
-def select(
-    patterns: Sequence[str] | None, clients: Sequence[ClientSpec] = CLIENTS, everything: bool = False
-) -> list[ClientSpec]:
-    """Rows whose name (or a tag) matches any of the comma-separated glob patterns, in table order; without
-    patterns the default rows (or every row with `everything`)."""
-    if not patterns:
-        return [c for c in clients if everything or c.default]
-    wanted = [p.strip() for item in patterns for p in item.split(",") if p.strip()]
-    unknown = [p for p in wanted if not any(c.matches(p) for c in clients)]
-    if unknown:
-        names = ", ".join(c.name for c in clients)
-        raise SetupError(f"no client matches {', '.join(map(repr, unknown))}; known clients: {names}")
-    return [c for c in clients if any(c.matches(p) for p in wanted)]
-
-
-def under(specs: Sequence[ClientSpec], interpreters: Sequence[Interpreter | None]) -> list[ClientSpec]:
-    """Every Python row once per interpreter (None: the runner's own), next to each other; native rows once."""
-    if not interpreters:
-        return list(specs)
-    out: list[ClientSpec] = []
-    for spec in specs:
-        out += [spec.under(i) for i in interpreters] if spec.is_python else [spec]
-    return out

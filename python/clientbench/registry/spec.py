@@ -1,0 +1,122 @@
+"""The client registry's entries: a row is a driver command (docs/raw-format.md) plus its `model.Client` labels.
+
+`ClientSpec` is one row, `PythonDriver` a Python row's plugin; `select` picks rows by name or tag with
+shell-style globs (`--clients 'py-*'`), `under` repeats the Python rows under other interpreters. The rows the
+project ships are in shipped.py; rows from outside the project (an external program, a user's plugin) in
+external.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import importlib.util
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..environment.interpreters import Interpreter, has_module
+from ..errors import SetupError
+from ..model import Client
+
+
+@dataclass(frozen=True)
+class PythonDriver:
+    """A Python row: a plugin (clientbench.sdk) run by `python -m clientbench.plugin MODULE:OBJECT <args>`,
+    under any interpreter."""
+
+    plugin: str  # MODULE:OBJECT
+    args: tuple[str, ...] = ()
+
+    def argv(self, python: str) -> list[str]:
+        return [python, "-m", "clientbench.plugin", self.plugin, *self.args]
+
+
+@dataclass(frozen=True)
+class ClientSpec:
+    client: Client
+    command: Callable[[], list[str]] | PythonDriver = field(compare=False, repr=False)
+    needs_module: str | None = None  # Python module the driver imports (bindings, peers)
+    install_hint: str = "make build"
+    default: bool = True  # in the default selection (`make run`); others need --clients or `--all`
+    python: Interpreter | None = None  # a Python row under another interpreter (None: the runner's own)
+    tags: tuple[str, ...] = ()  # more names `--clients` selects the row by
+    #: the row's language, library and mode come from its own document (a row from outside the project)
+    from_document: bool = False
+
+    @property
+    def is_python(self) -> bool:
+        return isinstance(self.command, PythonDriver)
+
+    def under(self, interpreter: Interpreter | None) -> ClientSpec:
+        """This Python row under another interpreter (named `<name>@<label>`)."""
+        if interpreter is None or not self.is_python:
+            return self
+        client = dataclasses.replace(
+            self.client, name=f"{self.client.name}@{interpreter.label}", interpreter=interpreter.label
+        )
+        return dataclasses.replace(self, client=client, python=interpreter)
+
+    def labelled(self, info: dict[str, Any]) -> Client:
+        """The row's labels as its document gives them (the document's client section, validated)."""
+        if not self.from_document:
+            return self.client
+        return dataclasses.replace(
+            self.client, language=info["language"], library=info["library"], mode=info["mode"], gil=info["gil"]
+        )
+
+    def matches(self, pattern: str) -> bool:
+        return any(fnmatch.fnmatchcase(n, pattern) for n in (self.name, *self.tags))
+
+    def env(self) -> dict[str, str]:
+        return self.python.env() if self.python is not None else {}
+
+    @property
+    def name(self) -> str:
+        return self.client.name
+
+    @property
+    def label(self) -> str:
+        return self.client.label
+
+    def argv(self) -> list[str]:
+        """The driver command without workload flags; SetupError if it cannot run here."""
+        if isinstance(self.command, PythonDriver):
+            python = self.python.executable if self.python is not None else sys.executable
+            if self.needs_module:
+                found = (
+                    has_module(python, self.needs_module)
+                    if self.python is not None
+                    else importlib.util.find_spec(self.needs_module) is not None
+                )
+                if not found:
+                    where = python if self.python is not None else sys.prefix
+                    raise SetupError(
+                        f"Python module {self.needs_module!r} is not installed in {where}; run `{self.install_hint}`"
+                    )
+            return self.command.argv(python)
+        return self.command()
+
+
+def select(patterns: Sequence[str] | None, clients: Sequence[ClientSpec], everything: bool = False) -> list[ClientSpec]:
+    """Rows whose name (or a tag) matches any of the comma-separated glob patterns, in table order; without
+    patterns the default rows (or every row with `everything`)."""
+    if not patterns:
+        return [c for c in clients if everything or c.default]
+    wanted = [p.strip() for item in patterns for p in item.split(",") if p.strip()]
+    unknown = [p for p in wanted if not any(c.matches(p) for c in clients)]
+    if unknown:
+        names = ", ".join(c.name for c in clients)
+        raise SetupError(f"no client matches {', '.join(map(repr, unknown))}; known clients: {names}")
+    return [c for c in clients if any(c.matches(p) for p in wanted)]
+
+
+def under(specs: Sequence[ClientSpec], interpreters: Sequence[Interpreter | None]) -> list[ClientSpec]:
+    """Every Python row once per interpreter (None: the runner's own), next to each other; native rows once."""
+    if not interpreters:
+        return list(specs)
+    out: list[ClientSpec] = []
+    for spec in specs:
+        out += [spec.under(i) for i in interpreters] if spec.is_python else [spec]
+    return out
