@@ -1,5 +1,5 @@
-"""Child processes: drivers (execution/driver_process.py), where a misbehaving driver gives a failed run with the reason,
-never a crash of the runner, and the plan interleaves the repeats; the managed children (execution/children.py: the
+"""Child processes: drivers (execution/driver_process.py), where a misbehaving driver gives a failed run with the
+reason, never a crash of the runner, and the plan interleaves the repeats; the managed children (execution/children.py: the
 server, toxiproxy), stopped and reaped on every path; and the client registry (registry/shipped.py)."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def test_fixed_workers_override_the_workload():
 
 def test_missing_peer_is_skipped_and_missing_binding_is_an_error():
     # a Python driver row (the module is looked for before the driver starts: it never runs here)
-    (base,) = select(["py-requests"])
+    (base,) = select(["py-requests"], CLIENTS)
     peer = dataclasses.replace(
         base, client=dataclasses.replace(base.client, optional=True), needs_module="no_such_module_here"
     )
@@ -177,19 +177,19 @@ def test_a_child_that_is_not_ready_is_stopped_before_the_error_is_raised(tmp_pat
 
 
 def test_select_by_name_and_glob():
-    assert [c.name for c in select(["cpp-beast"])] == ["cpp-beast"]
-    assert {c.name for c in select(["py-reqwest-*"])} == {
+    assert [c.name for c in select(["cpp-beast"], CLIENTS)] == ["cpp-beast"]
+    assert {c.name for c in select(["py-reqwest-*"], CLIENTS)} == {
         "py-reqwest-async",
         "py-reqwest-held",
         "py-reqwest-released",
         "py-reqwest-uvloop",
     }
-    assert [c.name for c in select(["rust-reqwest,cpp-beast"])] == ["cpp-beast", "rust-reqwest"]  # table order
-    assert [c.name for c in select(None)] == [c.name for c in CLIENTS if c.default]
-    assert len(select(None, everything=True)) == len(CLIENTS)
-    assert {"cpp-beast", "rust-reqwest", "py-requests", "py-aiohttp"} <= {c.name for c in select(None)}
+    assert [c.name for c in select(["rust-reqwest,cpp-beast"], CLIENTS)] == ["cpp-beast", "rust-reqwest"]  # table order
+    assert [c.name for c in select(None, CLIENTS)] == [c.name for c in CLIENTS if c.default]
+    assert len(select(None, CLIENTS, everything=True)) == len(CLIENTS)
+    assert {"cpp-beast", "rust-reqwest", "py-requests", "py-aiohttp"} <= {c.name for c in select(None, CLIENTS)}
     with pytest.raises(SetupError, match="no client matches 'nope'"):
-        select(["nope"])
+        select(["nope"], CLIENTS)
 
 
 def test_registry_rows_are_unique_and_only_peers_are_optional():

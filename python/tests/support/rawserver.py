@@ -1,154 +1,16 @@
-"""A small raw-socket HTTP/1.1 server that answers, misbehaves or counts on purpose.
-
-`RawServer(handler)` listens on 127.0.0.1 (an ephemeral port) and runs `handler(conn)` on its own thread for
-every accepted connection; `accepted` counts the connections and `heads` holds every request head read.
-Every blocking call is bounded in time; `close()` (or the end of a `with` block) stops the listener, shuts
-every connection down and joins the threads. The handlers at the end are the fault catalogue's cases.
+"""The tests' fault catalogue: handlers for the raw-socket server (clientbench.conformance.faults.RawServer, shared
+with check-driver's fault server) that answer, misbehave or count on purpose. A handler gets a `Conn` (read a
+request, send bytes, hold the connection) on its own thread.
 """
 
 from __future__ import annotations
 
 import socket
-import threading
 import time
-from collections.abc import Callable
 
-HELLO = b"Hello, World!"
+from clientbench.conformance.faults import HELLO, Conn, Handler, RawServer
 
-
-class Conn:
-    """One accepted connection, as a handler sees it."""
-
-    def __init__(self, sock: socket.socket, server: RawServer):
-        self.sock = sock
-        self.server = server
-        self.buf = b""
-
-    def read_request(self, timeout: float = 10.0) -> bytes | None:
-        """Read one request (its head, and a Content-Length body) and return the head; None when the peer
-        closed, or nothing complete arrived within `timeout` s (an idle timeout)."""
-        try:
-            self.sock.settimeout(timeout)
-            while b"\r\n\r\n" not in self.buf:
-                chunk = self.sock.recv(65536)
-                if not chunk:
-                    return None
-                self.buf += chunk
-            head, _, rest = self.buf.partition(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n")[1:]:
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value.strip())
-            while len(rest) < length:
-                chunk = self.sock.recv(65536)
-                if not chunk:
-                    return None
-                rest += chunk
-            self.buf = rest[length:]
-            self.server.heads.append(head)
-            return head
-        except (OSError, ValueError):
-            return None
-
-    def send(self, data: bytes) -> None:
-        try:
-            self.sock.sendall(data)
-        except OSError:
-            pass
-
-    def respond(self, body: bytes = HELLO, status: str = "200 OK", headers: str = "") -> None:
-        self.send(
-            f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\nContent-Type: text/plain\r\n{headers}\r\n".encode()
-            + body
-        )
-
-    def hold(self, seconds: float = 30.0) -> bool:
-        """Keep the connection open without answering, until the peer closes it (True), `seconds` pass or
-        the server closes (False)."""
-        deadline = time.monotonic() + seconds
-        try:
-            self.sock.settimeout(0.1)
-        except OSError:
-            return False
-        while time.monotonic() < deadline and not self.server.closed:
-            try:
-                if self.sock.recv(65536) == b"":
-                    return True
-            except TimeoutError:
-                continue
-            except OSError:
-                return False
-        return False
-
-
-Handler = Callable[[Conn], None]
-
-
-class RawServer:
-    def __init__(self, handler: Handler, backlog: int = 64):
-        self.handler = handler
-        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(backlog)
-        self.listener.settimeout(0.1)
-        self.port: int = self.listener.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.accepted = 0  # connections accepted so far
-        self.heads: list[bytes] = []  # every request head read, in order
-        self.closed = False
-        self._conns: list[socket.socket] = []
-        self._threads: list[threading.Thread] = []
-        self._acceptor = threading.Thread(target=self._serve, daemon=True)
-        self._acceptor.start()
-
-    def _serve(self) -> None:
-        while not self.closed:
-            try:
-                sock, _ = self.listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            # counted before the handler runs, so a client that got an answer was counted
-            self.accepted += 1
-            self._conns.append(sock)
-            t = threading.Thread(target=self._run, args=(sock,), daemon=True)
-            self._threads.append(t)
-            t.start()
-
-    def _run(self, sock: socket.socket) -> None:
-        try:
-            self.handler(Conn(sock, self))
-        finally:
-            try:
-                sock.close()
-            except OSError:
-                pass
-
-    def close(self) -> None:
-        self.closed = True
-        self._acceptor.join(timeout=2)
-        self.listener.close()
-        for s in self._conns:
-            try:
-                s.shutdown(socket.SHUT_RDWR)  # wakes a handler blocked in recv()
-            except OSError:
-                pass
-        for t in self._threads:
-            t.join(timeout=2)
-        for s in self._conns:
-            try:
-                s.close()
-            except OSError:
-                pass
-
-    def __enter__(self) -> RawServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+__all__ = ["HELLO", "Conn", "Handler", "RawServer"]
 
 
 # -- handlers: answers -------------------------------------------------------------------------------
