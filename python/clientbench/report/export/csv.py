@@ -6,8 +6,8 @@ import csv
 import io
 from pathlib import Path
 
-from ..base import Report, Table, register
 from ...files import write_atomic
+from ..base import Report, Table, register
 
 
 def render(table: Table) -> str:

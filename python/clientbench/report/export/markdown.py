@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..base import Heading, Image, Report, Table, Text, register
 from ...files import write_atomic
+from ..base import Heading, Image, Report, Table, Text, register
 
 
 def pipe_table(table: Table) -> str:
