@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from clientbench.analysis import rates
 from clientbench.model import Results
 from clientbench.registry.shipped import CLIENTS
-from clientbench.analysis import rates
 from clientbench.report import EXPORTERS, FILES, Column, Figure, Heading, Image, Report, Table, Text, export
 from clientbench.report.export.markdown import pipe_table, render
 from clientbench.report.export.plots import standard_figures
