@@ -167,7 +167,7 @@ def _run(path: Path, title: str) -> Part:
             if (path / key / RESULTS).is_file():
                 phase = load_results(path / key / RESULTS)
                 _attach_raw(path / key, phase, counts)
-                rtt = (phase.extra.get("network") or {}).get("rtt_ms")
+                rtt = phase.network.rtt_ms if phase.network else None
                 title = (
                     f"{workers} workers at rtt {rtt} ms"
                     if key == "rtt"
@@ -185,12 +185,11 @@ def _sweep(path: Path, title: str) -> Part:
     counts: dict[str, int] = {}
     for file in sorted((path / "points").glob(f"*/{RESULTS}")):
         results = load_results(file)
-        sweep = results.extra.get("sweep") or {}
-        dimension = sweep.get("dimension") or file.parent.name.split("-", 1)[0]
+        dimension = results.sweep.dimension if results.sweep else file.parent.name.split("-", 1)[0]
         if part.dimension not in (None, dimension):
             raise SetupError(f"{path} mixes the sweeps of {part.dimension} and {dimension}")
         part.dimension = dimension
-        value = sweep.get("value", file.parent.name.split("-", 1)[-1])
+        value = results.sweep.value if results.sweep else file.parent.name.split("-", 1)[-1]
         _attach_raw(file.parent, results, counts)
         shown = number(value) if isinstance(value, float) else value
         found[str(value)] = Phase(f"points/{file.parent.name}", f"{dimension} = {shown}", results, value)

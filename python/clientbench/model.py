@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SetupError
+from .network import Network
 from .stats import Aggregate, ProcessUsage, RowStats, aggregate
 from .workload import Workload
 
@@ -246,6 +247,29 @@ class Row:
         return row
 
 
+@dataclass(frozen=True)
+class SweepPoint:
+    """The point of a sweep a results document measured (`sweep.dimension` = `sweep.value`)."""
+
+    dimension: str
+    value: Any  # a number, or a name such as "keep-alive" or "1.3"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"dimension": self.dimension, "value": self.value}
+
+
+@dataclass(frozen=True)
+class TlsSetup:
+    """An https run's TLS: the CA the drivers trusted, whether they verified, the versions our server accepted."""
+
+    ca_file: str | None
+    verify: bool
+    server_versions: str | None  # e.g. "1.2,1.3"; None: not our server (--target)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ca_file": self.ca_file, "verify": self.verify, "server_versions": self.server_versions}
+
+
 @dataclass
 class Results:
     """The whole results document of one run (or of one sweep point, or one GIL phase)."""
@@ -258,14 +282,20 @@ class Results:
     environment: dict[str, Any]
     interrupted: str | None = None
     version: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)  # e.g. {"phase": "serial"}, {"sweep": {...}}
+    #: where the requests went: the scheme (None in documents that did not record it, with network and tls),
+    #: the emulated network (None: loopback), and over https the TLS set-up
+    scheme: str | None = None
+    network: Network | None = None
+    tls: TlsSetup | None = None
+    phase: str | None = None  # one phase of a report, e.g. the GIL report's "serial"
+    sweep: SweepPoint | None = None  # one point of a sweep
 
     @property
     def complete(self) -> bool:
         return self.interrupted is None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "schema": SCHEMA_ID,
             "created": self.created,
             "clientbench_version": self.version,
@@ -275,24 +305,21 @@ class Results:
             "environment": self.environment,
             "complete": self.complete,
             "interrupted": self.interrupted,
-            **self.extra,
-            "rows": [r.to_json() for r in self.rows],
         }
+        if self.scheme is not None:
+            doc["network"] = self.network.to_json() if self.network else None
+            doc["scheme"] = self.scheme
+            doc["tls"] = self.tls.to_json() if self.tls else None
+        if self.phase is not None:
+            doc["phase"] = self.phase
+        if self.sweep is not None:
+            doc["sweep"] = self.sweep.to_json()
+        doc["rows"] = [r.to_json() for r in self.rows]
+        return doc
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Results:
-        known = {
-            "schema",
-            "created",
-            "clientbench_version",
-            "command",
-            "workload",
-            "server",
-            "environment",
-            "complete",
-            "interrupted",
-            "rows",
-        }
+        tls, sweep = doc.get("tls"), doc.get("sweep")
         return cls(
             workload=Workload.from_json(doc["workload"]),
             rows=[Row.from_json(r) for r in doc["rows"]],
@@ -302,7 +329,11 @@ class Results:
             environment=dict(doc["environment"]),
             interrupted=doc.get("interrupted"),
             version=doc.get("clientbench_version", ""),
-            extra={k: v for k, v in doc.items() if k not in known},
+            scheme=doc.get("scheme"),
+            network=Network.from_json(doc["network"]) if doc.get("network") else None,
+            tls=TlsSetup(tls.get("ca_file"), bool(tls.get("verify")), tls.get("server_versions")) if tls else None,
+            phase=doc.get("phase"),
+            sweep=SweepPoint(sweep["dimension"], sweep["value"]) if sweep else None,
         )
 
     @classmethod

@@ -36,6 +36,8 @@ class Network:
     jitter_ms: int = 0
     rate_kbit: int | None = None
     name: str | None = None  # the preset, when one was named
+    #: what emulates it (a results document read back keeps the one it recorded)
+    emulator: str = f"toxiproxy {TOXIPROXY_VERSION}"
 
     def describe(self) -> str:
         parts = [f"rtt {self.rtt_ms} ms"]
@@ -48,12 +50,22 @@ class Network:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "emulator": f"toxiproxy {TOXIPROXY_VERSION}",
+            "emulator": self.emulator,
             "preset": self.name,
             "rtt_ms": self.rtt_ms,
             "jitter_ms": self.jitter_ms,
             "rate_kbit": self.rate_kbit,
         }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Network:
+        return cls(
+            rtt_ms=int(doc["rtt_ms"]),
+            jitter_ms=int(doc["jitter_ms"]),
+            rate_kbit=doc.get("rate_kbit"),
+            name=doc.get("preset"),
+            emulator=str(doc.get("emulator") or cls.emulator),
+        )
 
     def toxics(self) -> list[dict[str, Any]]:
         """The toxics for both directions (upstream = client to server)."""

@@ -1,6 +1,7 @@
 """Child processes: drivers (execution/driver_process.py), where a misbehaving driver gives a failed run with the
-reason, never a crash of the runner, and the plan interleaves the repeats; the managed children (execution/children.py: the
-server, toxiproxy), stopped and reaped on every path; and the client registry (registry/shipped.py)."""
+reason, never a crash of the runner, and the plan interleaves the repeats; the managed children
+(execution/children.py: the server, toxiproxy), stopped and reaped on every path; and the client registry
+(registry/shipped.py)."""
 
 from __future__ import annotations
 

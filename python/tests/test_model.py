@@ -126,7 +126,7 @@ def test_results_round_trip_through_json():
     }  # fmt: skip
     back = Results.from_json(json.loads(json.dumps(doc)))
     assert back.to_json() == doc
-    assert back.workload == results([]).workload and back.extra == {"phase": "parallel"}
+    assert back.workload == results([]).workload and back.phase == "parallel" and back.scheme is None
     assert [r.client for r in back.rows] == [r.client for r in rows]
     assert back.rows[1].reason == rows[1].reason and back.rows[1].aggregate == rows[1].aggregate
     assert back.rows[4].failed and back.rows[4].counts_against_run

@@ -19,7 +19,7 @@ from ..environment.interpreters import Interpreter, known
 from ..execution.children import child_preexec
 from ..execution.ladder import LADDER, climb, parse_rates, point_name
 from ..execution.testbed import Testbed, link_latest
-from ..model import Row
+from ..model import Row, SweepPoint
 from ..network import Network
 from ..options import Options
 from ..registry.shipped import CLIENTS
@@ -106,7 +106,7 @@ def gil_report(
     open_dir = testbed.out / "open-loop"
 
     def write_rate(rate: float, wl: Workload, rows: Sequence[Row]) -> None:
-        res = testbed.results(wl, rows, phase="open-loop", sweep={"dimension": "rate", "value": rate})
+        res = testbed.results(wl, rows, phase="open-loop", sweep=SweepPoint("rate", rate))
         export(Report("table", [run_table(rows)], results=res), open_dir / "points" / point_name(rate), FILES)
 
     with testbed:

@@ -16,7 +16,7 @@ from ..analysis import rates as rate_report
 from ..errors import SetupError
 from ..execution.ladder import LADDER, climb, parse_rates, point_name
 from ..execution.testbed import Endpoint, Testbed, link_latest
-from ..model import Row
+from ..model import Row, SweepPoint
 from ..network import Network
 from ..options import Options
 from ..registry.spec import ClientSpec
@@ -192,7 +192,7 @@ def write_point(
         rows,
         network_at(testbed, dimension, value),
         endpoint,
-        sweep={"dimension": dimension, "value": value},
+        sweep=SweepPoint(dimension, value),
     )
     export(Report("table", [run_table(rows)], results=results), testbed.out / "points" / f"{dimension}-{value}", FILES)
 
@@ -207,7 +207,7 @@ def rate_sweep(
     results: list[tuple[float, list[Row]]] = []
 
     def write(rate: float, wl: Workload, rows: Sequence[Row]) -> None:
-        res = testbed.results(wl, rows, sweep={"dimension": "rate", "value": rate})
+        res = testbed.results(wl, rows, sweep=SweepPoint("rate", rate))
         export(Report("table", [run_table(rows)], results=res), testbed.out / "points" / point_name(rate), FILES)
 
     with testbed:

@@ -22,6 +22,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 HELLO = b"Hello, World!"
@@ -98,6 +99,9 @@ class Conn:
 Handler = Callable[[Conn], None]
 
 
+_Server = TypeVar("_Server", bound="RawServer")
+
+
 class RawServer:
     def __init__(self, handler: Handler, backlog: int = 64):
         self.handler = handler
@@ -157,7 +161,7 @@ class RawServer:
             except OSError:
                 pass
 
-    def __enter__(self) -> RawServer:
+    def __enter__(self: _Server) -> _Server:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -23,7 +23,7 @@ from .. import __version__
 from ..environment.binaries import repo_root
 from ..environment.machine import capture
 from ..errors import SetupError
-from ..model import DriverRun, Results, Row, RunStatus
+from ..model import DriverRun, Results, Row, RunStatus, SweepPoint, TlsSetup
 from ..network import Network
 from ..options import Options
 from ..registry.spec import ClientSpec
@@ -230,7 +230,9 @@ class Testbed:
         rows: Sequence[Row],
         network: Network | None = None,
         endpoint: Endpoint | None = None,
-        **extra: Any,
+        *,
+        phase: str | None = None,
+        sweep: SweepPoint | None = None,
     ) -> Results:
         """The results document of these rows, as measured on this testbed (through `network` to `endpoint`,
         by default the testbed's own)."""
@@ -238,12 +240,8 @@ class Testbed:
         endpoint = endpoint or self.endpoint
         tls = None
         if endpoint.scheme == "https":
-            tls = {
-                "ca_file": endpoint.ca_file,
-                "verify": not endpoint.insecure,
-                "server_versions": None if self.options.target else (endpoint.tls_version or "1.2,1.3"),
-            }
-        extra = {"network": network.to_json() if network else None, "scheme": endpoint.scheme, "tls": tls, **extra}
+            versions = None if self.options.target else (endpoint.tls_version or "1.2,1.3")
+            tls = TlsSetup(endpoint.ca_file, not endpoint.insecure, versions)
         return Results(
             workload=workload,
             rows=list(rows),
@@ -257,7 +255,11 @@ class Testbed:
             },
             environment=self.environment,
             interrupted=self.interrupted,
-            extra=extra,
+            scheme=endpoint.scheme,
+            network=network,
+            tls=tls,
+            phase=phase,
+            sweep=sweep,
         )
 
     def run_rows(

@@ -161,5 +161,5 @@ def results(rows: list[Row]) -> Results:
         server={"url": "http://127.0.0.1:1", "started_by_clientbench": True, "threads": None},
         environment=env,
         version="0.1.0",
-        extra={"phase": "parallel"},
+        phase="parallel",
     )
