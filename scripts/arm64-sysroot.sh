@@ -35,7 +35,8 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 MIRROR=${CLIENTBENCH_APT_MIRROR:-http://deb.debian.org}
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CACHE=${CLIENTBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clientbench}
+. "$(dirname "$0")/common.sh"
+CACHE=$CLIENTBENCH_CACHE
 C=$CACHE/arm64-debs
 A=$C/apt
 DEBS=$C/debs

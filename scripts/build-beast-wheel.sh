@@ -34,7 +34,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 W=$ROOT/build/wheel
 DIST=$ROOT/dist
-CACHE=${CLIENTBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clientbench}
+. "$(dirname "$0")/common.sh"
+CACHE=$CLIENTBENCH_CACHE
 GLIBC=2.28
 OPENSSL_SERIES=3.0
 LOGS=$W/logs

