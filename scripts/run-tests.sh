@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# `make test`, once system-deps, the venv and the compiler cache are there: the set-up (`make test-setup`), then
-# every suite, in this order, each timed by scripts/step: cargo test, ctest, go vet + go test, node --test,
+# `make test`, once system-deps, the venv and the compiler cache are there: the set-up (`make -k test-setup`),
+# then every suite, in this order, each timed by scripts/step: cargo test, ctest, go vet + go test, node --test,
 # pytest bindings, pytest python/tests, and last the aarch64 wheels' test under qemu
 # (bindings/tests/test_wheels_aarch64.py).
+# Every suite runs whatever the set-up and the suites before it did (a failure stops nothing: each suite
+# reports), then a summary says each one's outcome and time, and the exit status is 1 when any failed.
 # Why not one after the other only: the pytest suites mostly wait on sockets and timeouts (one core busy at most,
 # often neither), and much of the set-up is single-core (configure scripts, links, pip). So pytest runs each
 # suite on PYTEST_WORKERS processes (pytest-xdist), and the aarch64 wheels (`make wheels-aarch64`, a cross build
@@ -10,9 +12,11 @@
 # on when their cache is cold (below); their test runs once they are there. The build is stopped on every path
 # out of this script.
 #
-# Environment: MAKE, PYTEST_WORKERS (default 4), CPP_BUILD (default build/cpp-beast), CARGO, CMAKE.
+# Environment: MAKE, PYTEST_WORKERS (default 4), CPP_BUILD (default build/cpp-beast), CARGO, CMAKE; CI=true or
+# CLIENTBENCH_STRICT=1 (strict mode: scripts/common.sh, conftest.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 MAKE=${MAKE:-make}
 WORKERS=${PYTEST_WORKERS:-4}
 CPP_BUILD=${CPP_BUILD:-build/cpp-beast}
@@ -21,20 +25,55 @@ CMAKE=${CMAKE:-cmake}
 VPY=.venv/bin/python
 STEP=scripts/step
 AARCH64_LOG=build/wheel/logs/wheels-aarch64.log
-PYTEST=("$VPY" -m pytest -q -rs -n "$WORKERS" --durations=10)
+PYTEST=("$VPY" -m pytest -q -rfEs -n "$WORKERS" --durations=10)
+
+# the outcome of every step run so far: "NAME STATUS SECONDS" (STATUS: an exit status, or "-" for not run)
+RESULTS=()
+INTERRUPTED=""
+elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+summary() {
+    [ "${#RESULTS[@]}" -gt 0 ] || return 0
+    local line name status secs failed=()
+    echo "run-tests: summary" >&2
+    for line in "${RESULTS[@]}"; do
+        read -r name status secs <<< "$line"
+        case "$status" in
+            0) printf '  %-18s %-7s %8s s\n' "$name" pass "$secs" >&2 ;;
+            -) printf '  %-18s %-7s %8s\n' "$name" "not run" "" >&2; failed+=("$name") ;;
+            *) printf '  %-18s %-7s %8s s  (exit %s)\n' "$name" FAIL "$secs" "$status" >&2; failed+=("$name") ;;
+        esac
+    done
+    if [ -n "$INTERRUPTED" ]; then
+        echo "run-tests: interrupted: the steps after these did not run" >&2
+    elif [ "${#failed[@]}" -gt 0 ]; then
+        echo "run-tests: ${#failed[@]} of ${#RESULTS[@]} failed: ${failed[*]}" >&2
+    else
+        echo "run-tests: all ${#RESULTS[@]} passed" >&2
+    fi
+    RESULTS=()
+}
+# NAME COMMAND...: one step, timed by scripts/step; its outcome is recorded and the script goes on
+run() {
+    local name=$1 start=$EPOCHREALTIME status=0
+    shift
+    "$STEP" "$name" "$@" || status=$?
+    RESULTS+=("$name $status $(elapsed "$start")")
+}
 
 BG=""
 stop_background() {
     # setsid made the build a process group of its own: stop all of it (make, cargo, zig, rustc)
     [ -z "$BG" ] || kill -TERM -- "-$BG" 2>/dev/null || true
 }
-trap stop_background EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
+# on every path out: the background build stopped, and what ran so far summed up
+trap 'stop_background; summary' EXIT
+trap 'INTERRUPTED=1; exit 130' INT
+trap 'INTERRUPTED=1; exit 143' TERM HUP
 
 start_background() {
     mkdir -p "$(dirname "$AARCH64_LOG")"
     echo "the aarch64 wheels build in the background meanwhile; log: $AARCH64_LOG" >&2
+    BG_START=$EPOCHREALTIME
     setsid "$STEP" wheels-aarch64 "$MAKE" --no-print-directory wheels-aarch64 > "$AARCH64_LOG" 2>&1 < /dev/null &
     BG=$!
 }
@@ -42,28 +81,35 @@ start_background() {
 # for arm64, every crate): they start with the set-up, to end with the suites. From a warm one (their OpenSSL
 # cached) they take about 4 min, which the suites' idle time covers: they start with the suites, and the set-up
 # keeps the whole machine.
-CACHE=${CLIENTBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clientbench}
-if ! compgen -G "$CACHE/openssl-*-aarch64-*/lib/libssl.a" > /dev/null; then
+if ! compgen -G "$CLIENTBENCH_CACHE/openssl-*-aarch64-*/lib/libssl.a" > /dev/null; then
     start_background
 fi
-"$MAKE" --no-print-directory test-setup
+# -k: every set-up step that can be made is, so that the suites run as far as they can and say what is missing
+run test-setup "$MAKE" --no-print-directory -k test-setup
 [ -n "$BG" ] || start_background
-$STEP cargo-test "$CARGO" test --release --workspace
-$STEP ctest-build "$CMAKE" --build "$CPP_BUILD"
-$STEP ctest ctest --test-dir "$CPP_BUILD" --output-on-failure
-$STEP go-test bash -c 'cd examples/go-nethttp && go vet ./... && go test ./...'
-$STEP node-test bash -c 'cd examples/node-fetch && node --test'
-$STEP pytest-bindings "${PYTEST[@]}" --ignore=bindings/tests/test_wheels_aarch64.py bindings
-$STEP pytest-runner "${PYTEST[@]}" python/tests
+run cargo-test "$CARGO" test --release --workspace
+run ctest bash -c '"$1" --build "$2" && ctest --test-dir "$2" --output-on-failure' ctest "$CMAKE" "$CPP_BUILD"
+run go-test bash -c 'cd examples/go-nethttp && go vet ./... && go test ./...'
+run node-test bash -c 'cd examples/node-fetch && node --test'
+run pytest-bindings "${PYTEST[@]}" --ignore=bindings/tests/test_wheels_aarch64.py bindings
+run pytest-runner "${PYTEST[@]}" python/tests
 
 echo "waiting for the aarch64 wheels ($AARCH64_LOG)" >&2
 status=0
 wait "$BG" || status=$?
 BG=""
+RESULTS+=("wheels-aarch64 $status $(elapsed "$BG_START")")
 grep -h '^\[step\]\|\[build-.*done in' "$AARCH64_LOG" >&2 || true
-if [ "$status" != 0 ]; then
+if [ "$status" = 0 ]; then
+    run pytest-aarch64 "$VPY" -m pytest -q -rfEs bindings/tests/test_wheels_aarch64.py
+else
     tail -n 30 "$AARCH64_LOG" >&2
-    echo "run-tests: the aarch64 wheels failed to build (exit $status; see $AARCH64_LOG)" >&2
-    exit 1
+    echo "run-tests: the aarch64 wheels failed to build (exit $status; see $AARCH64_LOG): their test cannot run" >&2
+    RESULTS+=("pytest-aarch64 - -")
 fi
-$STEP pytest-aarch64 "$VPY" -m pytest -q -rs bindings/tests/test_wheels_aarch64.py
+failed=0
+for line in "${RESULTS[@]}"; do
+    read -r _ status _ <<< "$line"
+    [ "$status" = 0 ] || failed=1
+done
+exit "$failed"
