@@ -21,11 +21,12 @@ from .argtypes import (
     request_path,
     seconds,
 )
+from .dimensions import DIMENSIONS, help_text, sweep_points
 from .environment.interpreters import Interpreter
 from .environment.interpreters import resolve as resolve_interpreters
 from .errors import SetupError
 from .network import PRESETS
-from .options import Options
+from .options import CostSettings, Options, SoakSettings, command_workload
 from .registry import external
 from .registry.spec import ClientSpec, select, under
 from .workload import (
@@ -40,8 +41,6 @@ from .workload import (
     SWEEP_RATE,
     UPLOAD_PATH,
     Workload,
-    WorkloadError,
-    resolve,
 )
 
 
@@ -272,19 +271,16 @@ def build_parser() -> Parser:
 
     sweep = sub.add_parser(
         "sweep",
-        help="run the clients over one dimension (workers, payload, delay, connection, rtt, tls, rate)",
+        help=f"run the clients over one dimension ({', '.join(DIMENSIONS)})",
         description="Run the selected clients at every point of one dimension; writes a "
         "table per point, sweep.md and a plot of Bench and throughput vs the "
         "dimension (rate: of latency vs offered load per client, and the highest rate each sustains).",
     )
     sweep.add_argument(
         "dimension",
-        choices=["workers", "payload", "delay", "connection", "rtt", "tls", "rate"],
-        help="workers: 1..32 workers; payload: /bytes/N sizes; delay: /delay/ms; "
-        "connection: keep-alive vs a new connection per request; rtt: round-trip time in ms through "
-        "toxiproxy (0,1,2,5,10); tls: http vs HTTPS with TLS 1.2 and 1.3 (with --connection new: the handshake); "
-        f"rate: open loops at doubling rates until every client saturates (each point --duration "
-        f"{SWEEP_RATE.duration_s:g} s, --repeat {SWEEP_RATE.repeat} unless given)",
+        choices=list(DIMENSIONS),
+        help=f"{help_text()}. A rate point is --duration {SWEEP_RATE.duration_s:g} s, --repeat {SWEEP_RATE.repeat} "
+        "unless given",
     )
     sweep.add_argument(
         "--values", metavar="LIST", help="comma-separated points (default per dimension, e.g. workers 1,2,4,8,10,16,32)"
@@ -423,15 +419,8 @@ def build_parser() -> Parser:
 
 
 def workload(args: argparse.Namespace) -> Workload:
-    """The workload, resolved once: explicit flags, else --reference's method, else the defaults (an open
-    loop's with --rate, sweep rate's for that sweep). SetupError naming the flag when they do not fit."""
-    rate_sweep = args.command == "sweep" and args.dimension == "rate"
-    if args.rate is not None and (rate_sweep or args.command == "gil"):
-        raise SetupError(f"--rate: {args.command} runs its own rates (--rates)")
-    try:
-        return resolve(vars(args), reference=args.reference, open_base=SWEEP_RATE if rate_sweep else None)
-    except WorkloadError as exc:
-        raise SetupError(str(exc)) from None
+    own_rates = args.command == "gil" or (args.command == "sweep" and args.dimension == "rate")
+    return command_workload(args.command, vars(args), reference=args.reference, own_rates=own_rates)
 
 
 def interpreters(args: argparse.Namespace) -> list[Interpreter | None]:
@@ -454,25 +443,7 @@ def selection(args: argparse.Namespace) -> list[ClientSpec]:
 
 
 def testbed_options(args: argparse.Namespace) -> Options:
-    """The testbed's options, checked together (one line for what does not fit)."""
-    https_target = bool(args.target) and args.target.lower().startswith("https://")
-    if args.target and not args.target.lower().startswith(("http://", "https://")):
-        raise SetupError(f"--target must be an http:// or https:// URL, got {args.target!r}")
-    if args.tls and args.target:
-        raise SetupError(
-            "--tls starts the server with HTTPS; for a running server give --target https://... "
-            "(and --ca-file when its certificate is not from a system root)"
-        )
-    if args.tls_version and not args.tls:
-        raise SetupError("--tls-version goes with --tls (it restricts the started server)")
-    if args.ca_file is not None:
-        if not https_target:
-            raise SetupError("--ca-file goes with --target https://... (with --tls the server's own CA is used)")
-        if not args.ca_file.is_file():
-            raise SetupError(f"--ca-file {args.ca_file}: no such file")
-    if args.insecure and not (args.tls or https_target):
-        raise SetupError("--insecure goes with --tls or --target https://...")
-    return Options(
+    return Options.checked(
         target=args.target,
         server_threads=args.server_threads,
         row_timeout_s=getattr(args, "row_timeout_s", Options.row_timeout_s),
@@ -480,7 +451,7 @@ def testbed_options(args: argparse.Namespace) -> Options:
         network=args.network,
         tls=args.tls,
         tls_version=args.tls_version,
-        ca_file=str(args.ca_file.resolve()) if args.ca_file else None,
+        ca_file=args.ca_file,
         insecure=args.insecure,
     )
 
@@ -519,24 +490,18 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
         return compare(args.a, args.b)
     if args.command == "cost":
-        from .commands.cost import Settings, cost, expand_names
+        from .commands.cost import cost, expand_names
 
-        counts = Settings(args.requests, args.baseline, args.path, Settings.parse_measures(args.measure))
+        counts = CostSettings(args.requests, args.baseline, args.path, CostSettings.parse_measures(args.measure))
         args.clients = expand_names(args.clients, registry(args))
         return cost(selection(args), counts, testbed_options(args), argv)
     if args.command == "soak":
-        from .commands.soak import Soak, soak, targets
+        from .commands.soak import soak, targets
 
-        # the growth is measured from the warm sample: it must be taken before the last request
-        warmup = min(Soak.warmup, args.requests // 2) if args.warmup is None else args.warmup
-        if warmup >= args.requests:
-            raise SetupError(
-                f"--warmup {warmup} must be below --requests {args.requests} (the warm RSS is sampled after it)"
-            )
-        settings = Soak(
+        settings = SoakSettings.checked(
             requests=args.requests,
             workers=args.workers,
-            warmup=warmup,
+            warmup=args.warmup,
             max_seconds=args.max_seconds,
             max_rss_growth_mib=args.max_rss_growth,
         )
@@ -558,18 +523,12 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "sweep":
         from .commands.sweep import sweep
 
-        if args.rates is not None and args.dimension != "rate":
-            raise SetupError("--rates goes with `sweep rate` (other dimensions take --values)")
-        if args.rates is not None and args.values is not None:
-            raise SetupError("--rates and --values: give the rates once")
+        dim = DIMENSIONS[args.dimension]
+        base = workload(args)
+        points = sweep_points(dim, args.values, args.rates, base)
+        given = args.rates is not None or args.values is not None
         return sweep(
-            args.dimension,
-            args.rates if args.rates is not None else args.values,
-            selection(args),
-            workload(args),
-            testbed_options(args),
-            argv,
-            slo_ms=args.slo_ms,
+            dim, points, selection(args), base, testbed_options(args), argv, every_rate=given, slo_ms=args.slo_ms
         )
     from .commands.run import run
 

@@ -1,18 +1,24 @@
-"""The options of a command besides its workload (workload.py): where the requests go and how the runner treats
-drivers, resolved once from the command line and checked together, each combination that cannot work one
-SetupError line naming the flags."""
+"""A command's options besides the workload's knobs (workload.py, beside it): where the requests go and how the
+runner treats drivers (`Options`), and the settings of `soak` and `cost`. Each is resolved once from the command
+line and its flags checked together here: a combination that cannot work is one SetupError line naming the
+flags. cli.py only parses; the commands get these objects.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from .errors import SetupError
 from .network import Network
+from .workload import SWEEP_RATE, Workload, WorkloadError, resolve
 
 
 @dataclass(frozen=True)
 class Options:
-    """Where the requests go and how the runner treats drivers: resolved once from the command line."""
+    """Where the requests go and how the runner treats drivers."""
 
     target: str | None = None  # an already-running server's base URL, instead of starting server-axum
     server_threads: int | None = None
@@ -29,3 +35,119 @@ class Options:
         if self.target:
             return self.target.split("://", 1)[0].lower()
         return "https" if self.tls else "http"
+
+    @classmethod
+    def checked(
+        cls,
+        *,
+        target: str | None = None,
+        server_threads: int | None = None,
+        row_timeout_s: float = 300.0,
+        out: Path | None = None,
+        network: Network | None = None,
+        tls: bool = False,
+        tls_version: str | None = None,
+        ca_file: Path | None = None,
+        insecure: bool = False,
+    ) -> Options:
+        """The options, their flags checked together."""
+        if target and not target.lower().startswith(("http://", "https://")):
+            raise SetupError(f"--target must be an http:// or https:// URL, got {target!r}")
+        https_target = bool(target) and str(target).lower().startswith("https://")
+        if tls and target:
+            raise SetupError(
+                "--tls starts the server with HTTPS; for a running server give --target https://... "
+                "(and --ca-file when its certificate is not from a system root)"
+            )
+        if tls_version and not tls:
+            raise SetupError("--tls-version goes with --tls (it restricts the started server)")
+        if ca_file is not None and insecure:
+            raise SetupError("--ca-file and --insecure exclude each other: verify against a CA, or not at all")
+        if ca_file is not None:
+            if not https_target:
+                raise SetupError("--ca-file goes with --target https://... (with --tls the server's own CA is used)")
+            if not ca_file.is_file():
+                raise SetupError(f"--ca-file {ca_file}: no such file")
+        if insecure and not (tls or https_target):
+            raise SetupError("--insecure goes with --tls or --target https://...")
+        return cls(
+            target=target,
+            server_threads=server_threads,
+            row_timeout_s=row_timeout_s,
+            out=out,
+            network=network,
+            tls=tls,
+            tls_version=tls_version,
+            ca_file=str(ca_file.resolve()) if ca_file else None,
+            insecure=insecure,
+        )
+
+
+def command_workload(
+    command: str, given: Mapping[str, Any], *, reference: bool = False, own_rates: bool = False
+) -> Workload:
+    """The workload of `command`, resolved once (workload.resolve): explicit flags, else --reference's method,
+    else the defaults (an open loop's with --rate; `own_rates`: a command that runs open loops at rates of its
+    own, sweep rate or the GIL report's open-loop phase, whose defaults are SWEEP_RATE's)."""
+    if given.get("rate") is not None and own_rates:
+        raise SetupError(f"--rate: {command} runs its own rates (--rates)")
+    try:
+        return resolve(given, reference=reference, open_base=SWEEP_RATE if own_rates and command == "sweep" else None)
+    except WorkloadError as exc:
+        raise SetupError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class SoakSettings:
+    """`clientbench soak`: requests per target, each target's time bound and its RSS limit."""
+
+    requests: int = 1_000_000
+    workers: int = 10
+    warmup: int = 50_000  # requests before the warm RSS sample
+    max_seconds: float = 600.0  # time bound per target
+    max_rss_growth_mib: float = 20.0
+
+    def __post_init__(self) -> None:
+        # the growth is measured from the warm sample: it must be taken before the last request
+        if self.warmup >= self.requests:
+            raise SetupError(
+                f"--warmup {self.warmup} must be below --requests {self.requests} (the warm RSS is sampled after it)"
+            )
+
+    @classmethod
+    def checked(
+        cls, *, requests: int, workers: int, warmup: int | None, max_seconds: float, max_rss_growth_mib: float
+    ) -> SoakSettings:
+        """Without --warmup: the default, or half of --requests when that is fewer."""
+        warm = min(cls.warmup, requests // 2) if warmup is None else warmup
+        return cls(requests, workers, warm, max_seconds, max_rss_growth_mib)
+
+
+#: what `clientbench cost` counts
+MEASURES = ("instructions", "syscalls", "allocations")
+
+
+@dataclass(frozen=True)
+class CostSettings:
+    """`clientbench cost`: the two request counts whose difference is one request's cost, and what to count."""
+
+    requests: int = 2000  # N
+    baseline: int = 200  # M
+    path: str = "/"
+    measures: tuple[str, ...] = MEASURES
+
+    def __post_init__(self) -> None:
+        if self.baseline >= self.requests:
+            raise SetupError(
+                f"--baseline {self.baseline} must be below --requests {self.requests} "
+                "(the cost of a request is the difference between the two runs)"
+            )
+        unknown = [m for m in self.measures if m not in MEASURES]
+        if unknown or not self.measures:
+            raise SetupError(
+                f"--measure: unknown {', '.join(map(repr, unknown)) or 'empty list'}; choose from {', '.join(MEASURES)}"
+            )
+
+    @staticmethod
+    def parse_measures(text: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))

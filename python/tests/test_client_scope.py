@@ -13,9 +13,10 @@ from typing import Any
 import clientbench.cli as cli
 import pytest
 from clientbench import harness, sdk
-from clientbench.analysis.gil import GilFigures, document, shared_reading
+from clientbench.analysis.gil import GilFigures, shared_reading
 from clientbench.model import DriverRun, Row, RunStatus
 from clientbench.report import Heading
+from clientbench.report.gil import document
 from clientbench.report.table import run_table
 from clientbench.schema import validate_raw, validate_results
 from clientbench.workload import Workload

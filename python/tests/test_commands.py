@@ -7,14 +7,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from clientbench.analysis.gil import GilFigures, document, open_loop_reading, reading
+from clientbench.analysis.gil import GilFigures, open_loop_reading, reading
 from clientbench.commands.compare import compare
 from clientbench.commands.run import run
-from clientbench.commands.sweep import points, summary, sweep, workload_at
+from clientbench.commands.sweep import sweep
+from clientbench.dimensions import DIMENSIONS, sweep_points
 from clientbench.errors import SetupError
 from clientbench.options import Options
 from clientbench.report import Heading, Image, Text
 from clientbench.report.export.markdown import render
+from clientbench.report.gil import document
+from clientbench.report.sweep import summary
 from clientbench.schema import validate_results
 from clientbench.workload import Workload
 from support import fake_driver
@@ -130,27 +133,10 @@ def test_compare_missing_file_is_a_setup_error(tmp_path):
 # -- sweep ---------------------------------------------------------------------------------------
 
 
-def test_sweep_points():
-    assert points("workers", None) == [1, 2, 4, 8, 10, 16, 32]
-    assert points("payload", "13, 1024") == [13, 1024]
-    assert points("connection", None) == ["keep-alive", "new"]
-    for dim, values in (("workers", "0"), ("payload", "x"), ("connection", "both"), ("delay", " , ")):
-        with pytest.raises(SetupError):
-            points(dim, values)
-
-
-def test_sweep_workload_at_each_point():
-    base = Workload(workers=3, requests=7, repeat=2)
-    assert workload_at(base, "workers", 8) == base.replace(workers=8)
-    assert workload_at(base, "payload", 1024) == base.replace(path="/bytes/1024")
-    assert workload_at(base, "delay", 5) == base.replace(path="/delay/5")
-    assert workload_at(base, "connection", "new") == base.replace(connection="new")
-
-
 def test_sweep_summary():
     failed = row("py-y", gil="released", benches=(10.0,))
     failed.add(crashed_run(failed.client))
-    report = summary("workers", [(1, [row(benches=(10.0,)), failed]), (2, [row(benches=(20.0, 30.0))])])
+    report = summary(DIMENSIONS["workers"], [(1, [row(benches=(10.0,)), failed]), (2, [row(benches=(20.0, 30.0))])], 1)
     text = render(report)
     assert text.startswith("# Sweep over workers\n\n## Bench (ms, median over repeats)\n")
     bench, rps = report.tables[:2]
@@ -278,7 +264,10 @@ def _rate_sweep(tmp_path, rates):
         fake_driver.spec("slow", "--synthetic", "--service-us", "500"),
     ]
     base = Workload(workers=2, warmup=0, timeout_s=5, duration_s=0.5, repeat=1)
-    code = sweep("rate", rates, specs, base, Options(out=tmp_path, row_timeout_s=30), ["sweep", "rate"])
+    dim = DIMENSIONS["rate"]
+    points = sweep_points(dim, None, rates, base)
+    options = Options(out=tmp_path, row_timeout_s=30)
+    code = sweep(dim, points, specs, base, options, ["sweep", "rate"], every_rate=rates is not None)
     return code, tmp_path / "latest"
 
 

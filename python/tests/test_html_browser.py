@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from clientbench.report import FILES, Report, export
+from clientbench.report import Report
+from clientbench.report.export import FILES, export
 from clientbench.report.export.html import write
 from clientbench.report.table import run_table
 from support import REPO

@@ -15,9 +15,11 @@ import clientbench.cli as cli
 import pytest
 from clientbench.commands.run import run
 from clientbench.commands.sweep import sweep
+from clientbench.dimensions import DIMENSIONS, Dimension, sweep_points
 from clientbench.model import Results
 from clientbench.options import Options
-from clientbench.report import FILES, Report, export
+from clientbench.report import Report
+from clientbench.report.export import FILES, export
 from clientbench.report.export.html import folder_page, render, write
 from clientbench.report.table import run_table
 from clientbench.workload import Workload
@@ -26,6 +28,11 @@ from support.rows import make_row, raw, results, row
 
 REFERENCE = REPO / "results" / "reference"
 MB = 1024 * 1024
+
+
+def _points(name: str, values: str, base: Workload) -> tuple[Dimension, list[object]]:
+    dim = DIMENSIONS[name]
+    return dim, sweep_points(dim, values, None, base)
 
 
 def _page(path, compare=None):
@@ -185,7 +192,12 @@ def test_a_sweep_has_a_curve_of_any_figure_per_client_and_every_point():
 def test_a_rate_sweep_reads_latency_against_the_offered_rate_and_says_what_each_client_sustains(tmp_path):
     specs = [fake_driver.spec("fast", "--synthetic", "--service-us", "100")]
     base = Workload(workers=2, warmup=0, timeout_s=5, duration_s=0.3, repeat=1)
-    assert sweep("rate", "8000,1000,32000", specs, base, Options(out=tmp_path, row_timeout_s=30), ["sweep"]) == 0
+    assert (
+        sweep(
+            *_points("rate", "8000,1000,32000", base), specs, base, Options(out=tmp_path, row_timeout_s=30), ["sweep"]
+        )
+        == 0
+    )
     out = tmp_path / "latest"
     page = _page(out)
     (part,) = page.parts
@@ -203,7 +215,12 @@ def test_the_gil_reports_open_loop_ladder_is_a_rate_sweep_of_its_own(tmp_path):
     shutil.copytree(REFERENCE / "gil", gil)
     specs = [fake_driver.spec("fast", "--synthetic", "--service-us", "100")]
     base = Workload(workers=2, warmup=0, timeout_s=5, duration_s=0.3, repeat=1)
-    assert sweep("rate", "1000,4000", specs, base, Options(out=tmp_path / "s", row_timeout_s=30), ["sweep"]) == 0
+    assert (
+        sweep(
+            *_points("rate", "1000,4000", base), specs, base, Options(out=tmp_path / "s", row_timeout_s=30), ["sweep"]
+        )
+        == 0
+    )
     (tmp_path / "s" / "latest").resolve().rename(gil / "open-loop")
     page = _page(gil)
     assert [(p.title, p.kind) for p in page.parts] == [("gil", "gil"), ("gil/open-loop", "sweep")]
@@ -308,7 +325,9 @@ def test_run_and_sweep_write_report_html_into_their_folder(tmp_path):
     html = (tmp_path / "r" / "latest" / "report.html").read_text()
     assert "Python fake (sync)" in html and 'id="part0-0-bench"' in html
     specs = [fake_driver.spec("ours")]
-    assert sweep("workers", "2,1", specs, wl, Options(out=tmp_path / "s", row_timeout_s=30), ["sweep"]) == 0
+    assert (
+        sweep(*_points("workers", "2,1", wl), specs, wl, Options(out=tmp_path / "s", row_timeout_s=30), ["sweep"]) == 0
+    )
     page = _page(tmp_path / "s" / "latest")
     assert [p.title for p in page.parts[0].points] == ["workers = 2", "workers = 1"]  # the order they ran
     assert (tmp_path / "s" / "latest" / "report.html").stat().st_size > 1 * MB

@@ -10,7 +10,9 @@ import pytest
 from clientbench.analysis import rates
 from clientbench.model import Results
 from clientbench.registry.shipped import CLIENTS
-from clientbench.report import EXPORTERS, FILES, Column, Figure, Heading, Image, Report, Table, Text, export
+from clientbench.report import Column, Figure, Heading, Image, Report, Table, Text
+from clientbench.report import rates as rate_document
+from clientbench.report.export import EXPORTERS, FILES, export
 from clientbench.report.export.markdown import pipe_table, render
 from clientbench.report.export.plots import standard_figures
 from clientbench.report.table import COLUMNS, run_table
@@ -276,7 +278,7 @@ def test_rate_summary_leads_with_each_clients_highest_sustained_rate(tmp_path):
         (32000, [open_row("a", 32000, 100)]),
     )
     wl = Workload(workers=2, duration_s=0.5, repeat=1)
-    report = rates.summary(points, 10.0, wl, every_rate=False)
+    report = rate_document.summary(points, 10.0, wl, every_rate=False)
     text = render(report)
     assert text.startswith("# Sweep over the offered rate (open loop)\n")
     assert "- **Python x (sync)** sustains **8,000 requests/s** (achieved 8,000, corrected P99 0.10 ms, within 10 ms)"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ..analysis.compare import MIN_REPEATS, compare_rows, summary
 from ..model import Results
-from ..report import Column, Report, Table, Text, export
+from ..report import Column, Report, Table, Text
+from ..report.export import export
 
 __all__ = ["MIN_REPEATS", "compare"]
 

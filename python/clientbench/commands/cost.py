@@ -45,14 +45,14 @@ from ..errors import SetupError
 from ..execution.driver_process import run_driver
 from ..execution.testbed import Testbed, probe_body_bytes
 from ..model import RunStatus
-from ..options import Options
+from ..options import CostSettings, Options
 from ..registry.shipped import CLIENTS
 from ..registry.spec import ClientSpec
-from ..report import Column, Report, Table, Text, export
+from ..report import Column, Report, Table, Text
+from ..report.export import export
 from ..workload import Workload
 
 SCHEMA_ID = "clientbench.cost/1"
-MEASURES = ("instructions", "syscalls", "allocations")
 #: the tools each measure runs under
 TOOLS = {"instructions": "valgrind", "syscalls": "strace", "allocations": "valgrind"}
 #: the row the ratio column divides by, when it is measured
@@ -60,30 +60,6 @@ FLOOR = "cpp-floor"
 #: the runner's environment variables that change what a Python driver does per request, unset for every
 #: measurement: e.g. with PYTHONUNBUFFERED every piece of the raw document is a write() of its own
 UNSET = ("PYTHONUNBUFFERED", "PYTHONMALLOC", "PYTHONDEVMODE", "PYTHONTRACEMALLOC", "PYTHONASYNCIODEBUG")
-
-
-@dataclass(frozen=True)
-class Settings:
-    requests: int = 2000  # N
-    baseline: int = 200  # M
-    path: str = "/"
-    measures: tuple[str, ...] = MEASURES
-
-    def __post_init__(self) -> None:
-        if self.baseline >= self.requests:
-            raise SetupError(
-                f"--baseline {self.baseline} must be below --requests {self.requests} "
-                "(the cost of a request is the difference between the two runs)"
-            )
-        unknown = [m for m in self.measures if m not in MEASURES]
-        if unknown or not self.measures:
-            raise SetupError(
-                f"--measure: unknown {', '.join(map(repr, unknown)) or 'empty list'}; choose from {', '.join(MEASURES)}"
-            )
-
-    @staticmethod
-    def parse_measures(text: str) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
 
 
 def expand_names(patterns: Sequence[str] | None, clients: Sequence[ClientSpec] = CLIENTS) -> list[str] | None:
@@ -139,7 +115,7 @@ class RowCost:
         threads = sum(counts.per_request(n, m, "threads").values())
         return "threads" if whole > 0 and threads > 0.1 * whole else "process"
 
-    def to_json(self, settings: Settings) -> dict[str, Any]:
+    def to_json(self, settings: CostSettings) -> dict[str, Any]:
         n, m = settings.requests, settings.baseline
         scope = self.scope(n, m)
 
@@ -285,7 +261,7 @@ def table(rows: Sequence[dict[str, Any]], title: str | None = None) -> Table:
 SCOPES = {"threads": "request threads", "process": "whole process"}
 
 
-def method(settings: Settings) -> list[str]:
+def method(settings: CostSettings) -> list[str]:
     n, m = settings.requests, settings.baseline
     return [
         f"One worker, keep-alive GET {settings.path}, no warm-up; every figure is (count at {n} requests - "
@@ -297,7 +273,7 @@ def method(settings: Settings) -> list[str]:
     ]
 
 
-def cost(specs: Sequence[ClientSpec], settings: Settings, options: Options, argv: Sequence[str]) -> int:
+def cost(specs: Sequence[ClientSpec], settings: CostSettings, options: Options, argv: Sequence[str]) -> int:
     paths = tools(settings.measures)  # before the server starts: a missing tool is a one-line error
     results: list[RowCost] = [RowCost(spec) for spec in specs]
     testbed = Testbed(options, argv, kind="cost")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ..execution.testbed import Testbed
 from ..model import Results, Row
-from ..report import FILES, Report, export
+from ..report import Report
+from ..report.export import FILES, export
 from ..report.export.plots import standard_figures
 from ..report.table import run_table
 

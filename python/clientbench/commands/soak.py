@@ -10,15 +10,15 @@ import json
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..environment.binaries import beast_soak, require, reqwest_soak
 from ..errors import SetupError
 from ..execution.children import child_preexec
 from ..execution.testbed import Testbed, link_latest
-from ..options import Options
-from ..report import Column, Report, Table, export
+from ..options import Options, SoakSettings
+from ..report import Column, Report, Table
+from ..report.export import export
 from ..schema import InvalidResult, parse_soak_line
 
 TARGETS = {
@@ -30,15 +30,6 @@ TARGETS = {
 }
 
 
-@dataclass(frozen=True)
-class Soak:
-    requests: int = 1_000_000
-    workers: int = 10
-    warmup: int = 50_000  # requests before the warm RSS sample
-    max_seconds: float = 600.0  # time bound per target
-    max_rss_growth_mib: float = 20.0
-
-
 def targets(patterns: Sequence[str] | None) -> list[str]:
     names = list(TARGETS) if not patterns else [n.strip() for c in patterns for n in c.split(",") if n.strip()]
     unknown = [n for n in names if n not in TARGETS]
@@ -47,7 +38,7 @@ def targets(patterns: Sequence[str] | None) -> list[str]:
     return names
 
 
-def soak_one(name: str, url: str, settings: Soak, tls_flags: Sequence[str] = ()) -> dict[str, Any]:
+def soak_one(name: str, url: str, settings: SoakSettings, tls_flags: Sequence[str] = ()) -> dict[str, Any]:
     """Run one target; its soak line (docs/soak-format.md) plus the verdict, or the error. `tls_flags`: what an
     https URL needs, the drivers' --ca-file PATH or --insecure (every target takes them)."""
     cmd = [
@@ -123,7 +114,7 @@ def table(results: Sequence[dict[str, Any]], title: str) -> Table:
     return Table(columns, rows, title=title, styles=[None if r["passed"] else "red" for r in results])
 
 
-def soak(names: Sequence[str], settings: Soak, options: Options, argv: Sequence[str]) -> int:
+def soak(names: Sequence[str], settings: SoakSettings, options: Options, argv: Sequence[str]) -> int:
     results: list[dict[str, Any]] = []
     testbed = Testbed(options, argv, kind="soak")
     with testbed:

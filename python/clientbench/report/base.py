@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ..model import Results, Row
 
@@ -69,31 +68,3 @@ class Report:
     @property
     def tables(self) -> list[Table]:
         return [b for b in self.blocks if isinstance(b, Table)]
-
-
-class Exporter(Protocol):
-    def export(self, report: Report, out: Path | None) -> list[Path]:
-        """Write (or show) the report; return the files written."""
-        ...
-
-
-EXPORTERS: dict[str, Exporter] = {}
-
-
-def register(name: str) -> Callable[[type], type]:
-    def add(cls: type) -> type:
-        EXPORTERS[name] = cls()
-        return cls
-
-    return add
-
-
-def export(report: Report, out: Path | None, formats: Sequence[str]) -> list[Path]:
-    written: list[Path] = []
-    for name in formats:
-        written += EXPORTERS[name].export(report, out)
-    return written
-
-
-#: the formats every run folder gets
-FILES = ("json", "markdown", "csv")

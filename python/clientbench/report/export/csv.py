@@ -7,7 +7,8 @@ import io
 from pathlib import Path
 
 from ...files import write_atomic
-from ..base import Report, Table, register
+from ..base import Report, Table
+from .registry import register
 
 
 def render(table: Table) -> str:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ...files import write_atomic
 from ...schema import validate_results
-from ..base import Report, register
+from ..base import Report
+from .registry import register
 
 
 @register("json")

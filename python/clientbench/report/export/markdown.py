@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...files import write_atomic
-from ..base import Heading, Image, Report, Table, Text, register
+from ..base import Heading, Image, Report, Table, Text
+from .registry import register
 
 
 def pipe_table(table: Table) -> str:

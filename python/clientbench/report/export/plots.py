@@ -17,7 +17,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter  # noqa: E402
 
 from ...model import Row  # noqa: E402
 from ...stats import failed_mask, has_samples, ok_latencies_ms  # noqa: E402
-from ..base import Figure, Report, register  # noqa: E402
+from ..base import Figure, Report  # noqa: E402
+from .registry import register  # noqa: E402
 
 PERCENTILE_TICKS = (0.0, 0.5, 0.9, 0.99, 0.999, 0.9999)
 

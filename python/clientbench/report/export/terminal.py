@@ -9,7 +9,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from ..base import Report, Table, Text, register
+from ..base import Report, Table, Text
+from .registry import register
 
 
 def rich_table(table: Table) -> RichTable:

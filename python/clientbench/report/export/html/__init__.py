@@ -16,7 +16,8 @@ from ....analysis.compare import compare_rows, summary
 from ....errors import SetupError
 from ....files import write_atomic
 from ....folder import RESULTS, load, load_results
-from ...base import Report, register
+from ...base import Report
+from ..registry import register
 from .page import Page, build, compare_view
 
 FILE = "report.html"

@@ -1,0 +1,217 @@
+"""The dimensions `clientbench sweep` runs over, each defined once: its name, what a point is, its default points,
+how a point's text is read, how a point changes the workload (or where its requests go), and its axis. The
+command line's choices and help, the sweep loop (commands/sweep.py), the plots and docs/usage.md's list all
+derive from DIMENSIONS; adding a dimension is one `Dimension(...)` here (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import SetupError
+from .network import Network
+from .workload import Workload, WorkloadError, number
+
+if TYPE_CHECKING:  # the sweep command's testbed; imported for types only, so the command line stays light
+    from .execution.testbed import Endpoint, Testbed
+
+#: the default rate ladder: from 250 requests/s, doubling, 12 rates (up to 512,000/s: within the drivers'
+#: schedule of 1,000,000/s per worker even for one worker); by default a client leaves it after its first
+#: saturated rate (execution/ladder.py)
+LADDER = tuple(250.0 * 2**i for i in range(12))
+
+
+def whole(low: int) -> Callable[[str], int]:
+    """A whole number >= low."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise SetupError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise SetupError(f"must be >= {low}, got {value}")
+        return value
+
+    return parse
+
+
+def one_of(*names: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in names:
+            raise SetupError(f"expected one of {', '.join(names)}, got {text!r}")
+        return text
+
+    return parse
+
+
+def positive_rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise SetupError(f"expected a number of requests/s, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise SetupError(f"a rate must be a positive number of requests/s, got {text!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Dimension:
+    name: str
+    help: str  # what a point is (the command line's help and docs/usage.md)
+    defaults: tuple[Any, ...]
+    axis: str  # the plots' axis label
+    parse: Callable[[str], Any]  # one point from its text; SetupError naming what was expected
+    #: the point's workload (from the command's); the default leaves it as it is
+    workload: Callable[[Workload, Any], Workload] = lambda base, value: base
+    #: the point's network, as its results record it (from the command's --network); None: the command's
+    network: Callable[[Network | None, Any], Network | None] | None = None
+    #: where the point's requests go (a proxy, a server of its own); None: the testbed's endpoint
+    endpoint: Callable[[Testbed, Any], Endpoint] | None = None
+    log_x: bool = False  # numbers spanning decades: a log axis
+    #: open loops at a ladder of rates (execution/ladder.py) instead of one run of the rows per point
+    ladder: bool = False
+    #: the points start servers of their own: not with --target
+    own_servers: bool = False
+
+    def points(self, text: str | None, flag: str = "--values") -> list[Any]:
+        """The points of `--values` (or the defaults), in the order given; SetupError naming the bad one."""
+        if text is None:
+            return list(self.defaults)
+        items = [v.strip() for v in text.split(",") if v.strip()]
+        if not items:
+            raise SetupError(f"{flag} is empty")
+        out = []
+        for item in items:
+            try:
+                out.append(self.parse(item))
+            except SetupError as exc:
+                raise SetupError(f"{flag} for {self.name}: {exc}") from None
+        return sorted(set(out)) if self.ladder else out
+
+    def folder(self, value: Any) -> str:
+        """The point's folder under points/ (and its name in tables), e.g. `workers-10`, `rate-2000`."""
+        return f"{self.name}-{number(value) if isinstance(value, float) else value}"
+
+    def default_text(self) -> str:
+        return ",".join(number(v) if isinstance(v, float) else str(v) for v in self.defaults)
+
+
+def _rtt(base: Network | None, value: Any) -> Network:
+    return dataclasses.replace(base or Network(), rtt_ms=int(value), name=None)
+
+
+def _rtt_endpoint(testbed: Testbed, value: Any) -> Endpoint:
+    return testbed.via(_rtt(testbed.options.network, value))
+
+
+def _tls_endpoint(testbed: Testbed, value: Any) -> Endpoint:
+    """Plain HTTP, or HTTPS with a server restricted to one TLS version (behind --network's proxy, if any)."""
+    server = testbed.start_server(tls=value != "http", tls_version=None if value == "http" else value)
+    return testbed.via(testbed.options.network, server) if testbed.options.network else server
+
+
+DIMENSIONS: dict[str, Dimension] = {
+    d.name: d
+    for d in (
+        Dimension(
+            "workers",
+            "W workers, each with its own client",
+            (1, 2, 4, 8, 10, 16, 32),
+            "workers (W)",
+            whole(1),
+            workload=lambda base, value: base.replace(workers=value),
+            log_x=True,
+        ),
+        Dimension(
+            "payload",
+            "GET /bytes/N: a response body of N bytes",
+            (13, 1024, 10240, 102400, 1048576),
+            "response body size (bytes)",
+            whole(0),
+            workload=lambda base, value: base.replace(path=f"/bytes/{value}"),
+            log_x=True,
+        ),
+        Dimension(
+            "delay",
+            "GET /delay/MS: the server waits MS ms before it answers",
+            (0, 1, 5, 20),
+            "server delay per request (ms)",
+            whole(0),
+            workload=lambda base, value: base.replace(path=f"/delay/{value}"),
+        ),
+        Dimension(
+            "connection",
+            "keep-alive, or a new connection for every request",
+            ("keep-alive", "new"),
+            "connection mode",
+            one_of("keep-alive", "new"),
+            workload=lambda base, value: base.replace(connection=value),
+        ),
+        Dimension(
+            # toxiproxy delays in whole ms, so 0.5 ms cannot be emulated
+            "rtt",
+            "the round trip in ms, through toxiproxy (0: the proxy alone)",
+            (0, 1, 2, 5, 10),
+            "round-trip time (ms, emulated by toxiproxy)",
+            whole(0),
+            network=_rtt,
+            endpoint=_rtt_endpoint,
+        ),
+        Dimension(
+            "tls",
+            "http, or HTTPS with the server restricted to TLS 1.2 or 1.3 (with --connection new: the handshake)",
+            ("http", "1.2", "1.3"),
+            "scheme and TLS version",
+            one_of("http", "1.2", "1.3"),
+            endpoint=_tls_endpoint,
+            own_servers=True,
+        ),
+        Dimension(
+            "rate",
+            "open loops at rising rates (requests/s) until every client saturates",
+            LADDER,
+            "offered rate (requests/s)",
+            positive_rate,
+            workload=lambda base, value: base.replace(rate=value),
+            log_x=True,
+            ladder=True,
+        ),
+    )
+}
+
+
+def dimension(name: str) -> Dimension:
+    try:
+        return DIMENSIONS[name]
+    except KeyError:
+        raise SetupError(f"unknown sweep dimension {name!r}; known: {', '.join(DIMENSIONS)}") from None
+
+
+def sweep_points(dim: Dimension, values: str | None, rates: str | None, base: Workload) -> list[Any]:
+    """The points of `sweep DIM`: --values (or `--rates`, sweep rate's name for them), else the defaults; each point
+    checked against the workload it makes (e.g. a rate too fine for the workers)."""
+    if rates is not None and not dim.ladder:
+        raise SetupError("--rates goes with `sweep rate` (other dimensions take --values)")
+    if rates is not None and values is not None:
+        raise SetupError("--rates and --values: give the rates once")
+    flag = "--rates" if rates is not None else "--values"
+    points = dim.points(rates if rates is not None else values, flag)
+    for value in points:
+        try:
+            dim.workload(base, value)
+        except WorkloadError as exc:
+            raise SetupError(f"{flag} {number(value) if isinstance(value, float) else value}: {exc}") from None
+    return points
+
+
+def rate_points(text: str | None, base: Workload) -> list[float]:
+    """The GIL report's open-loop phase: `--rates` (or the default ladder), as for `sweep rate`."""
+    return sweep_points(DIMENSIONS["rate"], None, text, base)
+
+
+def help_text(dimensions: Sequence[Dimension] = tuple(DIMENSIONS.values())) -> str:
+    return "; ".join(f"{d.name}: {d.help} (default {d.default_text()})" for d in dimensions)

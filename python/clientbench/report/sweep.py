@@ -1,0 +1,65 @@
+"""What a sweep's summary shows (sweep.md): Bench, throughput and CPU per request per client and point, and how
+close each Python client comes to the fastest native one (analysis/sweep.py); the plot of Bench and throughput
+against the dimension."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..analysis.sweep import Points, native_reach
+from ..dimensions import Dimension
+from .base import Column, Figure, Heading, Report, Table, Text
+
+
+def _metric(points: Points, labels: list[str], columns: list[Column], metric: str, fmt: str) -> Table:
+    body = []
+    for label in labels:
+        cells = [label]
+        for _, rows in points:
+            row = next((r for r in rows if r.client.label == label), None)
+            agg = row.aggregate if row else None
+            value = getattr(agg.median, metric) if agg is not None else None
+            cells.append("failed" if row is not None and row.failed else "-" if value is None else format(value, fmt))
+        body.append(cells)
+    return Table(columns, body)
+
+
+def summary(dim: Dimension, points: Points, repeat: int) -> Report:
+    """sweep.md: Bench and throughput per client (rows) and point (columns), the native reach, and the plot."""
+    labels: list[str] = []
+    for _, rows in points:
+        labels += [r.client.label for r in rows if r.client.label not in labels]
+    columns = [Column("Client", False), *(Column(f"{dim.name}={v}") for v, _ in points)]
+    reach = native_reach(points)
+
+    def cell(value: Any) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    reach_table = Table(
+        [Column("Client", False), *(Column(f"{v}") for v, _ in points), Column("within 10% from", False)],
+        [[r.label, *(cell(x) for x in r.ratios), "-" if r.reached is None else str(r.reached)] for r in reach],
+    )
+    figure = Figure(
+        "sweep",
+        f"sweep-{dim.name}.png",
+        f"Bench and throughput vs {dim.axis} (median of {repeat} run(s))",
+        points=points,
+        axis=dim.axis,
+        log_x=dim.log_x,
+    )
+    return Report(
+        "sweep",
+        [
+            Heading(f"Sweep over {dim.name}"),
+            Heading("Bench (ms, median over repeats)", 2),
+            _metric(points, labels, columns, "bench_ms", ".2f"),
+            Heading("Throughput (requests/s, median over repeats)", 2),
+            _metric(points, labels, columns, "throughput_rps", ".0f"),
+            Heading("Client CPU per request (us, median over repeats)", 2),
+            _metric(points, labels, columns, "cpu_us_per_req", ".0f"),
+            Heading(f"Bench / fastest native Bench, per {dim.name} (generated from the figures above)", 2),
+            reach_table,
+            Text([r.sentence(dim.name) for r in reach]),
+        ],
+        figures=[figure],
+    )
