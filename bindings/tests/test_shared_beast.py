@@ -1,19 +1,60 @@
-"""One beast_client.Client shared by threads, against the axum server: every response right and none refused,
-max_connections bounding the connections per origin (and a request waiting for one), and the GIL released
-while the threads wait: the connections a client opens tell whether its requests overlapped (a request
-takes a connection of its own; a request that starts when another has finished re-uses its connection).
-No assertion on a time: counts of connections (the client's and the server's /stats) and outcomes."""
+"""One beast_client.Client shared by threads, against the axum server and a raw server that holds requests
+until enough are there (`Gate`): every response right and none refused, max_connections bounding the
+connections per origin (and a request waiting for one), and the GIL released while the threads wait: the
+connections a client opens tell whether its requests overlapped (a request takes a connection of its own; a
+request that starts when another has finished re-uses its connection, handed back before the request
+returns). No assertion on a time: counts of connections (the client's and the servers') and outcomes, which
+the gate makes certain however loaded the machine is (the requests that must overlap do, as the server
+answers none of them until they all are there)."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.request
 from collections.abc import Callable
 
 import beast_client
 import pytest
 from clientbench.execution.server import Server
+from support.rawserver import HELLO, Conn, RawServer
+
+#: the longest a Gate waits for its requests to meet before it lets them go (then `met` is false)
+PATIENCE = 30.0
+
+
+class Gate:
+    """A RawServer handler that holds every request until `meet` requests are held at once (from then on the
+    gate stays open: `met`) or `open()` is called, plus `hold` seconds, and counts them: `peak`, the most held
+    at once; `arrived`, set at the first. (The same as bindings/tests/test_shared_http2.py's.)"""
+
+    def __init__(self, meet: int | None, hold: float = 0.0, body: bytes = HELLO) -> None:
+        self.meet, self.hold, self.body = meet, hold, body
+        self.cond = threading.Condition()
+        self.held = self.peak = 0
+        self.opened = self.met = False
+        self.arrived = threading.Event()
+
+    def open(self) -> None:
+        with self.cond:
+            self.opened = True
+            self.cond.notify_all()
+
+    def __call__(self, conn: Conn) -> None:
+        while conn.read_request(timeout=PATIENCE) is not None:
+            with self.cond:
+                self.held += 1
+                self.peak = max(self.peak, self.held)
+                self.arrived.set()
+                if self.meet is not None and self.held >= self.meet:
+                    self.met = self.opened = True
+                    self.cond.notify_all()
+                self.cond.wait_for(lambda: self.opened, timeout=PATIENCE)
+            time.sleep(self.hold)  # keeps the requests in flight together: pressure on max_connections
+            with self.cond:
+                self.held -= 1
+            conn.respond(self.body)
 
 
 def connections(server: Server) -> int:
@@ -80,52 +121,74 @@ def test_sixteen_threads_share_one_client(server: Server) -> None:
     client.close()
 
 
-def test_max_connections_bounds_the_connections(server: Server) -> None:
-    """max_connections=2: 8 threads, each request 10 ms at the server, go through 2 connections."""
-    before = connections(server)
+def test_max_connections_bounds_the_connections(raw_server: Callable[[Gate], RawServer]) -> None:
+    """max_connections=2: 8 threads x 10 requests go through 2 connections, both needed (the server answers
+    the first request only once a second is there), no more."""
+    gate = Gate(meet=2, hold=0.005)
+    srv = raw_server(gate)
     client = beast_client.Client(timeout=30, max_connections=2)
 
     def work(t: int) -> None:
         for _ in range(10):
-            assert client.get(server.url + "/delay/10") == 200
+            assert client.get(srv.url + "/") == 200
 
     assert run_threads(8, work) == []
-    assert client._connections_opened == 2  # the threads overlapped: both were needed, and no more
-    assert connections(server) - before == 2 + 1
+    assert gate.met and gate.peak == 2, (gate.met, gate.peak)
+    assert client._connections_opened == srv.accepted == 2
     client.close()
 
 
-def test_a_request_waits_for_a_free_connection_at_most_the_connect_timeout(server: Server) -> None:
-    client = beast_client.Client(timeout=30, connect_timeout=0.2, max_connections=1)
-    holder = threading.Thread(target=client.get, args=(server.url + "/delay/1500",))
+@pytest.mark.timeout(60)
+def test_a_request_waits_for_a_free_connection_at_most_the_connect_timeout(
+    raw_server: Callable[[Gate], RawServer],
+) -> None:
+    """The holder's request is held until the gate opens, after the wait; the client has no total timeout, so
+    only connect_timeout can end the wait (without it, the test's own timeout would)."""
+    gate = Gate(meet=None)
+    srv = raw_server(gate)
+    client = beast_client.Client(connect_timeout=0.2, max_connections=1)
+    holder = threading.Thread(target=client.get, args=(srv.url + "/",))
     holder.start()
     try:
-        for _ in range(1000):  # until the holder has the only connection
-            if client._connections_opened == 1:
-                break
-            threading.Event().wait(0.005)
+        assert gate.arrived.wait(30), "the holder's request did not arrive"
         with pytest.raises(TimeoutError, match=r"max_connections \(1\)"):
-            client.get(server.url + "/")
+            client.get(srv.url + "/")
     finally:
+        gate.open()
         holder.join(30)
-    assert client.get(server.url + "/") == 200  # handed back: re-used
-    assert client._connections_opened == 1
+    assert client.get(srv.url + "/") == 200  # handed back: re-used
+    assert client._connections_opened == srv.accepted == 1
+    assert len(srv.heads) == 2  # the one that waited was never sent
     client.close()
 
 
-@pytest.mark.parametrize("release_gil", [True, False])
-def test_threads_overlap_only_with_the_gil_released(server: Server, release_gil: bool) -> None:
-    """8 threads, one request each (800 ms at the server) over one client: with the GIL released they wait
-    together, so the pool opens 8 connections; with it held, one thread at a time runs its request and the
-    next one re-uses the connection."""
-    client = beast_client.Client(timeout=30)
-    delay = 800 if release_gil else 100
+def test_threads_overlap_with_the_gil_released(raw_server: Callable[[Gate], RawServer]) -> None:
+    """8 threads, one request each, over one client, to a server that answers none until all 8 are there: with
+    the GIL released they wait together, so the pool opens 8 connections. (Were the GIL held, the first would
+    wait alone, this in-process server could not run, and the requests would time out.)"""
+    gate = Gate(meet=8)
+    srv = raw_server(gate)
+    client = beast_client.Client(timeout=PATIENCE + 30)
 
     def work(t: int) -> None:
-        assert client.get(f"{server.url}/delay/{delay}", release_gil=release_gil) == 200
+        assert client.get(srv.url + "/") == 200
 
     assert run_threads(8, work) == []
-    assert client._connections_opened == (8 if release_gil else 1)
+    assert gate.met
+    assert client._connections_opened == srv.accepted == 8
+    client.close()
+
+
+def test_threads_take_turns_with_the_gil_held(server: Server) -> None:
+    """8 threads, one request each (100 ms at the server, another process) over one client, with the GIL held:
+    one thread at a time runs its request and the next one re-uses the connection."""
+    client = beast_client.Client(timeout=30)
+
+    def work(t: int) -> None:
+        assert client.get(f"{server.url}/delay/100", release_gil=False) == 200
+
+    assert run_threads(8, work) == []
+    assert client._connections_opened == 1
     client.close()
 
 

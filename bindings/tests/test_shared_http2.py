@@ -1,8 +1,16 @@
 """reqwest_client shared by threads and tasks, `max_connections` and `http2` (docs/binding-api.md,
 "Sharing a client, max_connections" and "HTTP/2"), against the project's server (its /stats count the
-connections, and which of them spoke HTTP/2), Python's http.server (HTTP/1.1 only) and Debian's nginx with
-HTTP/2 on its TLS listener (support/nginx.py). Every test makes its own server, so the counts are its own.
-beast_client has neither option (HTTP/1.1 only): these are reqwest_client's."""
+connections, and which of them spoke HTTP/2), a raw server that holds requests and counts those in flight
+(`Gate`), Python's http.server (HTTP/1.1 only) and Debian's nginx with HTTP/2 on its TLS listener
+(support/nginx.py). Every test makes its own server, so the counts are its own. beast_client has neither
+option (HTTP/1.1 only): these are reqwest_client's.
+
+The counts asserted are the ones the library makes certain, so that they hold on a loaded machine: the
+requests in flight under max_connections, the one HTTP/2 connection. How many HTTP/1.1 connections a pool
+opens in all is not one of them: hyper hands a connection back to the pool from a task of its own, which may
+run after the next request has looked for an idle one and opened another (16 threads x 200 requests opened 29
+to 34 on a loaded 2-core machine, where 2 per thread was once thought a bound); that the pool reuses its
+connections is asserted instead (REUSE)."""
 
 from __future__ import annotations
 
@@ -14,7 +22,7 @@ import subprocess
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -24,10 +32,16 @@ import reqwest_client
 from clientbench.execution.server import Server
 from support.httpapp import App
 from support.nginx import curl, missing, running
+from support.rawserver import HELLO, Conn, RawServer
 
 T = 20.0
 THREADS = 16
 PER_THREAD = 200
+#: the fewest requests a pooled connection carries on average here: about 100 with 16 threads x 200 requests
+#: (29 to 34 connections under load), 1 if every request opened one
+REUSE = 10
+#: the longest a Gate waits for its requests to meet before it lets them go (then `met` is false)
+PATIENCE = 30.0
 
 
 @pytest.fixture()
@@ -70,6 +84,40 @@ def reference(server: Server, path: str) -> bytes:
     return body
 
 
+class Gate:
+    """A RawServer handler that holds every request until `meet` requests are held at once (from then on the
+    gate stays open: `met`) or `open()` is called, plus `hold` seconds, and counts them: `peak`, the most held
+    at once; `arrived`, set at the first. A request counts from its head read to just before its answer goes
+    out, within the time the client has it in flight, so `peak` is never more than the client let through."""
+
+    def __init__(self, meet: int | None, hold: float = 0.0, body: bytes = HELLO) -> None:
+        self.meet, self.hold, self.body = meet, hold, body
+        self.cond = threading.Condition()
+        self.held = self.peak = 0
+        self.opened = self.met = False
+        self.arrived = threading.Event()
+
+    def open(self) -> None:
+        with self.cond:
+            self.opened = True
+            self.cond.notify_all()
+
+    def __call__(self, conn: Conn) -> None:
+        while conn.read_request(timeout=PATIENCE) is not None:
+            with self.cond:
+                self.held += 1
+                self.peak = max(self.peak, self.held)
+                self.arrived.set()
+                if self.meet is not None and self.held >= self.meet:
+                    self.met = self.opened = True
+                    self.cond.notify_all()
+                self.cond.wait_for(lambda: self.opened, timeout=PATIENCE)
+            time.sleep(self.hold)  # keeps the requests in flight together: pressure on max_connections
+            with self.cond:
+                self.held -= 1
+            conn.respond(self.body)
+
+
 def hammer(client: reqwest_client.Client, url: str, threads: int, per_thread: int) -> list[tuple[int, bytes]]:
     """`per_thread` fetches of `url` from each of `threads` threads at once, through the one `client`."""
     start = threading.Barrier(threads)
@@ -93,9 +141,8 @@ def test_one_client_shared_by_16_threads(own_server: Server) -> None:
         assert all(r == (200, expected) for r in results)
         s = counts.since()
         assert s["requests"] == THREADS * PER_THREAD
-        # a pool, not a connection per request: threads sharing a client without max_connections may open up
-        # to 2 each (docs/binding-api.md, "Sharing a client")
-        assert 1 <= s["connections"] <= 2 * THREADS, s
+        # a pool, not a connection per request (how many it opens is no promise: see the module's docstring)
+        assert 1 <= s["connections"] <= s["requests"] // REUSE, s
         # the request API too, from the same threads at once (its own pool: decompress=True)
         with ThreadPoolExecutor(THREADS) as pool:
             rs = list(pool.map(lambda _: c.request("GET", own_server.url + "/bytes/4096"), range(4 * THREADS)))
@@ -117,60 +164,57 @@ def test_one_async_client_shared_by_16_tasks(own_server: Server) -> None:
 
     results = asyncio.run(main())
     assert len(results) == THREADS * 50 and all(r == (200, expected) for r in results)
-    assert 1 <= counts.since()["connections"] <= 2 * THREADS
+    s = counts.since()
+    assert s["requests"] == THREADS * 50
+    assert 1 <= s["connections"] <= s["requests"] // REUSE, s  # a pool (the module's docstring)
 
 
 # -- max_connections ------------------------------------------------------------------------------------
 @pytest.mark.timeout(120)
-def test_max_connections_bounds_the_pool(own_server: Server) -> None:
-    expected = reference(own_server, "/bytes/1000")
-    counts = Counts(own_server)
+def test_max_connections_bounds_the_requests_in_flight(raw_server: Callable[[Gate], RawServer]) -> None:
+    """8 threads, 50 requests each, max_connections=2: the server never holds more than 2 at once, and does
+    hold 2 (it answers the first only once a second is there)."""
+    gate = Gate(meet=2, hold=0.005)
+    srv = raw_server(gate)
     with reqwest_client.Client(timeout=T, max_connections=2) as c:
-        results = hammer(c, own_server.url + "/bytes/1000", 8, 50)
-        assert all(r == (200, expected) for r in results)
-        # slow responses from 8 threads: 2 in flight at a time, so 16 of 50 ms take at least 8 x 50 ms (a
-        # lower bound: the limit, not the machine's speed, decides it; without it they take about 100 ms)
-        with ThreadPoolExecutor(8) as pool:
-            t0 = time.monotonic()
-            statuses = list(pool.map(lambda _: c.get(own_server.url + "/delay/50"), range(16)))
-            took = time.monotonic() - t0
-        assert statuses == [200] * 16
-        assert took >= 8 * 0.050, took
-    s = counts.since()
-    assert s["requests"] == 8 * 50 + 16
-    # at most 2 connections busy at once; now and then one more is opened as a connection is being handed
-    # back to the pool, and closed (the pool keeps 2): docs/binding-api.md, "Sharing a client"
-    assert 1 <= s["connections"] <= 2 * 2, s
+        results = hammer(c, srv.url + "/", 8, 50)
+    assert results == [(200, HELLO)] * (8 * 50)
+    assert len(srv.heads) == 8 * 50
+    assert gate.met and gate.peak == 2, (gate.met, gate.peak)
 
 
 @pytest.mark.timeout(60)
-def test_max_connections_async(own_server: Server) -> None:
-    counts = Counts(own_server)
+def test_max_connections_async(raw_server: Callable[[Gate], RawServer]) -> None:
+    gate = Gate(meet=2, hold=0.005)
+    srv = raw_server(gate)
 
     async def main() -> list[int]:
         async with reqwest_client.AsyncClient(timeout=T, max_connections=2) as c:
-            return list(await asyncio.gather(*(c.get(own_server.url + "/delay/20") for _ in range(20))))
+            return list(await asyncio.gather(*(c.get(srv.url + "/") for _ in range(20))))
 
-    t0 = time.monotonic()
     assert asyncio.run(main()) == [200] * 20
-    assert time.monotonic() - t0 >= 10 * 0.020  # 2 at a time
-    assert 1 <= counts.since()["connections"] <= 2 * 2
+    assert gate.met and gate.peak == 2, (gate.met, gate.peak)
 
 
-def test_max_connections_wait_is_bounded_by_connect_timeout(own_server: Server) -> None:
-    """With every connection busy, a request waits for its turn at most the connect timeout."""
-    with reqwest_client.Client(timeout=T, connect_timeout=0.3, max_connections=1) as c:
-        slow = threading.Thread(target=c.get, args=(own_server.url + "/delay/1500",))
-        slow.start()
+@pytest.mark.timeout(60)
+def test_max_connections_wait_is_bounded_by_connect_timeout(raw_server: Callable[[Gate], RawServer]) -> None:
+    """With every connection busy, a request waits for its turn at most the connect timeout. The busy one is
+    held until the gate opens, after the wait; the client has no total timeout, so only connect_timeout can
+    end the wait (without it, the test's own timeout would)."""
+    gate = Gate(meet=None)
+    srv = raw_server(gate)
+    with reqwest_client.Client(connect_timeout=0.3, max_connections=1) as c:
+        held = threading.Thread(target=c.get, args=(srv.url + "/",))
+        held.start()
         try:
-            time.sleep(0.3)  # the slow request holds the one connection for 1.5 s
-            t0 = time.monotonic()
+            assert gate.arrived.wait(T), "the first request did not arrive"
             with pytest.raises(TimeoutError, match=r"max_connections \(1\)"):
-                c.get(own_server.url + "/")
-            assert time.monotonic() - t0 < 1.0
+                c.get(srv.url + "/")
         finally:
-            slow.join(10)
-        assert c.get(own_server.url + "/") == 200
+            gate.open()
+            held.join(T)
+        assert c.get(srv.url + "/") == 200
+    assert len(srv.heads) == 2  # the one that waited was never sent
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
