@@ -1,9 +1,11 @@
-"""`plots/*.png` (matplotlib, headless): latency percentiles, Bench with spread, request timelines, sweep
-curves and latency vs offered load, one function per `Figure.kind`. Every plot states what it shows in its
-title, axes (with units) and legend."""
+"""`plots/*.png` (matplotlib, headless): each of a Report's figures drawn as report/figures.py defines it
+(latency by percentile, Bench with its spread, request timelines, sweep curves, latency vs offered load); the
+HTML report draws the same definitions with plotly.js (report/export/html/charts.py). Every plot states what it
+shows in its title, axes (with units) and legend."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,204 +14,154 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure as Canvas  # noqa: E402
+from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator  # noqa: E402
 
 from ...model import Row  # noqa: E402
-from ...stats import failed_mask, has_samples, ok_latencies_ms  # noqa: E402
 from ..base import Figure, Report  # noqa: E402
+from ..figures import REFERENCE, Axis, Drawing, Plot, Series, drawing  # noqa: E402
 from .registry import register  # noqa: E402
 
-PERCENTILE_TICKS = (0.0, 0.5, 0.9, 0.99, 0.999, 0.9999)
+DPI = 110
+MARKERS = {"circle": "o", "x": "x", "dot": "."}
+MARKER_SIZES = {"circle": 5.0, "x": 10.0, "dot": 4.0}
+DASHES = {"solid": "-", "dot": ":", "dash": "--"}
 
 
-def _ok_latencies_ms(row: Row) -> np.ndarray:
-    parts = [ok_latencies_ms(run.raw) for run in row.runs if run.raw is not None]
-    return np.concatenate(parts) if parts else np.empty(0)
+def render(d: Drawing) -> Canvas:
+    """The drawing as a matplotlib figure, not saved (`draw` saves and closes it). The line, bars or ticks of a
+    plot's series i carry the gid "s<i>" (not its whiskers), its reference line i "line<i>"."""
+    rows = math.ceil(len(d.plots) / d.columns)
+    fig, axes = plt.subplots(rows, d.columns, figsize=_size(d), squeeze=False, sharex=d.share_x, layout="constrained")
+    flat: list[Axes] = list(axes.flat)
+    for i, (ax, plot) in enumerate(zip(flat, d.plots, strict=False)):
+        last = i == len(d.plots) - 1
+        legend = plot.legend and (last or not d.shared_legend)
+        _plot(ax, plot, legend=legend, x_title=last or not d.share_x, one=len(d.plots) == 1)
+    for ax in flat[len(d.plots) :]:
+        ax.set_visible(False)
+    if len(d.plots) > 1:
+        fig.suptitle(d.title)
+    return fig
 
 
-def latency_percentiles(rows: Sequence[Row], path: Path, title: str) -> Path | None:
-    """Latency vs percentile, log-log, one line per client (all repeats pooled)."""
-    fig, ax = plt.subplots(figsize=(10, 6), layout="constrained")
-    plotted = 0
-    for row in rows:
-        lat = np.sort(_ok_latencies_ms(row))
-        if lat.size < 2:
-            continue
-        p = np.arange(1, lat.size + 1) / lat.size  # nearest-rank: sample i is the (i/n)-quantile
-        x = 1.0 / np.maximum(1.0 - p, 0.5 / lat.size)  # 1/(1-p): 10 = p90, 100 = p99, ...
-        ax.plot(x, lat, label=row.client.label, linewidth=1.4)
-        plotted += 1
-    if not plotted:
+def draw(d: Drawing, path: Path) -> Path:
+    """The drawing as a PNG at `path`."""
+    fig = render(d)
+    try:
+        fig.savefig(path, dpi=DPI)
+    finally:
         plt.close(fig)
-        return None
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ticks = [1 / (1 - q) for q in PERCENTILE_TICKS]
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"p{100 * (1 - 1 / v):g}" if v > 1 else "p0"))
-    ax.xaxis.set_minor_locator(FixedLocator([]))
-    ax.set_xlabel("percentile")
-    ax.set_ylabel("request latency (ms, log scale)")
-    ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path
 
 
-def bench_bars(rows: Sequence[Row], path: Path, title: str) -> Path | None:
-    """Median Bench and LMean per client, with Bench's min-max over the repeats as error bars."""
-    data = [(r.client.label, r.aggregate) for r in rows if r.aggregate is not None]
-    if not data:
-        return None
-    labels = [d[0] for d in data]
-    bench = np.array([a.median.bench_ms for _, a in data])
-    lmean = np.array([a.median.lmean_ms for _, a in data])
-    lo = bench - np.array([a.bench_min_ms for _, a in data])
-    hi = np.array([a.bench_max_ms for _, a in data]) - bench
-    y = np.arange(len(data))
-    fig, ax = plt.subplots(figsize=(10, 0.55 * len(data) + 1.6), layout="constrained")
-    ax.barh(
-        y - 0.2, bench, height=0.4, xerr=[lo, hi], capsize=3, label="Bench (wall time of the group)", color="tab:blue"
-    )
-    ax.barh(y + 0.2, lmean, height=0.4, label="LMean (mean worker loop time)", color="tab:orange", alpha=0.8)
-    for yi, b, top in zip(y, bench, bench + hi, strict=True):
-        ax.text(top, yi - 0.2, f"  {b:.1f}", va="center", fontsize=8)
-    ax.set_xlim(0, float((bench + hi).max()) * 1.12)
-    ax.set_yticks(y, labels, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("time (ms); error bars: min-max of Bench over repeats")
-    ax.set_title(title)
-    ax.grid(True, axis="x", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+def _size(d: Drawing) -> tuple[float, float]:
+    first = d.plots[0]
+    if first.horizontal:
+        bars = max(1, sum(s.style == "bars" for s in first.series))
+        return 10.0, 0.3 * bars * len(first.y.categories) + 1.8
+    if any(s.style == "ticks" for p in d.plots for s in p.series):
+        lanes = [max((s.lane for s in p.series), default=0) + 1 for p in d.plots]
+        return 11.0, sum(0.2 * max(n, 3) + 1.0 for n in lanes) + 0.8
+    if d.columns > 1:
+        return 14.0, 5.5
+    return (11.0, 6.0) if first.wide else (10.0, 5.5)
 
 
-def timeline(rows: Sequence[Row], path: Path, title: str) -> Path | None:
-    """Every request of every worker as a tick at the moment it completed, one lane per worker (last
-    repeat of each row). Parallel workers: every lane is dense all along. Serialized workers (e.g. by a
-    held GIL): the lanes take turns, in bursts, and the group takes longer."""
-    data = [(r.client.label, r.raw) for r in rows if r.raw is not None and has_samples(r.raw)]
-    if not data:
-        return None
-    fig, axes = plt.subplots(
-        len(data), 1, figsize=(11, 1.9 * len(data) + 1.2), sharex=True, squeeze=False, layout="constrained"
-    )
-    for ax, (label, raw) in zip(axes[:, 0], data, strict=True):
-        wall = raw["wall_ns"] / 1e6
-        lanes, colors = [], []
-        for w in raw["workers"]:
-            done = (np.asarray(w["start_ns"]) + np.asarray(w["latencies_ns"])) / 1e6
-            failed = failed_mask(w)
-            lanes.append(done)
-            colors.append("tab:red" if failed.all() and done.size else "tab:blue")
-        ax.eventplot(lanes, colors=colors, lineoffsets=np.arange(len(lanes)), linelengths=0.8, linewidths=0.6)
-        ax.axvline(wall, color="black", linestyle="--", linewidth=1)
-        ax.set_title(
-            f"{label}: Bench {wall:.1f} ms in the run shown (dashed line; the last repeat)", fontsize=9, loc="left"
+def _plot(ax: Axes, plot: Plot, *, legend: bool, x_title: bool, one: bool) -> None:
+    bars = [s for s in plot.series if s.style == "bars"]
+    for i, s in enumerate(plot.series):
+        label = s.name if s.legend else "_nolegend_"
+        if s.style == "bars":
+            _bars(ax, plot, s, bars.index(s), len(bars), f"s{i}", label)
+        elif s.style == "ticks":
+            ax.eventplot(
+                [list(s.x)], lineoffsets=[s.lane], linelengths=0.8, linewidths=0.6, colors=[s.color], gid=f"s{i}"
+            )
+        else:
+            _curve(ax, plot, s, f"s{i}", label)
+    for i, line in enumerate(plot.lines):
+        across = ax.axvline if line.axis == "x" else ax.axhline
+        across(
+            line.value, color=REFERENCE, linestyle="--", linewidth=1, label=line.label or "_nolegend_", gid=f"line{i}"
         )
-        ax.set_ylabel("worker")
-        ax.set_ylim(-0.6, len(lanes) - 0.4)
-        ax.grid(True, axis="x", alpha=0.3)
-    axes[-1, 0].set_xlabel("time since the group started (ms); each tick is one completed request")
-    fig.suptitle(title)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    if bars:  # room for the values written beside the bars
+        ends = [v + (s.high[k] if s.high else 0.0) for s in bars for k, v in enumerate(s.x)]
+        ax.set_xlim(0, max(ends) * 1.15 or 1.0)
+    _axis(ax, "x", plot.x)
+    _axis(ax, "y", plot.y)
+    if not x_title:
+        ax.set_xlabel("")
+    ax.set_title(plot.title, fontsize=11 if one else 9, loc="center" if one else "left")
+    log = "log" in (plot.x.scale, plot.y.scale)
+    lanes = plot.y.scale == "category" or any(s.style == "ticks" for s in plot.series)
+    ax.grid(True, which="both" if log else "major", axis="x" if lanes else "both", alpha=0.3)
+    if legend and ax.get_legend_handles_labels()[1]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8)
 
 
-def sweep_curves(
-    points: Sequence[tuple[Any, Sequence[Row]]], dimension: str, path: Path, title: str, log_x: bool = False
-) -> Path | None:
-    """Bench and throughput per client against the swept dimension."""
-    series: dict[str, list[tuple[Any, float, float]]] = {}
-    for value, rows in points:
-        for r in rows:
-            agg = r.aggregate
-            if agg is None or r.failed:
-                continue
-            series.setdefault(r.client.label, []).append((value, agg.median.bench_ms, agg.median.throughput_rps))
-    if not series:
-        return None
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5.5), layout="constrained")
-    for label, pts in series.items():
-        xs = [p[0] for p in pts]
-        ax1.plot(xs, [p[1] for p in pts], marker="o", label=label)
-        ax2.plot(xs, [p[2] for p in pts], marker="o", label=label)
-    xs_all = sorted({p[0] for pts in series.values() for p in pts}, key=lambda v: (str(type(v)), v))
-    for ax, ylabel in ((ax1, "Bench: wall time of the group (ms)"), (ax2, "throughput (requests/s)")):
-        ax.set_xlabel(dimension)
-        ax.set_ylabel(ylabel)
-        if log_x:
-            ax.set_xscale("log")
-            ax.xaxis.set_major_locator(FixedLocator(xs_all))
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-            ax.xaxis.set_minor_locator(FixedLocator([]))
+def _coords(axis: Axis, values: Sequence[Any]) -> list[float]:
+    """Where values go on an axis: a category at its index."""
+    if axis.scale == "category":
+        return [float(axis.categories.index(str(v))) for v in values]
+    return [float(v) for v in values]
+
+
+def _curve(ax: Axes, plot: Plot, s: Series, gid: str, label: str) -> None:
+    style: dict[str, Any] = {
+        "color": s.color,
+        "linestyle": "none" if s.style == "markers" else DASHES[s.dash],
+        "linewidth": 1.4,
+        "marker": "" if s.style == "lines" else MARKERS[s.marker],
+        "markersize": MARKER_SIZES[s.marker],
+        "label": label,
+        "zorder": 3 if s.style == "markers" else 2,
+    }
+    xs, ys = _coords(plot.x, s.x), _coords(plot.y, s.y)
+    if s.low:
+        drawn = ax.errorbar(xs, ys, yerr=[list(s.low), list(s.high)], capsize=3, elinewidth=0.8, **style)
+        line = drawn.lines[0]
+    else:
+        (line,) = ax.plot(xs, ys, **style)
+    if line is not None:
+        line.set_gid(gid)
+
+
+def _bars(ax: Axes, plot: Plot, s: Series, k: int, n: int, gid: str, label: str) -> None:
+    """Horizontal bars, the k-th of n side by side in each category, their values written beside them."""
+    height = 0.8 / n
+    pos = [p + (k - (n - 1) / 2) * height for p in _coords(plot.y, s.y)]
+    err = [list(s.low), list(s.high)] if s.low else None
+    drawn = ax.barh(pos, list(s.x), height=height, xerr=err, capsize=3, color=s.color, label=label)
+    for patch in drawn.patches:
+        patch.set_gid(gid)
+    high = s.high or (0.0,) * len(s.x)
+    for p, v, h, text in zip(pos, s.x, high, s.labels, strict=False):
+        ax.text(v + h, p, f"  {text}", va="center", fontsize=8)
+
+
+def _axis(ax: Axes, which: str, a: Axis) -> None:
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    axis.set_label_text(a.title)
+    if a.scale == "log" and which == "x":
+        ax.set_xscale("log")
+    elif a.scale == "log":
         ax.set_yscale("log")
-        ax.grid(True, which="both", alpha=0.3)
-    ax2.legend(fontsize=7, loc="best")
-    fig.suptitle(title)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def rate_curve(
-    points: Sequence[tuple[Any, Sequence[Row]]], path: Path, title: str, slo_ms: float | None
-) -> Path | None:
-    """One client's corrected P50 and P99 and its service-time P99 against the offered rate (log-log); the
-    rates it saturated at are marked, the SLO is a dashed line."""
-    data = [
-        (float(rate), agg.median)
-        for rate, rows in points
-        for r in rows
-        if not r.failed and (agg := r.aggregate) is not None and agg.median.p99_ms is not None
-    ]
-    if not data:
-        return None
-    x = [rate for rate, _ in data]
-    fig, ax = plt.subplots(figsize=(9, 5.5), layout="constrained")
-    p50 = [np.nan if s.p50_ms is None else s.p50_ms for _, s in data]
-    ax.plot(x, p50, marker="o", label="P50, corrected (from the intended start)")
-    ax.plot(x, [s.p99_ms or np.nan for _, s in data], marker="o", label="P99, corrected")
-    service = [(rate, s.service_p99_ms) for rate, s in data if s.service_p99_ms is not None]
-    if service:
-        ax.plot(
-            *zip(*service, strict=True),
-            linestyle=":",
-            marker=".",
-            label="P99 of the service time (from the actual start)",
-        )
-    sat = [(rate, st.p99_ms) for rate, st in data if st.saturated and st.p99_ms is not None]
-    if sat:
-        ax.scatter(
-            [r for r, _ in sat],
-            [p for _, p in sat],
-            marker="x",
-            s=90,
-            color="tab:red",
-            zorder=3,
-            label="saturated (achieved < 99% of offered)",
-        )
-    if slo_ms is not None:
-        ax.axhline(slo_ms, color="black", linestyle="--", linewidth=1, label=f"SLO: P99 {slo_ms:g} ms")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.xaxis.set_major_locator(FixedLocator(x))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_locator(FixedLocator([]))
-    ax.set_xlabel("offered rate (requests/s, log scale)")
-    ax.set_ylabel("latency (ms, log scale)")
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    ticks = tuple((float(i), c) for i, c in enumerate(a.categories)) if a.scale == "category" else a.ticks
+    if ticks:
+        axis.set_major_locator(FixedLocator([v for v, _ in ticks]))
+        axis.set_major_formatter(FixedFormatter([t for _, t in ticks]))
+        axis.set_minor_locator(NullLocator())
+    if a.scale == "category":
+        axis.set_tick_params(labelsize=8)
+    limits = ax.set_xlim if which == "x" else ax.set_ylim
+    if a.limits is not None:
+        limits(*a.limits)
+    if a.from_zero:
+        limits(0, None)
+    if a.reversed:
+        axis.set_inverted(True)
 
 
 def standard_figures(rows: Sequence[Row], subtitle: str, timeline_rows: Sequence[Row] | None = None) -> list[Figure]:
@@ -234,23 +186,14 @@ def standard_figures(rows: Sequence[Row], subtitle: str, timeline_rows: Sequence
 @register("plots")
 class Plots:
     def export(self, report: Report, out: Path | None) -> list[Path]:
+        """plots/<file> of every figure with something to draw."""
         if out is None or not report.figures:
             return []
         folder = out / "plots"
         folder.mkdir(parents=True, exist_ok=True)
-        made: list[Path | None] = []
+        made = []
         for f in report.figures:
-            path = folder / f.file
-            if f.kind == "latency":
-                made.append(latency_percentiles(f.rows, path, f.title))
-            elif f.kind == "bench":
-                made.append(bench_bars(f.rows, path, f.title))
-            elif f.kind == "timeline":
-                made.append(timeline(f.rows, path, f.title))
-            elif f.kind == "sweep":
-                made.append(sweep_curves(f.points, f.axis, path, f.title, log_x=f.log_x))
-            elif f.kind == "rate":
-                made.append(rate_curve(f.points, path, f.title, f.slo_ms))
-            else:
-                raise ValueError(f"unknown figure kind {f.kind!r}")
-        return [p for p in made if p is not None]
+            d = drawing(f)
+            if d is not None:
+                made.append(draw(d, folder / f.file))
+        return made
