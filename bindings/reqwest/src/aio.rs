@@ -27,13 +27,13 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict};
 use pyo3::IntoPyObjectExt;
-use reqwest_bench::api::{self, Head};
+use reqwest_bench::api::Head;
 use reqwest_bench::{ClientError, ClientOptions};
 
-use crate::config::{tls_info_dict, ClientArgs, Config};
+use crate::config::{client_pymethods, tls_info_dict, ClientClass, Config};
 use crate::errors::to_py_err;
 use crate::fork::{self, ForkLocal};
-use crate::request::{lean_body, prepare, RequestArgs};
+use crate::request::{lean_body, next_chunk, open_streamed, prepare, read_whole, RequestArgs};
 use crate::response::{Headers, Response};
 
 /// The runtime of one process (fork generation).
@@ -303,56 +303,8 @@ impl RawAsyncClient {
     }
 }
 
-#[pymethods]
-impl RawAsyncClient {
-    #[new]
-    #[pyo3(
-        signature = (timeout = None, verify = None, *, connect_timeout = Some(10.0), read_timeout = Some(30.0),
-                     follow_redirects = true, max_redirects = 10, headers = None, decompress = true,
-                     user_agent = None, cookies = false, max_body_size = None, max_connections = None,
-                     trust_env = true, proxy = None, http2 = None),
-        text_signature = "(timeout=None, verify=True, *, connect_timeout=10.0, read_timeout=30.0, \
-                          follow_redirects=True, max_redirects=10, headers=None, decompress=True, user_agent=None, \
-                          cookies=False, max_body_size=None, max_connections=None, trust_env=True, proxy=None, \
-                          http2=False)"
-    )]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        py: Python<'_>,
-        timeout: Option<f64>,
-        verify: Option<&Bound<'_, PyAny>>,
-        connect_timeout: Option<f64>,
-        read_timeout: Option<f64>,
-        follow_redirects: bool,
-        max_redirects: i64,
-        headers: Option<&Bound<'_, PyAny>>,
-        decompress: bool,
-        user_agent: Option<String>,
-        cookies: bool,
-        max_body_size: Option<&Bound<'_, PyAny>>,
-        max_connections: Option<&Bound<'_, PyAny>>,
-        trust_env: bool,
-        proxy: Option<String>,
-        http2: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
-        let args = ClientArgs {
-            timeout,
-            verify,
-            connect_timeout,
-            read_timeout,
-            follow_redirects,
-            max_redirects,
-            headers,
-            decompress,
-            user_agent,
-            cookies,
-            max_body_size,
-            max_connections,
-            trust_env,
-            proxy,
-            http2,
-        };
-        let (options, config) = args.parse(py)?;
+impl ClientClass for RawAsyncClient {
+    fn build(py: Python<'_>, options: ClientOptions, config: Config) -> PyResult<Self> {
         let client = py.detach(|| build_client(&options))?;
         Ok(RawAsyncClient {
             tls_seen: RwLock::new(client.tls_seen().unwrap_or_default()),
@@ -362,136 +314,121 @@ impl RawAsyncClient {
         })
     }
 
-    /// Future of the status: GET, read the whole body.
-    fn get<'py>(&self, url: String, completer: &Bound<'py, Completer>) -> PyResult<Bound<'py, PyAny>> {
-        let client = self.handle()?;
-        spawn(completer, async move { client.get(&url).await.map(|(s, _)| Outcome::Status(s)) })
+    fn config(&self) -> &Config {
+        &self.config
     }
+}
 
-    /// Future of `(status, body bytes)`.
-    fn fetch_len<'py>(&self, url: String, completer: &Bound<'py, Completer>) -> PyResult<Bound<'py, PyAny>> {
-        let client = self.handle()?;
-        spawn(completer, async move { client.get(&url).await.map(|(s, n)| Outcome::Len(s, n)) })
-    }
+client_pymethods! {
+    impl RawAsyncClient {
+        /// Future of the status: GET, read the whole body.
+        fn get<'py>(&self, url: String, completer: &Bound<'py, Completer>) -> PyResult<Bound<'py, PyAny>> {
+            let client = self.handle()?;
+            spawn(completer, async move { client.get(&url).await.map(|(s, _)| Outcome::Status(s)) })
+        }
 
-    /// Future of `(status, body)`: `method` with `body` (bytes-like) if any, the whole body read (see
-    /// `Client.fetch`).
-    #[pyo3(signature = (url, completer, *, method = "GET", body = None))]
-    fn fetch<'py>(
-        &self,
-        url: String,
-        completer: &Bound<'py, Completer>,
-        method: &str,
-        body: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let body = lean_body(body)?;
-        let method = method.to_owned();
-        let client = self.handle()?;
-        spawn(completer, async move {
-            let resp = client.fetch(&method, &url, &[], body).await?;
-            Ok(Outcome::Body(resp.status, resp.body))
-        })
-    }
+        /// Future of `(status, body bytes)`.
+        fn fetch_len<'py>(&self, url: String, completer: &Bound<'py, Completer>) -> PyResult<Bound<'py, PyAny>> {
+            let client = self.handle()?;
+            spawn(completer, async move { client.get(&url).await.map(|(s, n)| Outcome::Len(s, n)) })
+        }
 
-    /// Future of a `Response` (see `Client.request`; a streamed body is not accepted here: the Python
-    /// wrapper reads an iterable or file body first).
-    #[pyo3(signature = (method, url, completer, *, params = None, headers = None, body = None, json = None,
-                        timeout = None, follow_redirects = None))]
-    #[allow(clippy::too_many_arguments)]
-    fn request<'py>(
-        &self,
-        py: Python<'py>,
-        method: &str,
-        url: &str,
-        completer: &Bound<'py, Completer>,
-        params: Option<&Bound<'py, PyAny>>,
-        headers: Option<&Bound<'py, PyAny>>,
-        body: Option<&Bound<'py, PyAny>>,
-        json: Option<&Bound<'py, PyAny>>,
-        timeout: Option<f64>,
-        follow_redirects: Option<bool>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let args = RequestArgs { params, headers, body, json, timeout, follow_redirects };
-        let (req, _) = prepare(py, method, url, &args, self.config.settings, false)?;
-        let client = self.handle()?;
-        spawn(completer, async move {
-            let resp = client.open(req).await?;
-            let head = Head::of(&resp);
-            let body = api::read_body(resp, client.options().max_body_size).await?;
-            Ok(Outcome::Response(head, body))
-        })
-    }
+        /// Future of `(status, body)`: `method` with `body` (bytes-like) if any, the whole body read (see
+        /// `Client.fetch`).
+        #[pyo3(signature = (url, completer, *, method = "GET", body = None))]
+        fn fetch<'py>(
+            &self,
+            url: String,
+            completer: &Bound<'py, Completer>,
+            method: &str,
+            body: Option<&Bound<'py, PyAny>>,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            let body = lean_body(body)?;
+            let method = method.to_owned();
+            let client = self.handle()?;
+            spawn(completer, async move {
+                let resp = client.fetch(&method, &url, &[], body).await?;
+                Ok(Outcome::Body(resp.status, resp.body))
+            })
+        }
 
-    /// Future of a `RawStream`: the response with its body not read yet.
-    #[pyo3(signature = (method, url, completer, *, params = None, headers = None, body = None, json = None,
-                        timeout = None, follow_redirects = None))]
-    #[allow(clippy::too_many_arguments)]
-    fn stream<'py>(
-        &self,
-        py: Python<'py>,
-        method: &str,
-        url: &str,
-        completer: &Bound<'py, Completer>,
-        params: Option<&Bound<'py, PyAny>>,
-        headers: Option<&Bound<'py, PyAny>>,
-        body: Option<&Bound<'py, PyAny>>,
-        json: Option<&Bound<'py, PyAny>>,
-        timeout: Option<f64>,
-        follow_redirects: Option<bool>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let args = RequestArgs { params, headers, body, json, timeout, follow_redirects };
-        let (req, _) = prepare(py, method, url, &args, self.config.settings, false)?;
-        let client = self.handle()?;
-        spawn(completer, async move {
-            let resp = client.open(req).await?;
-            Ok(Outcome::Stream(Head::of(&resp), resp))
-        })
-    }
+        /// Future of a `Response` (see `Client.request`; a streamed body is not accepted here: the Python
+        /// wrapper reads an iterable or file body first).
+        #[pyo3(signature = (method, url, completer, *, params = None, headers = None, body = None, json = None,
+                            timeout = None, follow_redirects = None))]
+        #[allow(clippy::too_many_arguments)]
+        fn request<'py>(
+            &self,
+            py: Python<'py>,
+            method: &str,
+            url: &str,
+            completer: &Bound<'py, Completer>,
+            params: Option<&Bound<'py, PyAny>>,
+            headers: Option<&Bound<'py, PyAny>>,
+            body: Option<&Bound<'py, PyAny>>,
+            json: Option<&Bound<'py, PyAny>>,
+            timeout: Option<f64>,
+            follow_redirects: Option<bool>,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            let args = RequestArgs { params, headers, body, json, timeout, follow_redirects };
+            let (req, _) = prepare(py, method, url, &args, self.config.settings, false)?;
+            let client = self.handle()?;
+            spawn(completer, async move {
+                let (head, body) = read_whole(&client, req).await?;
+                Ok(Outcome::Response(head, body))
+            })
+        }
 
-    #[getter]
-    fn timeout(&self) -> Option<f64> {
-        self.config.timeout
-    }
+        /// Future of a `RawStream`: the response with its body not read yet.
+        #[pyo3(signature = (method, url, completer, *, params = None, headers = None, body = None, json = None,
+                            timeout = None, follow_redirects = None))]
+        #[allow(clippy::too_many_arguments)]
+        fn stream<'py>(
+            &self,
+            py: Python<'py>,
+            method: &str,
+            url: &str,
+            completer: &Bound<'py, Completer>,
+            params: Option<&Bound<'py, PyAny>>,
+            headers: Option<&Bound<'py, PyAny>>,
+            body: Option<&Bound<'py, PyAny>>,
+            json: Option<&Bound<'py, PyAny>>,
+            timeout: Option<f64>,
+            follow_redirects: Option<bool>,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            let args = RequestArgs { params, headers, body, json, timeout, follow_redirects };
+            let (req, _) = prepare(py, method, url, &args, self.config.settings, false)?;
+            let client = self.handle()?;
+            spawn(completer, async move {
+                let (head, resp) = open_streamed(&client, req).await?;
+                Ok(Outcome::Stream(head, resp))
+            })
+        }
 
-    #[getter]
-    fn connect_timeout(&self) -> Option<f64> {
-        self.config.connect_timeout
-    }
+        /// `{"version": "TLSv1.3", "cipher": None}` of the connection of the most recent response; `None`
+        /// before the first one and for plain `http://`.
+        #[getter]
+        fn tls_info<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+            let seen = self.tls_seen.read().unwrap_or_else(|e| e.into_inner()).clone();
+            tls_info_dict(py, &seen)
+        }
 
-    #[getter]
-    fn read_timeout(&self) -> Option<f64> {
-        self.config.read_timeout
-    }
+        #[getter]
+        fn closed(&self) -> bool {
+            self.inner.read().unwrap_or_else(|e| e.into_inner()).is_none()
+        }
 
-    /// The `verify` argument, as given (`True` when omitted).
-    #[getter]
-    fn verify(&self, py: Python<'_>) -> Py<PyAny> {
-        self.config.verify.clone_ref(py)
-    }
+        /// Close the connection pool (requests already running finish first). Idempotent.
+        fn close(&self) {
+            let taken = self.inner.write().unwrap_or_else(|e| e.into_inner()).take();
+            drop(taken);
+        }
 
-    /// `{"version": "TLSv1.3", "cipher": None}` of the connection of the most recent response; `None`
-    /// before the first one and for plain `http://`.
-    #[getter]
-    fn tls_info<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let seen = self.tls_seen.read().unwrap_or_else(|e| e.into_inner()).clone();
-        tls_info_dict(py, &seen)
-    }
-
-    #[getter]
-    fn closed(&self) -> bool {
-        self.inner.read().unwrap_or_else(|e| e.into_inner()).is_none()
-    }
-
-    /// Close the connection pool (requests already running finish first). Idempotent.
-    fn close(&self) {
-        let taken = self.inner.write().unwrap_or_else(|e| e.into_inner()).take();
-        drop(taken);
-    }
-
-    fn __repr__(&self) -> String {
-        let state = if self.closed() { " closed" } else { "" };
-        let timeout = self.config.timeout.map_or("None".to_owned(), |t| t.to_string());
-        format!("<reqwest_client._core.RawAsyncClient timeout={timeout}{state}>")
+        fn __repr__(&self) -> String {
+            let state = if self.closed() { " closed" } else { "" };
+            let timeout = self.config.timeout.map_or("None".to_owned(), |t| t.to_string());
+            format!("<reqwest_client._core.RawAsyncClient timeout={timeout}{state}>")
+        }
     }
 }
 
@@ -553,7 +490,7 @@ impl RawStream {
         spawn(completer, async move {
             let mut guard = body.lock().await;
             let Some(resp) = guard.as_mut() else { return Ok(Outcome::Chunk(None)) };
-            match resp.chunk().await {
+            match next_chunk(resp).await {
                 Ok(Some(c)) => Ok(Outcome::Chunk(Some(c))),
                 Ok(None) => {
                     *guard = None;
@@ -561,7 +498,7 @@ impl RawStream {
                 }
                 Err(e) => {
                     *guard = None;
-                    Err(reqwest_bench::classify(&e))
+                    Err(e)
                 }
             }
         })

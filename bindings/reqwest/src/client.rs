@@ -10,13 +10,12 @@ use std::sync::{Arc, RwLock};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
-use reqwest_bench::api::{self, Head};
 use reqwest_bench::{BlockingClient, ClientError, ClientOptions, TlsSeen};
 
-use crate::config::{tls_info_dict, ClientArgs, Config};
+use crate::config::{client_pymethods, tls_info_dict, ClientClass, Config};
 use crate::errors::to_py_err;
 use crate::fork::ForkLocal;
-use crate::request::{lean_body, prepare, request_error, RequestArgs};
+use crate::request::{lean_body, open_streamed, prepare, read_whole, request_error, RequestArgs};
 use crate::response::Response;
 use crate::stream::StreamResponse;
 
@@ -124,56 +123,8 @@ impl Client {
     }
 }
 
-#[pymethods]
-impl Client {
-    #[new]
-    #[pyo3(
-        signature = (timeout = None, verify = None, *, connect_timeout = Some(10.0), read_timeout = Some(30.0),
-                     follow_redirects = true, max_redirects = 10, headers = None, decompress = true,
-                     user_agent = None, cookies = false, max_body_size = None, max_connections = None,
-                     trust_env = true, proxy = None, http2 = None),
-        text_signature = "(timeout=None, verify=True, *, connect_timeout=10.0, read_timeout=30.0, \
-                          follow_redirects=True, max_redirects=10, headers=None, decompress=True, user_agent=None, \
-                          cookies=False, max_body_size=None, max_connections=None, trust_env=True, proxy=None, \
-                          http2=False)"
-    )]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        py: Python<'_>,
-        timeout: Option<f64>,
-        verify: Option<&Bound<'_, PyAny>>,
-        connect_timeout: Option<f64>,
-        read_timeout: Option<f64>,
-        follow_redirects: bool,
-        max_redirects: i64,
-        headers: Option<&Bound<'_, PyAny>>,
-        decompress: bool,
-        user_agent: Option<String>,
-        cookies: bool,
-        max_body_size: Option<&Bound<'_, PyAny>>,
-        max_connections: Option<&Bound<'_, PyAny>>,
-        trust_env: bool,
-        proxy: Option<String>,
-        http2: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
-        let args = ClientArgs {
-            timeout,
-            verify,
-            connect_timeout,
-            read_timeout,
-            follow_redirects,
-            max_redirects,
-            headers,
-            decompress,
-            user_agent,
-            cookies,
-            max_body_size,
-            max_connections,
-            trust_env,
-            proxy,
-            http2,
-        };
-        let (options, config) = args.parse(py)?;
+impl ClientClass for Client {
+    fn build(py: Python<'_>, options: ClientOptions, config: Config) -> PyResult<Self> {
         let client = py.detach(|| BlockingClient::with_options(&options)).map_err(to_py_err)?;
         Ok(Client {
             tls_seen: RwLock::new(client.client().tls_seen().unwrap_or_default()),
@@ -184,172 +135,149 @@ impl Client {
         })
     }
 
-    /// GET `url`, read the whole body, return the status. The body size is in `last_body_bytes`.
-    #[pyo3(signature = (url, *, release_gil = true))]
-    fn get(&self, py: Python<'_>, url: &str, release_gil: bool) -> PyResult<u16> {
-        let (status, n) = self.call(py, release_gil, |c, cancel| c.get(url, cancel))?;
-        self.last_body_bytes.store(n, Ordering::Relaxed);
-        Ok(status)
+    fn config(&self) -> &Config {
+        &self.config
     }
+}
 
-    /// GET `url`, read the whole body, return `(status, body bytes)`.
-    #[pyo3(signature = (url, *, release_gil = true))]
-    fn fetch_len(&self, py: Python<'_>, url: &str, release_gil: bool) -> PyResult<(u16, u64)> {
-        let (status, n) = self.call(py, release_gil, |c, cancel| c.get(url, cancel))?;
-        self.last_body_bytes.store(n, Ordering::Relaxed);
-        Ok((status, n))
-    }
+client_pymethods! {
+    impl Client {
+        /// GET `url`, read the whole body, return the status. The body size is in `last_body_bytes`.
+        #[pyo3(signature = (url, *, release_gil = true))]
+        fn get(&self, py: Python<'_>, url: &str, release_gil: bool) -> PyResult<u16> {
+            let (status, n) = self.call(py, release_gil, |c, cancel| c.get(url, cancel))?;
+            self.last_body_bytes.store(n, Ordering::Relaxed);
+            Ok(status)
+        }
 
-    /// `method` `url` exactly as given, with `body` (bytes-like, sent with Content-Length) if any; read the
-    /// whole body and return `(status, body)`. The benchmark path of uploads: no redirects, no decoding,
-    /// no default headers.
-    #[pyo3(signature = (url, *, method = "GET", body = None, release_gil = true))]
-    fn fetch<'py>(
-        &self,
-        py: Python<'py>,
-        url: &str,
-        method: &str,
-        body: Option<&Bound<'py, PyAny>>,
-        release_gil: bool,
-    ) -> PyResult<(u16, Bound<'py, PyBytes>)> {
-        let body = lean_body(body)?;
-        let resp = self.call(py, release_gil, |c, cancel| c.fetch(method, url, &[], body, cancel))?;
-        self.last_body_bytes.store(resp.body.len() as u64, Ordering::Relaxed);
-        Ok((resp.status, PyBytes::new(py, &resp.body)))
-    }
+        /// GET `url`, read the whole body, return `(status, body bytes)`.
+        #[pyo3(signature = (url, *, release_gil = true))]
+        fn fetch_len(&self, py: Python<'_>, url: &str, release_gil: bool) -> PyResult<(u16, u64)> {
+            let (status, n) = self.call(py, release_gil, |c, cancel| c.get(url, cancel))?;
+            self.last_body_bytes.store(n, Ordering::Relaxed);
+            Ok((status, n))
+        }
 
-    /// Any method: `params` appended to the query, `headers`, a `body` (bytes-like, an iterable of
-    /// bytes-like chunks or a binary file: streamed with chunked encoding) or `json`; redirects followed as
-    /// the client says unless `follow_redirects` is given; `timeout` (total, seconds) overrides the
-    /// client's. Returns a `Response` with the whole (decoded) body.
-    #[pyo3(signature = (method, url, *, params = None, headers = None, body = None, json = None, timeout = None,
-                        follow_redirects = None, release_gil = true))]
-    #[allow(clippy::too_many_arguments)]
-    fn request(
-        &self,
-        py: Python<'_>,
-        method: &str,
-        url: &str,
-        params: Option<&Bound<'_, PyAny>>,
-        headers: Option<&Bound<'_, PyAny>>,
-        body: Option<&Bound<'_, PyAny>>,
-        json: Option<&Bound<'_, PyAny>>,
-        timeout: Option<f64>,
-        follow_redirects: Option<bool>,
-        release_gil: bool,
-    ) -> PyResult<Response> {
-        let args = RequestArgs { params, headers, body, json, timeout, follow_redirects };
-        let (req, slot) = prepare(py, method, url, &args, self.config.settings, true)?;
-        let (head, body) = self.call_with(
-            py,
-            release_gil,
-            |c, cancel| {
-                c.run(
-                    async {
-                        let resp = c.client().open(req).await?;
-                        let head = Head::of(&resp);
-                        let body = api::read_body(resp, c.client().options().max_body_size).await?;
-                        Ok((head, body))
-                    },
-                    cancel,
-                )
-            },
-            |e| request_error(e, &slot),
-        )?;
-        self.last_body_bytes.store(body.len() as u64, Ordering::Relaxed);
-        Ok(Response::new(head, body))
-    }
+        /// `method` `url` exactly as given, with `body` (bytes-like, sent with Content-Length) if any; read the
+        /// whole body and return `(status, body)`. The benchmark path of uploads: no redirects, no decoding,
+        /// no default headers.
+        #[pyo3(signature = (url, *, method = "GET", body = None, release_gil = true))]
+        fn fetch<'py>(
+            &self,
+            py: Python<'py>,
+            url: &str,
+            method: &str,
+            body: Option<&Bound<'py, PyAny>>,
+            release_gil: bool,
+        ) -> PyResult<(u16, Bound<'py, PyBytes>)> {
+            let body = lean_body(body)?;
+            let resp = self.call(py, release_gil, |c, cancel| c.fetch(method, url, &[], body, cancel))?;
+            self.last_body_bytes.store(resp.body.len() as u64, Ordering::Relaxed);
+            Ok((resp.status, PyBytes::new(py, &resp.body)))
+        }
 
-    /// Like `request`, but the body is read as it arrives: a `StreamResponse` (a context manager) whose
-    /// `iter_bytes()` yields the chunks, waiting for each with the GIL released.
-    #[pyo3(signature = (method, url, *, params = None, headers = None, body = None, json = None, timeout = None,
-                        follow_redirects = None))]
-    #[allow(clippy::too_many_arguments)]
-    fn stream(
-        &self,
-        py: Python<'_>,
-        method: &str,
-        url: &str,
-        params: Option<&Bound<'_, PyAny>>,
-        headers: Option<&Bound<'_, PyAny>>,
-        body: Option<&Bound<'_, PyAny>>,
-        json: Option<&Bound<'_, PyAny>>,
-        timeout: Option<f64>,
-        follow_redirects: Option<bool>,
-    ) -> PyResult<StreamResponse> {
-        let args = RequestArgs { params, headers, body, json, timeout, follow_redirects };
-        let (req, slot) = prepare(py, method, url, &args, self.config.settings, true)?;
-        let client = self.handle()?;
-        let resp =
-            self.call_with(py, true, |c, cancel| c.run(c.client().open(req), cancel), |e| request_error(e, &slot))?;
-        let head = Head::of(&resp);
-        Ok(StreamResponse::new(head, resp, client))
-    }
+        /// Any method: `params` appended to the query, `headers`, a `body` (bytes-like, an iterable of
+        /// bytes-like chunks or a binary file: streamed with chunked encoding) or `json`; redirects followed as
+        /// the client says unless `follow_redirects` is given; `timeout` (total, seconds) overrides the
+        /// client's. Returns a `Response` with the whole (decoded) body.
+        #[pyo3(signature = (method, url, *, params = None, headers = None, body = None, json = None, timeout = None,
+                            follow_redirects = None, release_gil = true))]
+        #[allow(clippy::too_many_arguments)]
+        fn request(
+            &self,
+            py: Python<'_>,
+            method: &str,
+            url: &str,
+            params: Option<&Bound<'_, PyAny>>,
+            headers: Option<&Bound<'_, PyAny>>,
+            body: Option<&Bound<'_, PyAny>>,
+            json: Option<&Bound<'_, PyAny>>,
+            timeout: Option<f64>,
+            follow_redirects: Option<bool>,
+            release_gil: bool,
+        ) -> PyResult<Response> {
+            let args = RequestArgs { params, headers, body, json, timeout, follow_redirects };
+            let (req, slot) = prepare(py, method, url, &args, self.config.settings, true)?;
+            let (head, body) = self.call_with(
+                py,
+                release_gil,
+                |c, cancel| c.run(read_whole(c.client(), req), cancel),
+                |e| request_error(e, &slot),
+            )?;
+            self.last_body_bytes.store(body.len() as u64, Ordering::Relaxed);
+            Ok(Response::new(head, body))
+        }
 
-    /// Body bytes read by the last completed `get` / `fetch_len` / `fetch` / `request` (0 before the first).
-    #[getter]
-    fn last_body_bytes(&self) -> u64 {
-        self.last_body_bytes.load(Ordering::Relaxed)
-    }
+        /// Like `request`, but the body is read as it arrives: a `StreamResponse` (a context manager) whose
+        /// `iter_bytes()` yields the chunks, waiting for each with the GIL released.
+        #[pyo3(signature = (method, url, *, params = None, headers = None, body = None, json = None, timeout = None,
+                            follow_redirects = None))]
+        #[allow(clippy::too_many_arguments)]
+        fn stream(
+            &self,
+            py: Python<'_>,
+            method: &str,
+            url: &str,
+            params: Option<&Bound<'_, PyAny>>,
+            headers: Option<&Bound<'_, PyAny>>,
+            body: Option<&Bound<'_, PyAny>>,
+            json: Option<&Bound<'_, PyAny>>,
+            timeout: Option<f64>,
+            follow_redirects: Option<bool>,
+        ) -> PyResult<StreamResponse> {
+            let args = RequestArgs { params, headers, body, json, timeout, follow_redirects };
+            let (req, slot) = prepare(py, method, url, &args, self.config.settings, true)?;
+            let client = self.handle()?;
+            let (head, resp) = self.call_with(
+                py,
+                true,
+                |c, cancel| c.run(open_streamed(c.client(), req), cancel),
+                |e| request_error(e, &slot),
+            )?;
+            Ok(StreamResponse::new(head, resp, client))
+        }
 
-    /// The total timeout of each request, seconds (None: no total limit).
-    #[getter]
-    fn timeout(&self) -> Option<f64> {
-        self.config.timeout
-    }
+        /// Body bytes read by the last completed `get` / `fetch_len` / `fetch` / `request` (0 before the first).
+        #[getter]
+        fn last_body_bytes(&self) -> u64 {
+            self.last_body_bytes.load(Ordering::Relaxed)
+        }
 
-    /// The connect (TCP + TLS handshake) timeout, seconds (None: only the total).
-    #[getter]
-    fn connect_timeout(&self) -> Option<f64> {
-        self.config.connect_timeout
-    }
+        /// `{"version": "TLSv1.3", "cipher": None}` of the connection of the most recent response (OpenSSL's
+        /// version names; reqwest does not tell the cipher suite); `None` before the first response and when
+        /// it came over plain `http://`. Kept after `close()`.
+        #[getter]
+        fn tls_info<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+            let seen = self.tls_seen.read().unwrap_or_else(|e| e.into_inner()).clone();
+            tls_info_dict(py, &seen)
+        }
 
-    /// The longest wait for the next bytes of a response, seconds (None: no limit).
-    #[getter]
-    fn read_timeout(&self) -> Option<f64> {
-        self.config.read_timeout
-    }
+        #[getter]
+        fn closed(&self) -> bool {
+            self.inner.read().unwrap_or_else(|e| e.into_inner()).is_none()
+        }
 
-    /// The `verify` argument, as given (`True` when omitted).
-    #[getter]
-    fn verify(&self, py: Python<'_>) -> Py<PyAny> {
-        self.config.verify.clone_ref(py)
-    }
+        /// Close the connection pool. Idempotent; later requests raise RuntimeError. A request running in
+        /// another thread finishes first.
+        fn close(&self, py: Python<'_>) {
+            let taken = self.inner.write().unwrap_or_else(|e| e.into_inner()).take();
+            py.detach(move || drop(taken));
+        }
 
-    /// `{"version": "TLSv1.3", "cipher": None}` of the connection of the most recent response (OpenSSL's
-    /// version names; reqwest does not tell the cipher suite); `None` before the first response and when
-    /// it came over plain `http://`. Kept after `close()`.
-    #[getter]
-    fn tls_info<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let seen = self.tls_seen.read().unwrap_or_else(|e| e.into_inner()).clone();
-        tls_info_dict(py, &seen)
-    }
+        fn __enter__(slf: Py<Self>) -> Py<Self> {
+            slf
+        }
 
-    #[getter]
-    fn closed(&self) -> bool {
-        self.inner.read().unwrap_or_else(|e| e.into_inner()).is_none()
-    }
+        #[pyo3(signature = (*_args))]
+        fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> bool {
+            self.close(py);
+            false
+        }
 
-    /// Close the connection pool. Idempotent; later requests raise RuntimeError. A request running in
-    /// another thread finishes first.
-    fn close(&self, py: Python<'_>) {
-        let taken = self.inner.write().unwrap_or_else(|e| e.into_inner()).take();
-        py.detach(move || drop(taken));
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    #[pyo3(signature = (*_args))]
-    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> bool {
-        self.close(py);
-        false
-    }
-
-    fn __repr__(&self) -> String {
-        let state = if self.closed() { " closed" } else { "" };
-        let timeout = self.config.timeout.map_or("None".to_owned(), |t| t.to_string());
-        format!("<reqwest_client.Client timeout={timeout}{state}>")
+        fn __repr__(&self) -> String {
+            let state = if self.closed() { " closed" } else { "" };
+            let timeout = self.config.timeout.map_or("None".to_owned(), |t| t.to_string());
+            format!("<reqwest_client.Client timeout={timeout}{state}>")
+        }
     }
 }

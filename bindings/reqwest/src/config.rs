@@ -1,5 +1,7 @@
 //! The constructor arguments of `Client` and `RawAsyncClient` (docs/binding-api.md: both take the same
-//! ones), parsed once here into the [`ClientOptions`] the client is built with and the [`Config`] it keeps.
+//! ones): their one list ([`client_pymethods!`], which writes both classes' `__new__` and the getters that
+//! read options back), parsed here into the [`ClientOptions`] the client is built with and the [`Config`] it
+//! keeps.
 //!
 //! `verify`, as requests' `verify=`: `True` (or `None`) checks `https://` servers against the system's
 //! roots, a `str` / `os.PathLike` against only the CA certificates in that PEM file (read at construction:
@@ -40,7 +42,108 @@ pub(crate) struct Settings {
     pub max_redirects: usize,
 }
 
-/// The arguments of `Client(...)` / `RawAsyncClient(...)`.
+/// A client class whose `#[pymethods]` block is [`client_pymethods!`]'s.
+pub(crate) trait ClientClass: Sized {
+    /// The client, made from its checked arguments (`__new__`).
+    fn build(py: Python<'_>, options: ClientOptions, config: Config) -> PyResult<Self>;
+    /// What it keeps of its arguments (the getters read it).
+    fn config(&self) -> &Config;
+}
+
+/// The `#[pymethods]` block of a client class (`client_pymethods! { impl Client { ... } }`, the class a
+/// [`ClientClass`]), with `__new__` in front of the block's own methods: the one list of the constructor's
+/// arguments (names, order, defaults, Python signature), and the getters of the options it keeps. The macro
+/// wraps the whole block because `#[pymethods]` accepts no macro among its items, and a second
+/// `#[pymethods]` block per class needs PyO3's `multiple-pymethods` (one more dependency, `inventory`).
+/// rustfmt leaves a macro's body alone: the blocks are written as it would format them.
+macro_rules! client_pymethods {
+    (impl $class:ident { $($methods:tt)* }) => {
+        #[::pyo3::pymethods]
+        impl $class {
+            // `verify` and `http2` default to None (taken as True / False by parse()); the text signature
+            // shows what they mean
+            #[new]
+            #[pyo3(
+                signature = (timeout = None, verify = None, *, connect_timeout = Some(10.0), read_timeout = Some(30.0),
+                             follow_redirects = true, max_redirects = 10, headers = None, decompress = true,
+                             user_agent = None, cookies = false, max_body_size = None, max_connections = None,
+                             trust_env = true, proxy = None, http2 = None),
+                text_signature = "(timeout=None, verify=True, *, connect_timeout=10.0, read_timeout=30.0, \
+                                  follow_redirects=True, max_redirects=10, headers=None, decompress=True, \
+                                  user_agent=None, cookies=False, max_body_size=None, max_connections=None, \
+                                  trust_env=True, proxy=None, http2=False)"
+            )]
+            #[allow(clippy::too_many_arguments)]
+            fn new(
+                py: ::pyo3::Python<'_>,
+                timeout: Option<f64>,
+                verify: Option<&::pyo3::Bound<'_, ::pyo3::PyAny>>,
+                connect_timeout: Option<f64>,
+                read_timeout: Option<f64>,
+                follow_redirects: bool,
+                max_redirects: i64,
+                headers: Option<&::pyo3::Bound<'_, ::pyo3::PyAny>>,
+                decompress: bool,
+                user_agent: Option<String>,
+                cookies: bool,
+                max_body_size: Option<&::pyo3::Bound<'_, ::pyo3::PyAny>>,
+                max_connections: Option<&::pyo3::Bound<'_, ::pyo3::PyAny>>,
+                trust_env: bool,
+                proxy: Option<String>,
+                http2: Option<&::pyo3::Bound<'_, ::pyo3::PyAny>>,
+            ) -> ::pyo3::PyResult<Self> {
+                let args = $crate::config::ClientArgs {
+                    timeout,
+                    verify,
+                    connect_timeout,
+                    read_timeout,
+                    follow_redirects,
+                    max_redirects,
+                    headers,
+                    decompress,
+                    user_agent,
+                    cookies,
+                    max_body_size,
+                    max_connections,
+                    trust_env,
+                    proxy,
+                    http2,
+                };
+                let (options, config) = args.parse(py)?;
+                <Self as $crate::config::ClientClass>::build(py, options, config)
+            }
+
+            /// The total timeout of each request, seconds (None: no total limit).
+            #[getter]
+            fn timeout(&self) -> Option<f64> {
+                <Self as $crate::config::ClientClass>::config(self).timeout
+            }
+
+            /// The connect (TCP + TLS handshake) timeout, seconds (None: only the total).
+            #[getter]
+            fn connect_timeout(&self) -> Option<f64> {
+                <Self as $crate::config::ClientClass>::config(self).connect_timeout
+            }
+
+            /// The longest wait for the next bytes of a response, seconds (None: no limit).
+            #[getter]
+            fn read_timeout(&self) -> Option<f64> {
+                <Self as $crate::config::ClientClass>::config(self).read_timeout
+            }
+
+            /// The `verify` argument, as given (`True` when omitted).
+            #[getter]
+            fn verify(&self, py: ::pyo3::Python<'_>) -> ::pyo3::Py<::pyo3::PyAny> {
+                <Self as $crate::config::ClientClass>::config(self).verify.clone_ref(py)
+            }
+
+            $($methods)*
+        }
+    };
+}
+pub(crate) use client_pymethods;
+
+/// The arguments of `Client(...)` / `RawAsyncClient(...)` ([`client_pymethods!`]).
 pub(crate) struct ClientArgs<'a, 'py> {
     pub timeout: Option<f64>,
     pub verify: Option<&'a Bound<'py, PyAny>>,

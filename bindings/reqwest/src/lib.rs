@@ -7,10 +7,13 @@
 //!   the loop's thread through a per-loop `Completer`. The methods create the future at call time, so they
 //!   need a running event loop; the public `reqwest_client.AsyncClient` (python/reqwest_client/__init__.py)
 //!   wraps them in real coroutines.
-//! * Both take the same constructor arguments (config.rs). `request` / `stream` (request.rs, over
-//!   `reqwest_bench::api`) are the user-facing API: params, default headers, redirects, decompression,
-//!   streamed bodies both ways; they return `Response` / `Headers` (response.rs) and `StreamResponse`
-//!   (stream.rs). `get` / `fetch_len` are the bare benchmark path.
+//! * Both take the same constructor arguments, listed once: config.rs's `client_pymethods!` writes both
+//!   classes' `__new__` and option getters, and config.rs parses them. `request` / `stream` are the
+//!   user-facing API: params, default headers, redirects, decompression, streamed bodies both ways. Their
+//!   path is request.rs's for both (over `reqwest_bench::api`): the arguments checked into a request, and
+//!   the exchange futures that `Client` blocks on and `RawAsyncClient` spawns; they return `Response` /
+//!   `Headers` (response.rs) and `StreamResponse` (stream.rs). `get` / `fetch_len` are the bare benchmark
+//!   path.
 //! * Errors (errors.rs): the module's exception classes and which exception each failure raises.
 //! * Fork safety (fork.rs): a forked child's clients get their own runtime and pool at first use.
 

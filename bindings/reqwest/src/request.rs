@@ -1,6 +1,9 @@
-//! `request(...)` / `stream(...)`'s arguments (docs/binding-api.md) → a [`reqwest_bench::api::Request`]:
-//! `params`, `headers`, a `body` (bytes-like, or streamed from an iterable or a binary file) or `json`,
-//! the per-request `timeout` and `follow_redirects`. Everything is checked, with the GIL, before any I/O.
+//! The path of `request(...)` / `stream(...)`, shared by both clients. Their arguments (docs/binding-api.md)
+//! → a [`reqwest_bench::api::Request`] ([`prepare`]): `params`, `headers`, a `body` (bytes-like, or streamed
+//! from an iterable or a binary file) or `json`, the per-request `timeout` and `follow_redirects`; everything
+//! is checked, with the GIL, before any I/O. Then the exchange: [`read_whole`] (`request`), [`open_streamed`]
+//! and [`next_chunk`] (`stream`), futures that `Client` runs on its runtime, blocking (client.rs, stream.rs),
+//! and `RawAsyncClient` spawns (aio.rs); both make a `Response` of `read_whole`'s result.
 
 use std::sync::{Arc, Mutex};
 
@@ -10,8 +13,8 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
-use reqwest_bench::api;
-use reqwest_bench::ClientError;
+use reqwest_bench::api::{self, Head};
+use reqwest_bench::{reqwest, ClientError};
 
 use crate::config::{seconds, Settings};
 use crate::errors::to_py_err;
@@ -253,4 +256,30 @@ pub(crate) fn request_error(e: ClientError, slot: &UploadError) -> PyErr {
         Some(py_err) => py_err,
         None => to_py_err(e),
     }
+}
+
+/// `request(...)`'s exchange: the final response's head and its (decoded) body, read whole within the
+/// client's `max_body_size`.
+pub(crate) async fn read_whole(
+    client: &reqwest_bench::Client,
+    req: api::Request,
+) -> Result<(Head, Bytes), ClientError> {
+    let resp = client.open(req).await?;
+    let head = Head::of(&resp);
+    let body = api::read_body(resp, client.options().max_body_size).await?;
+    Ok((head, body))
+}
+
+/// `stream(...)`'s: the final response's head, its body still to read ([`next_chunk`]).
+pub(crate) async fn open_streamed(
+    client: &reqwest_bench::Client,
+    req: api::Request,
+) -> Result<(Head, reqwest::Response), ClientError> {
+    let resp = client.open(req).await?;
+    Ok((Head::of(&resp), resp))
+}
+
+/// The next chunk of a streamed body (decoded when the client decompresses), `None` at its end.
+pub(crate) async fn next_chunk(resp: &mut reqwest::Response) -> Result<Option<Bytes>, ClientError> {
+    resp.chunk().await.map_err(|e| reqwest_bench::classify(&e))
 }

@@ -13,6 +13,7 @@ use reqwest_bench::api::Head;
 use crate::client::{signal_check_detached, Shared};
 use crate::errors::to_py_err;
 use crate::fork;
+use crate::request::next_chunk;
 use crate::response::{headers_once, Headers};
 
 /// A response whose body is read as it arrives (`Client.stream(...)`): a context manager; leaving it
@@ -75,15 +76,7 @@ impl StreamResponse {
         let client = self.client.clone();
         let (out, signal, resp) = py.detach(move || {
             let mut signal = None;
-            let out = client.run(
-                async {
-                    match resp.chunk().await {
-                        Ok(c) => Ok(c),
-                        Err(e) => Err(reqwest_bench::classify(&e)),
-                    }
-                },
-                || signal_check_detached(&mut signal),
-            );
+            let out = client.run(next_chunk(&mut resp), || signal_check_detached(&mut signal));
             (out, signal, resp)
         });
         let mut state = self.body.lock().unwrap_or_else(|p| p.into_inner());
