@@ -49,7 +49,7 @@ import os
 import weakref
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ._core import (
     BodyTooLarge,
@@ -68,9 +68,9 @@ from ._core import (
 )
 
 if TYPE_CHECKING:
-    from typing_extensions import Buffer
+    from typing_extensions import Buffer, Unpack
 
-    from ._core import _Body, _HeadersArg, _Params
+    from ._core import _Body, _ClientOptions, _HeadersArg, _Params
 
 Mapping.register(Headers)
 
@@ -234,38 +234,11 @@ class AsyncClient:
         self,
         timeout: float | None = None,
         verify: bool | str | os.PathLike[str] = True,
-        *,
-        connect_timeout: float | None = 10.0,
-        read_timeout: float | None = 30.0,
-        follow_redirects: bool = True,
-        max_redirects: int = 10,
-        headers: _HeadersArg | None = None,
-        decompress: bool = True,
-        user_agent: str | None = None,
-        cookies: bool = False,
-        max_body_size: int | None = None,
-        max_connections: int | None = None,
-        trust_env: bool = True,
-        proxy: str | None = None,
-        http2: Literal[False, "alpn", "prior_knowledge"] = False,
+        **options: Unpack[_ClientOptions],
     ) -> None:
-        self._raw = RawAsyncClient(
-            timeout,
-            verify,
-            connect_timeout=connect_timeout,
-            read_timeout=read_timeout,
-            follow_redirects=follow_redirects,
-            max_redirects=max_redirects,
-            headers=headers,
-            decompress=decompress,
-            user_agent=user_agent,
-            cookies=cookies,
-            max_body_size=max_body_size,
-            max_connections=max_connections,
-            trust_env=trust_env,
-            proxy=proxy,
-            http2=http2,
-        )
+        # the keyword options are RawAsyncClient's: names, defaults and checks listed once for both clients
+        # (src/config.rs), types in _core.pyi's _ClientOptions
+        self._raw = RawAsyncClient(timeout, verify, **options)
 
     async def get(self, url: str) -> int:
         """GET `url`, read the whole body, return the status (the lean benchmark path)."""

@@ -1,9 +1,9 @@
 import os
 from collections.abc import Awaitable, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from types import TracebackType
-from typing import IO, Any, Literal, Protocol, final
+from typing import IO, Any, Literal, Protocol, TypedDict, final
 
-from typing_extensions import Buffer
+from typing_extensions import Buffer, Unpack
 
 __all__ = [
     "Client",
@@ -45,6 +45,25 @@ _ParamValue = str | int | float | None
 _Params = Mapping[str, _ParamValue | Sequence[_ParamValue]] | Sequence[tuple[str, _ParamValue]]
 _HeadersArg = Mapping[str, str] | Sequence[tuple[str, str]]
 _Body = Buffer | Iterable[Buffer] | _SupportsRead | IO[bytes]
+
+class _ClientOptions(TypedDict, total=False):
+    """The constructor's keyword-only options (their defaults: Client's signature), taken as **options by
+    RawAsyncClient and reqwest_client.AsyncClient. Client lists them itself: bindings/tests/test_api.py compares
+    its stub's text with beast_client's; tests/test_signatures.py checks this list is Client's."""
+
+    connect_timeout: float | None
+    read_timeout: float | None
+    follow_redirects: bool
+    max_redirects: int
+    headers: _HeadersArg | None
+    decompress: bool
+    user_agent: str | None
+    cookies: bool
+    max_body_size: int | None
+    max_connections: int | None
+    trust_env: bool
+    proxy: str | None
+    http2: Literal[False, "alpn", "prior_knowledge"]
 
 @final
 class Headers:
@@ -125,6 +144,8 @@ class StreamResponse:
 @final
 class Client:
     """Synchronous HTTP/1.1 (and HTTP/2) client (http:// and https://) with a keep-alive connection pool."""
+    # the options spelled out, not **options: bindings/tests/test_api.py compares this text with beast_client's
+    # stub (tests/test_signatures.py: they are _ClientOptions)
     def __new__(
         cls,
         timeout: float | None = None,
@@ -232,20 +253,7 @@ class RawAsyncClient:
         cls,
         timeout: float | None = None,
         verify: bool | str | os.PathLike[str] = True,
-        *,
-        connect_timeout: float | None = 10.0,
-        read_timeout: float | None = 30.0,
-        follow_redirects: bool = True,
-        max_redirects: int = 10,
-        headers: _HeadersArg | None = None,
-        decompress: bool = True,
-        user_agent: str | None = None,
-        cookies: bool = False,
-        max_body_size: int | None = None,
-        max_connections: int | None = None,
-        trust_env: bool = True,
-        proxy: str | None = None,
-        http2: Literal[False, "alpn", "prior_knowledge"] = False,
+        **options: Unpack[_ClientOptions],
     ) -> RawAsyncClient: ...
     def get(self, url: str, completer: Completer) -> Awaitable[int]: ...
     def fetch_len(self, url: str, completer: Completer) -> Awaitable[tuple[int, int]]: ...
