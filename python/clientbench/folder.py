@@ -1,59 +1,39 @@
-"""A results folder read back from disk, whatever command wrote it, for the HTML report.
+"""A results folder read back from disk, whatever command wrote it: the same inputs the command had, given to the
+same builders (report/parts.py), so that `clientbench report DIR` shows what the command's own report.html shows.
 
-A run folder has results.json (and raw/ with the drivers' documents, plots/); a GIL report adds gil.md and the
-serial/ and rtt/ phases; a sweep has sweep.md and points/<dimension>-<value>/results.json; a soak has soak.json
-and soak.md. A folder of such folders (results/reference/tls) is read as one part per sub-folder. Whatever is
-missing or unreadable becomes one line in `missing` (the page says it) or, when nothing is left to show, one
-SetupError line."""
+A run folder has results.json (and raw/ with the drivers' documents, plots/); a GIL report adds gil.json and the
+serial/, rtt/, shared/, shared-h2/ and open-loop/ phases; a sweep has sweep.json and points/<dimension>-<value>/
+results.json; a soak has soak.json. A folder of such folders (results/reference/tls) is read as one part per
+sub-folder. Readings and summaries are computed anew from the figures (analysis/), never parsed back from the
+Markdown the command wrote. Whatever is missing or unreadable becomes one line in the part's `missing` (the page
+says it) or, when nothing is left to show, one SetupError line.
+"""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .analysis.gil import GilFigures
+from .dimensions import DIMENSIONS
 from .errors import SetupError
-from .model import READS, SCHEMA_ID, Results
+from .model import READS, SCHEMA_ID, Results, Row
 from .registry.shipped import CLIENTS
-from .workload import number
+from .report import gil as gil_document
+from .report import rates as rate_document
+from .report import soak as soak_document
+from .report import sweep as sweep_document
+from .report.base import Part
+from .report.parts import gil_part, run_part, soak_part, sweep_part
+from .workload import Workload
 
 RESULTS = "results.json"
-#: the GIL report's phases besides the W-worker one at the top
-GIL_PHASES = ("rtt", "serial")
-
-
-@dataclass
-class Phase:
-    """One results.json: a run, one phase of the GIL report, or one point of a sweep."""
-
-    key: str  # its folder relative to the part's ("" for the part's own results.json)
-    title: str
-    results: Results
-    value: Any = None  # a sweep point's value
-
-
-@dataclass
-class Part:
-    """One results folder as the page shows it."""
-
-    path: Path
-    kind: str  # "run" | "gil" | "sweep" | "soak"
-    title: str
-    phases: list[Phase] = field(default_factory=list)
-    dimension: str | None = None  # a sweep's
-    markdown: str | None = None  # what the command wrote for people: gil.md, sweep.md or soak.md
-    soak: dict[str, Any] | None = None  # soak.json
-    images: dict[str, bytes] = field(default_factory=dict)  # PNGs the command drew, by path in the folder
-    missing: list[str] = field(default_factory=list)
-
-    @property
-    def environment(self) -> Mapping[str, Any]:
-        if self.phases:
-            return self.phases[0].results.environment
-        return (self.soak or {}).get("environment") or {}
+#: the GIL report's phases besides the W-worker one at the top, by folder
+GIL_PHASES = ("serial", "rtt", "shared", "shared-h2")
+#: the plots a command drew that the page shows where the raw samples are not in the folder
+TIMELINES = ("plots/timeline.png", "rtt/plots/timeline-rtt.png")
 
 
 def _read_json(file: Path) -> Any:
@@ -63,6 +43,19 @@ def _read_json(file: Path) -> Any:
         raise SetupError(f"no results at {file}") from None
     except (OSError, ValueError) as exc:
         raise SetupError(f"cannot read {file}: {exc}") from None
+
+
+def _index(file: Path, schema: str, part: Part) -> Mapping[str, Any]:
+    """A command's index document (sweep.json, gil.json); empty, with a line in `missing`, when absent or of another
+    version (a folder written before clientbench recorded it)."""
+    try:
+        doc = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        doc = None
+    if not isinstance(doc, dict) or doc.get("schema") != schema:
+        part.missing.append(f"{file.name} ({schema}) is not in this folder: its settings are taken as the defaults")
+        return {}
+    return doc
 
 
 def load_results(file: Path) -> Results:
@@ -102,7 +95,13 @@ def _attach_raw(phase_dir: Path, results: Results, counts: dict[str, int]) -> No
                 counts["unreadable"] = counts.get("unreadable", 0) + 1
 
 
-def _raw_notes(part: Part, counts: dict[str, int]) -> None:
+def _phase(path: Path, counts: dict[str, int]) -> Results:
+    results = load_results(path / RESULTS)
+    _attach_raw(path, results, counts)
+    return results
+
+
+def _notes(part: Part, counts: dict[str, int]) -> Part:
     if counts.get("absent"):
         part.missing.append(
             f"{counts['absent']} of the drivers' raw documents are not in this folder (raw/ was not kept): the "
@@ -111,106 +110,107 @@ def _raw_notes(part: Part, counts: dict[str, int]) -> None:
         )
     if counts.get("unreadable"):
         part.missing.append(f"{counts['unreadable']} raw document(s) under raw/ could not be read")
-
-
-def _image(part: Part, relative: str) -> None:
-    file = part.path / relative
-    if file.is_file():
-        part.images[relative] = file.read_bytes()
-
-
-def _linked_images(part: Part) -> None:
-    """The PNGs the part's Markdown shows (sweep.md's plots), to inline them."""
-    for relative in re.findall(r"!\[[^\]]*\]\(([^)\s]+\.png)\)", part.markdown or ""):
-        if not relative.startswith(("/", "..")):
-            _image(part, relative)
-
-
-def _text(file: Path) -> str | None:
-    try:
-        return file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _point_order(markdown: str | None, dimension: str, values: list[str]) -> list[str]:
-    """Points in the order sweep.md's table has them (the order they ran), else numbers first, ascending."""
-    if markdown:
-        header = next((line for line in markdown.splitlines() if line.startswith("| Client |")), "")
-        ordered = re.findall(rf"\| {re.escape(dimension)}=([^|]+?) (?=\|)", header)
-        if sorted(ordered) == sorted(values):
-            return ordered
-
-    def key(v: str) -> tuple[int, float, str]:
-        try:
-            return (0, float(v), v)
-        except ValueError:
-            return (1, 0.0, v)
-
-    return sorted(values, key=key)
+    for relative in TIMELINES:
+        file = part.path / relative
+        if file.is_file():
+            part.images[relative] = file.read_bytes()
+    return part
 
 
 def _run(path: Path, title: str) -> Part:
-    results = load_results(path / RESULTS)
-    gil = (path / "gil.md").is_file() or (path / "serial" / RESULTS).is_file()
-    part = Part(path, "gil" if gil else "run", title)
-    workers = results.workload.workers
-    part.phases.append(Phase("", f"{workers} workers" if gil else "Table", results))
     counts: dict[str, int] = {}
-    _attach_raw(path, results, counts)
-    _image(part, "plots/timeline.png")
-    if gil:
-        part.markdown = _text(path / "gil.md")
-        if part.markdown is None:
-            part.missing.append("gil.md is missing: the reading generated from the figures is not shown")
-        for key in GIL_PHASES:
-            if (path / key / RESULTS).is_file():
-                phase = load_results(path / key / RESULTS)
-                _attach_raw(path / key, phase, counts)
-                rtt = phase.network.rtt_ms if phase.network else None
-                title = (
-                    f"{workers} workers at rtt {rtt} ms"
-                    if key == "rtt"
-                    else f"serial baseline (1 worker x {phase.workload.requests} requests)"
-                )
-                part.phases.append(Phase(key, title, phase))
-        _image(part, "rtt/plots/timeline-rtt.png")
-    _raw_notes(part, counts)
-    return part
+    results = _phase(path, counts)
+    if (path / "gil.json").is_file() or (path / "gil.md").is_file() or (path / "serial" / RESULTS).is_file():
+        return _gil(path, title, results, counts)
+    return _notes(run_part(path, title, results), counts)
+
+
+def _interpreters(rows: list[Row]) -> list[str | None]:
+    """The interpreters of a GIL report's Python rows, from their names (`py-beast-held@3.13t`)."""
+    labels: list[str | None] = [None]
+    for r in rows:
+        label = r.client.name.partition("@")[2]
+        if label and label not in labels:
+            labels.append(label)
+    return labels
+
+
+def _gil(path: Path, title: str, top: Results, counts: dict[str, int]) -> Part:
+    phases = {"": top} | {k: _phase(path / k, counts) for k in GIL_PHASES if (path / k / RESULTS).is_file()}
+    points = sorted(
+        ((r.sweep.value if r.sweep else r.workload.rate or 0.0), r)
+        for r in (load_results(f) for f in (path / "open-loop" / "points").glob(f"*/{RESULTS}"))
+    )
+    part = Part(path, "gil", title)
+    index = _index(path / "gil.json", "clientbench.gil/1", part)
+    rtt = phases.get("rtt")
+    figures = GilFigures(
+        workload=top.workload,
+        serial_requests=phases["serial"].workload.requests if "serial" in phases else top.workload.requests,
+        serial=phases["serial"].rows if "serial" in phases else [],
+        parallel=top.rows,
+        network=index.get("network") or (top.network.describe() if top.network else "loopback"),
+        command=index.get("command") or " ".join(top.command),
+        rtt_ms=index.get("rtt_ms", rtt.network.rtt_ms if rtt is not None and rtt.network else 0),
+        rtt_network=rtt.network.describe() if rtt is not None and rtt.network else None,
+        at_rtt=rtt.rows if rtt is not None else [],
+        interpreters=index.get("interpreters") or _interpreters(top.rows),
+        pauses=index.get("pauses") or {},
+        open_points=[(float(v), r.rows) for v, r in points],
+        open_workload=points[0][1].workload if points else None,
+        slo_ms=index.get("slo_ms", 10.0),
+        shared=phases["shared"].rows if "shared" in phases else [],
+        shared_h2=phases["shared-h2"].rows if "shared-h2" in phases else [],
+    )
+    built = gil_part(path, title, gil_document.document(figures), phases, figures)
+    built.missing = part.missing
+    return _notes(built, counts)
+
+
+def _value_key(value: Any) -> tuple[int, float, str]:
+    return (0, float(value), "") if isinstance(value, (int, float)) else (1, 0.0, str(value))
 
 
 def _sweep(path: Path, title: str) -> Part:
-    part = Part(path, "sweep", title, markdown=_text(path / "sweep.md"))
-    found: dict[str, Phase] = {}
     counts: dict[str, int] = {}
+    found: dict[str, tuple[Any, Results]] = {}
+    dimension: str | None = None
     for file in sorted((path / "points").glob(f"*/{RESULTS}")):
-        results = load_results(file)
-        dimension = results.sweep.dimension if results.sweep else file.parent.name.split("-", 1)[0]
-        if part.dimension not in (None, dimension):
-            raise SetupError(f"{path} mixes the sweeps of {part.dimension} and {dimension}")
-        part.dimension = dimension
+        results = _phase(file.parent, counts)
+        point_dim = results.sweep.dimension if results.sweep else file.parent.name.split("-", 1)[0]
+        if dimension not in (None, point_dim):
+            raise SetupError(f"{path} mixes the sweeps of {dimension} and {point_dim}")
+        dimension = point_dim
         value = results.sweep.value if results.sweep else file.parent.name.split("-", 1)[-1]
-        _attach_raw(file.parent, results, counts)
-        shown = number(value) if isinstance(value, float) else value
-        found[str(value)] = Phase(f"points/{file.parent.name}", f"{dimension} = {shown}", results, value)
-    if part.dimension is None:
+        found[str(value)] = (value, results)
+    if dimension is None:
         raise SetupError(f"{path}/points holds no results.json")
-    part.phases = [found[v] for v in _point_order(part.markdown, part.dimension, list(found))]
-    _raw_notes(part, counts)
-    if part.markdown is None:
-        part.missing.append("sweep.md is missing: the sweep's summary tables and reading are not shown")
-    _linked_images(part)
-    return part
+    probe = Part(path, "sweep", title)
+    index = _index(path / "sweep.json", "clientbench.sweep/1", probe)
+    order = [str(v) for v in index.get("points", []) if str(v) in found]
+    # without sweep.json: the order the points were written in (each point's results.json says when)
+    order += sorted((k for k in found if k not in order), key=lambda k: (found[k][1].created, _value_key(found[k][0])))
+    points = [found[k] for k in order]
+    measured = [(v, r.rows) for v, r in points]
+    base = points[0][1].workload
+    if dimension in DIMENSIONS and DIMENSIONS[dimension].ladder:
+        every = bool(index.get("every_rate", False))
+        summary = rate_document.summary(measured, float(index.get("slo_ms") or 10.0), base, every_rate=every)
+    elif dimension in DIMENSIONS:
+        repeat = int(index.get("repeat") or base.repeat)
+        summary = sweep_document.summary(DIMENSIONS[dimension], measured, repeat)
+    else:
+        raise SetupError(f"{path}: a sweep over {dimension!r}, which this clientbench does not know")
+    part = sweep_part(path, title, dimension, points, summary)
+    part.missing = probe.missing
+    return _notes(part, counts)
 
 
 def _soak(path: Path, title: str) -> Part:
     doc = _read_json(path / "soak.json")
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise SetupError(f"{path / 'soak.json'} is not a clientbench soak document")
-    part = Part(path, "soak", title, markdown=_text(path / "soak.md"), soak=doc)
-    if part.markdown is None:
-        part.missing.append("soak.md is missing: the soak table is not shown")
-    return part
+    return soak_part(path, title, doc, soak_document.summary(doc))
 
 
 def _kind(path: Path) -> str | None:
@@ -233,7 +233,7 @@ def _part(path: Path, title: str) -> Part:
 
 
 #: sub-folders that belong to their parent's part (a GIL report's phases, the drivers' files)
-OWN = {"serial", "rtt", "points", "raw", "logs", "plots"}
+OWN = {*GIL_PHASES, "points", "raw", "logs", "plots"}
 
 
 def load(path: Path) -> list[Part]:
@@ -252,3 +252,7 @@ def load(path: Path) -> list[Part]:
     if not own and not subs:
         raise SetupError(f"{path} holds no clientbench results (no results.json, points/ or soak.json)")
     return own + [_part(p, f"{path.name}/{p.name}" if own else p.name) for p in subs]
+
+
+def workload_of(part: Part) -> Workload | None:
+    return part.phases[0].results.workload if part.phases else None

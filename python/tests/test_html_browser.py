@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from clientbench.commands.report import report
 from clientbench.report import Report
 from clientbench.report.export import FILES, export
-from clientbench.report.export.html import write
 from clientbench.report.table import run_table
 from support import REPO
 from support.browser import chromium, skip_reason, visit
@@ -35,8 +35,8 @@ def browser(tmp_path_factory):
         yield context
 
 
-def _open(browser, folder, out, **kw):
-    write(folder, out, **kw)
+def _open(browser, folder, out, compare=None):
+    assert report(folder, compare, out) == 0
     v = visit(browser, out)
     assert v.console_errors == [] and v.outside == []
     return v

@@ -13,6 +13,7 @@ import shutil
 
 import clientbench.cli as cli
 import pytest
+from clientbench.commands.report import folder_report
 from clientbench.commands.run import run
 from clientbench.commands.sweep import sweep
 from clientbench.dimensions import DIMENSIONS, Dimension, sweep_points
@@ -20,7 +21,10 @@ from clientbench.model import Results
 from clientbench.options import Options
 from clientbench.report import Report
 from clientbench.report.export import FILES, export
-from clientbench.report.export.html import folder_page, render, write
+from clientbench.report.export.html import page as html_page
+from clientbench.report.export.html import render
+from clientbench.report.export.html.page import markdown
+from clientbench.report.parts import run_part
 from clientbench.report.table import run_table
 from clientbench.workload import Workload
 from support import REPO, fake_driver
@@ -36,7 +40,13 @@ def _points(name: str, values: str, base: Workload) -> tuple[Dimension, list[obj
 
 
 def _page(path, compare=None):
-    return folder_page([path], compare)
+    report = folder_report(path, compare)
+    return html_page(report, report.title)
+
+
+def _html(pieces):
+    """A document's pieces on the page: their HTML, and a marker per chart."""
+    return "".join(str(p.html) if p.html is not None else f"[chart {p.chart}]" for p in pieces)
 
 
 def _cli(capsys, *argv):
@@ -157,22 +167,34 @@ def test_the_gil_report_shows_its_phases_reading_and_timelines():
         "serial baseline (1 worker x 1000 requests)",
     ]
     assert all(len(p.table.rows) == 14 for p in part.phases)
-    reading = str(part.reading)
-    gil_md = (REFERENCE / "gil" / "gil.md").read_text()
-    # the reading is gil.md's generated sections, every sentence of them
-    for line in gil_md.splitlines():
-        if line.startswith("- **beast on Python 3.13t**"):
-            assert "holding the GIL no longer serialized anything" in reading
-    assert reading.count("<li>") == sum(
-        1
-        for s in re.split(r"(?m)^(?=## )", gil_md)
-        if "generated from the figures" in s.split("\n")[0]
-        for line in s.splitlines()
-        if line.startswith("- ")
-    )
+    reading = _html(part.reading)
     assert "<h3>Reading (generated from the figures below)</h3>" in reading
     # no raw samples in the reference folder: the timelines are the plots the command drew, inlined
     assert [t.image[:22] for t in part.timelines] == ["data:image/png;base64,"] * 2
+    # the folder predates gil.json: the gc pauses measured under 3.13t are the one thing its reading lacks
+    assert any("gil.json" in line for line in part.missing)
+
+
+def test_the_gil_reading_is_computed_anew_from_the_folders_figures():
+    """The reading of results/reference/gil, computed from its results.json files, is the one gil.md published,
+    sentence for sentence (but the gc pauses, which only gil.json would hold): the page parses no Markdown."""
+    from clientbench.folder import load
+    from clientbench.report.export.markdown import render as render_markdown
+
+    (part,) = load(REFERENCE / "gil")
+    computed = render_markdown(Report("r", part.reading)).splitlines()
+    gil_md = (REFERENCE / "gil" / "gil.md").read_text()
+    published = [
+        line
+        for section in re.split(r"(?m)^(?=## )", gil_md)
+        if "generated from the figures" in section.split("\n")[0]
+        for line in section.splitlines()
+        if line.startswith(("- ", "## "))
+    ]
+    pauses = [line for line in published if line.startswith("- **What releasing still buys")]
+    assert len(pauses) == 1
+    assert [line for line in computed if line.startswith(("- ", "## "))] == [p for p in published if p not in pauses]
+    assert markdown("- **beast**")  # the page renders those lines as HTML
 
 
 def test_a_sweep_has_a_curve_of_any_figure_per_client_and_every_point():
@@ -186,7 +208,7 @@ def test_a_sweep_has_a_curve_of_any_figure_per_client_and_every_point():
     assert len(curve["data"]) == 9 and curve["data"][0]["x"] == [0, 1, 2, 5, 10]
     doc = json.loads((REFERENCE / "sweep-rtt" / "points" / "rtt-5" / "results.json").read_text())
     assert curve["data"][0]["y"][3] == pytest.approx(doc["rows"][0]["aggregate"]["median"]["bench_ms"])
-    assert "Bench / fastest native Bench" in str(part.summary)  # sweep.md, with its generated reading
+    assert "Bench / fastest native Bench" in _html(part.summary)  # sweep.md, with its generated reading
 
 
 def test_a_rate_sweep_reads_latency_against_the_offered_rate_and_says_what_each_client_sustains(tmp_path):
@@ -205,9 +227,12 @@ def test_a_rate_sweep_reads_latency_against_the_offered_rate_and_says_what_each_
     left = page.charts[part.sweep_charts[0]]
     assert left["selected"] == "p99_ms" and {"offered_rps", "late_pct", "service_p99_ms"} <= set(left["variants"])
     assert left["layout"]["xaxis"]["type"] == "log"
-    assert "sustains <strong>8,000 requests/s</strong>" in str(part.summary)
-    assert "data:image/png;base64," in str(part.summary)  # sweep.md's plots, inlined
-    assert (out / "report.html").read_text().count('class="chart"') == 2
+    summary = _html(part.summary)
+    assert "sustains <strong>8,000 requests/s</strong>" in summary
+    # sweep.md's plot of each client (latency vs offered load) is drawn as a chart of the same figure
+    drawn = [p.chart for p in part.summary if p.chart]
+    assert drawn and all(page.charts[c]["data"] for c in drawn)
+    assert (out / "report.html").read_text().count('class="chart"') == 2 + len(drawn)
 
 
 def test_the_gil_reports_open_loop_ladder_is_a_rate_sweep_of_its_own(tmp_path):
@@ -261,7 +286,8 @@ def test_one_self_contained_file_under_10_mb_for_25_rows(tmp_path):
         for k, dr in enumerate(r.runs):
             dr.raw = raw(workers=10, n=1000, seed=k, wall_ms=10.0 + k)
     folder = _write_run(tmp_path / "big", rows)
-    html = write(folder, folder / "report.html")
+    assert cli.main(["report", str(folder)]) == 0
+    html = folder / "report.html"
     text = html.read_text()
     assert html.stat().st_size < 10 * MB
     assert len(re.findall(r"<tr[ >]", text)) > 25
@@ -335,7 +361,7 @@ def test_run_and_sweep_write_report_html_into_their_folder(tmp_path):
 
 def test_the_soak_page_is_its_table_and_environment():
     (part,) = _page(REFERENCE / "soak").parts
-    assert part.kind == "soak" and "py-reqwest-async" in str(part.summary)
+    assert part.kind == "soak" and "py-reqwest-async" in _html(part.summary)
     assert dict(part.environment)["cpu"]
 
 
@@ -377,11 +403,15 @@ def test_a_missing_folder_or_an_output_that_cannot_be_written_is_one_line(tmp_pa
         assert code == 2 and err.count("\n") == 1 and message in err, err
 
 
-def test_the_exporter_writes_a_page_that_says_what_is_missing(tmp_path):
-    """A command's folder whose results cannot be read still gets report.html, saying why, not a traceback."""
-    assert export(Report("x"), tmp_path, ("html",)) == [tmp_path / "report.html"]
+def test_the_exporter_renders_the_report_it_is_given_and_reads_nothing(tmp_path):
+    """A command's page comes from the parts it measured: the exporter writes nothing without parts, and one with
+    parts whose folder holds nothing (it reads no file) renders them."""
+    assert export(Report("x"), tmp_path, ("html",)) == []
+    rows = [row("py-a"), row("py-b", gil="released")]
+    part = run_part(tmp_path / "gone", "a run in memory", results(rows))
+    assert export(Report("x", parts=[part]), tmp_path, ("html",)) == [tmp_path / "report.html"]
     text = (tmp_path / "report.html").read_text()
-    assert "Nothing to show" in text and "holds no clientbench results" in text
+    assert "a run in memory" in text and "Python x (sync, GIL released)" in text and not (tmp_path / "gone").exists()
 
 
 def test_failed_rows_and_unreadable_raw_documents_are_said_on_the_page(tmp_path):

@@ -5,6 +5,7 @@ and sweep rate's report."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from clientbench.analysis import rates
@@ -15,6 +16,7 @@ from clientbench.report import rates as rate_document
 from clientbench.report.export import EXPORTERS, FILES, export
 from clientbench.report.export.markdown import pipe_table, render
 from clientbench.report.export.plots import standard_figures
+from clientbench.report.parts import run_part
 from clientbench.report.table import COLUMNS, run_table
 from clientbench.schema import InvalidResults, validate_results
 from clientbench.stats import ok_latencies_ms, row_stats
@@ -54,6 +56,7 @@ def test_every_format_writes_its_file(tmp_path, capsys):
         [Heading("A run"), Text(["one line", "two"]), run_table(rows)],
         results=results(rows),
         figures=standard_figures(rows, "test"),
+        parts=[run_part(tmp_path, "test", results(rows))],
     )
     written = {name: export(report, tmp_path, (name,)) for name in EXPORTERS}
     assert written["markdown"] == [tmp_path / "table.md"]
@@ -90,9 +93,28 @@ def test_without_a_folder_only_the_terminal_shows_anything(capsys):
 
 
 def test_json_writes_the_report_document_when_there_are_no_results(tmp_path):
-    assert export(Report("soak", document={"a": [1]}), tmp_path, ("json",)) == [tmp_path / "soak.json"]
-    assert json.loads((tmp_path / "soak.json").read_text()) == {"a": [1]}
+    doc = {"schema": "clientbench.sweep/1", "dimension": "workers", "points": [1, 2], "repeat": 3}
+    assert export(Report("sweep", document=doc), tmp_path, ("json",)) == [tmp_path / "sweep.json"]
+    assert json.loads((tmp_path / "sweep.json").read_text()) == doc
     assert export(Report("nothing"), tmp_path, ("json", "markdown", "csv", "plots")) == []
+
+
+@pytest.mark.parametrize(
+    "doc, message",
+    [
+        ({"a": [1]}, "unknown schema None"),
+        ({"schema": "clientbench.sweep/1", "dimension": "workers", "points": [1]}, "'repeat' is a required property"),
+        (
+            {"schema": "clientbench.soak-report/1", "results": []},
+            "clientbench.soak-report/1 document does not match clientbench.soak-report/1 at (root)",
+        ),
+    ],
+)
+def test_a_document_that_does_not_match_its_schema_is_never_written(tmp_path, doc, message):
+    """soak.json, cost.json, sweep.json and gil.json are validated when written, as results.json is."""
+    with pytest.raises(InvalidResults, match=re.escape(message)):
+        export(Report("doc", document=doc), tmp_path, ("json",))
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(

@@ -50,9 +50,9 @@ from ..registry.shipped import CLIENTS
 from ..registry.spec import ClientSpec
 from ..report import Column, Report, Table, Text
 from ..report.export import export
+from ..schema import COST_ID
 from ..workload import Workload
 
-SCHEMA_ID = "clientbench.cost/1"
 #: the tools each measure runs under
 TOOLS = {"instructions": "valgrind", "syscalls": "strace", "allocations": "valgrind"}
 #: the row the ratio column divides by, when it is measured
@@ -316,7 +316,7 @@ def cost(specs: Sequence[ClientSpec], settings: CostSettings, options: Options, 
             testbed.console.print(f"  {row.spec.name:26} {mark}" + (f"  [dim]{row.reason}[/]" if row.reason else ""))
     rows = [r.to_json(settings) for r in results]
     document = {
-        "schema": SCHEMA_ID,
+        "schema": COST_ID,
         "version": __version__,
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": testbed.argv,

@@ -23,7 +23,7 @@ from ..execution.children import child_preexec
 from ..execution.ladder import RATE, climb
 from ..execution.points import PointLog
 from ..execution.testbed import Testbed, link_latest
-from ..model import Row, SweepPoint
+from ..model import Results, Row, SweepPoint
 from ..network import Network
 from ..options import Options
 from ..registry.shipped import CLIENTS
@@ -31,7 +31,9 @@ from ..registry.spec import ClientSpec, select, under
 from ..report import Figure, Report
 from ..report import rates as rate_report
 from ..report.export import FILES, export
-from ..report.gil import RTT_TIMELINE, document
+from ..report.gil import RTT_TIMELINE, document, gil_index
+from ..report.parts import gil_part, sweep_part
+from ..report.sweep import index
 from ..report.table import run_table
 from ..workload import Workload
 from .output import exit_status, show, write_run
@@ -164,11 +166,14 @@ def gil_report(
     out = testbed.out
     subtitle = f"W={workload.workers}, N={workload.requests}"
 
+    written: dict[str, Results] = {}  # each phase's results document, as written
+    rate_results: dict[float, Results] = {}
+
     def write_phase(key: str, rows: list[Row]) -> None:
         phase = by_key[key]
-        results = testbed.results(phase.workload, rows, phase.network, phase=phase.name)
+        results = written[key] = testbed.results(phase.workload, rows, phase.network, phase=phase.name)
         if key == "":  # the report's own folder: the run's files, plots and timeline of the GIL rows
-            write_run(rows, results, out, subtitle, [r for r in rows if r.client.gil] or rows)
+            write_run(rows, results, out, subtitle, [r for r in rows if r.client.gil] or rows, html=False)
             return
         figures = phase.figures(rows)
         formats = (*FILES, "plots") if figures else FILES
@@ -176,7 +181,8 @@ def gil_report(
 
     def write_rate(rate: float, rows: list[Row]) -> None:
         assert open_wl is not None
-        results = testbed.results(open_wl.replace(rate=rate), rows, phase="open-loop", sweep=SweepPoint("rate", rate))
+        wl = open_wl.replace(rate=rate)
+        results = rate_results[rate] = testbed.results(wl, rows, phase="open-loop", sweep=SweepPoint("rate", rate))
         folder = out / "open-loop" / "points" / RATE.folder(rate)
         export(Report("table", [run_table(rows)], results=results), folder, FILES)
 
@@ -211,12 +217,14 @@ def gil_report(
                 done.start("")
             done.finish()
             open_points.finish()
+    open_part = []
     if open_wl is not None and open_points.measured:
-        export(
-            rate_report.summary(open_points.measured, slo_ms, open_wl, every_rate=rates is not None),
-            out / "open-loop",
-            ("markdown", "plots"),
-        )
+        ladder_report = rate_report.summary(open_points.measured, slo_ms, open_wl, every_rate=rates is not None)
+        measured = [rate for rate, _ in open_points.measured]
+        ladder_report.document = index("rate", measured, open_wl.repeat, slo_ms, rates is not None)
+        export(ladder_report, out / "open-loop", ("json", "markdown", "plots"))
+        points = [(rate, rate_results[rate]) for rate in measured]
+        open_part = [sweep_part(out / "open-loop", f"{out.name}/open-loop", "rate", points, ladder_report)]
     rtt = by_key.get("rtt")
     figures = GilFigures(
         workload=workload,
@@ -236,7 +244,10 @@ def gil_report(
         shared=done.rows("shared"),
         shared_h2=done.rows("shared-h2"),
     )
-    export(document(figures), out, ("markdown", "html"))
+    report = document(figures)
+    report.document = gil_index(figures)
+    report.parts = [gil_part(out, out.name, report, written, figures), *open_part]
+    export(report, out, ("json", "markdown", "html"))
     link_latest(out)
     show(figures.serial, f"serial baseline: 1 worker x {figures.serial_requests} requests")
     show(figures.parallel, f"{workload.workers} workers")

@@ -11,6 +11,7 @@ from ..model import Results, Row
 from ..report import Report
 from ..report.export import FILES, export
 from ..report.export.plots import standard_figures
+from ..report.parts import run_part
 from ..report.table import run_table
 
 
@@ -20,11 +21,15 @@ def write_run(
     out_dir: Path,
     subtitle: str,
     timeline_rows: Sequence[Row] | None = None,
+    *,
+    html: bool = True,
 ) -> None:
-    """table.md, table.csv, results.json and the plots of one set of rows into out_dir, then report.html of the
-    folder (a command that writes more, the GIL report, writes report.html again at its end)."""
+    """table.md, table.csv, results.json and the plots of one set of rows into out_dir, and (unless a command that
+    writes more writes its own at its end, the GIL report) report.html of the run."""
     figures = standard_figures(rows, subtitle, timeline_rows) if rows else []
-    export(Report("table", [run_table(rows)], results=results, figures=figures), out_dir, (*FILES, "plots", "html"))
+    report = Report("table", [run_table(rows)], results=results, figures=figures)
+    report.parts = [run_part(out_dir, out_dir.name, results)]
+    export(report, out_dir, (*FILES, "plots", *(("html",) if html else ())))
 
 
 def show(rows: Sequence[Row], title: str) -> None:

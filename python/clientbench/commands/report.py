@@ -1,13 +1,18 @@
 """`clientbench report RESULTS_DIR [--compare OTHER_DIR] [-o FILE]`: the HTML report of any results folder (a
-run, a sweep, a GIL report, a soak, or a folder of them), or the compare view of two runs; what it shows:
-report/export/html. Every other command writes the same page into its own folder as report.html."""
+run, a sweep, a GIL report, a soak, or a folder of them), or the compare view of two runs. The folder is read back
+(folder.py) into the parts its command would have shown (report/parts.py), which the HTML exporter renders; every
+other command writes the same page into its own folder as report.html."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ..analysis.compare import compare_rows, summary
 from ..errors import SetupError
-from ..report.export.html import FILE, write
+from ..folder import RESULTS, load, load_results
+from ..report.base import Comparison, Report
+from ..report.export import export
+from ..report.export.html import FILE
 
 #: the compare view's file when -o is not given (report.html stays the folder's own page)
 COMPARE_FILE = "compare.html"
@@ -16,6 +21,29 @@ COMPARE_FILE = "compare.html"
 def default_out(results: Path, compare: Path | None) -> Path:
     folder = results.parent if results.is_file() else results
     return folder / (COMPARE_FILE if compare is not None else FILE)
+
+
+def folder_report(path: Path, compare: Path | None = None) -> Report:
+    """The page's report of one results folder, or of two runs compared (`compare` is B: ratios are B / A)."""
+    if compare is None:
+        return Report("report", parts=load(path), title=f"clientbench: {path.resolve().name}")
+    a, b = load_results(_results_file(path)), load_results(_results_file(compare))
+    parts_a, parts_b = load(path), load(compare)
+    for p in parts_a:
+        p.title = f"A: {p.title}"
+    for p in parts_b:
+        p.title = f"B: {p.title}"
+    rows = compare_rows(a, b)
+    return Report(
+        "report",
+        parts=[*parts_a, *parts_b],
+        compare=Comparison(str(path), str(compare), rows, summary(rows)),
+        title=f"clientbench: {path.name} vs {compare.name}",
+    )
+
+
+def _results_file(path: Path) -> Path:
+    return path / RESULTS if path.is_dir() else path
 
 
 def report(results: Path, compare: Path | None = None, out: Path | None = None) -> int:
@@ -27,8 +55,10 @@ def report(results: Path, compare: Path | None = None, out: Path | None = None) 
         raise SetupError(f"-o {target} is a folder: give the HTML file to write")
     if not target.parent.is_dir():
         raise SetupError(f"cannot write {target}: no folder {target.parent}")
+    page = folder_report(results, compare)
+    page.html_file = target
     try:
-        write(results, target, compare)
+        export(page, target.parent, ("html",))
     except OSError as exc:
         raise SetupError(f"cannot write {target}: {exc.strerror or exc}") from None
     print(f"report: {target}")

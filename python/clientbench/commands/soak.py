@@ -6,20 +6,24 @@ one JSON line: requests, failures, RSS after warm-up and at the end. A target pa
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import json
 import subprocess
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from .. import __version__
 from ..environment.binaries import beast_soak, require, reqwest_soak
 from ..errors import SetupError
 from ..execution.children import child_preexec
 from ..execution.testbed import Testbed, link_latest
 from ..options import Options, SoakSettings
-from ..report import Column, Report, Table
 from ..report.export import export
-from ..schema import InvalidResult, parse_soak_line
+from ..report.parts import soak_part
+from ..report.soak import summary
+from ..schema import SOAK_REPORT_ID, InvalidResult, parse_soak_line
 
 TARGETS = {
     "py-beast": lambda: [sys.executable, "-m", "clientbench.probes.soak_binding", "--client", "beast"],
@@ -69,7 +73,8 @@ def soak_one(name: str, url: str, settings: SoakSettings, tls_flags: Sequence[st
         error = "timed out"
     except InvalidResult as exc:
         error = f"invalid output: {exc}"
-    res: dict[str, Any] = {"target": name, "error": error, **(doc or {})}
+    fields = {k: v for k, v in (doc or {}).items() if k != "schema"}  # the line's schema: docs/soak-format.md
+    res: dict[str, Any] = {"target": name, "error": error, **fields}
     if doc:
         growth = (doc["rss_end_kib"] - (doc["rss_warm_kib"] or doc["rss_end_kib"])) / 1024
         res["rss_growth_mib"] = round(growth, 2)
@@ -79,39 +84,6 @@ def soak_one(name: str, url: str, settings: SoakSettings, tls_flags: Sequence[st
     else:
         res["passed"] = False
     return res
-
-
-def table(results: Sequence[dict[str, Any]], title: str) -> Table:
-    columns = [
-        Column("target", False),
-        Column("requests"),
-        Column("failures"),
-        Column("RSS warm (MiB)"),
-        Column("RSS end (MiB)"),
-        Column("growth (MiB)"),
-        Column("time (s)"),
-        Column("req/s"),
-        Column("result", False),
-    ]
-    rows = []
-    for r in results:
-        if r.get("requests") is not None:
-            rows.append(
-                [
-                    r["target"],
-                    str(r["requests"]),
-                    str(r["failures"]),
-                    f"{r['rss_warm_kib'] / 1024:.1f}" if r["rss_warm_kib"] else "-",
-                    f"{r['rss_end_kib'] / 1024:.1f}",
-                    f"{r['rss_growth_mib']:.2f}",
-                    f"{r['elapsed_s']:.1f}",
-                    f"{r['requests'] / r['elapsed_s']:.0f}" if r["elapsed_s"] else "-",
-                    "pass" if r["passed"] else "FAIL",
-                ]
-            )
-        else:
-            rows.append([r["target"], *["-"] * 7, f"FAIL: {r['error']}"])
-    return Table(columns, rows, title=title, styles=[None if r["passed"] else "red" for r in results])
 
 
 def soak(names: Sequence[str], settings: SoakSettings, options: Options, argv: Sequence[str]) -> int:
@@ -129,15 +101,19 @@ def soak(names: Sequence[str], settings: SoakSettings, options: Options, argv: S
                 f"  {name:18} {'[green]ok[/]' if res['passed'] else '[red]FAILED[/]'} "
                 + (line if res.get("requests") is not None else str(res["error"]))
             )
-    title = (
-        f"soak: {settings.requests} requests x target, {settings.workers} workers, "
-        f"RSS growth limit {settings.max_rss_growth_mib:g} MiB"
-    )
-    report = Report(
-        "soak",
-        [table(results, title)],
-        document={"command": testbed.argv, "results": results, "environment": testbed.environment},
-    )
+    document = {
+        "schema": SOAK_REPORT_ID,
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "clientbench_version": __version__,
+        "command": testbed.argv,
+        "settings": dataclasses.asdict(settings),
+        "complete": testbed.interrupted is None,
+        "interrupted": testbed.interrupted,
+        "environment": testbed.environment,
+        "results": results,
+    }
+    report = summary(document)
+    report.parts = [soak_part(testbed.out, testbed.out.name, document, report)]
     export(report, testbed.out, ("json", "markdown", "html", "terminal"))
     link_latest(testbed.out)
     testbed.console.print(f"results: {testbed.out}")

@@ -17,13 +17,14 @@ from ..errors import SetupError
 from ..execution.ladder import climb
 from ..execution.points import PointLog
 from ..execution.testbed import Endpoint, Testbed, link_latest
-from ..model import Row, SweepPoint
+from ..model import Results, Row, SweepPoint
 from ..options import Options
 from ..registry.spec import ClientSpec
 from ..report import Report
 from ..report import rates as rate_report
 from ..report.export import FILES, export
-from ..report.sweep import summary
+from ..report.parts import sweep_part
+from ..report.sweep import index, summary
 from ..report.table import run_table
 from ..workload import Workload, number
 from .output import exit_status, show
@@ -46,11 +47,13 @@ def sweep(
         raise SetupError(f"sweep {dim.name} starts servers of its own: drop --target")
     testbed = Testbed(options, argv, kind=f"sweep-{dim.name}")
     endpoints: dict[Any, Endpoint] = {}
+    written: dict[Any, Results] = {}  # each point's results document, as written
 
     def write(value: Any, rows: list[Row]) -> None:
         endpoint = endpoints.get(value, testbed.endpoint)
         network = dim.network(options.network, value) if dim.network else options.network
         results = testbed.results(dim.workload(base, value), rows, network, endpoint, sweep=SweepPoint(dim.name, value))
+        written[value] = results
         export(Report("table", [run_table(rows)], results=results), testbed.out / "points" / dim.folder(value), FILES)
 
     log: PointLog[Any] = PointLog(write)
@@ -77,7 +80,10 @@ def sweep(
         report = rate_report.summary(log.measured, slo_ms, base, every_rate=every_rate)
     else:
         report = summary(dim, log.measured, base.repeat)
-    export(report, out, ("markdown", "plots", "html"))
+    values = [v for v, _ in log.measured]
+    report.document = index(dim.name, values, base.repeat, slo_ms if dim.ladder else None, every_rate)
+    report.parts = [sweep_part(out, out.name, dim.name, [(v, written[v]) for v in values], report)]
+    export(report, out, ("json", "markdown", "plots", "html"))
     link_latest(out)
     for value, rows in log.measured:
         show(rows, f"{number(value)} requests/s offered" if dim.ladder else f"{dim.name} = {value}")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from ..analysis.compare import RowComparison
 from ..model import Results, Row
 
 
@@ -64,7 +66,55 @@ class Report:
     results: Results | None = None  # the json exporter writes results.json from it
     document: dict[str, Any] | None = None  # or a JSON document of its own (<name>.json)
     figures: list[Figure] = field(default_factory=list)
+    #: what the HTML page shows: a part per results folder (report/parts.py), and two runs compared
+    parts: list[Part] = field(default_factory=list)
+    compare: Comparison | None = None
+    title: str = ""  # the page's title (default: clientbench and the folder's name)
+    html_file: Path | None = None  # where the page goes (default: report.html in the folder)
 
     @property
     def tables(self) -> list[Table]:
         return [b for b in self.blocks if isinstance(b, Table)]
+
+
+@dataclass
+class Phase:
+    """One results document: a run, one phase of the GIL report, or one point of a sweep."""
+
+    key: str  # its folder relative to the part's ("" for the part's own results.json)
+    title: str
+    results: Results
+    value: Any = None  # a sweep point's value
+
+
+@dataclass
+class Part:
+    """One results folder as the page shows it."""
+
+    path: Path
+    kind: str  # "run" | "gil" | "sweep" | "soak"
+    title: str
+    phases: list[Phase] = field(default_factory=list)
+    dimension: str | None = None  # a sweep's
+    reading: list[Block] = field(default_factory=list)  # the GIL report's generated sections
+    summary: list[Block] = field(default_factory=list)  # a sweep's or a soak's document, without its title
+    figures: list[Figure] = field(default_factory=list)  # what the summary's images show, to draw them
+    soak: Mapping[str, Any] | None = None  # soak.json
+    images: dict[str, bytes] = field(default_factory=dict)  # plots a command drew, for folders without raw samples
+    missing: list[str] = field(default_factory=list)  # what the folder lacks, one line each
+
+    @property
+    def environment(self) -> Mapping[str, Any]:
+        if self.phases:
+            return self.phases[0].results.environment
+        return (self.soak or {}).get("environment") or {}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two runs row by row (`clientbench report A --compare B`): B / A, flagged by analysis/compare.py's rule."""
+
+    a: str  # where A was read from
+    b: str
+    rows: Sequence[RowComparison]
+    summary: Sequence[str]

@@ -3,8 +3,11 @@ figures), the tables of every phase and the timelines."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..analysis import rates as rate_reading
 from ..analysis.gil import GilFigures, open_loop_reading, readings, shared_reading
+from ..schema import GIL_ID
 from ..workload import number
 from . import rates
 from .base import Block, Heading, Image, Report, Text
@@ -107,3 +110,16 @@ def document(f: GilFigures) -> Report:
             Image("timeline at rtt", f"rtt/plots/{RTT_TIMELINE}"),
         ]
     return Report("gil", blocks)
+
+
+def gil_index(f: GilFigures) -> dict[str, Any]:
+    """gil.json: what the reading needs besides the phases' results.json (folder.py reads it back)."""
+    return {
+        "schema": GIL_ID,
+        "command": f.command,
+        "network": f.network,
+        "rtt_ms": f.rtt_ms if f.rtt_network is not None else 0,
+        "interpreters": list(f.interpreters),
+        "pauses": {k: dict(v) for k, v in f.pauses.items()},
+        "slo_ms": f.slo_ms,
+    }

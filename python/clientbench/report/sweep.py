@@ -4,10 +4,12 @@ against the dimension."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..analysis.sweep import Points, native_reach
 from ..dimensions import Dimension
+from ..schema import SWEEP_ID
 from .base import Column, Figure, Heading, Report, Table, Text
 
 
@@ -63,3 +65,18 @@ def summary(dim: Dimension, points: Points, repeat: int) -> Report:
         ],
         figures=[figure],
     )
+
+
+def index(
+    dimension: str, points: Sequence[Any], repeat: int, slo_ms: float | None = None, every_rate: bool | None = None
+) -> dict[str, Any]:
+    """sweep.json: the dimension and its points in the order they ran, and a rate ladder's settings (what reading
+    the folder back needs besides each point's results.json)."""
+    return {
+        "schema": SWEEP_ID,
+        "dimension": dimension,
+        "points": list(points),
+        "repeat": repeat,
+        "slo_ms": slo_ms,
+        "every_rate": every_rate if slo_ms is not None else None,
+    }

@@ -42,13 +42,38 @@ def results_schema() -> dict[str, Any]:
     return _load("results.schema.json")
 
 
+#: the documents the runner writes (besides results.json) and their schemas: validated when written
+DOCUMENT_SCHEMAS = {
+    "clientbench.soak-report/1": "soak.schema.json",
+    "clientbench.cost/1": "cost.schema.json",
+    "clientbench.sweep/1": "sweep.schema.json",
+    "clientbench.gil/1": "gil.schema.json",
+}
+SOAK_REPORT_ID = "clientbench.soak-report/1"
+COST_ID = "clientbench.cost/1"
+SWEEP_ID = "clientbench.sweep/1"
+GIL_ID = "clientbench.gil/1"
+
+
 def validate_results(doc: Any) -> None:
     """Raise InvalidResults, naming the offending field, when doc is not a valid results.json."""
-    schema = results_schema()
+    _validate(doc, results_schema(), "results.json")
+
+
+def validate_document(doc: Any) -> None:
+    """Raise InvalidResults, naming the offending field, when doc is not a valid document of the schema it names
+    (soak.json, cost.json)."""
+    schema_id = doc.get("schema") if isinstance(doc, dict) else None
+    if schema_id not in DOCUMENT_SCHEMAS:
+        raise InvalidResults(f"a document of unknown schema {schema_id!r} (a bug in clientbench: please report it)")
+    _validate(doc, _load(DOCUMENT_SCHEMAS[schema_id]), f"{schema_id} document")
+
+
+def _validate(doc: Any, schema: dict[str, Any], what: str) -> None:
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(doc))
     if error is not None:
         raise InvalidResults(
-            f"results.json does not match {schema['$id']} at {_where(error)}: {error.message} "
+            f"{what} does not match {schema['$id']} at {_where(error)}: {error.message} "
             "(a bug in clientbench: please report it with the command that ran)"
         )
 

@@ -1,21 +1,19 @@
-"""`report.html`: a results folder as one self-contained page (report/export/html/page.py says what it shows).
+"""`report.html`: a report's parts (a part per results folder, report/parts.py) as one self-contained page; page.py
+says what it shows of each, charts.py draws its figures.
 
 Everything is inlined: plotly.js (from the pinned `plotly` package), the page's script and styles, and the data,
-so the file opens with no network. The exporter renders the folder it writes into from what is on disk, so
-it runs after the other exporters of a command; `clientbench report` renders any folder the same way."""
+so the file opens with no network. The exporter renders the Report it is given and reads nothing: a command gives
+the parts it measured, `clientbench report` the parts of a folder read back (folder.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
 import jinja2
 
-from ....analysis.compare import compare_rows, summary
 from ....errors import SetupError
 from ....files import write_atomic
-from ....folder import RESULTS, load, load_results
 from ...base import Report
 from ..registry import register
 from .page import Page, build, compare_view
@@ -50,50 +48,27 @@ def render(view: Page) -> str:
     )
 
 
-def folder_page(paths: Sequence[Path], compare: Path | None = None) -> Page:
-    """The page of one results folder, or the compare view of two runs (`compare` is B: ratios are B / A)."""
-    if compare is None:
-        parts = load(paths[0])
-        title = f"clientbench: {paths[0].resolve().name}"
-        view, _ = build(parts, title)
-        return view
-    a, b = load_results(_results_file(paths[0])), load_results(_results_file(compare))
-    parts_a, parts_b = load(paths[0]), load(compare)
-    for p in parts_a:
-        p.title = f"A: {p.title}"
-    for p in parts_b:
-        p.title = f"B: {p.title}"
-    view, builder = build([*parts_a, *parts_b], f"clientbench: {paths[0].name} vs {compare.name}")
-    rows = compare_rows(a, b)
-    view.compare = compare_view(str(paths[0]), str(compare), rows, summary(rows), builder)
-    view.charts = builder.charts
+def page(report: Report, title: str) -> Page:
+    """The page of a report's parts (report/parts.py), and of its comparison of two runs when it has one."""
+    view, builder = build(report.parts, title)
+    if report.compare is not None:
+        c = report.compare
+        view.compare = compare_view(c.a, c.b, c.rows, list(c.summary), builder)
+        view.charts = builder.charts
     return view
 
 
-def _results_file(path: Path) -> Path:
-    return path / RESULTS if path.is_dir() else path
-
-
-def write(path: Path, out: Path, compare: Path | None = None) -> Path:
-    """Render `path` (and `compare`) into the file `out`; SetupError with one line when there is nothing to show."""
-    write_atomic(out, render(folder_page([path], compare)))
-    return out
-
-
-def error_page(path: Path, message: str) -> str:
-    return render(Page(f"clientbench: {path.name}", [], {}, error=message))
+def error_page(title: str, message: str) -> str:
+    return render(Page(title, [], {}, error=message))
 
 
 @register("html")
 class Html:
     def export(self, report: Report, out: Path | None) -> list[Path]:
-        """out/report.html from the folder as written so far; a page that says what is missing when it cannot be
-        read (a command's results are never lost to its report)."""
-        if out is None:
+        """out/report.html (or the file `report.html_file` names) with the report's parts; nothing without parts."""
+        if out is None or not report.parts and report.compare is None:
             return []
-        target = out / FILE
-        try:
-            write(out, target)
-        except SetupError as exc:
-            write_atomic(target, error_page(out, str(exc)))
+        target = report.html_file or out / FILE
+        title = report.title or f"clientbench: {out.resolve().name}"
+        write_atomic(target, render(page(report, title)))
         return [target]

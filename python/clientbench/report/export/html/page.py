@@ -15,13 +15,16 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from ....analysis.compare import RowComparison
-from ....folder import Part, Phase
 from ....model import Results, Row
 from ....stats import RowStats
+from ...base import Block, Figure, Image, Part, Phase, Report
+from ...figures import drawing
 from ...table import RunColumn, run_table
+from ..markdown import render as render_markdown
 from .charts import (
     Chart,
     bars,
+    chart,
     compare_bars,
     figures,
     latency_cdf,
@@ -33,8 +36,6 @@ from .charts import (
     with_variants,
 )
 
-#: the headings of the sections a command generated from its figures (gil.md and sweep.md have them)
-GENERATED = "generated from the figures"
 _markdown = MarkdownIt("js-default")  # CommonMark with tables; raw HTML in a file stays text
 
 
@@ -49,6 +50,20 @@ def markdown(text: str, images: Mapping[str, bytes] | None = None) -> Markup:
     text = re.sub(r"(?m)^(#{1,5}) ", r"#\1 ", re.sub(r"!\[([^\]]*)\]\(([^)\s]+)\)", image, text))
     html = _markdown.render(text).replace("<table>", '<table class="sortable md">')
     return Markup(html)  # markdown-it escaped the text (raw HTML is off in js-default)
+
+
+def figure_charts(figure: Figure) -> list[Chart]:
+    """A figure (report/figures.py) as the page draws it: one chart per plot of its drawing."""
+    drawn = drawing(figure)
+    return [c for plot in (drawn.plots if drawn is not None else []) if (c := chart(plot)) is not None]
+
+
+@dataclass
+class Piece:
+    """A stretch of a document on the page: HTML, or one of the page's charts (a figure the document shows)."""
+
+    html: Markup | None = None
+    chart: str | None = None
 
 
 @dataclass
@@ -91,8 +106,8 @@ class PartView:
     path: str
     lines: list[str]
     missing: list[str]
-    reading: Markup | None = None
-    summary: Markup | None = None
+    reading: list[Piece] = field(default_factory=list)
+    summary: list[Piece] = field(default_factory=list)
     timelines: list[Timeline] = field(default_factory=list)
     sweep_charts: list[str] = field(default_factory=list)
     phases: list[PhaseView] = field(default_factory=list)
@@ -296,6 +311,30 @@ class Builder:
                 out.append(cid)
         return out
 
+    def document(self, blocks: Sequence[Block], part: Part, pid: str) -> list[Piece]:
+        """A document's blocks as the page shows them: the text and tables as HTML (through their Markdown, as the
+        command wrote it), each image as the chart of the figure it shows, or the PNG the command drew."""
+        pieces: list[Piece] = []
+        text: list[Block] = []
+
+        def flush() -> None:
+            if text:
+                pieces.append(Piece(html=markdown(render_markdown(Report("doc", list(text))), part.images)))
+                text.clear()
+
+        for i, block in enumerate(blocks):
+            figure = next(
+                (f for f in part.figures if isinstance(block, Image) and block.path == f"plots/{f.file}"), None
+            )
+            drawn = [self.add(f"{pid}-{i}-{j}", c) for j, c in enumerate(figure_charts(figure))] if figure else []
+            if any(drawn):
+                flush()
+                pieces += [Piece(chart=c) for c in drawn if c is not None]
+            else:
+                text.append(block)
+        flush()
+        return pieces
+
     def part(self, part: Part, pid: str) -> PartView:
         first = part.phases[0].results if part.phases else None
         lines = []
@@ -304,10 +343,8 @@ class Builder:
             if not first.complete:
                 lines.append(f"interrupted: {first.interrupted}; the rows that ran are shown")
         view = PartView(pid, part.title, part.kind, str(part.path), lines, list(part.missing))
-        if part.kind == "gil" and part.markdown:
-            view.reading = markdown(gil_reading(part))
-        if part.kind in ("sweep", "soak") and part.markdown:
-            view.summary = markdown(re.sub(r"\A# [^\n]*\n", "", part.markdown), part.images)
+        view.reading = self.document(part.reading, part, f"{pid}-reading")
+        view.summary = self.document(part.summary, part, f"{pid}-summary")
         if part.kind in ("run", "gil"):
             view.phases = [self.phase(f"{pid}-{i}", p, True) for i, p in enumerate(part.phases)]
             view.timelines = self.timelines(part, pid)
@@ -320,12 +357,6 @@ class Builder:
         elif part.environment:
             view.environment = [(k, _flatten(v)) for k, v in part.environment.items()]
         return view
-
-
-def gil_reading(part: Part) -> str:
-    """The reading the GIL report generated: gil.md's sections generated from the figures."""
-    sections = re.split(r"(?m)^(?=## )", part.markdown or "")
-    return "".join(s for s in sections if s.startswith("## ") and GENERATED in s.splitlines()[0])
 
 
 def compare_view(a: str, b: str, rows: Sequence[RowComparison], summary: list[str], builder: Builder) -> CompareView:
