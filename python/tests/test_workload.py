@@ -25,7 +25,8 @@ def test_workload_is_frozen_and_checks_the_connection():
         DEFAULT.workers = 3  # type: ignore[misc]
     with pytest.raises(ValueError, match="connection"):
         Workload(connection="sometimes")
-    assert DEFAULT.replace(workers=3) == Workload(workers=3) and DEFAULT.workers == 10
+    changed = DEFAULT.replace(workers=3)
+    assert changed.workers == 3 and DEFAULT.workers == 10 and changed.requests == DEFAULT.requests  # a new one
 
 
 def test_flags_are_the_driver_contract():
