@@ -55,7 +55,8 @@ pub(crate) trait ClientClass: Sized {
 /// arguments (names, order, defaults, Python signature), and the getters of the options it keeps. The macro
 /// wraps the whole block because `#[pymethods]` accepts no macro among its items, and a second
 /// `#[pymethods]` block per class needs PyO3's `multiple-pymethods` (one more dependency, `inventory`).
-/// rustfmt leaves a macro's body alone: the blocks are written as it would format them.
+/// rustfmt leaves a macro's body alone: the blocks are written as it would format them (checked by
+/// tests/test_signatures.py).
 macro_rules! client_pymethods {
     (impl $class:ident { $($methods:tt)* }) => {
         #[::pyo3::pymethods]
