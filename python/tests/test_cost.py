@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 from clientbench import cli
-from clientbench.commands.cost import (
+from clientbench.analysis.cost import (
     CostError,
     Counts,
-    Settings,
     callgrind_allocations,
     callgrind_instructions,
-    expand_names,
     strace_threads,
-    table,
 )
+from clientbench.commands.cost import expand_names
 from clientbench.errors import SetupError
+from clientbench.options import CostSettings as Settings
+from clientbench.report.cost import table
 
 STRACE = """\
 4100  execve("/usr/bin/driver", ["driver"], 0x7ffd /* 20 vars */) = 0

@@ -5,9 +5,10 @@ strace's syscalls, each by thread, and the cost of one request as the difference
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # -- the tools' output --------------------------------------------------------------------------------
 
@@ -96,3 +97,29 @@ class Counts:
 
         big, small = summed(self.totals[n]), summed(self.totals[m])
         return {k: (big.get(k, 0) - small.get(k, 0)) / (n - m) for k in sorted(set(big) | set(small))}
+
+
+def counted_scope(counts: Mapping[str, Counts], n: int, m: int) -> str:
+    """ "threads" when the requests ran on threads other than the main thread (they account for more than a tenth
+    of what the process counted per request), else "process". Decided on the instructions."""
+    measured = [c for c in counts.values() if n in c.totals and m in c.totals]
+    if not measured:
+        return "process"
+    chosen = counts.get("instructions", measured[0])
+    if n not in chosen.totals or m not in chosen.totals:
+        chosen = measured[0]
+    whole = sum(chosen.per_request(n, m, "process").values())
+    threads = sum(chosen.per_request(n, m, "threads").values())
+    return "threads" if whole > 0 and threads > 0.1 * whole else "process"
+
+
+def per_request(counts: Mapping[str, Counts], n: int, m: int, scope: str) -> dict[str, Any]:
+    """cost.json's figures of one row: instructions, syscalls (in all and by name) and allocations per request."""
+    per = {k: c.per_request(n, m, scope) for k, c in counts.items() if n in c.totals and m in c.totals}
+    syscalls = per.get("syscalls")
+    return {
+        "instructions_per_request": per["instructions"]["instructions"] if "instructions" in per else None,
+        "syscalls_per_request": sum(syscalls.values()) if syscalls is not None else None,
+        "syscalls": {k: v for k, v in syscalls.items() if v} if syscalls is not None else None,
+        "allocations_per_request": per["allocations"]["allocations"] if "allocations" in per else None,
+    }

@@ -39,6 +39,8 @@ from ..analysis.cost import (
     callgrind_allocations,
     callgrind_instructions,
     callgrind_threads,
+    counted_scope,
+    per_request,
     strace_threads,
 )
 from ..errors import SetupError
@@ -48,15 +50,14 @@ from ..model import RunStatus
 from ..options import CostSettings, Options
 from ..registry.shipped import CLIENTS
 from ..registry.spec import ClientSpec
-from ..report import Column, Report, Table, Text
+from ..report import Report, Text
+from ..report.cost import method, table
 from ..report.export import export
 from ..schema import COST_ID
 from ..workload import Workload
 
 #: the tools each measure runs under
 TOOLS = {"instructions": "valgrind", "syscalls": "strace", "allocations": "valgrind"}
-#: the row the ratio column divides by, when it is measured
-FLOOR = "cpp-floor"
 #: the runner's environment variables that change what a Python driver does per request, unset for every
 #: measurement: e.g. with PYTHONUNBUFFERED every piece of the raw document is a write() of its own
 UNSET = ("PYTHONUNBUFFERED", "PYTHONMALLOC", "PYTHONDEVMODE", "PYTHONTRACEMALLOC", "PYTHONASYNCIODEBUG")
@@ -102,41 +103,17 @@ class RowCost:
     reason: str | None = None
     counts: dict[str, Counts] = field(default_factory=dict)  # measure -> counts
 
-    def scope(self, n: int, m: int) -> str:
-        """ "threads" when the requests ran on threads other than the main thread (they account for more than
-        a tenth of what the process counted per request), else "process". Decided on the instructions."""
-        measured = [c for c in self.counts.values() if n in c.totals and m in c.totals]
-        if not measured:
-            return "process"
-        counts = self.counts.get("instructions", measured[0])
-        if n not in counts.totals or m not in counts.totals:
-            counts = measured[0]
-        whole = sum(counts.per_request(n, m, "process").values())
-        threads = sum(counts.per_request(n, m, "threads").values())
-        return "threads" if whole > 0 and threads > 0.1 * whole else "process"
-
     def to_json(self, settings: CostSettings) -> dict[str, Any]:
         n, m = settings.requests, settings.baseline
-        scope = self.scope(n, m)
-
-        def figures(scope: str) -> dict[str, Any]:
-            per = {k: c.per_request(n, m, scope) for k, c in self.counts.items() if n in c.totals and m in c.totals}
-            syscalls = per.get("syscalls")
-            return {
-                "instructions_per_request": per["instructions"]["instructions"] if "instructions" in per else None,
-                "syscalls_per_request": sum(syscalls.values()) if syscalls is not None else None,
-                "syscalls": {k: v for k, v in syscalls.items() if v} if syscalls is not None else None,
-                "allocations_per_request": per["allocations"]["allocations"] if "allocations" in per else None,
-            }
-
+        scope = counted_scope(self.counts, n, m)
         return {
             "name": self.spec.name,
             "label": self.spec.label,
             "status": self.status,
             "reason": self.reason,
             "scope": scope,
-            **figures(scope),
-            "process": figures("process"),
+            **per_request(self.counts, n, m, scope),
+            "process": per_request(self.counts, n, m, "process"),
             "totals": {
                 measure: {str(k): v for k, v in sorted(c.totals.items(), reverse=True)}
                 for measure, c in self.counts.items()
@@ -214,65 +191,6 @@ class _Skipped(Exception):
 # -- the report ---------------------------------------------------------------------------------------
 
 
-def _calls(syscalls: dict[str, float]) -> str:
-    shown = sorted(((v, k) for k, v in syscalls.items() if abs(v) >= 0.005), key=lambda x: (-x[0], x[1]))
-    return ", ".join(f"{k} {round(v, 2):g}" for v, k in shown) or "-"
-
-
-def table(rows: Sequence[dict[str, Any]], title: str | None = None) -> Table:
-    """The cost table of cost.json's rows; the ratio column when the floor row was measured."""
-    floor = next((r for r in rows if r["name"] == FLOOR and r["instructions_per_request"]), None)
-    columns = [Column("Client", False), Column("Instructions/req")]
-    if floor is not None:
-        columns.append(Column("x floor"))
-    columns += [
-        Column("Syscalls/req"),
-        Column("Syscalls per request", False),
-        Column("Allocations/req"),
-        Column("Counted", False),
-    ]
-    out = Table(columns, [], title=title)
-
-    def num(value: float | None, fmt: str) -> str:
-        return "-" if value is None else format(value, fmt)
-
-    for r in rows:
-        if r["status"] != "ok":
-            cells = [r["name"], r["reason"] or r["status"]] + ["-"] * (len(columns) - 2)
-            out.rows.append(cells)
-            out.styles.append("dim" if r["status"] == "skipped" else "red")
-            continue
-        instr = r["instructions_per_request"]
-        cells = [r["name"], num(instr, ",.0f")]
-        if floor is not None:
-            cells.append(num(instr / floor["instructions_per_request"] if instr is not None else None, ".2f"))
-        cells += [
-            num(r["syscalls_per_request"], ".2f"),
-            _calls(r["syscalls"]) if r["syscalls"] is not None else "-",
-            num(r["allocations_per_request"], ",.2f"),
-            SCOPES[r["scope"]],
-        ]
-        out.rows.append(cells)
-        out.styles.append(None)
-    return out
-
-
-#: what the Counted column says
-SCOPES = {"threads": "request threads", "process": "whole process"}
-
-
-def method(settings: CostSettings) -> list[str]:
-    n, m = settings.requests, settings.baseline
-    return [
-        f"One worker, keep-alive GET {settings.path}, no warm-up; every figure is (count at {n} requests - "
-        f"count at {m}) / {n - m}: the cost of one request without the start-up. Counted: the threads that "
-        "sent the requests, or the whole process when its main thread sent them (its raw document included).",
-        "Instructions: valgrind --tool=callgrind (user space). Syscalls: strace -f. Allocations: calls of "
-        "malloc, calloc, realloc and the aligned allocators, under callgrind (Python rows with "
-        f"PYTHONMALLOC=malloc). PYTHONHASHSEED=0; unset: {', '.join(UNSET)}.",
-    ]
-
-
 def cost(specs: Sequence[ClientSpec], settings: CostSettings, options: Options, argv: Sequence[str]) -> int:
     paths = tools(settings.measures)  # before the server starts: a missing tool is a one-line error
     results: list[RowCost] = [RowCost(spec) for spec in specs]
@@ -330,7 +248,7 @@ def cost(specs: Sequence[ClientSpec], settings: CostSettings, options: Options, 
         "rows": rows,
     }
     title = f"Cost per request (W=1, keep-alive GET {settings.path}; {settings.requests} - {settings.baseline})"
-    report = Report("cost", [table(rows), Text(method(settings))], document=document)
+    report = Report("cost", [table(rows), Text(method(settings, UNSET))], document=document)
     export(report, testbed.out, ("json", "markdown", "csv"))
     export(Report("cost", [table(rows, title)]), None, ("terminal",))
     testbed.console.print(f"results: {testbed.out}")

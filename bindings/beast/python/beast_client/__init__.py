@@ -18,8 +18,12 @@ TimeoutError, beast_client.TLSError (a ConnectionError: untrusted, expired or wr
 handshake), ConnectionError (its subclasses ConnectionRefusedError / ConnectionResetError where that is
 clearly what happened), beast_client.ProtocolError (an OSError: malformed response, undecodable gzip/deflate
 body, a redirect to an unsupported URL), beast_client.BodyTooLarge (a ProtocolError: a body over
-max_body_size), beast_client.TooManyRedirects (an OSError), RuntimeError (a closed Client, or one used by two
-threads at once). Non-2xx statuses are returned, not raised.
+max_body_size), beast_client.TooManyRedirects (an OSError), RuntimeError (a closed Client). Non-2xx statuses
+are returned, not raised.
+
+A Client may be shared by threads, as a requests.Session is: each request takes a keep-alive connection of its
+own from the client's pool (``max_connections`` bounds them per origin), with the GIL released while it waits
+(docs/binding-api.md, "Threads").
 
 ``cookies=True`` gives a client a cookie jar (request/stream only); ``max_body_size`` bounds what
 ``request()`` keeps. Clients are fork-safe: in a child made by ``fork()`` they open their own connections at

@@ -1,0 +1,72 @@
+"""cost.md, `clientbench cost`'s document: instructions, syscalls and allocations per request per row, and how
+they were counted (docs/cost.md); from cost.json's rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..options import CostSettings
+from .base import Column, Table
+
+#: the row the ratio column divides by, when it is measured
+FLOOR = "cpp-floor"
+
+
+def _calls(syscalls: dict[str, float]) -> str:
+    shown = sorted(((v, k) for k, v in syscalls.items() if abs(v) >= 0.005), key=lambda x: (-x[0], x[1]))
+    return ", ".join(f"{k} {round(v, 2):g}" for v, k in shown) or "-"
+
+
+def table(rows: Sequence[dict[str, Any]], title: str | None = None) -> Table:
+    """The cost table of cost.json's rows; the ratio column when the floor row was measured."""
+    floor = next((r for r in rows if r["name"] == FLOOR and r["instructions_per_request"]), None)
+    columns = [Column("Client", False), Column("Instructions/req")]
+    if floor is not None:
+        columns.append(Column("x floor"))
+    columns += [
+        Column("Syscalls/req"),
+        Column("Syscalls per request", False),
+        Column("Allocations/req"),
+        Column("Counted", False),
+    ]
+    out = Table(columns, [], title=title)
+
+    def num(value: float | None, fmt: str) -> str:
+        return "-" if value is None else format(value, fmt)
+
+    for r in rows:
+        if r["status"] != "ok":
+            cells = [r["name"], r["reason"] or r["status"]] + ["-"] * (len(columns) - 2)
+            out.rows.append(cells)
+            out.styles.append("dim" if r["status"] == "skipped" else "red")
+            continue
+        instr = r["instructions_per_request"]
+        cells = [r["name"], num(instr, ",.0f")]
+        if floor is not None:
+            cells.append(num(instr / floor["instructions_per_request"] if instr is not None else None, ".2f"))
+        cells += [
+            num(r["syscalls_per_request"], ".2f"),
+            _calls(r["syscalls"]) if r["syscalls"] is not None else "-",
+            num(r["allocations_per_request"], ",.2f"),
+            SCOPES[r["scope"]],
+        ]
+        out.rows.append(cells)
+        out.styles.append(None)
+    return out
+
+
+#: what the Counted column says
+SCOPES = {"threads": "request threads", "process": "whole process"}
+
+
+def method(settings: CostSettings, unset: Sequence[str]) -> list[str]:
+    n, m = settings.requests, settings.baseline
+    return [
+        f"One worker, keep-alive GET {settings.path}, no warm-up; every figure is (count at {n} requests - "
+        f"count at {m}) / {n - m}: the cost of one request without the start-up. Counted: the threads that "
+        "sent the requests, or the whole process when its main thread sent them (its raw document included).",
+        "Instructions: valgrind --tool=callgrind (user space). Syscalls: strace -f. Allocations: calls of "
+        "malloc, calloc, realloc and the aligned allocators, under callgrind (Python rows with "
+        f"PYTHONMALLOC=malloc). PYTHONHASHSEED=0; unset: {', '.join(unset)}.",
+    ]
