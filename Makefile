@@ -16,6 +16,9 @@ CPP_BUILD   := build/cpp-beast
 CARGO       ?= cargo
 CMAKE       ?= cmake
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# apt-get install waits for another apt or dpkg run (another clone's set-up, unattended upgrades) instead of
+# failing (apt-get update does not: it fails at once when another holds the lists)
+APT_WAIT    := -o DPkg::Lock::Timeout=600
 ARGS        ?=
 STEP        := scripts/step
 
@@ -138,7 +141,7 @@ system-deps:  ## Boost headers, OpenSSL, CMake, ninja, GoogleTest, clang-format 
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages:$$missing"; \
 	  $(STEP) system-deps bash -c '$(SUDO) apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq '"$$missing"; \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get $(APT_WAIT) install -y -qq '"$$missing"; \
 	fi
 
 # What the tests run against and with that nobody here wrote: Debian's nginx and curl (servers and a client to
@@ -159,7 +162,7 @@ test-deps:  ## nginx-light, curl, openssl, chromium, valgrind, strace, qemu-user
 	  policy=""; [ -e /usr/sbin/policy-rc.d ] || policy=/usr/sbin/policy-rc.d; \
 	  if [ -n "$$policy" ]; then printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee $$policy >/dev/null; $(SUDO) chmod +x $$policy; fi; \
 	  $(STEP) test-deps bash -c '$(SUDO) apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq '"$$missing"; status=$$?; \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get $(APT_WAIT) install -y -qq '"$$missing"; status=$$?; \
 	  [ -z "$$policy" ] || $(SUDO) rm -f $$policy; \
 	  exit $$status; \
 	fi

@@ -39,7 +39,8 @@ fi
 
 # pycurl has no free-threaded wheel: its source build needs libcurl's headers
 if ! dpkg-query -W -f='${Status}' libcurl4-openssl-dev 2>/dev/null | grep -q 'ok installed'; then
-    $SUDO apt-get install -y -qq libcurl4-openssl-dev >/dev/null
+    # waits for another apt or dpkg run (another clone's set-up) instead of failing
+    $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq libcurl4-openssl-dev >/dev/null
 fi
 
 json() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$line" "$1"; }
