@@ -77,15 +77,21 @@ def _no_close(client: object) -> None:
     return None
 
 
+@dataclass(frozen=True)
 class _Labels:
-    """What the row says about itself: the document's client section (docs/raw-format.md)."""
+    """What every plugin has, sync or async: its Library column, what the row says about itself (the document's
+    client section, docs/raw-format.md) and what it can do. The fields after `library` are keywords."""
 
     library: str
-    language: str
-    version: str | None
-    distribution: str | None
-    gil: str | None
-    info: Mapping[str, Any]
+    _: KW_ONLY
+    language: str = "Python"
+    version: str | None = None
+    distribution: str | None = None
+    gil: str | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+    exit_after_document: bool = False
+    shareable: bool = True
+    http2: bool = False
     mode: ClassVar[str]
 
     def client_info(self) -> dict[str, Any]:
@@ -104,7 +110,8 @@ class _Labels:
 class SyncClient(_Labels, Generic[C]):
     """A sync library: W threads, each with its own client.
 
-    - `make_client(opts)` -> a client with its own connection (`opts.timeout`: the per-request timeout in s);
+    - `make_client(opts)` -> a client with its own connection (`opts.timeout`: --timeout in s, which bounds
+      each whole request: a request that takes longer counts as a TimeoutError even if the library returns it);
     - `request(client, url)` -> (status, length of the body): one GET, the whole body read;
     - `upload(client, url, method, body)` -> (status, the whole response body): one POST/PUT (optional:
       without it the row sends GET only and refuses `--method`);
@@ -122,20 +129,11 @@ class SyncClient(_Labels, Generic[C]):
     returns its response's HTTP version (with --http 2, the document's `client.protocol`; the row says HTTP/1.1
     otherwise)."""
 
-    library: str
     make_client: Callable[[Options], C]
     request: harness.SyncRequest[C]
     upload: harness.SyncUpload[C] | None = None
     close: Callable[[C], None] | None = None
     _: KW_ONLY
-    language: str = "Python"
-    version: str | None = None
-    distribution: str | None = None
-    gil: str | None = None
-    info: Mapping[str, Any] = field(default_factory=dict)
-    exit_after_document: bool = False
-    shareable: bool = True
-    http2: bool = False
     protocol: harness.SyncProtocol[C] | None = None
     mode: ClassVar[str] = "sync"
 
@@ -149,20 +147,11 @@ class AsyncClient(_Labels, Generic[C]):
     own client. As SyncClient, with `request` and `upload` coroutine functions; `make_client` and `close`
     may be plain functions or coroutine functions."""
 
-    library: str
     make_client: Callable[[Options], Awaitable[C] | C]
     request: harness.AsyncRequest[C]
     upload: harness.AsyncUpload[C] | None = None
     close: Callable[[C], Awaitable[None] | None] | None = None
     _: KW_ONLY
-    language: str = "Python"
-    version: str | None = None
-    distribution: str | None = None
-    gil: str | None = None
-    info: Mapping[str, Any] = field(default_factory=dict)
-    exit_after_document: bool = False
-    shareable: bool = True
-    http2: bool = False
     protocol: harness.AsyncProtocol[C] | None = None
     mode: ClassVar[str] = "async"
 
