@@ -12,6 +12,7 @@ import itertools
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -173,6 +174,17 @@ def parse(argv: list[str]) -> argparse.Namespace:
         (["--method", "PATCH"], "--method"),
         (["--record", "both"], "--record"),
         (["--arrival", "bursty", "--rate", "5"], "--arrival"),
+        # the contract's rules (docs/raw-format.md, "Command line")
+        (["--arrival", "poisson"], "--arrival"),  # without --rate
+        (["--seed", "3"], "--seed"),
+        (["--rate", "5", "--seed", "-1"], "--seed"),
+        (["--rate", "5", "--seed", str(1 << 64)], "--seed"),
+        (["--workers", "0"], "--workers"),
+        (["--timeout", "0"], "--timeout"),
+        (["--timeout", "86401"], "--timeout"),
+        (["--ca-file", "/no/such/ca.pem"], "--ca-file"),
+        (["--ca-file", __file__], "--ca-file"),  # a file without a PEM certificate
+        (["--ca-file", __file__, "--insecure"], "--ca-file"),
     ],
 )
 def test_bad_usage_is_one_line_naming_the_flag(argv, flag, capsys):
@@ -181,6 +193,26 @@ def test_bad_usage_is_one_line_naming_the_flag(argv, flag, capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and flag in err, err
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://127.0.0.1:1/", "http://", "127.0.0.1:1", "http://h:0/", "http://h:65536/", "http://h /", "x"]
+)
+def test_an_unusable_url_is_bad_usage(url, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        harness.parser("test driver").parse_args(["--url", url])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--url" in err, err
+
+
+def test_usable_urls_and_the_open_loops_defaults():
+    for url in ("http://127.0.0.1:1/", "HTTPS://example.com", "http://[::1]:8080/x?y", "http://h:/"):
+        assert harness.parser("test driver").parse_args(["--url", url]).url == url
+    args = parse(["--rate", "10"])
+    assert (args.arrival, args.seed) == ("uniform", 1)
+    assert parse(["--rate", "10", "--seed", str((1 << 64) - 1)]).seed == (1 << 64) - 1
+    assert parse(["--timeout", "86400"]).timeout == 86400.0
 
 
 def test_defaults_and_what_parse_fills_in():
@@ -289,6 +321,14 @@ def test_open_loop_document(make):
 
 
 @pytest.mark.parametrize("make", [fake_sync, fake_async], ids=["sync", "async"])
+def test_the_seed_is_recorded_for_a_poisson_schedule_only(make):
+    for arrival, seed in (("uniform", None), ("poisson", 9)):
+        argv = ["--workers", "1", "--rate", "1000", "--requests", "2", "--arrival", arrival, "--seed", "9"]
+        wl = run_fake(make(), argv)["workload"]
+        assert (wl["arrival"], wl["seed"]) == (arrival, seed)
+
+
+@pytest.mark.parametrize("make", [fake_sync, fake_async], ids=["sync", "async"])
 def test_uploads_are_checked(make):
     doc = run_fake(make(), ["--workers", "2", "--requests", "3", "--method", "POST", "--body-size", "100"])
     assert (doc["workload"]["method"], doc["workload"]["body_size"]) == ("POST", 100)
@@ -315,6 +355,64 @@ def test_histogram_record(loop):
             assert h["significant_digits"] == 3
             assert sum(c for _, c in h["counts"]) == w["count"] - w["failure_count"]
     assert sum(w["failure_count"] for w in doc["workers"]) == 20  # one call in 4, over both workers
+
+
+def test_a_non_200_upload_answer_is_its_status_not_a_digest_mismatch():
+    """A 405's body is not an /upload line: the failure is `status 405`, the digest is compared for a 200 only."""
+
+    def upload(client: object, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+        return 405, b"Method Not Allowed"
+
+    async def upload_async(client: object, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+        return upload(client, url, method, body)
+
+    async def make(a: argparse.Namespace) -> object:
+        return object()
+
+    async def request(client: object, url: str) -> tuple[int, int]:
+        return 200, 13
+
+    async def close(client: object) -> None:
+        return None
+
+    for driver in (
+        harness.SyncDriver(lambda a: object(), lambda c, u: (200, 13), upload=upload),
+        harness.AsyncDriver(make, request, close, upload_async),
+    ):
+        doc = run_fake(driver, ["--workers", "1", "--requests", "2", "--method", "POST", "--body-size", "3"])
+        assert [(f["reason"], f["status"]) for f in doc["workers"][0]["failures"]] == [("status 405", 405)] * 2
+
+
+@pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
+@pytest.mark.parametrize("loop", [[], ["--rate", "1000"]], ids=["closed", "open"])
+def test_a_request_past_the_timeout_is_a_timeout_whatever_it_returned(sync, loop):
+    """--timeout bounds the whole request: a library whose timeout bounds each read can return a 200 after it,
+    which fails all the same (its bytes still count)."""
+    calls = itertools.count()
+
+    def slow(client: object, url: str) -> tuple[int, int]:
+        if next(calls) == 1:
+            time.sleep(0.06)
+        return 200, 13
+
+    async def slow_async(client: object, url: str) -> tuple[int, int]:
+        return slow(client, url)
+
+    async def make(a: argparse.Namespace) -> object:
+        return object()
+
+    async def close(client: object) -> None:
+        return None
+
+    driver: Any = harness.SyncDriver(lambda a: object(), slow) if sync else harness.AsyncDriver(make, slow_async, close)
+    doc = run_fake(driver, ["--workers", "1", "--requests", "3", "--timeout", "0.05", *loop])
+    (w,) = doc["workers"]
+    assert (w["count"], w["failure_count"], w["bytes"]) == (3, 1, 39)
+    (f,) = w["failures"]
+    assert f["index"] == 1 and f["status"] is None
+    assert f["reason"].startswith("TimeoutError: the request took 0.0") and f["reason"].endswith(
+        ", past --timeout 0.05 s"
+    )
 
 
 def test_failures_are_all_counted_and_the_first_thousand_listed():

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from clientbench.harness import Worker, histogram, intended_ns, lowest_equivalent, open_loop, open_loop_async
+from clientbench.harness.schedule import round_half_away, splitmix64
 from hdrh.histogram import HdrHistogram
 
 MS = 1_000_000
@@ -42,20 +43,35 @@ def test_uniform_times_do_not_drift() -> None:
     assert first(3, intended_ns(0, 1, 3.0, "uniform", 1)) == [0, 333_333_333, 666_666_667]
 
 
+def test_times_round_halves_away_from_zero() -> None:
+    """C's round(), as every harness: Python's round() would give 2 for 2.5 (worker 1 of 1,000 at 400,000,000/s
+    is due at 2.5 ns)."""
+    assert [round_half_away(x) for x in (2.5, 3.5, 2.4999999999999996, 0.5, 0.49999999999999994, -2.5)] == [
+        3, 4, 2, 1, 0, -3,
+    ]  # fmt: skip
+    assert first(2, intended_ns(1, 1000, 4e8, "uniform", 1)) == [3, 2503]
+
+
+def test_poisson_is_the_contracts_splitmix64_schedule() -> None:
+    """docs/raw-format.md's example, which every harness tests: --seed 1, W = 4, R = 2,000/s."""
+    assert first(2, splitmix64(1)) == [0x910A2DEC89025CC1, 0xBEEB8DA1658EEC67]  # Vigna's splitmix64.c
+    assert first(5, intended_ns(0, 4, 2000.0, "poisson", 1)) == [1_136_339, 1_722_984, 1_781_836, 3_404_080, 5_026_749]
+    assert first(5, intended_ns(1, 4, 2000.0, "poisson", 1)) == [1_051_237, 1_628_870, 2_665_114, 3_199_777, 5_531_920]
+    # the state is S + w mod 2^64: worker 1 of seed 2^64 - 1 is worker 0 of seed 0
+    assert first(100, intended_ns(1, 4, 2000.0, "poisson", (1 << 64) - 1)) == first(
+        100, intended_ns(0, 4, 2000.0, "poisson", 0)
+    )
+
+
 def test_poisson_is_seeded_per_worker() -> None:
-    """Worker w draws from random.Random(S + w).expovariate(R / W): the same run twice gives the same times,
-    other workers and other seeds other times."""
+    """Worker w draws from SplitMix64 seeded S + w: the same run twice gives the same times, other workers and
+    other seeds other times; the first arrival is an interval after t0, not t0 itself."""
     a = first(200, intended_ns(1, 4, 2000.0, "poisson", 7))
     assert a == first(200, intended_ns(1, 4, 2000.0, "poisson", 7))
-    draw = random.Random(7 + 1).expovariate
-    expected, t = [], 0.0
-    for _ in range(200):
-        t += draw(2000.0 / 4)
-        expected.append(round(t * 1e9))
-    assert a == expected
+    assert a == first(200, intended_ns(0, 4, 2000.0, "poisson", 8))  # S + w
     assert a != first(200, intended_ns(2, 4, 2000.0, "poisson", 7))
     assert a != first(200, intended_ns(1, 4, 2000.0, "poisson", 8))
-    assert all(x < y for x, y in itertools.pairwise(a))
+    assert 0 < a[0] and all(x <= y for x, y in itertools.pairwise(a))
 
 
 def test_poisson_mean_interval_is_w_over_r() -> None:
@@ -160,6 +176,21 @@ def test_the_first_request_is_never_late() -> None:
     w, sent = run_loop(clock, [], requests=3)
     assert sent == [3 * MS, 3_100_000, 3_200_000]  # requests 1 and 2 are late: request 0 started late
     assert w.late == 2
+
+
+def test_a_wake_up_after_the_intended_time_is_not_late() -> None:
+    """Late is decided by when request k-1 ended, not by when request k starts: a sleep that overshoots (a busy
+    scheduler) is charged to the request's corrected latency, but the request is not late."""
+    clock = FakeClock()
+
+    def oversleep(seconds: float) -> None:
+        clock.sleep(seconds)
+        clock.now += 300_000
+
+    w = Worker(open_loop=True)
+    sent, send = clock.server([])
+    open_loop(w, send, intended_ns(0, 1, 1000.0, "uniform", 1), T0, 4, None, clock.clock, oversleep)  # type: ignore[arg-type]
+    assert sent == [0, 1_300_000, 2_300_000, 3_300_000] and w.late == 0
 
 
 def test_requests_n_are_all_sent_however_late() -> None:

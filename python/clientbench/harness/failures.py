@@ -30,6 +30,16 @@ class DigestMismatch(Exception):
         self.nbytes = len(got)
 
 
+class Overtime(TimeoutError):
+    """A request that ended after --timeout (docs/raw-format.md: the timeout bounds the whole request): a
+    library whose own timeout bounds each socket operation can return one later; it is a TimeoutError all the
+    same. `nbytes`: the body bytes it received, which still count as received."""
+
+    def __init__(self, took_ns: int, timeout_s: float, nbytes: int):
+        super().__init__(f"the request took {took_ns / 1e9:.3f} s, past --timeout {timeout_s:g} s")
+        self.nbytes = nbytes
+
+
 #: libcurl's error codes (pycurl raises them as `error(code, message)`)
 _CURL_CLASSES = {
     1: "InvalidUrl",
@@ -123,8 +133,10 @@ def failure_class(exc: BaseException) -> str:
 def describe(exc: BaseException) -> str:
     """`<class>: <message>`; the library's own exception name is kept in the message when it differs."""
     text = str(exc).strip().replace("\n", " ")
-    if isinstance(exc, DigestMismatch):  # the harness's own check: no library exception to name
+    if isinstance(exc, DigestMismatch):  # the harness's own checks: no library exception to name
         return f"Error: {text}"
+    if isinstance(exc, Overtime):
+        return f"TimeoutError: {text}"
     name, cls = type(exc).__name__, failure_class(exc)
     detail = text if name == cls else f"{name}: {text}" if text else name
     return f"{cls}: {detail}" if detail else cls

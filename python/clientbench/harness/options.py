@@ -12,12 +12,17 @@ import ssl
 import sys
 import warnings
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 #: --body-size's largest value (1 GiB): the server's /upload accepts that much
 MAX_BODY_SIZE = 1 << 30
 #: a worker's schedule may not be finer than 1 µs: R/W at most this many requests/s
 MAX_RATE_PER_WORKER = 1_000_000
 DEFAULT_REQUESTS = 100
+#: --timeout's largest value (a day): a longer latency does not fit the runner's histograms
+MAX_TIMEOUT_S = 86_400.0
+#: --seed's range: SplitMix64's 64-bit state
+MAX_SEED = (1 << 64) - 1
 ALPHABET = b"abcdefghijklmnopqrstuvwxyz"
 
 
@@ -50,7 +55,9 @@ def parser(description: str, *, gil: bool = False, modes: tuple[str, ...] = ()) 
         "--duration", type=_positive_float, default=None, help="open loop: the schedule lasts this many seconds"
     )
     p.add_argument("--warmup", type=_non_negative, default=0, help="untimed requests per worker (default 0)")
-    p.add_argument("--timeout", type=_positive_float, default=30.0, help="per-request timeout, s (default 30)")
+    p.add_argument(
+        "--timeout", type=_timeout, default=30.0, help="bounds each whole request, s (default 30, at most 86400)"
+    )
     p.add_argument(
         "--connection",
         choices=["keep-alive", "new"],
@@ -61,8 +68,11 @@ def parser(description: str, *, gil: bool = False, modes: tuple[str, ...] = ()) 
     p.add_argument(
         "--rate", type=_positive_float, default=None, help="open loop: R requests/s over all workers (default: closed)"
     )
-    p.add_argument("--arrival", choices=["uniform", "poisson"], default="uniform", help="open loop arrivals")
-    p.add_argument("--seed", type=int, default=1, help="poisson: worker w draws from a generator seeded S + w")
+    # defaults filled in by finish(), which refuses them without --rate
+    p.add_argument("--arrival", choices=["uniform", "poisson"], default=None, help="open loop arrivals (uniform)")
+    p.add_argument(
+        "--seed", type=_seed, default=None, help="poisson: worker w's SplitMix64 starts at S + w (default 1)"
+    )
     p.add_argument("--method", choices=["GET", "POST", "PUT"], default="GET", help="the request method (default GET)")
     p.add_argument(
         "--body-size", type=_body_size, default=None, help="POST/PUT: the request body's length in bytes (default 0)"
@@ -97,7 +107,14 @@ def parser(description: str, *, gil: bool = False, modes: tuple[str, ...] = ()) 
 
 def finish(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """The checks between flags, the defaults that depend on other flags, and the upload: `args.body` (the
-    bytes every POST/PUT sends; None for GET) and `args.expected` (what /upload answers to it)."""
+    bytes every POST/PUT sends; None for GET) and `args.expected` (what /upload answers to it). A --ca-file is
+    loaded here, whatever the URL's scheme: one that cannot be used is bad usage, not N failed requests."""
+    _check_url(p, args.url)
+    for flag, value in (("--arrival", args.arrival), ("--seed", args.seed)):
+        if value is not None and args.rate is None:
+            p.error(f"{flag} goes with --rate (an open loop)")
+    args.arrival = args.arrival or "uniform"
+    args.seed = 1 if args.seed is None else args.seed
     if args.duration is not None and args.rate is None:
         p.error("--duration goes with --rate (an open loop)")
     if args.duration is not None and args.requests is not None:
@@ -113,11 +130,34 @@ def finish(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error("--connection new does not go with --client-scope shared (a shared client is made once)")
     if args.method == "GET" and args.body_size:  # 0 is no body: accepted, as by every harness
         p.error("--body-size goes with --method POST or PUT")
+    if args.ca_file is not None:
+        try:
+            _context(args.ca_file)
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: a file without a certificate
+            p.error(f"--ca-file: cannot use {args.ca_file}: {exc}")
     args.body_size = args.body_size or 0
     args.body = args.expected = None
     if args.method != "GET":
         args.body = upload_body(args.body_size)
         args.expected = upload_answer(args.body)
+
+
+def _check_url(p: argparse.ArgumentParser, url: str) -> None:
+    """--url: an absolute http:// or https:// URL with a host, and a port from 1 to 65535 if it has one
+    (docs/raw-format.md); what a library refuses beyond that is a counted failure (InvalidUrl)."""
+    if any(c <= " " or c == "\x7f" for c in url):
+        p.error(f"--url must not contain whitespace or control characters: {url!r}")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        p.error(f"--url {url!r} is not a URL: {exc}")
+    if parts.scheme.lower() not in ("http", "https"):
+        p.error(f"--url must be an http:// or https:// URL, got {url!r}")
+    if not parts.hostname:
+        p.error(f"--url has no host: {url!r}")
+    if port == 0:
+        p.error(f"--url: the port must be from 1 to 65535, got {url!r}")
 
 
 def upload_body(size: int) -> bytes:
@@ -197,6 +237,23 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}") from None
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def _timeout(text: str) -> float:
+    value = _positive_float(text)
+    if value > MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_TIMEOUT_S:g} s (a day), got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2^64 - 1, got {text!r}")
     return value
 
 

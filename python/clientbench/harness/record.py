@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, MutableSequence
 from typing import Any
 
-from .failures import describe
+from .failures import DigestMismatch, Overtime, describe
 from .schedule import count_missed
 
 #: a worker lists at most this many failures (all of them are counted)
@@ -36,9 +36,10 @@ class Worker:
     """One worker's measurements, with absolute monotonic timestamps until to_json().
 
     `compact` keeps the samples in `array('q')`s (8 bytes each, for the long runs that record histograms);
-    otherwise in lists, which the closed loop appends to a little faster."""
+    otherwise in lists, which the closed loop appends to a little faster. `timeout_s`: --timeout, which bounds
+    the whole request: one that took longer is a failure (Overtime), whatever it returned."""
 
-    def __init__(self, compact: bool = False, open_loop: bool = False):
+    def __init__(self, compact: bool = False, open_loop: bool = False, timeout_s: float | None = None):
         def new() -> MutableSequence[int]:
             return array("q") if compact else []
 
@@ -53,6 +54,9 @@ class Worker:
         self.missed = 0
         self.loop_start = 0
         self.loop_end = 0
+        self.timeout_s = timeout_s
+        #: the longest service time of a request that did not time out, ns (the closed loop's hot path reads it)
+        self.limit_ns = round(timeout_s * 1e9) if timeout_s is not None else 1 << 62
         self._unsent: tuple[int, Iterator[int]] | None = None
 
     def record(
@@ -61,6 +65,10 @@ class Worker:
         self.starts.append(start)
         self.latencies.append(end - start)
         self.nbytes += nbytes
+        # past --timeout: a TimeoutError before its status or answer is looked at, as from a library that stops at T
+        if end - start > self.limit_ns and (error is None or isinstance(error, DigestMismatch)):
+            assert self.timeout_s is not None
+            error = Overtime(end - start, self.timeout_s, nbytes)
         if error is not None:
             self.fail(index, describe(error), None)
         elif status != 200:

@@ -150,7 +150,7 @@ class SyncDriver(Generic[C]):
     def _timed_loop(w: Worker, client: C, args: argparse.Namespace, request: SyncRequest[C]) -> None:
         """The closed keep-alive hot loop: as little Python per request as possible (it runs under the GIL,
         and every Python row shares it)."""
-        perf, url = time.perf_counter_ns, args.url
+        perf, url, limit = time.perf_counter_ns, args.url, w.limit_ns
         starts, latencies = w.starts, w.latencies
         w.loop_start = perf()
         for i in range(args.requests):
@@ -161,7 +161,7 @@ class SyncDriver(Generic[C]):
                 w.record(i, start, perf(), None, getattr(exc, "nbytes", 0), exc)
                 continue
             end = perf()
-            if status == 200:
+            if status == 200 and end - start <= limit:
                 starts.append(start)
                 latencies.append(end - start)
                 w.nbytes += nbytes
@@ -171,7 +171,7 @@ class SyncDriver(Generic[C]):
 
     def run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
         is_open = args.rate is not None
-        workers = [Worker(args.record == "histogram", is_open) for _ in range(args.workers)]
+        workers = [Worker(args.record == "histogram", is_open, args.timeout) for _ in range(args.workers)]
         request = self.per_request(args)
         duration_ns = _duration_ns(args)
         # all workers ready (client built, warmed up) -> main takes t0 -> go: no loop starts before t0
@@ -287,7 +287,7 @@ class AsyncDriver(Generic[C]):
 
     async def _run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
         is_open = args.rate is not None
-        workers = [Worker(args.record == "histogram", is_open) for _ in range(args.workers)]
+        workers = [Worker(args.record == "histogram", is_open, args.timeout) for _ in range(args.workers)]
         request = self.per_request(args)
         duration_ns = _duration_ns(args)
         clients: list[C | None] = []
@@ -398,7 +398,7 @@ def document(
             "loop": "open" if is_open else "closed",
             "rate": args.rate,
             "arrival": args.arrival if is_open else None,
-            "seed": args.seed if is_open else None,
+            "seed": args.seed if is_open and args.arrival == "poisson" else None,  # only poisson draws from it
             "method": args.method,
             "body_size": args.body_size,
             "record": args.record,
