@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -27,6 +28,17 @@ func (e *DigestMismatch) Error() string {
 	return "upload digest mismatch: got " + quote(string(got)+suffix) + ", expected " + quote(string(e.Expected))
 }
 
+// Overtime is a request that ended after --timeout, which bounds the whole request: a TimeoutError, whatever it
+// returned (net/http's Client.Timeout stops a request at T; the harness's own time may read a little later).
+type Overtime struct {
+	TookNs  int64
+	Timeout float64 // seconds
+}
+
+func (e *Overtime) Error() string {
+	return fmt.Sprintf("the request took %.3f s, past --timeout %g s", float64(e.TookNs)/1e9, e.Timeout)
+}
+
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
 
 // FailureClass maps an error of net/http (or of reading a body) onto the contract's classes.
@@ -44,10 +56,13 @@ func FailureClass(err error) string {
 		dnsErr    *net.DNSError
 		opErr     *net.OpError
 	)
+	var overtime *Overtime
 	text := err.Error()
 	switch {
 	case errors.As(err, &mismatch):
 		return "Error"
+	case errors.As(err, &overtime):
+		return "TimeoutError"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return "TimeoutError"
 	case errors.Is(err, context.Canceled):

@@ -90,7 +90,7 @@ func Document(o *Options, g *Group) (map[string]any, error) {
 			"loop":         map[bool]string{true: "open", false: "closed"}[open],
 			"rate":         nullIf(o.Rate, !open),
 			"arrival":      nullIf(o.Arrival, !open),
-			"seed":         nullIf(o.Seed, !open),
+			"seed":         nullIf(o.Seed, !open || o.Arrival != "poisson"), // uniform schedules draw nothing
 			"method":       o.Method,
 			"body_size":    o.BodySize,
 			"record":       o.Record,

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ const (
 	defaultRequests   = 100
 	defaultWorkers    = 10
 	defaultTimeoutSec = 30.0
+	maxTimeoutSec     = 86_400.0 // a day: a longer latency does not fit the runner's histograms
 )
 
 // Options are the flags as parsed and checked.
@@ -40,8 +42,8 @@ type Options struct {
 	Insecure   bool
 	Rate       float64 // requests/s over all workers; 0: a closed loop
 	Arrival    string  // uniform | poisson
-	Seed       int64
-	Method     string // GET | POST | PUT
+	Seed       uint64  // the Poisson schedules' SplitMix64 starts at Seed + w
+	Method     string  // GET | POST | PUT
 	BodySize   int
 	Record     string // samples | histogram
 	Scope      string // per-worker | shared (--client-scope)
@@ -104,6 +106,28 @@ func positiveFloat(dst *float64) *checked {
 	}}
 }
 
+func timeoutSeconds(dst *float64) *checked {
+	return &checked{"", func(s string) error {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v > 0) || v > maxTimeoutSec {
+			return fmt.Errorf("must be a positive number of seconds, at most %g (a day), got %q", maxTimeoutSec, s)
+		}
+		*dst = v
+		return nil
+	}}
+}
+
+func seed(dst *uint64) *checked {
+	return &checked{"1", func(s string) error {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("must be a whole number from 0 to 2^64 - 1, got %q", s)
+		}
+		*dst = v
+		return nil
+	}}
+}
+
 func oneOf(dst *string, choices ...string) *checked {
 	return &checked{*dst, func(s string) error {
 		for _, c := range choices {
@@ -141,13 +165,13 @@ func ParseOptions(args []string, help io.Writer) (*Options, error) {
 	fs.Var(positiveInt(&o.Requests), "requests", "N timed requests per worker (default 100)")
 	fs.Var(positiveFloat(&o.Duration), "duration", "open loop: the schedule lasts this many seconds")
 	fs.Var(nonNegativeInt(&o.Warmup), "warmup", "K untimed requests per worker before the timed loop")
-	fs.Var(positiveFloat(&o.Timeout), "timeout", "per-request timeout, seconds (default 30)")
+	fs.Var(timeoutSeconds(&o.Timeout), "timeout", "bounds each whole request, seconds (default 30, at most 86400)")
 	fs.Var(oneOf(&o.Connection, "keep-alive", "new"), "connection", "keep-alive or new (a new client per request)")
 	fs.StringVar(&o.CAFile, "ca-file", "", "https: trust the CA certificates in this PEM file")
 	fs.BoolVar(&o.Insecure, "insecure", false, "https: do not verify the server's certificate")
 	fs.Var(positiveFloat(&o.Rate), "rate", "open loop: R requests/s over all workers")
 	fs.Var(oneOf(&o.Arrival, "uniform", "poisson"), "arrival", "open loop: uniform or poisson")
-	fs.Int64Var(&o.Seed, "seed", 1, "poisson: worker w draws from a generator seeded S + w")
+	fs.Var(seed(&o.Seed), "seed", "poisson: worker w's SplitMix64 starts at S + w (default 1)")
 	fs.Var(oneOf(&o.Method, "GET", "POST", "PUT"), "method", "GET, POST or PUT")
 	fs.Var(bodySize(&o.BodySize), "body-size", "POST/PUT: the request body's length in bytes")
 	fs.Var(oneOf(&o.Record, "samples", "histogram"), "record", "samples or histogram")
@@ -182,9 +206,17 @@ func flagMessage(msg string) string {
 
 // finish makes the checks between flags, the upload body and the TLS settings.
 func (o *Options) finish(given map[string]bool) error {
-	switch {
-	case !given["url"] || o.URL == "":
+	if !given["url"] || o.URL == "" {
 		return usagef("--url is required")
+	}
+	if err := checkURL(o.URL); err != nil {
+		return err
+	}
+	switch {
+	case given["arrival"] && !given["rate"]:
+		return usagef("--arrival goes with --rate (an open loop)")
+	case given["seed"] && !given["rate"]:
+		return usagef("--seed goes with --rate (an open loop)")
 	case given["duration"] && !given["rate"]:
 		return usagef("--duration goes with --rate (an open loop)")
 	case given["duration"] && given["requests"]:
@@ -221,6 +253,29 @@ func (o *Options) finish(given map[string]bool) error {
 		o.TLS = &tls.Config{RootCAs: pool} // replaces the system's roots
 	default:
 		o.TLS = &tls.Config{}
+	}
+	return nil
+}
+
+// checkURL: --url is an absolute http:// or https:// URL with a host, and a port from 1 to 65535 if it has one
+// (docs/raw-format.md); what net/http refuses beyond that is a counted failure (InvalidUrl).
+func checkURL(text string) error {
+	if strings.IndexFunc(text, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		return usagef("--url must not contain whitespace or control characters: %q", text)
+	}
+	u, err := url.Parse(text)
+	switch {
+	case err != nil:
+		return usagef("--url %q is not a URL: %v", text, err)
+	case u.Scheme != "http" && u.Scheme != "https": // url.Parse lowers the scheme
+		return usagef("--url must be an http:// or https:// URL, got %q", text)
+	case u.Hostname() == "":
+		return usagef("--url has no host: %q", text)
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return usagef("--url: the port must be from 1 to 65535, got %q", text)
+		}
 	}
 	return nil
 }

@@ -9,28 +9,40 @@ import (
 
 func TestBadUsageIsOneLineNamingTheFlag(t *testing.T) {
 	for _, c := range []struct{ args, flag string }{
-		{"--url u --rate x", "--rate"},
-		{"--url u --rate 0", "--rate"},
-		{"--url u --duration 1", "--duration"},
-		{"--url u --rate 5 --duration 1 --requests 3", "--requests"},
-		{"--url u --rate 2000000 --workers 1", "--rate"},
-		{"--url u --body-size 3", "--body-size"},
-		{"--url u --method POST --body-size -1", "--body-size"},
-		{"--url u --method POST --body-size 1073741825", "--body-size"},
-		{"--url u --workers 0", "--workers"},
-		{"--url u --warmup -1", "--warmup"},
-		{"--url u --timeout nan", "--timeout"},
-		{"--url u --connection close", "--connection"},
-		{"--url u --arrival burst", "--arrival"},
-		{"--url u --record all", "--record"},
-		{"--url u --method DELETE", "--method"},
-		{"--url u --ca-file /no/such/ca.pem", "--ca-file"},
-		{"--url u --ca-file x --insecure", "--insecure"},
-		{"--url u --bogus", "--bogus"},
+		{"--url http://h/ --rate x", "--rate"},
+		{"--url http://h/ --rate 0", "--rate"},
+		{"--url http://h/ --duration 1", "--duration"},
+		{"--url http://h/ --rate 5 --duration 1 --requests 3", "--requests"},
+		{"--url http://h/ --rate 2000000 --workers 1", "--rate"},
+		{"--url http://h/ --body-size 3", "--body-size"},
+		{"--url http://h/ --method POST --body-size -1", "--body-size"},
+		{"--url http://h/ --method POST --body-size 1073741825", "--body-size"},
+		{"--url http://h/ --workers 0", "--workers"},
+		{"--url http://h/ --warmup -1", "--warmup"},
+		{"--url http://h/ --timeout nan", "--timeout"},
+		{"--url http://h/ --connection close", "--connection"},
+		{"--url http://h/ --arrival burst", "--arrival"},
+		{"--url http://h/ --record all", "--record"},
+		{"--url http://h/ --method DELETE", "--method"},
+		{"--url http://h/ --ca-file /no/such/ca.pem", "--ca-file"},
+		{"--url http://h/ --ca-file x --insecure", "--insecure"},
+		{"--url http://h/ --bogus", "--bogus"},
 		{"--workers 2", "--url"},
-		{"--url u --client-scope all", "--client-scope"},
-		{"--url u --http 3", "--http"},
-		{"--url u --client-scope shared --connection new", "--client-scope"},
+		{"--url http://h/ --client-scope all", "--client-scope"},
+		{"--url http://h/ --http 3", "--http"},
+		{"--url http://h/ --client-scope shared --connection new", "--client-scope"},
+		// the contract's rules (docs/raw-format.md, "Command line")
+		{"--url http://h/ --arrival poisson", "--arrival"},
+		{"--url http://h/ --seed 3", "--seed"},
+		{"--url http://h/ --rate 5 --seed -1", "--seed"},
+		{"--url http://h/ --rate 5 --seed 18446744073709551616", "--seed"},
+		{"--url http://h/ --timeout 0", "--timeout"},
+		{"--url http://h/ --timeout 86401", "--timeout"},
+		{"--url ftp://h/", "--url"},
+		{"--url http://", "--url"},
+		{"--url 127.0.0.1:8080", "--url"},
+		{"--url http://h:0/", "--url"},
+		{"--url http://h:65536/", "--url"},
 	} {
 		_, err := ParseOptions(strings.Fields(c.args), io.Discard)
 		var usage *UsageError
@@ -63,5 +75,19 @@ func TestDefaultsAndTheUpload(t *testing.T) {
 	}
 	if got := string(UploadBody(28)); got != "abcdefghijklmnopqrstuvwxyzab" {
 		t.Errorf("body %q", got)
+	}
+}
+
+func TestTheOpenLoopsFlagsAndTheirDefaults(t *testing.T) {
+	o, err := ParseOptions(strings.Fields("--url HTTP://[::1]:8080/x --rate 10 --seed 18446744073709551615"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Arrival != "uniform" || o.Seed != 1<<64-1 {
+		t.Errorf("%+v", o)
+	}
+	o, err = ParseOptions(strings.Fields("--url http://h/ --rate 10"), io.Discard)
+	if err != nil || o.Seed != 1 || o.Arrival != "uniform" {
+		t.Errorf("defaults: %+v %v", o, err)
 	}
 }

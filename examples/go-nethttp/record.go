@@ -5,6 +5,7 @@ package main
 // (--record histogram), so the timed loop does the same work in both modes.
 
 import (
+	"errors"
 	"fmt"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -34,6 +35,7 @@ type Worker struct {
 	late, missed                int
 	loopStart, loopEnd          int64
 	unsent                      *unsent // the open loop stopped at D with these requests of its schedule left
+	timeout                     float64 // --timeout, s: a request that took longer failed (Overtime)
 	tls                         *TLSInfo
 	protoMajor                  int // the HTTP major version of the last successful response
 }
@@ -43,20 +45,27 @@ type unsent struct {
 	rest  Schedule
 }
 
-func newWorker(requests int, open bool) *Worker {
-	w := &Worker{starts: make([]int64, 0, requests), latencies: make([]int64, 0, requests), failed: map[int]bool{}}
+func newWorker(requests int, open bool, timeout float64) *Worker {
+	w := &Worker{
+		starts: make([]int64, 0, requests), latencies: make([]int64, 0, requests), failed: map[int]bool{},
+		timeout: timeout,
+	}
 	if open {
 		w.intended = make([]int64, 0, requests)
 	}
 	return w
 }
 
-// Record keeps request `index`: its start and end, and its failure if it failed (err, or a status other than
-// 200).
+// Record keeps request `index`: its start and end, and its failure if it failed: first err (the client's),
+// then ending after --timeout (whatever it returned), then a status other than 200, then a wrong upload answer.
 func (w *Worker) Record(index int, start, end int64, status int, nbytes int64, err error) {
 	w.starts = append(w.starts, start)
 	w.latencies = append(w.latencies, end-start)
 	w.bytes += nbytes
+	var mismatch *DigestMismatch
+	if (err == nil || errors.As(err, &mismatch)) && float64(end-start) > w.timeout*1e9 {
+		err = &Overtime{TookNs: end - start, Timeout: w.timeout}
+	}
 	switch {
 	case err != nil:
 		w.fail(index, Describe(err), nil)

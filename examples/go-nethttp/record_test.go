@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"math/bits"
 	"math/rand/v2"
 	"reflect"
@@ -54,7 +55,7 @@ func TestHistogramBucketsAreTheContracts(t *testing.T) {
 }
 
 func TestHistogramsAreOfTheSuccessfulRequests(t *testing.T) {
-	w := newWorker(3, true)
+	w := newWorker(3, true, 30)
 	w.RecordOpen(0, 0, 100, 1100, 200, 10, nil)
 	w.RecordOpen(1, 500, 1100, 5100, 500, 10, nil)
 	w.RecordOpen(2, 1000, 5100, 6100, 200, 10, nil)
@@ -71,5 +72,25 @@ func TestHistogramsAreOfTheSuccessfulRequests(t *testing.T) {
 	}
 	if got := doc.Histograms["corrected"].Counts; !reflect.DeepEqual(got, []Bucket{{1000, 1}, {5000, 1}}) {
 		t.Errorf("corrected %v", got)
+	}
+}
+
+func TestARequestPastTheTimeoutIsATimeoutWhateverItReturned(t *testing.T) {
+	w := newWorker(5, false, 0.001)         // --timeout 1 ms bounds the whole request
+	w.Record(0, 0, 1_000_000, 200, 10, nil) // exactly 1 ms: in time
+	w.Record(1, 0, 2_000_000, 200, 10, nil) // past it: its 200 does not count
+	w.Record(2, 0, 2_000_000, 500, 10, nil) // past it: a TimeoutError, not a status
+	w.Record(3, 0, 2_000_000, 200, 6, &DigestMismatch{Got: []byte("3 nope"), Expected: []byte("x")})
+	w.Record(4, 0, 2_000_000, 0, 0, errors.New("connection refused")) // the client's own error comes first
+	if w.failureCount != 4 || w.bytes != 36 {
+		t.Errorf("failures %d, bytes %d", w.failureCount, w.bytes)
+	}
+	for _, f := range w.failures[:3] {
+		if f.Reason != "TimeoutError: the request took 0.002 s, past --timeout 0.001 s" || f.Status != nil {
+			t.Errorf("%+v", f)
+		}
+	}
+	if got := w.failures[3].Reason; got != "ConnectionError: connection refused" {
+		t.Errorf("the client's error: %q", got)
 	}
 }

@@ -49,7 +49,7 @@ type Group struct {
 func Run(o *Options) *Group {
 	workers := make([]*Worker, o.Workers)
 	for i := range workers {
-		workers[i] = newWorker(o.Requests, o.OpenLoop())
+		workers[i] = newWorker(o.Requests, o.OpenLoop(), o.Timeout)
 	}
 	var ready, done sync.WaitGroup
 	ready.Add(o.Workers)

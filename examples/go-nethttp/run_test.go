@@ -28,6 +28,15 @@ func testServerWith(t *testing.T, tlsOn, h2 bool) (*httptest.Server, *atomic.Int
 	mux.HandleFunc("/wrong", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "3 nope") })
 	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) })
 	mux.HandleFunc("/stall", func(w http.ResponseWriter, r *http.Request) { time.Sleep(500 * time.Millisecond) })
+	// the headers at once, then a byte every 100 ms: no read waits long, the whole body takes 0.6 s
+	mux.HandleFunc("/drip", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "6")
+		for range 6 {
+			_, _ = io.WriteString(w, "*")
+			w.(http.Flusher).Flush()
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	raw := func(path, answer string, reset bool) {
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			conn, _, err := w.(http.Hijacker).Hijack()
@@ -119,12 +128,13 @@ func TestUploadsAreCheckedAndFailuresClassified(t *testing.T) {
 		"/reset":   "ConnectionError: ",
 		"/garbage": "ProtocolError: ",
 		"/stall":   "TimeoutError: ",
+		"/drip":    "TimeoutError: ", // --timeout bounds the whole request, not each read
 	} {
 		method := "GET"
 		if path == "/wrong" {
 			method = "PUT"
 		}
-		args := []string{"--url", s.URL + path, "--workers", "1", "--requests", "2", "--timeout", "0.1"}
+		args := []string{"--url", s.URL + path, "--workers", "1", "--requests", "2", "--timeout", "0.25"}
 		if method == "PUT" {
 			args = append(args, "--method", "PUT", "--body-size", "3")
 		}
@@ -167,6 +177,21 @@ func TestTheOpenLoopKeepsToItsScheduleAndStopsAtD(t *testing.T) {
 	g = Run(options(t, "--url", s.URL+"/stall", "--workers", "1", "--rate", "100", "--requests", "3"))
 	if w := g.Workers[0]; w.late != 2 || len(w.latencies) != 3 {
 		t.Errorf("requests held up by a 500 ms stall: %d late of %d", w.late, len(w.latencies))
+	}
+}
+
+func TestTheDocumentRecordsTheSeedOfAPoissonScheduleOnly(t *testing.T) {
+	s, _ := testServer(t, false)
+	for arrival, want := range map[string]any{"uniform": nil, "poisson": uint64(7)} {
+		o := options(t, "--url", s.URL+"/", "--workers", "1", "--rate", "1000", "--requests", "2", "--arrival", arrival,
+			"--seed", "7")
+		doc, err := Document(o, Run(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := doc["workload"].(map[string]any)["seed"]; got != want {
+			t.Errorf("%s: seed %v, want %v", arrival, got, want)
+		}
 	}
 }
 

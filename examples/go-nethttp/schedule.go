@@ -5,7 +5,6 @@ package main
 
 import (
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"syscall"
 	"time"
@@ -27,23 +26,39 @@ func (u *uniform) Next() int64 {
 	return int64(t)
 }
 
-// poisson: sums of exponential intervals of mean W/R from a generator seeded with S + w.
+// SplitMix64 (Steele, Lea and Flood 2014; Vigna's reference code) is the Poisson schedules' generator, the same
+// in every harness of the contract, so that a seed gives the same schedule in every language.
+type SplitMix64 struct{ state uint64 }
+
+// Next is the generator's next 64-bit output.
+func (g *SplitMix64) Next() uint64 {
+	g.state += 0x9e3779b97f4a7c15
+	z := g.state
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// poisson: I(w, k) = I(w, k-1) + round(-ln(u) * m) ns, m = W * 1e9 / R, u = ((x >> 11) + 1) / 2^53 from
+// SplitMix64 seeded with S + w; summed in whole ns, so I(w, 0) is the first interval (not 0).
 type poisson struct {
-	rng       *rand.Rand
-	perWorker float64 // R/W
-	t         float64 // seconds
+	rng    SplitMix64
+	meanNs float64 // W * 1e9 / R
+	t      int64   // ns
 }
 
 func (p *poisson) Next() int64 {
-	p.t += p.rng.ExpFloat64() / p.perWorker
-	return int64(math.Round(p.t * 1e9))
+	u := float64(p.rng.Next()>>11+1) * 0x1p-53 // (0, 1], exact
+	interval := math.Round(-math.Log(u) * p.meanNs)
+	p.t += int64(interval)
+	return p.t
 }
 
 // NewSchedule is worker w's schedule for the open loop's flags.
 func NewSchedule(worker int, o *Options) Schedule {
 	if o.Arrival == "poisson" {
-		seed := uint64(o.Seed + int64(worker))
-		return &poisson{rng: rand.New(rand.NewPCG(seed, 0)), perWorker: o.Rate / float64(o.Workers)}
+		seed := o.Seed + uint64(worker) // wraps mod 2^64, as the contract says
+		return &poisson{rng: SplitMix64{seed}, meanNs: float64(o.Workers) * 1e9 / o.Rate}
 	}
 	return &uniform{worker: worker, workers: o.Workers, rate: o.Rate}
 }

@@ -38,6 +38,34 @@ func TestPoissonIsSeededAndHasTheMean(t *testing.T) {
 	}
 }
 
+func TestPoissonIsTheContractsSchedule(t *testing.T) {
+	// docs/raw-format.md's example: --seed 1, W = 4, R = 2000 (a mean interval of 2 ms)
+	o := &Options{Workers: 4, Rate: 2000, Arrival: "poisson", Seed: 1}
+	for w, want := range [][]int64{
+		{1_136_339, 1_722_984, 1_781_836, 3_404_080, 5_026_749},
+		{1_051_237, 1_628_870, 2_665_114, 3_199_777, 5_531_920},
+	} {
+		s := NewSchedule(w, o)
+		for k, v := range want {
+			if got := s.Next(); got != v {
+				t.Errorf("I(%d, %d) = %d, want %d", w, k, got, v)
+			}
+		}
+	}
+	// SplitMix64 itself (Vigna's splitmix64.c from state 1), and S + w wraps mod 2^64
+	g := SplitMix64{1}
+	if a, b := g.Next(), g.Next(); a != 0x910a2dec89025cc1 || b != 0xbeeb8da1658eec67 {
+		t.Errorf("splitmix64: %#x %#x", a, b)
+	}
+	wrapped := NewSchedule(1, &Options{Workers: 4, Rate: 2000, Arrival: "poisson", Seed: 1<<64 - 1})
+	zero := NewSchedule(0, &Options{Workers: 4, Rate: 2000, Arrival: "poisson", Seed: 0})
+	for range 100 {
+		if wrapped.Next() != zero.Next() {
+			t.Fatal("worker 1 of seed 2^64 - 1 is not worker 0 of seed 0")
+		}
+	}
+}
+
 func TestMissedCountsTheScheduleLeftBeforeD(t *testing.T) {
 	o := &Options{Workers: 1, Rate: 10, Arrival: "uniform"} // 0, 100 ms, 200 ms, ...
 	s := NewSchedule(0, o)

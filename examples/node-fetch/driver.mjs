@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { USAGE, Unsupported, UsageError, parseOptions } from './lib/options.mjs';
+import { documentJSON } from './lib/record.mjs';
 import { run } from './lib/run.mjs';
 
 const PROG = 'node-fetch-driver';
@@ -43,7 +44,7 @@ export function document(o, g) {
       loop: open ? 'open' : 'closed',
       rate: o.rate,
       arrival: open ? o.arrival : null,
-      seed: open ? o.seed : null,
+      seed: open && o.arrival === 'poisson' ? o.seed : null, // a BigInt (JSON below); uniform schedules draw nothing
       method: o.method,
       body_size: o.bodySize,
       record: o.record,
@@ -76,8 +77,7 @@ async function main(argv) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const doc = document(o, await run(o));
-  process.stdout.write(`${JSON.stringify(doc)}\n`);
+  process.stdout.write(`${documentJSON(document(o, await run(o)))}\n`);
   return 0;
 }
 

@@ -12,6 +12,15 @@ export class DigestMismatch extends Error {
   }
 }
 
+/** A request that ended after --timeout, which bounds the whole request: a TimeoutError, whatever it returned
+ * (the abort timer stops a request at T; the harness's own clock may read a little later). */
+export class Overtime extends Error {
+  constructor(tookNs, timeoutS) {
+    super(`the request took ${(tookNs / 1e9).toFixed(3)} s, past --timeout ${timeoutS} s`);
+    this.name = 'Overtime';
+  }
+}
+
 function chain(err) {
   const out = [];
   for (let e = err; e instanceof Object && out.length < 5; e = e.cause) out.push(e);
@@ -27,6 +36,7 @@ const CONNECTION_CODES = new Set([
 /** The contract's class of an error from fetch (or from reading a body). */
 export function failureClass(err) {
   if (err instanceof DigestMismatch) return 'Error';
+  if (err instanceof Overtime) return 'TimeoutError';
   const errors = chain(err);
   const codes = errors.map((e) => String(e.code ?? ''));
   const names = errors.map((e) => String(e.name ?? ''));
@@ -47,7 +57,7 @@ export function failureClass(err) {
 /** A failure's reason: its class, then each error of the cause chain (name, code, message) on one line. */
 export function describe(err) {
   const cls = failureClass(err);
-  if (err instanceof DigestMismatch) return `${cls}: ${err.message}`;
+  if (err instanceof DigestMismatch || err instanceof Overtime) return `${cls}: ${err.message}`;
   const parts = chain(err).map((e) => {
     const named = typeof e.code === 'string' && !String(e.message).includes(e.code); // not DOMException's numbers
     const code = named ? ` [${e.code}]` : '';

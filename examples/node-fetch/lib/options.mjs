@@ -8,6 +8,8 @@ import { parseArgs } from 'node:util';
 const MAX_BODY_SIZE = 2 ** 30; // the server's /upload accepts up to 1 GiB
 const MAX_RATE_PER_WORKER = 1_000_000; // a worker's schedule may not be finer than 1 µs
 const DEFAULT_REQUESTS = 100;
+const MAX_TIMEOUT_S = 86_400; // a day: a longer latency does not fit the runner's histograms
+const MAX_SEED = (1n << 64n) - 1n; // SplitMix64's state
 
 export class UsageError extends Error {}
 
@@ -25,8 +27,8 @@ const FLAGS = {
   'ca-file': { type: 'string' },
   insecure: { type: 'boolean', default: false },
   rate: { type: 'string' },
-  arrival: { type: 'string', default: 'uniform' },
-  seed: { type: 'string', default: '1' },
+  arrival: { type: 'string' }, // without --rate: bad usage; default uniform
+  seed: { type: 'string' }, // likewise; default 1
   method: { type: 'string', default: 'GET' },
   'body-size': { type: 'string' },
   record: { type: 'string', default: 'samples' },
@@ -57,6 +59,36 @@ function positive(flag, text) {
   return v;
 }
 
+function seed(text) {
+  const v = /^\d+$/.test(text.trim()) ? BigInt(text.trim()) : -1n;
+  if (v < 0n || v > MAX_SEED) throw new UsageError(`--seed: must be a whole number from 0 to 2^64 - 1, got '${text}'`);
+  return v;
+}
+
+/** --url: an absolute http:// or https:// URL with a host, and a port from 1 to 65535 if it has one
+ * (docs/raw-format.md); what fetch refuses beyond that is a counted failure (InvalidUrl). */
+function checkUrl(text) {
+  if (/[\x00-\x20\x7f]/.test(text)) throw new UsageError(`--url: must not contain whitespace or control characters`);
+  let u;
+  try {
+    u = new URL(text);
+  } catch {
+    throw new UsageError(`--url: '${text}' is not a URL`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new UsageError(`--url: must be an http:// or https:// URL, got '${text}'`);
+  }
+  if (u.hostname === '') throw new UsageError(`--url: has no host: '${text}'`);
+  // URL() refuses ports above 65535 and leaves out the scheme's default; 0 is left
+  if (u.port === '0') throw new UsageError(`--url: the port must be from 1 to 65535, got '${text}'`);
+}
+
+function timeout(text) {
+  const v = positive('timeout', text);
+  if (v > MAX_TIMEOUT_S) throw new UsageError(`--timeout: must be at most ${MAX_TIMEOUT_S} s (a day), got '${text}'`);
+  return v;
+}
+
 function oneOf(flag, text, ...choices) {
   if (!choices.includes(text)) throw new UsageError(`--${flag}: must be one of ${choices.join(', ')}, got '${text}'`);
   return text;
@@ -72,19 +104,25 @@ export function parseOptions(argv) {
   }
   if (values.help) return null;
   if (!values.url) throw new UsageError('--url is required');
+  checkUrl(values.url);
+  for (const flag of ['arrival', 'seed']) {
+    if (values[flag] !== undefined && values.rate === undefined) {
+      throw new UsageError(`--${flag}: goes with --rate (an open loop)`);
+    }
+  }
   const o = {
     url: values.url,
     workers: whole('workers', values.workers, 1),
     requests: values.requests === undefined ? null : whole('requests', values.requests, 1),
     duration: values.duration === undefined ? null : positive('duration', values.duration),
     warmup: whole('warmup', values.warmup, 0),
-    timeout: positive('timeout', values.timeout),
+    timeout: timeout(values.timeout),
     connection: oneOf('connection', values.connection, 'keep-alive', 'new'),
     caFile: values['ca-file'] ?? null,
     insecure: values.insecure,
     rate: values.rate === undefined ? null : positive('rate', values.rate),
-    arrival: oneOf('arrival', values.arrival, 'uniform', 'poisson'),
-    seed: whole('seed', values.seed, -(2 ** 31), 2 ** 31 - 1),
+    arrival: oneOf('arrival', values.arrival ?? 'uniform', 'uniform', 'poisson'),
+    seed: values.seed === undefined ? 1n : seed(values.seed), // a BigInt: SplitMix64's state
     method: oneOf('method', values.method, 'GET', 'POST', 'PUT'),
     bodySize: values['body-size'] === undefined ? null : whole('body-size', values['body-size'], 0, MAX_BODY_SIZE),
     record: oneOf('record', values.record, 'samples', 'histogram'),

@@ -2,7 +2,7 @@
 // per-request arrays (--record samples) or HdrHistogram buckets at 3 significant digits made at the end from
 // the same samples (--record histogram), so the timed loop does the same work in both modes.
 import * as hdr from 'hdr-histogram-js';
-import { describe } from './failures.mjs';
+import { DigestMismatch, Overtime, describe } from './failures.mjs';
 import { countMissed } from './schedule.mjs';
 
 const MAX_FAILURES = 1000; // a worker lists at most this many failures (all of them are counted)
@@ -33,9 +33,11 @@ export function histogram(values) {
   return { significant_digits: SIGNIFICANT_DIGITS, counts };
 }
 
-/** One worker's measurements, timestamps in ns of the driver's clock until toJSON(). */
+/** One worker's measurements, timestamps in ns of the driver's clock until toJSON(). `timeout`: --timeout in s,
+ * which bounds the whole request: one that took longer failed (Overtime), whatever it returned. */
 export class Worker {
-  constructor(openLoop) {
+  constructor(openLoop, timeout = Infinity) {
+    this.timeout = timeout;
     this.starts = [];
     this.latencies = [];
     this.intended = openLoop ? [] : null;
@@ -50,10 +52,15 @@ export class Worker {
     this.unsent = null;
   }
 
+  /** Request `index`'s failure, first to last: the client's error; ending after --timeout; a status other than
+   * 200; a wrong upload answer. */
   record(index, start, end, status, nbytes, error) {
     this.starts.push(start);
     this.latencies.push(end - start);
     this.bytes += nbytes;
+    if ((error == null || error instanceof DigestMismatch) && end - start > this.timeout * 1e9) {
+      error = new Overtime(end - start, this.timeout);
+    }
     if (error != null) this.fail(index, describe(error), null);
     else if (status !== 200) this.fail(index, `status ${status}`, status);
   }
@@ -103,4 +110,15 @@ export class Worker {
     }
     return out;
   }
+}
+
+/** JSON.stringify, with BigInts (the seed, up to 2^64 - 1) written as JSON numbers, every digit kept. */
+export function documentJSON(doc) {
+  const marks = [];
+  const text = JSON.stringify(doc, (_, v) => {
+    if (typeof v !== 'bigint') return v;
+    marks.push(v.toString());
+    return `\u0000bigint${marks.length - 1}`;
+  });
+  return text.replace(/"\\u0000bigint(\d+)"/g, (_, i) => marks[Number(i)]);
 }

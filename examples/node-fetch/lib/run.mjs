@@ -117,7 +117,7 @@ export async function run(o) {
   // workers start, with a data: URL that needs no server
   await (await fetch('data:,')).arrayBuffer();
   const open = o.rate !== null;
-  const workers = Array.from({ length: o.workers }, () => new Worker(open));
+  const workers = Array.from({ length: o.workers }, () => new Worker(open, o.timeout));
   const shared = o.clientScope === 'shared' ? new Slot(o, true) : null;
   const slots = workers.map(() => shared ?? new Slot(o));
   await Promise.all(

@@ -1,21 +1,36 @@
 // The open loop (docs/raw-format.md, "Open loop"): each worker's intended start times I(w, k), in ns after t0,
 // and the wait for one of them on the event loop's timer.
-import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
-import { mersenne } from 'pure-rand/generator/mersenne';
 
-/** uniform: I(w, k) = (w + k·W) / R, each worker every W/R s and the W phases spread evenly. */
+const MASK = (1n << 64n) - 1n;
+
+/** SplitMix64 (Steele, Lea and Flood 2014; Vigna's reference code), from `state` (a BigInt, mod 2^64): the
+ * Poisson schedules' generator, the same in every harness of the contract, so that a seed gives the same
+ * schedule in every language. Yields its 64-bit outputs as BigInts. */
+export function* splitmix64(state) {
+  let s = BigInt.asUintN(64, state);
+  for (;;) {
+    s = (s + 0x9e3779b97f4a7c15n) & MASK;
+    let z = s;
+    z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & MASK;
+    z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & MASK;
+    yield z ^ (z >> 31n);
+  }
+}
+
+/** uniform: I(w, k) = (w + k·W) / R, each worker every W/R s and the W phases spread evenly (worker 0 at 0). */
 export function* uniform(worker, workers, rate) {
   for (let k = 0; ; k++) yield Math.round(((worker + k * workers) / rate) * 1e9);
 }
 
-/** poisson: sums of exponential intervals of mean W/R from an MT19937 generator seeded with S + w. */
+/** poisson: I(w, k) = I(w, k-1) + round(-ln(u) · m) ns with m = W · 1e9 / R and u = ((x >> 11) + 1) / 2^53 from
+ * SplitMix64 seeded with S + w (`seed` a BigInt); summed in whole ns, so I(w, 0) is the first interval, not 0. */
 export function* poisson(worker, workers, rate, seed) {
-  const rng = mersenne(seed + worker);
-  const perWorker = rate / workers;
+  const meanNs = (workers * 1e9) / rate;
   let t = 0;
-  for (;;) {
-    t += -Math.log(1 - uniformFloat64(rng)) / perWorker; // inverse transform of a uniform draw in [0, 1)
-    yield Math.round(t * 1e9);
+  for (const x of splitmix64(seed + BigInt(worker))) {
+    const u = (Number(x >> 11n) + 1) * 2 ** -53; // (0, 1], exact
+    t += Math.round(-Math.log(u) * meanNs); // Math.round rounds halves up: away from zero, for these
+    yield t;
   }
 }
 

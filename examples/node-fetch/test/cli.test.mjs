@@ -54,6 +54,21 @@ test('the document of a run', async () => {
   }
 });
 
+test('the document records the seed of a Poisson schedule only, every digit of it', async () => {
+  const server = createServer((req, res) => res.end('hello'));
+  const port = await listen(server);
+  try {
+    for (const [arrival, want] of [['uniform', 'null'], ['poisson', '18446744073709551615']]) {
+      const args = [DRIVER, '--url', `http://127.0.0.1:${port}/`, '--workers', '1', '--rate', '1000', '--requests', '2',
+        '--arrival', arrival, '--seed', '18446744073709551615'];
+      const { stdout } = await promisify(execFile)(process.execPath, args);
+      assert.match(stdout, new RegExp(`"arrival":"${arrival}","seed":${want},`));
+    }
+  } finally {
+    server.close();
+  }
+});
+
 test('a shared client serves every worker on at most W connections', async () => {
   let connections = 0;
   const server = createServer((req, res) => res.end('hello'));

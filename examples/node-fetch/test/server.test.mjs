@@ -36,6 +36,14 @@ before(async () => {
       res.writeHead(500).end();
     } else if (req.url === '/stall') {
       setTimeout(() => res.end('late'), 500);
+    } else if (req.url === '/drip') {
+      // the headers at once, then a byte every 100 ms: no read waits long, the whole body takes 0.6 s
+      res.writeHead(200, { 'Content-Length': '6' });
+      for (let i = 0; i < 6 && !res.destroyed; i++) {
+        res.write('*');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      res.end();
     } else {
       res.end('hello');
     }
@@ -71,9 +79,10 @@ test('uploads are checked and failures classified', async () => {
     ['/reset', 'ConnectionError: '],
     ['/garbage', 'ProtocolError: '],
     ['/stall', 'TimeoutError: '],
+    ['/drip', 'TimeoutError: '], // --timeout bounds the whole request, not each read
   ]) {
     const extra = path === '/wrong' ? ['--method', 'PUT', '--body-size', '3'] : [];
-    const r = reasons(await go('--url', `${base}${path}`, '--workers', '1', '--requests', '2', '--timeout', '0.1', ...extra));
+    const r = reasons(await go('--url', `${base}${path}`, '--workers', '1', '--requests', '2', '--timeout', '0.25', ...extra));
     assert.equal(r.length, 2, `${path}: ${r}`);
     assert.ok(r[0].startsWith(want), `${path}: ${r[0]}`);
   }

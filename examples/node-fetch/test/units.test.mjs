@@ -1,32 +1,45 @@
 // The driver's parts without a server: usage errors, the upload, the schedules, the histograms.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { DigestMismatch } from '../lib/failures.mjs';
 import { UsageError, parseOptions, uploadAnswer, uploadBody } from '../lib/options.mjs';
-import { histogram, Worker } from '../lib/record.mjs';
-import { countMissed, poisson, sleepUntil, uniform } from '../lib/schedule.mjs';
+import { documentJSON, histogram, Worker } from '../lib/record.mjs';
+import { countMissed, poisson, sleepUntil, splitmix64, uniform } from '../lib/schedule.mjs';
 
 test('bad usage is one line naming the flag', () => {
   for (const [args, flag] of [
-    ['--url u --rate x', '--rate'],
-    ['--url u --rate 0', '--rate'],
-    ['--url u --duration 1', '--duration'],
-    ['--url u --rate 5 --duration 1 --requests 3', '--requests'],
-    ['--url u --rate 2000000 --workers 1', '--rate'],
-    ['--url u --body-size 3', '--body-size'],
-    ['--url u --method POST --body-size -1', '--body-size'],
-    ['--url u --method POST --body-size 1073741825', '--body-size'],
-    ['--url u --workers 0', '--workers'],
-    ['--url u --workers 1.5', '--workers'],
-    ['--url u --warmup -1', '--warmup'],
-    ['--url u --timeout nan', '--timeout'],
-    ['--url u --connection close', '--connection'],
-    ['--url u --arrival burst', '--arrival'],
-    ['--url u --record all', '--record'],
-    ['--url u --method DELETE', '--method'],
-    ['--url u --ca-file /no/such/ca.pem', '--ca-file'],
-    ['--url u --ca-file x --insecure', '--insecure'],
-    ['--url u --bogus', '--bogus'],
+    ['--url http://h/ --rate x', '--rate'],
+    ['--url http://h/ --rate 0', '--rate'],
+    ['--url http://h/ --duration 1', '--duration'],
+    ['--url http://h/ --rate 5 --duration 1 --requests 3', '--requests'],
+    ['--url http://h/ --rate 2000000 --workers 1', '--rate'],
+    ['--url http://h/ --body-size 3', '--body-size'],
+    ['--url http://h/ --method POST --body-size -1', '--body-size'],
+    ['--url http://h/ --method POST --body-size 1073741825', '--body-size'],
+    ['--url http://h/ --workers 0', '--workers'],
+    ['--url http://h/ --workers 1.5', '--workers'],
+    ['--url http://h/ --warmup -1', '--warmup'],
+    ['--url http://h/ --timeout nan', '--timeout'],
+    ['--url http://h/ --connection close', '--connection'],
+    ['--url http://h/ --arrival burst', '--arrival'],
+    ['--url http://h/ --record all', '--record'],
+    ['--url http://h/ --method DELETE', '--method'],
+    ['--url http://h/ --ca-file /no/such/ca.pem', '--ca-file'],
+    ['--url http://h/ --ca-file x --insecure', '--insecure'],
+    ['--url http://h/ --bogus', '--bogus'],
     ['--workers 2', '--url'],
+    // the contract's rules (docs/raw-format.md, "Command line")
+    ['--url http://h/ --arrival poisson', '--arrival'],
+    ['--url http://h/ --seed 3', '--seed'],
+    ['--url http://h/ --rate 5 --seed -1', '--seed'],
+    ['--url http://h/ --rate 5 --seed 18446744073709551616', '--seed'],
+    ['--url http://h/ --timeout 0', '--timeout'],
+    ['--url http://h/ --timeout 86401', '--timeout'],
+    ['--url ftp://h/', '--url'],
+    ['--url http://', '--url'],
+    ['--url 127.0.0.1:8080', '--url'],
+    ['--url http://h:0/', '--url'],
+    ['--url http://h:65536/', '--url'],
   ]) {
     assert.throws(
       () => parseOptions(args.split(' ')),
@@ -53,9 +66,9 @@ test('defaults and the upload', () => {
 test('uniform phases spread evenly; poisson is seeded and has its mean', () => {
   const u = uniform(1, 4, 100);
   assert.deepEqual([0, 1, 2, 3].map(() => u.next().value), [10e6, 50e6, 90e6, 130e6]);
-  const a = poisson(0, 2, 1000, 7);
-  const b = poisson(0, 2, 1000, 7);
-  const other = poisson(1, 2, 1000, 7);
+  const a = poisson(0, 2, 1000, 7n);
+  const b = poisson(0, 2, 1000, 7n);
+  const other = poisson(1, 2, 1000, 7n);
   let last = 0;
   let same = true;
   for (let i = 0; i < 20_000; i++) {
@@ -65,6 +78,26 @@ test('uniform phases spread evenly; poisson is seeded and has its mean', () => {
   }
   assert.ok(!same, "worker 1 has worker 0's schedule");
   assert.ok(Math.abs(last / 40e9 - 1) < 0.03, `20,000 intervals of 2 ms took ${last / 1e9} s`);
+});
+
+test('poisson is the contract’s schedule', () => {
+  // docs/raw-format.md's example: --seed 1, W = 4, R = 2000 (a mean interval of 2 ms)
+  const first5 = (it) => [0, 1, 2, 3, 4].map(() => it.next().value);
+  assert.deepEqual(first5(poisson(0, 4, 2000, 1n)), [1_136_339, 1_722_984, 1_781_836, 3_404_080, 5_026_749]);
+  assert.deepEqual(first5(poisson(1, 4, 2000, 1n)), [1_051_237, 1_628_870, 2_665_114, 3_199_777, 5_531_920]);
+  const g = splitmix64(1n); // Vigna's splitmix64.c from state 1
+  assert.deepEqual([g.next().value, g.next().value], [0x910a2dec89025cc1n, 0xbeeb8da1658eec67n]);
+  // S + w wraps mod 2^64: worker 1 of seed 2^64 - 1 is worker 0 of seed 0
+  const wrapped = poisson(1, 4, 2000, (1n << 64n) - 1n);
+  const zero = poisson(0, 4, 2000, 0n);
+  for (let i = 0; i < 100; i++) assert.equal(wrapped.next().value, zero.next().value);
+});
+
+test('the open loop’s flags: defaults, and a 64-bit seed written whole', () => {
+  const o = parseOptions('--url http://h/ --rate 10'.split(' '));
+  assert.deepEqual([o.arrival, o.seed], ['uniform', 1n]);
+  const big = parseOptions('--url http://h/ --rate 10 --arrival poisson --seed 18446744073709551615'.split(' '));
+  assert.equal(documentJSON({ seed: big.seed, url: 'x' }), '{"seed":18446744073709551615,"url":"x"}');
 });
 
 test('missed counts the schedule left before D', () => {
@@ -103,6 +136,21 @@ test('histogram buckets are the contract’s', () => {
   assert.equal(lowestEquivalent(2049), 2048);
   assert.equal(lowestEquivalent(1_000_999), 1_000_960);
   assert.throws(() => histogram([2 * 86_400e9]), /beyond a day/);
+});
+
+test('a request past the timeout is a TimeoutError, whatever it returned', () => {
+  const w = new Worker(false, 0.001); // --timeout 1 ms bounds the whole request
+  w.record(0, 0, 1_000_000, 200, 10, null); // exactly 1 ms: in time
+  w.record(1, 0, 2_000_000, 200, 10, null);
+  w.record(2, 0, 2_000_000, 500, 10, null);
+  w.record(3, 0, 2_000_000, 200, 6, new DigestMismatch(Buffer.from('3 nope'), Buffer.from('x')));
+  w.record(4, 0, 2_000_000, null, 0, Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }));
+  assert.deepEqual([w.failureCount, w.bytes], [4, 36]);
+  for (const f of w.failures.slice(0, 3)) {
+    assert.deepEqual(f.reason, 'TimeoutError: the request took 0.002 s, past --timeout 0.001 s');
+    assert.equal(f.status, null);
+  }
+  assert.match(w.failures[3].reason, /^ConnectionError: /); // the client's own error comes first
 });
 
 test('histograms are of the successful requests', () => {
