@@ -8,7 +8,9 @@
 // allocation per request, no event loop: what is left is the kernel, the loopback and the server, i.e.
 // the physical limit of this machine and server for the workload. It is deliberately minimal: responses
 // without Content-Length (chunked, EOF-delimited) are a ProtocolError, and the timeout applies to each
-// socket operation (SO_RCVTIMEO/SO_SNDTIMEO) rather than to the whole request.
+// socket operation (SO_RCVTIMEO/SO_SNDTIMEO) rather than to the whole request (a deadline would cost a
+// setsockopt per read); the harness still counts a request that ended after --timeout as a TimeoutError, as the
+// contract bounds the whole request.
 //
 // A GET or PUT (idempotent, so sending it again is harmless) on a re-used connection that the server closed
 // meanwhile (EOF or reset before any response byte) is retried once on a new connection, a POST only when

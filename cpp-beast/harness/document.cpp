@@ -209,8 +209,10 @@ void json_workload(std::string& out, const harness::Options& o) {
     if (o.open()) {
         out += ",\"loop\":\"open\",\"rate\":";
         json_double(out, *o.rate);
-        out += std::string(",\"arrival\":\"") + (o.arrival == harness::Arrival::uniform ? "uniform" : "poisson") +
-               "\",\"seed\":" + std::to_string(o.seed);
+        // the seed is the schedule's only with poisson arrivals: null for uniform ones, which draw nothing
+        const bool poisson = o.arrival == harness::Arrival::poisson;
+        out += std::string(",\"arrival\":\"") + (poisson ? "poisson" : "uniform") +
+               "\",\"seed\":" + (poisson ? std::to_string(o.seed) : std::string("null"));
     } else {
         out += ",\"loop\":\"closed\",\"rate\":null,\"arrival\":null,\"seed\":null";
     }

@@ -153,6 +153,7 @@ struct Run {
     std::string expected;               // its /upload line
     harness::Client* shared = nullptr;  // --client-scope shared: every worker's client
     std::string shared_error;           // --client-scope shared: why it could not be made
+    std::int64_t timeout_ns = 0;        // --timeout: a request that took longer failed
 };
 
 // A worker's client: its own, or the shared one.
@@ -169,13 +170,24 @@ std::string excerpt(std::string_view body, std::uint64_t length) {
     return out;
 }
 
+// "the request took 3.004 s, past --timeout 1 s": the reason of a request that ended after --timeout.
+std::string overtime_text(std::int64_t took_ns, double timeout_s) {
+    char text[96];
+    std::snprintf(text, sizeof text, "the request took %.3f s, past --timeout %g s", static_cast<double>(took_ns) / 1e9,
+                  timeout_s);
+    return text;
+}
+
 // One request of the worker's loop, started at `start` (the steady clock): records its start, service time,
-// bytes and failure.
-inline void perform(const Run& run, Worker& w, WorkerClient& wc, long k, std::int64_t start) {
+// bytes and failure, and returns its end. Its reason, first to last: the client's error; ended after --timeout
+// (TimeoutError, whatever it returned: the timeout bounds the whole request); a status other than 200; an
+// upload's answer other than the /upload line.
+inline std::int64_t perform(const Run& run, Worker& w, WorkerClient& wc, long k, std::int64_t start) {
     const Options& o = run.o;
     std::optional<int> status;
     std::uint64_t nbytes = 0;
     std::string error;
+    bool mismatch = false;
     if (!wc.use && !o.new_connection) {
         error = w.setup_error.empty() ? reason("Error", kNoClient) : w.setup_error;
     } else {
@@ -191,7 +203,8 @@ inline void perform(const Run& run, Worker& w, WorkerClient& wc, long k, std::in
                 const harness::Fetch fetch = client->upload(o.url, o.method, run.body);
                 status = fetch.status;
                 nbytes = fetch.bytes;
-                if (fetch.status == 200 && (fetch.bytes != run.expected.size() || fetch.body != run.expected))
+                mismatch = fetch.status == 200 && (fetch.bytes != run.expected.size() || fetch.body != run.expected);
+                if (mismatch)
                     error = "Error: upload digest mismatch: expected '" + run.expected + "', got '" +
                             excerpt(fetch.body, fetch.bytes) + "'";
             } else {
@@ -209,10 +222,13 @@ inline void perform(const Run& run, Worker& w, WorkerClient& wc, long k, std::in
     w.starts.push_back(start);
     w.latencies.push_back(end - start);
     w.bytes += nbytes;
-    if (!error.empty())
+    if ((error.empty() || mismatch) && end - start > run.timeout_ns)
+        w.fail(k, reason("TimeoutError", overtime_text(end - start, o.timeout)));
+    else if (!error.empty())
         w.fail(k, std::move(error));
     else if (*status != 200)
         w.fail(k, "status " + std::to_string(*status), status);
+    return end;
 }
 
 // How many requests a worker will likely send, so that its arrays do not grow (a copy the run would wait for)
@@ -273,7 +289,7 @@ void run_worker(const Run& run, long index, Worker& w, StartGate& gate) {
         const harness::LoopCounts counts =
             harness::open_loop(schedule, limits, t0, clock, [&](long k, std::int64_t intended, std::int64_t start) {
                 w.intended.push_back(intended);
-                perform(run, w, client, k, start);
+                return perform(run, w, client, k, start);
             });
         w.late = counts.late;
         w.missed = counts.missed;
@@ -289,7 +305,7 @@ void run_worker(const Run& run, long index, Worker& w, StartGate& gate) {
 }
 
 int run_group(const harness::Driver& d, const Options& o) {
-    Run run{d, o, client_options(o), o.upload(), {}, {}, nullptr, {}};
+    Run run{d, o, client_options(o), o.upload(), {}, {}, nullptr, {}, static_cast<std::int64_t>(o.timeout * 1e9)};
     if (run.upload) {
         run.body = harness::upload_body(o.body_size);
         run.expected = harness::upload_digest_line(run.body);
@@ -358,12 +374,8 @@ int harness::main(int argc, char** argv, const Driver& d) {
     std::optional<Options> options;
     try {
         options = parse_args(argc, argv);
-        if (options) beast_client::parse_url(options->url);
     } catch (const UsageError& e) {
         std::fprintf(stderr, "%s: error: %s (see --help)\n", kProg, e.message.c_str());
-        return 2;
-    } catch (const beast_client::InvalidUrl& e) {
-        std::fprintf(stderr, "%s: error: --url: %s\n", kProg, one_line(e.what()).c_str());
         return 2;
     }
     if (!options) {

@@ -1,6 +1,7 @@
 // The driver contract's command line (options.hpp).
 #include "options.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -21,7 +22,7 @@ const char* const harness::kUsage =
     "  --requests N        timed requests per worker (default 100)\n"
     "  --duration SECONDS  open loop, instead of --requests: the schedule lasts this long\n"
     "  --warmup K          untimed requests per worker before the timed loop (default 0)\n"
-    "  --timeout SECONDS   per-request timeout (default 30)\n"
+    "  --timeout SECONDS   bounds each whole request (default 30, at most 86400)\n"
     "  --connection C      keep-alive: one connection per worker (default); new: a new client and\n"
     "                      connection for every timed request\n"
     "  --ca-file PATH      https: trust the CA certificates in this PEM file instead of the system's\n"
@@ -29,8 +30,8 @@ const char* const harness::kUsage =
     "  --rate R            open loop: R requests/s over all workers, each on a schedule of R/W requests/s\n"
     "                      (default: a closed loop, each request sent when the previous one returned)\n"
     "  --arrival A         open loop: uniform (a fixed interval, default) or poisson (exponential intervals)\n"
-    "  --seed S            open loop, poisson: worker w draws its intervals from a generator seeded S + w\n"
-    "                      (default 1)\n"
+    "  --seed S            open loop, poisson: worker w draws its intervals from SplitMix64 seeded S + w\n"
+    "                      (0 <= S < 2^64, default 1)\n"
     "  --method M          GET (default), POST or PUT\n"
     "  --body-size BYTES   POST/PUT: the request body's length (default 0); the response must be the\n"
     "                      server's /upload line for it (\"<length> <sha256 hex>\")\n"
@@ -102,6 +103,8 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
     Options o;
     bool have_url = false;
     bool have_requests = false;
+    bool have_arrival = false;
+    bool have_seed = false;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
         if (arg == "-h" || arg == "--help") return std::nullopt;
@@ -152,8 +155,10 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
             if (value != "uniform" && value != "poisson")
                 throw UsageError{"--arrival must be uniform or poisson, got '" + value + "'"};
             o.arrival = value == "uniform" ? Arrival::uniform : Arrival::poisson;
+            have_arrival = true;
         } else if (arg == "--seed") {
             o.seed = parse_seed(value);
+            have_seed = true;
         } else if (arg == "--method") {
             if (value != "GET" && value != "POST" && value != "PUT")
                 throw UsageError{"--method must be GET, POST or PUT, got '" + value + "'"};
@@ -173,9 +178,13 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
             o.http2 = value == "2";
         } else {
             o.timeout = parse_number(arg, value, "seconds");
+            if (o.timeout > kMaxTimeout) throw UsageError{"--timeout must be at most 86400 s (a day), got " + value};
         }
     }
     if (!have_url) throw UsageError{"the following argument is required: --url"};
+    check_url(o.url);
+    if (have_arrival && !o.rate) throw UsageError{"--arrival goes with --rate (an open loop)"};
+    if (have_seed && !o.rate) throw UsageError{"--seed goes with --rate (an open loop)"};
     if (o.insecure && !o.ca_file.empty()) throw UsageError{"--ca-file and --insecure are mutually exclusive"};
     if (o.duration_s && have_requests)
         throw UsageError{"--duration and --requests exclude each other: an open loop lasts a time or a count"};
@@ -191,4 +200,38 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
     if (o.body_size > 0 && !o.upload())
         throw UsageError{"--body-size goes with --method POST or PUT (a GET sends no body)"};
     return o;
+}
+
+void harness::check_url(const std::string& url) {
+    for (const char c : url)
+        if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f)
+            throw UsageError{"--url must not contain whitespace or control characters: '" + url + "'"};
+    const auto sep = url.find("://");
+    std::string scheme = sep == std::string::npos ? std::string() : url.substr(0, sep);
+    for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (scheme != "http" && scheme != "https")
+        throw UsageError{"--url must be an http:// or https:// URL, got '" + url + "'"};
+    std::string authority = url.substr(sep + 3);
+    authority = authority.substr(0, authority.find_first_of("/?#"));
+    authority = authority.substr(authority.rfind('@') == std::string::npos ? 0 : authority.rfind('@') + 1);
+    std::string host = authority;
+    std::string port;
+    if (!authority.empty() && authority.front() == '[') {  // an IPv6 literal
+        const auto close = authority.find(']');
+        host = close == std::string::npos ? std::string() : authority.substr(1, close - 1);
+        if (close != std::string::npos && close + 1 < authority.size()) {
+            if (authority[close + 1] != ':') throw UsageError{"--url has an invalid host: '" + url + "'"};
+            port = authority.substr(close + 2);
+        }
+    } else if (const auto colon = authority.find(':'); colon != std::string::npos) {
+        host = authority.substr(0, colon);
+        port = authority.substr(colon + 1);  // empty: the scheme's default (RFC 3986)
+    }
+    if (host.empty()) throw UsageError{"--url has no host: '" + url + "'"};
+    if (!port.empty()) {
+        long value = 0;
+        const auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+        if (ec != std::errc() || ptr != port.data() + port.size() || value < 1 || value > 65535)
+            throw UsageError{"--url: the port must be from 1 to 65535, got '" + url + "'"};
+    }
 }

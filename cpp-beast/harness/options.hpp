@@ -37,14 +37,20 @@ struct UsageError {
     std::string message;
 };
 
-/// The largest --body-size (1 GiB) and the finest schedule, requests/s per worker (one per µs).
+/// The largest --body-size (1 GiB), the finest schedule, requests/s per worker (one per µs), and the largest
+/// --timeout (a day: a longer latency does not fit the runner's histograms).
 constexpr std::size_t kMaxBodySize = std::size_t{1} << 30;
 constexpr double kMaxRatePerWorker = 1e6;
+constexpr double kMaxTimeout = 86400;
 
 /// The flags' help text (after "usage: <prog>").
 extern const char* const kUsage;
 
 /// Parses the flags (argv[0] is the program); nullopt for --help. Throws UsageError.
 std::optional<Options> parse_args(int argc, char** argv);
+
+/// The contract's check of --url: an absolute http:// or https:// URL with a host, and a port from 1 to 65535
+/// if it has one. Throws UsageError. (What a client refuses beyond that is a counted failure, InvalidUrl.)
+void check_url(const std::string& url);
 
 }  // namespace harness

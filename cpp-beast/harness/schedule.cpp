@@ -7,14 +7,18 @@
 
 namespace {
 
-// Seconds after t0 as ns, rounded; a schedule too far out for int64 ns (a tiny rate) saturates, which no
-// run reaches.
-std::int64_t to_ns(double seconds) {
-    const double ns = std::round(seconds * 1e9);
-    constexpr double kMax = static_cast<double>(std::numeric_limits<std::int64_t>::max() / 2);
-    if (!(ns < kMax)) return static_cast<std::int64_t>(kMax);
-    return ns > 0 ? static_cast<std::int64_t>(ns) : 0;
+// A schedule too far out for int64 ns (a tiny rate) saturates here, which no run reaches.
+constexpr std::int64_t kMaxNs = std::numeric_limits<std::int64_t>::max() / 2;
+
+// ns rounded to a whole number, halves away from zero (std::round: the contract's rounding), saturated.
+std::int64_t round_ns(double ns) {
+    const double r = std::round(ns);
+    if (!(r < static_cast<double>(kMaxNs))) return kMaxNs;
+    return r > 0 ? static_cast<std::int64_t>(r) : 0;
 }
+
+// Seconds after t0 as ns, rounded.
+std::int64_t to_ns(double seconds) { return round_ns(seconds * 1e9); }
 
 }  // namespace
 
@@ -23,20 +27,29 @@ std::int64_t harness::uniform_intended_ns(double rate, long workers, long worker
     return to_ns((static_cast<double>(worker) + static_cast<double>(k) * static_cast<double>(workers)) / rate);
 }
 
+std::uint64_t harness::SplitMix64::next() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 harness::Schedule::Schedule(Arrival arrival, double rate, long workers, long worker, std::uint64_t seed)
     : arrival_(arrival),
       rate_(rate),
       workers_(workers),
       worker_(worker),
-      rng_(seed + static_cast<std::uint64_t>(worker)),
-      interval_(rate / static_cast<double>(workers)) {}
+      mean_ns_(static_cast<double>(workers) * 1e9 / rate),
+      rng_(seed + static_cast<std::uint64_t>(worker)) {}  // unsigned: wraps mod 2^64, as the contract says
 
 std::int64_t harness::Schedule::next() {
     if (arrival_ == Arrival::uniform) return uniform_intended_ns(rate_, workers_, worker_, k_++);
-    // the sum is kept in seconds and rounded once per entry, so rounding does not drift over a long schedule
-    t_s_ += interval_(rng_);
     ++k_;
-    return to_ns(t_s_);
+    const double u = static_cast<double>((rng_.next() >> 11) + 1) * 0x1.0p-53;  // (0, 1], exact
+    // whole ns per interval, summed exactly: the same times as every other harness, no drift
+    const std::int64_t interval = round_ns(-std::log(u) * mean_ns_);
+    t_ns_ = interval > kMaxNs - t_ns_ ? kMaxNs : t_ns_ + interval;
+    return t_ns_;
 }
 
 long harness::Schedule::count_before(std::int64_t limit_ns) {

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 
 namespace harness {
 
@@ -13,9 +12,20 @@ enum class Arrival { uniform, poisson };
 /// I(w, k) of a uniform schedule, ns after t0: (w + k·W) / R seconds (W workers, R requests/s in all).
 std::int64_t uniform_intended_ns(double rate, long workers, long worker, long k);
 
-/// One worker's intended start times, ns after t0, in order: I(w, 0), I(w, 1), ... For `poisson` the
-/// intervals are exponential with mean W/R, drawn with std::exponential_distribution from a std::mt19937_64
-/// seeded with seed + w, so a schedule is the same on every run.
+/// SplitMix64 (Steele, Lea and Flood 2014; Vigna's reference code): the generator of the Poisson schedules, the
+/// same in every language's harness (docs/raw-format.md), so that a seed gives the same times everywhere.
+class SplitMix64 {
+public:
+    explicit SplitMix64(std::uint64_t state) : state_(state) {}
+    std::uint64_t next();
+
+private:
+    std::uint64_t state_;
+};
+
+/// One worker's intended start times, ns after t0, in order: I(w, 0), I(w, 1), ... For `poisson` the intervals
+/// are round(-ln(u) * W * 1e9 / R) ns, u = ((x >> 11) + 1) / 2^53 from a SplitMix64 seeded with seed + w
+/// (mod 2^64), summed in whole ns: I(w, 0) is the first interval, not 0 (docs/raw-format.md, "Open loop").
 class Schedule {
 public:
     Schedule(Arrival arrival, double rate, long workers, long worker, std::uint64_t seed);
@@ -30,9 +40,9 @@ private:
     long workers_;
     long worker_;
     long k_ = 0;
-    double t_s_ = 0;  // poisson: the last intended start, seconds
-    std::mt19937_64 rng_;
-    std::exponential_distribution<double> interval_;
+    std::int64_t t_ns_ = 0;  // poisson: the last intended start
+    double mean_ns_;         // poisson: W * 1e9 / R
+    SplitMix64 rng_;
 };
 
 /// When a worker's open loop ends: after `requests` requests (when >= 0), or at `duration_ns` after t0
@@ -49,20 +59,22 @@ struct LoopCounts {
 };
 
 /// One worker's open loop from t0 (a time of `clock`, ns). Before request k the worker sleeps until
-/// t0 + I(w, k) (`clock.sleep_until`); when request k-1 ran past that time, request k starts at once and is
-/// late. `send(k, intended, start)` performs request k (times of `clock`) and returns when it has ended.
-/// With a duration, the loop stops at the first request that cannot start before t0 + D and counts it and
-/// the rest of the schedule before D as missed: it returns at most one request's time after t0 + D.
+/// t0 + I(w, k) (`clock.sleep_until`); when request k-1 ended after that time, request k starts at once and is
+/// late. `send(k, intended, start)` performs request k (times of `clock`) and returns its end (the time it
+/// recorded). With a duration, the loop stops at the first request that cannot start before t0 + D and counts
+/// it and the rest of the schedule before D as missed: it returns at most one request's time after t0 + D.
 template <class Clock, class Send>
 LoopCounts open_loop(Schedule& schedule, const LoopLimits& limits, std::int64_t t0, Clock& clock, Send&& send) {
     LoopCounts counts;
     const bool timed = limits.duration_ns >= 0;
+    std::int64_t previous_end = 0;
     for (long k = 0; limits.requests < 0 || k < limits.requests; ++k) {
         const std::int64_t intended_after_t0 = schedule.next();
         if (timed && intended_after_t0 >= limits.duration_ns) break;  // the end of the schedule
         const std::int64_t intended = t0 + intended_after_t0;
+        // late: request k-1 was still running at I(w, k) (not a wake-up after it, nor the loop's own work)
+        const bool late = k > 0 && previous_end > intended;
         std::int64_t now = clock.now();
-        const bool late = k > 0 && now > intended;
         while (now < intended) {
             clock.sleep_until(intended);
             now = clock.now();
@@ -72,7 +84,7 @@ LoopCounts open_loop(Schedule& schedule, const LoopLimits& limits, std::int64_t 
             break;
         }
         if (late) ++counts.late;
-        send(k, intended, now);
+        previous_end = send(k, intended, now);
         ++counts.count;
     }
     return counts;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <new>
 #include <optional>
@@ -15,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 using harness::failure_reason;
@@ -87,6 +89,42 @@ TEST(Harness, RequestFailuresHaveCanonicalReasons) {
         << doc;
     EXPECT_NE(doc.find("\"reason\":\"status 503\",\"status\":503"), std::string::npos) << doc;
     EXPECT_NE(doc.find("\"bytes\":8,"), std::string::npos) << doc;
+}
+
+TEST(Harness, ARequestPastTheTimeoutIsATimeoutWhateverItReturned) {
+    // --timeout bounds the whole request: a client whose timeout bounds each read (the floor's) can return a
+    // 200, a 500 or a wrong upload answer after it; each is a TimeoutError, its bytes still received
+    const auto slow = [](harness::Fetch fetch) -> harness_test::Step {
+        return [fetch] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(60));
+            return fetch;
+        };
+    };
+    for (const char* loop : {"--requests", "--rate"}) {
+        std::vector<std::string> flags{"--workers", "1", "--requests", "3", "--timeout", "0.05"};
+        if (std::string(loop) == "--rate") flags.insert(flags.end(), {"--rate", "1000"});
+        const std::string doc =
+            run_driver(harness_test::scripted({harness_test::ok(2), slow({200, 3}), slow({500, 4})}), flags);
+        const std::vector<std::string> reasons = reasons_in(doc);
+        ASSERT_EQ(reasons.size(), 2u) << doc;
+        for (const std::string& r : reasons) EXPECT_EQ(r.rfind("TimeoutError: the request took 0.0", 0), 0u) << r;
+        EXPECT_NE(reasons[0].find(", past --timeout 0.05 s"), std::string::npos) << reasons[0];
+        EXPECT_NE(doc.find("\"bytes\":9,"), std::string::npos) << doc;
+        EXPECT_EQ(doc.find("\"status\":500"), std::string::npos) << doc;
+    }
+    // an upload's wrong answer after the timeout: a TimeoutError too
+    const std::string up = run_driver(harness_test::scripted({slow({200, 3, "bad"})}),
+                                      {"--workers", "1", "--requests", "1", "--timeout", "0.05", "--method", "PUT"});
+    EXPECT_EQ(reasons_in(up).at(0).rfind("TimeoutError: ", 0), 0u) << up;
+}
+
+TEST(Harness, ANon200UploadAnswerIsItsStatusNotADigestMismatch) {
+    const std::string doc = run_driver(harness_test::scripted({[] {
+                                           return harness::Fetch{405, 18, "Method Not Allowed"};
+                                       }}),
+                                       {"--workers", "1", "--requests", "2", "--method", "POST", "--body-size", "3"});
+    EXPECT_EQ(reasons_in(doc), std::vector<std::string>(2, "status 405")) << doc;
+    EXPECT_NE(doc.find("\"reason\":\"status 405\",\"status\":405"), std::string::npos) << doc;
 }
 
 TEST(Harness, SetupFailureIsTheReasonOfEveryRequest) {

@@ -40,7 +40,8 @@ TEST(OpenLoopRun, EveryWorkerFollowsItsUniformSchedule) {
     EXPECT_EQ(rc, 0);
     const value v = parse(doc);
     EXPECT_NE(doc.find("\"requests\":null,\"duration_s\":0.05,"), std::string::npos) << doc;
-    EXPECT_NE(doc.find("\"loop\":\"open\",\"rate\":4000.0,\"arrival\":\"uniform\",\"seed\":1,"), std::string::npos);
+    // the seed only for a Poisson schedule: a uniform one draws nothing
+    EXPECT_NE(doc.find("\"loop\":\"open\",\"rate\":4000.0,\"arrival\":\"uniform\",\"seed\":null,"), std::string::npos);
     const auto& workers = v.at("workers").as_array();
     ASSERT_EQ(workers.size(), 2u);
     for (long w = 0; w < 2; ++w) {
@@ -63,6 +64,7 @@ TEST(OpenLoopRun, EveryWorkerFollowsItsUniformSchedule) {
 TEST(OpenLoopRun, PoissonSchedulesAreSeeded) {
     const value v = parse(run_driver(scripted({ok()}), {"--workers", "2", "--rate", "4000", "--requests", "20",
                                                         "--arrival", "poisson", "--seed", "5"}));
+    EXPECT_EQ(v.at("workload").at("seed"), 5);
     for (long w = 0; w < 2; ++w) {
         const value& worker = v.at("workers").at(static_cast<std::size_t>(w));
         EXPECT_EQ(worker.at("count"), 20);
@@ -159,6 +161,12 @@ TEST(Usage, BadOpenLoopAndBodyFlagsNameTheFlag) {
         {{"--body-size", "10"}, "--body-size"},  // a GET sends no body
         {{"--method", "GET", "--body-size", "1"}, "--body-size"},
         {{"--record", "everything"}, "--record"},
+        // the contract's rules (docs/raw-format.md, "Command line")
+        {{"--arrival", "poisson"}, "--arrival"},  // without --rate
+        {{"--seed", "3"}, "--seed"},
+        {{"--timeout", "0"}, "--timeout"},
+        {{"--timeout", "86401"}, "--timeout"},
+        {{"--workers", "0"}, "--workers"},
     };
     for (const auto& [flags, flag] : cases) {
         const harness_test::Outcome o = run_main(scripted({ok()}), flags);
@@ -169,6 +177,20 @@ TEST(Usage, BadOpenLoopAndBodyFlagsNameTheFlag) {
         EXPECT_EQ(o.err.rfind("test-driver: error: " + flag, 0), 0u) << args << o.err;
         EXPECT_EQ(o.err.find('\n'), o.err.size() - 1) << args << o.err;  // one line
     }
+}
+
+TEST(Usage, AnUnusableUrlIsBadUsage) {
+    for (const char* url : {"ftp://127.0.0.1:9/", "http://", "127.0.0.1:9", "http://h:0/", "http://h:65536/",
+                            "http://h /", "http://[::1/", "x"}) {
+        const harness_test::Outcome o = run_main(scripted({ok()}), {}, url);
+        EXPECT_EQ(o.status, 2) << url;
+        EXPECT_TRUE(o.out.empty()) << url;
+        EXPECT_EQ(o.err.rfind("test-driver: error: --url", 0), 0u) << url << o.err;
+        EXPECT_EQ(o.err.find('\n'), o.err.size() - 1) << o.err;
+    }
+    // usable: what a client then refuses (user info, for the beast client) is a counted failure, not bad usage
+    for (const char* url : {"HTTP://[::1]:9/x?y", "https://example.com", "http://h:/", "http://user@127.0.0.1:9/"})
+        EXPECT_NO_THROW(harness::check_url(url)) << url;
 }
 
 TEST(Usage, EdgesThatAreAccepted) {
@@ -183,6 +205,8 @@ TEST(Usage, EdgesThatAreAccepted) {
     EXPECT_EQ(parsed({"--method", "PUT", "--body-size", "0"}).body_size, 0u);
     EXPECT_EQ(parsed({"--method", "GET", "--body-size", "0"}).method, "GET");
     EXPECT_EQ(*parsed({"--rate", "2000000", "--workers", "2"}).rate, 2000000.0);
+    EXPECT_EQ(parsed({"--timeout", "86400"}).timeout, 86400.0);
+    EXPECT_EQ(parsed({"--rate", "1", "--seed", "7"}).arrival, harness::Arrival::uniform);  // accepted, unused
     const harness::Options o = parsed({"--rate", "0.5", "--duration", "2.5", "--arrival", "poisson", "--seed",
                                        "18446744073709551615", "--record", "histogram"});
     EXPECT_TRUE(o.open());

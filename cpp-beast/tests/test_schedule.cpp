@@ -39,13 +39,17 @@ struct Sent {
     std::int64_t end;
 };
 
-// Runs the loop; request k takes service(k) ns of the fake clock.
+// Runs the loop; request k takes service(k) ns of the fake clock, then the worker's own work after it (its
+// records) `after` ns more, which is not part of the request.
 template <class Service>
 LoopCounts run(Schedule& schedule, LoopLimits limits, std::int64_t t0, FakeClock& clock, Service service,
-               std::vector<Sent>& sent) {
+               std::vector<Sent>& sent, std::int64_t after = 0) {
     return open_loop(schedule, limits, t0, clock, [&](long k, std::int64_t intended, std::int64_t start) {
         clock.t += service(k);
-        sent.push_back({k, intended, start, clock.t});
+        const std::int64_t end = clock.t;
+        sent.push_back({k, intended, start, end});
+        clock.t += after;
+        return end;
     });
 }
 
@@ -84,20 +88,18 @@ TEST(Schedule, UniformPhasesAreSpreadEvenly) {
     for (std::size_t i = 1; i < all.size(); ++i) EXPECT_NEAR(all[i] - all[i - 1], 2 * kMs / 7.0, 1) << i;
 }
 
-TEST(Schedule, PoissonIsTheDocumentedRecipe) {
-    // worker w: mt19937_64 seeded S + w, exponential intervals of mean W/R, summed
-    const double rate = 2000;
-    const long workers = 4;
-    for (const long w : {0L, 3L}) {
-        std::mt19937_64 rng(42 + static_cast<std::uint64_t>(w));
-        std::exponential_distribution<double> interval(rate / workers);
-        double t = 0;
-        Schedule s(Arrival::poisson, rate, workers, w, 42);
-        for (int k = 0; k < 1000; ++k) {
-            t += interval(rng);
-            EXPECT_EQ(s.next(), static_cast<std::int64_t>(std::llround(t * 1e9))) << k;
-        }
-    }
+TEST(Schedule, PoissonIsTheContractsSchedule) {
+    // docs/raw-format.md's example, which every harness tests: --seed 1, W = 4, R = 2000 (a mean of 2 ms)
+    EXPECT_EQ(draw(Schedule(Arrival::poisson, 2000, 4, 0, 1), 5),
+              (std::vector<std::int64_t>{1136339, 1722984, 1781836, 3404080, 5026749}));
+    EXPECT_EQ(draw(Schedule(Arrival::poisson, 2000, 4, 1, 1), 5),
+              (std::vector<std::int64_t>{1051237, 1628870, 2665114, 3199777, 5531920}));
+    // SplitMix64 itself (Vigna's splitmix64.c from state 1); S + w wraps mod 2^64
+    harness::SplitMix64 g(1);
+    EXPECT_EQ(g.next(), 0x910a2dec89025cc1ULL);
+    EXPECT_EQ(g.next(), 0xbeeb8da1658eec67ULL);
+    EXPECT_EQ(draw(Schedule(Arrival::poisson, 2000, 4, 1, 18446744073709551615ULL), 100),
+              draw(Schedule(Arrival::poisson, 2000, 4, 0, 0), 100));
 }
 
 TEST(Schedule, PoissonIsReproducibleAndSeededPerWorker) {
@@ -179,6 +181,26 @@ TEST(OpenLoop, AnOversleptStartIsNotLate) {
         s, {4, -1}, 0, clock, [](long) { return kMs; }, sent);
     EXPECT_EQ(c.late, 0);
     EXPECT_EQ(sent[1].start, 10 * kMs + kMs / 5);  // charged to the request all the same
+}
+
+TEST(OpenLoop, TheLoopsOwnWorkAfterARequestIsNotLateness) {
+    // request 0 ends 1 µs before request 1 is due, and the worker's records take 3 µs more: request 1 starts
+    // 2 µs after its time, and is not late (request 0 ended before I(w, 1))
+    FakeClock clock;
+    Schedule s(Arrival::uniform, 100, 1, 0, 1);  // every 10 ms
+    std::vector<Sent> sent;
+    const LoopCounts c = run(
+        s, {4, -1}, 0, clock, [](long k) { return k == 0 ? 10 * kMs - 1000 : kMs; }, sent, 3000);
+    EXPECT_EQ(c.late, 0);
+    EXPECT_EQ(sent[1].start, 10 * kMs + 2000);
+    // and ending 1 ns after I(w, k) is late
+    FakeClock clock2;
+    Schedule s2(Arrival::uniform, 100, 1, 0, 1);
+    sent.clear();
+    EXPECT_EQ(run(
+                  s2, {3, -1}, 0, clock2, [](long) { return 10 * kMs + 1; }, sent)
+                  .late,
+              2);
 }
 
 TEST(OpenLoop, TheFirstRequestIsNeverLate) {
