@@ -1,9 +1,10 @@
-"""Command line: `clientbench run | sweep | gil | soak | cost | compare | report | list | check-driver` (`run`
+"""Command line: `clientbench run | sweep | gil | soak | cost | compare | report | list | serve | check-driver` (`run`
 is the default)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -409,9 +410,17 @@ def build_parser() -> Parser:
     add_selection_options(cost)
     add_session_options(cost)
 
-    lst = sub.add_parser("list", help="list the clients (table rows) and exit")
+    lst = sub.add_parser(
+        "list",
+        help="list the clients (table rows), each installed or how to get it",
+        description="Every row: what it measures, and whether it can run here (installed, with the version of "
+        "what it runs) or how to get it (the pip extra, or in a checkout the make target).",
+    )
     external.add_options(lst)
 
+    from .commands.serve import add_parser as add_serve
+
+    add_serve(sub)
     from .commands.check_driver import add_parser as add_check_driver
 
     add_check_driver(sub)
@@ -466,17 +475,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SetupError as exc:
         print(f"clientbench: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `clientbench list | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
     # commands are imported when used: `list` and `--help` stay fast (no numpy, matplotlib)
     if args.command == "list":
-        for c in registry(args):
-            label = external.describe(c) if c.from_document else c.label
-            notes = [f"tags: {', '.join(c.tags)}"] if c.tags else []
-            notes += [] if c.default else ["not in the default set"]
-            print(f"{c.name:24} {label}" + (f"  ({'; '.join(notes)})" if notes else ""))
-        return 0
+        from .commands.list import list_rows
+
+        return list_rows(registry(args))
+    if args.command == "serve":
+        from .commands.serve import Listen, serve
+
+        return serve(
+            Listen.parse(args.listen),
+            threads=args.threads,
+            tls=args.tls,
+            tls_version=args.tls_version,
+            tls_dir=args.tls_dir,
+            tls_names=tuple(args.tls_name),
+            tls_cert=args.tls_cert,
+            tls_key=args.tls_key,
+        )
     if args.command == "check-driver":
         from .commands.check_driver import check_driver
 

@@ -33,7 +33,7 @@ class Client:
     gil: str | None = None  # "held" | "released" | None
     fixed_workers: int | None = None  # e.g. 1 for a serial row, whatever --workers says
     floor: bool = False  # a raw-socket floor row: the `xfloor` column divides by its Mean
-    optional: bool = False  # a peer from PyPI: when not installed the row is skipped, not failed
+    optional: bool = False  # a peer from PyPI (someone else's client): a partial crash is reported, not fatal
     interpreter: str | None = None  # a Python row under another interpreter: its label (3.13t); None: the runner's
 
     @property
@@ -78,7 +78,8 @@ class RunStatus(str, Enum):
 
     OK = "ok"  # a valid document, every request answered 200 with every byte of its body
     FAILED = "failed"  # a crash, hang or invalid document (no stats), a failed request, or missing bytes
-    SKIPPED = "skipped"  # an optional client (a peer) that is not installed here: never started
+    UNAVAILABLE = "unavailable"  # the row's driver or client library is not installed here: never started
+    SKIPPED = "skipped"  # what results/3 documents before 0.2 called an unavailable peer (read, never written)
     UNSUPPORTED = "unsupported"  # the driver said it cannot do what was asked (exit 3, `unsupported: ...`)
 
 
@@ -168,7 +169,7 @@ class Row:
     @property
     def failed(self) -> bool:
         failures = any(r.status is RunStatus.FAILED for r in self.runs)
-        return not self.skipped and not self.unsupported and (not self.runs or failures) and not self.tolerated
+        return not self.unavailable and not self.unsupported and (not self.runs or failures) and not self.tolerated
 
     @property
     def counts_against_run(self) -> bool:
@@ -177,8 +178,10 @@ class Row:
         return self.failed and (not self.client.optional or not self.good_runs)
 
     @property
-    def skipped(self) -> bool:
-        return bool(self.runs) and all(r.status is RunStatus.SKIPPED for r in self.runs)
+    def unavailable(self) -> bool:
+        """Not installed here (its reason says how to get it): shown, not failed, not run again."""
+        gone = (RunStatus.UNAVAILABLE, RunStatus.SKIPPED)
+        return bool(self.runs) and all(r.status in gone for r in self.runs)
 
     @property
     def unsupported(self) -> bool:
@@ -187,13 +190,12 @@ class Row:
 
     @property
     def status(self) -> str:
-        """ok, crashed (a peer that crashed in some repeats: see `tolerated`), failed, skipped (an optional
-        client not installed), unsupported (the client cannot do what was asked), or not run (the command was
-        interrupted first)."""
+        """ok, crashed (a peer that crashed in some repeats: see `tolerated`), failed, unavailable (not installed
+        here), unsupported (the client cannot do what was asked), or not run (the command was interrupted first)."""
         if not self.runs:
             return "not run"
-        if self.skipped:
-            return "skipped"
+        if self.unavailable:
+            return "unavailable"
         if self.unsupported:
             return "unsupported"
         return "crashed" if self.tolerated else "failed" if self.failed else "ok"

@@ -4,6 +4,7 @@ document, generated from figures given."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -12,8 +13,11 @@ from clientbench.commands.compare import compare
 from clientbench.commands.run import run
 from clientbench.commands.sweep import sweep
 from clientbench.dimensions import DIMENSIONS, sweep_points
+from clientbench.environment.binaries import Unavailable
 from clientbench.errors import SetupError
 from clientbench.options import Options
+from clientbench.registry.shipped import CLIENTS
+from clientbench.registry.spec import select
 from clientbench.report import Heading, Image, Text
 from clientbench.report.export.markdown import render
 from clientbench.report.gil import document
@@ -67,6 +71,33 @@ def test_a_peer_that_crashes_every_time_fails_the_run(tmp_path, capsys):
     assert rows["peer"]["status"] == "failed" and rows["peer"]["aggregate"] is None
     assert [r["status"] for r in rows["peer"]["runs"]] == ["failed"] * 3
     assert "1 row(s) failed: peer" in capsys.readouterr().err
+
+
+def _not_installed(name: str, explicit: bool):
+    def missing() -> list[str]:
+        raise Unavailable('the thing is not installed: pip install "clientbench[native]"')
+
+    spec = fake_driver.spec(name)
+    return dataclasses.replace(spec, command=missing, explicit=explicit)
+
+
+def test_a_row_that_is_not_installed_is_shown_and_fails_the_run_only_when_named(tmp_path, capsys):
+    code, rows, run_dir = run_fakes(tmp_path / "a", fake_driver.spec("ours"), _not_installed("native", False))
+    assert code == 0
+    assert rows["native"]["status"] == "unavailable" and len(rows["native"]["runs"]) == 1  # not tried again
+    assert rows["native"]["reason"] == 'unavailable: the thing is not installed: pip install "clientbench[native]"'
+    assert (
+        'unavailable: the thing is not installed: pip install "clientbench[native]"'
+        in (run_dir / "table.md").read_text()
+    )
+    code, rows, _ = run_fakes(tmp_path / "b", fake_driver.spec("ours"), _not_installed("native", True))
+    assert code == 1 and rows["ours"]["status"] == "ok"
+    assert "not installed here, though named with -c: native" in capsys.readouterr().err
+
+
+def test_rows_named_exactly_are_explicit_and_globs_are_not():
+    picked = {s.name: s.explicit for s in select(["cpp-beast,py-beast-*"], CLIENTS)}
+    assert picked == {"cpp-beast": True, "py-beast-held": False, "py-beast-released": False}
 
 
 # -- compare -------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import sys
 import time
 
 import pytest
+from clientbench.environment import binaries
 from clientbench.errors import SetupError
 from clientbench.execution.children import ManagedProcess
 from clientbench.execution.driver_process import run_driver
@@ -71,18 +72,37 @@ def test_fixed_workers_override_the_workload():
     assert run.status is RunStatus.OK and run.raw["workload"]["workers"] == 1 and run.stats.requests == 2
 
 
-def test_missing_peer_is_skipped_and_missing_binding_is_an_error():
+def test_a_row_whose_library_is_not_installed_is_unavailable_with_how_to_get_it(monkeypatch):
     # a Python driver row (the module is looked for before the driver starts: it never runs here)
     (base,) = select(["py-requests"], CLIENTS)
-    peer = dataclasses.replace(
-        base, client=dataclasses.replace(base.client, optional=True), needs_module="no_such_module_here"
-    )
-    run = run_driver(peer, NOWHERE, Workload(), row_timeout_s=30)
-    assert run.status is RunStatus.SKIPPED and not run.crashed
-    assert run.reason.startswith("skipped: ") and "no_such_module_here" in run.reason
-    ours = dataclasses.replace(peer, client=dataclasses.replace(peer.client, optional=False))
-    run = run_driver(ours, NOWHERE, Workload(), row_timeout_s=30)
-    assert run.status is RunStatus.FAILED and "no_such_module_here" in run.reason
+    for optional, extra, hint in ((True, "peers", "make peers"), (False, "bindings", "make bindings")):
+        spec = dataclasses.replace(
+            base,
+            client=dataclasses.replace(base.client, optional=optional),
+            needs_module="no_such_module_here",
+            extra=extra,
+        )
+        run = run_driver(spec, NOWHERE, Workload(), row_timeout_s=30)
+        assert run.status is RunStatus.UNAVAILABLE and not run.crashed
+        assert run.reason == f"unavailable: no_such_module_here is not installed: run `{hint}`"  # in a checkout
+    # installed with pip (no checkout): the pip extra that brings it
+    monkeypatch.setattr(binaries, "checkout", lambda: None)
+    run = run_driver(spec, NOWHERE, Workload(), row_timeout_s=30)
+    assert run.reason == 'unavailable: no_such_module_here is not installed: pip install "clientbench[bindings]"'
+
+
+def test_a_native_row_that_is_not_built_or_installed_is_unavailable(monkeypatch, tmp_path):
+    monkeypatch.setattr(binaries, "checkout", lambda: None)
+    monkeypatch.setattr(binaries, "native_bin", lambda: None)
+    (spec,) = select(["cpp-beast"], CLIENTS)
+    run = run_driver(spec, NOWHERE, Workload(), row_timeout_s=30)
+    assert run.status is RunStatus.UNAVAILABLE
+    assert run.reason == 'unavailable: the C++ Beast driver is not installed: pip install "clientbench[native]"'
+    monkeypatch.setattr(binaries, "native_bin", lambda: tmp_path)  # clientbench-native's folder
+    (tmp_path / "beast-driver").write_text("#!/bin/sh\nexit 7\n")
+    (tmp_path / "beast-driver").chmod(0o755)
+    run = run_driver(spec, NOWHERE, Workload(), row_timeout_s=30)
+    assert run.command[0] == str(tmp_path / "beast-driver") and "exited with status 7" in (run.reason or "")
 
 
 def test_plan_interleaves_the_repeats_round_robin(tmp_path):
@@ -198,5 +218,5 @@ def test_registry_rows_are_unique_and_only_peers_are_optional():
     assert len(names) == len(set(names))
     assert all(c.name == c.client.name and c.label == c.client.label for c in CLIENTS)
     for c in CLIENTS:
-        assert c.client.optional == (c.install_hint == "make peers"), c.name
+        assert c.client.optional == (c.extra == "peers"), c.name
         assert not (c.client.optional and c.default), c.name  # peers are never in the default set

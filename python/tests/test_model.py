@@ -71,7 +71,9 @@ def test_client_label():
         ((), False, "not run", True),  # interrupted before its first run: no good repeat
         (("ok", "ok", "ok"), False, "ok", False),
         (("ok", "ok", "ok"), True, "ok", False),
-        (("skip",), True, "skipped", False),
+        (("unavailable",), True, "unavailable", False),  # not installed here: shown, not failed
+        (("unavailable",), False, "unavailable", False),  # ours too (the exit status judges -c names apart)
+        (("skipped",), True, "unavailable", False),  # read from an older document
         # ours: any bad repeat fails the row and the run
         (("ok", "crash", "ok"), False, "failed", True),
         (("ok", "errors", "ok"), False, "failed", True),
@@ -91,7 +93,7 @@ def test_status_and_what_counts_against_the_run(runs, optional, status, counts):
     assert r.status == status
     assert r.counts_against_run == counts
     assert r.tolerated == (status == "crashed")
-    if status in ("ok", "crashed", "skipped"):
+    if status in ("ok", "crashed", "unavailable"):
         assert not r.failed
 
 
@@ -110,7 +112,7 @@ def test_results_round_trip_through_json():
     rows = [
         row(),
         make_row("ok", "crash", "ok", optional=True),
-        make_row("skip", optional=True),
+        make_row("unavailable", optional=True),
         Row(client("py-z")),
         make_row("ok", "errors"),
     ]
@@ -118,7 +120,7 @@ def test_results_round_trip_through_json():
     validate_results(doc)
     assert doc["schema"] == SCHEMA_ID == "clientbench.results/3"
     assert doc["complete"] is True and doc["phase"] == "parallel"
-    assert [r["status"] for r in doc["rows"]] == ["ok", "crashed", "skipped", "not run", "failed"]
+    assert [r["status"] for r in doc["rows"]] == ["ok", "crashed", "unavailable", "not run", "failed"]
     assert len(doc["rows"][0]["runs"]) == 3
     assert set(doc["rows"][0]["aggregate"]["median"]) >= {
         "mean_ms", "p50_ms", "p99_ms", "p999_ms", "max_ms", "lmean_ms", "bench_ms", "throughput_rps", "cpu_us_per_req",

@@ -303,7 +303,10 @@ def test_rate_summary_leads_with_each_clients_highest_sustained_rate(tmp_path):
     report = rate_document.summary(points, 10.0, wl, every_rate=False)
     text = render(report)
     assert text.startswith("# Sweep over the offered rate (open loop)\n")
-    assert "- **Python x (sync)** sustains **8,000 requests/s** (achieved 8,000, corrected P99 0.10 ms, within 10 ms)" in text
+    assert (
+        "- **Python x (sync)** sustains **8,000 requests/s** (achieved 8,000, corrected P99 0.10 ms, within 10 ms)"
+        in text
+    )
     lines = [line for b in report.blocks if isinstance(b, Text) for line in b.lines]
     a_line, b_line = lines[1], lines[2]
     assert a_line.startswith("- **Python x (sync)** sustains **8,000 requests/s** (achieved 8,00")

@@ -99,7 +99,7 @@ def tools(measures: Sequence[str]) -> dict[str, str]:
 @dataclass
 class RowCost:
     spec: ClientSpec
-    status: str = "ok"  # ok | failed | skipped
+    status: str = "ok"  # ok | failed | unavailable
     reason: str | None = None
     counts: dict[str, Counts] = field(default_factory=dict)  # measure -> counts
 
@@ -170,8 +170,8 @@ def measure_once(
         hash_seed=0,
         driver_flags=driver_flags,
     )
-    if result.status is RunStatus.SKIPPED:
-        raise _Skipped(result.reason or "skipped")
+    if result.status is RunStatus.UNAVAILABLE:
+        raise _Unavailable(result.reason or "unavailable")
     if result.status is not RunStatus.OK:
         raise CostError(f"{measure} at {requests} requests: {result.reason}")
     try:
@@ -184,7 +184,7 @@ def measure_once(
         raise CostError(f"{measure} at {requests} requests: cannot read the tool's output: {exc}") from None
 
 
-class _Skipped(Exception):
+class _Unavailable(Exception):
     """An optional row whose library is not installed here."""
 
 
@@ -226,11 +226,11 @@ def cost(specs: Sequence[ClientSpec], settings: CostSettings, options: Options, 
                                 expected_body_bytes=expected,
                                 driver_flags=endpoint.driver_flags(),
                             )
-                        except _Skipped as exc:
-                            row.status, row.reason = "skipped", str(exc)
+                        except _Unavailable as exc:
+                            row.status, row.reason = "unavailable", str(exc)
                         except CostError as exc:
                             row.status, row.reason = "failed", str(exc)
-            mark = {"ok": "[green]ok[/]", "skipped": "[dim]skipped[/]"}.get(row.status, "[red]FAILED[/]")
+            mark = {"ok": "[green]ok[/]", "unavailable": "[dim]unavailable[/]"}.get(row.status, "[red]FAILED[/]")
             testbed.console.print(f"  {row.spec.name:26} {mark}" + (f"  [dim]{row.reason}[/]" if row.reason else ""))
     rows = [r.to_json(settings) for r in results]
     document = {

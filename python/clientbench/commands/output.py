@@ -37,12 +37,15 @@ def show(rows: Sequence[Row], title: str) -> None:
     export(Report("table", [run_table(rows, title, terminal=True)]), None, ("terminal",))
 
 
-def exit_status(testbed: Testbed, rows: Sequence[Row]) -> int:
-    """130/143 when interrupted; 1 when one of our rows failed or any row has no good repeat."""
+def exit_status(testbed: Testbed, rows: Sequence[Row], explicit: Sequence[str] = ()) -> int:
+    """130/143 when interrupted; 1 when one of our rows failed or any row has no good repeat, or when a row named
+    with -c (`explicit`) is not installed here. A row that is not installed is otherwise shown, not failed."""
     if testbed.exit_code is not None:
         return testbed.exit_code
     failed = [r.client.name for r in rows if r.counts_against_run]
+    missing = sorted({r.client.name for r in rows if r.unavailable and r.client.name in explicit})
     if failed:
         testbed.console.print(f"[red]{len(failed)} row(s) failed:[/] {', '.join(failed)}")
-        return 1
-    return 0
+    if missing:
+        testbed.console.print(f"[red]not installed here, though named with -c:[/] {', '.join(missing)}")
+    return 1 if failed or missing else 0

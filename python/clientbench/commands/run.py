@@ -28,4 +28,4 @@ def run(specs: Sequence[ClientSpec], workload: Workload, options: Options, argv:
     if rows:
         show(rows, testbed.describe(workload))
     testbed.console.print(f"results: {out}")
-    return exit_status(testbed, rows)
+    return exit_status(testbed, rows, [s.name for s in specs if s.explicit])

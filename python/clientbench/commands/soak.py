@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__
-from ..environment.binaries import beast_soak, require, reqwest_soak
+from ..environment.binaries import require
 from ..errors import SetupError
 from ..execution.children import child_preexec
 from ..execution.testbed import Testbed, link_latest
@@ -29,8 +29,8 @@ TARGETS = {
     "py-beast": lambda: [sys.executable, "-m", "clientbench.probes.soak_binding", "--client", "beast"],
     "py-reqwest": lambda: [sys.executable, "-m", "clientbench.probes.soak_binding", "--client", "reqwest"],
     "py-reqwest-async": lambda: [sys.executable, "-m", "clientbench.probes.soak_binding", "--client", "reqwest-async"],
-    "cpp-beast": lambda: [str(require(beast_soak(), "C++ soak executable"))],
-    "rust-reqwest": lambda: [str(require(reqwest_soak(), "Rust soak executable"))],
+    "cpp-beast": lambda: [str(require("beast-soak"))],
+    "rust-reqwest": lambda: [str(require("reqwest-soak"))],
 }
 
 

@@ -91,4 +91,4 @@ def sweep(
         for s in summary_lines(log.measured, slo_ms):
             testbed.console.print(s, markup=False)
     testbed.console.print(f"results: {out}")
-    return exit_status(testbed, [r for _, rows in log.measured for r in rows])
+    return exit_status(testbed, [r for _, rows in log.measured for r in rows], [s.name for s in specs if s.explicit])

@@ -3,23 +3,26 @@
 `make freethreaded` builds a default and a free-threaded CPython from one source and writes their venvs'
 pythons to build/cpython/interpreters.json ({"3.13": ".../bin/python", "3.13t": ...}); a label from there, a
 path to a python, or `system` (the runner's own interpreter) names an interpreter. A Python row then runs
-once per interpreter, its name suffixed `@<label>` (py-requests@3.13t), with this checkout's
-`clientbench` package on PYTHONPATH (its drivers, harness and probes need nothing but the standard library
-and their client).
+once per interpreter, its name suffixed `@<label>` (py-requests@3.13t), with the runner's own `clientbench`
+package on PYTHONPATH, alone (its drivers, harness and probes need nothing but the standard library and their
+client; the runner's site-packages, built for its own Python, must not leak into another).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from ..errors import SetupError
-from .binaries import repo_root
+from .binaries import checkout
 
 
 @dataclass(frozen=True)
@@ -29,14 +32,32 @@ class Interpreter:
 
     def env(self) -> dict[str, str]:
         """What a driver process needs on top of the runner's environment."""
-        path = str(repo_root() / "python")
+        path = str(package_path())
         old = os.environ.get("PYTHONPATH")
         return {"PYTHONPATH": f"{path}{os.pathsep}{old}" if old else path}
 
 
+@cache
+def package_path() -> Path:
+    """A folder that holds the runner's `clientbench` package and nothing else: a checkout's python/, or a
+    temporary folder with a link to the installed package (removed when the runner exits)."""
+    package = Path(__file__).resolve().parents[1]
+    root = checkout()
+    if root is not None and package.parent == root / "python":
+        return package.parent
+    folder = Path(tempfile.mkdtemp(prefix="clientbench-pythonpath-"))
+    atexit.register(shutil.rmtree, folder, True)
+    (folder / "clientbench").symlink_to(package, target_is_directory=True)
+    return folder
+
+
 def known() -> dict[str, str]:
-    """label -> python of the interpreters `make freethreaded` built (empty when it has not run)."""
-    file = repo_root() / "build" / "cpython" / "interpreters.json"
+    """label -> python of the interpreters `make freethreaded` built in the checkout (none for an installed
+    runner, or before it has run)."""
+    root = checkout()
+    if root is None:
+        return {}
+    file = root / "build" / "cpython" / "interpreters.json"
     try:
         doc = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError):

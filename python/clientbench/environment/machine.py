@@ -12,7 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .binaries import repo_root
+from .binaries import checkout, native_version
 
 PY_PACKAGES = (
     "numpy",
@@ -29,6 +29,8 @@ PY_PACKAGES = (
     "pyreqwest",
     "rnet",
     "curl_cffi",
+    "clientbench",
+    "clientbench-native",
 )
 
 
@@ -91,10 +93,7 @@ def _cmake_cache(root: Path) -> dict[str, str]:
 
 def capture(argv: list[str]) -> dict[str, Any]:
     """A snapshot of the machine, toolchains, libraries and the exact command line."""
-    try:
-        root: Path | None = repo_root()
-    except Exception:
-        root = None
+    root = checkout()
     git = {}
     if root is not None:
         git = {
@@ -126,6 +125,11 @@ def capture(argv: list[str]) -> dict[str, Any]:
             "cargo": _run("cargo", "--version"),
         },
         "python_packages": _versions(),
-        "build": {"cpp": _cmake_cache(root) if root else {}, "rust_profile": "release"},
+        # where the native executables came from: this checkout's builds, or the clientbench-native wheel
+        "build": {
+            "cpp": _cmake_cache(root) if root else {},
+            "rust_profile": "release",
+            "native": f"checkout {root}" if root else f"clientbench-native {native_version()}",
+        },
         "git": git,
     }

@@ -37,8 +37,9 @@ class ManagedProcess:
     #: how long a child gets to exit after SIGTERM before it is killed
     stop_grace_s = 5.0
 
-    def __init__(self, log: Path | None, start_timeout: float):
+    def __init__(self, log: Path | None, start_timeout: float, inherit_stderr: bool = False):
         self.log_path = log
+        self.inherit_stderr = inherit_stderr  # the child's stderr is the runner's (a command in the foreground)
         self.start_timeout = start_timeout
         self.proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
@@ -65,7 +66,7 @@ class ManagedProcess:
             self.proc = subprocess.Popen(
                 self.command(),
                 stdout=subprocess.PIPE if self.reads_stdout else self._log,
-                stderr=self._log if self.reads_stdout else subprocess.STDOUT,
+                stderr=None if self.inherit_stderr else self._log if self.reads_stdout else subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 preexec_fn=child_preexec,
             )

@@ -17,6 +17,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ..environment.binaries import Unavailable
 from ..errors import SetupError
 from ..model import DriverRun, RunStatus
 from ..registry.spec import ClientSpec
@@ -130,9 +131,9 @@ def run_driver(
         argv = spec.argv() + workload.flags(url) + list(driver_flags)
     except WorkloadError as exc:  # e.g. a rate too fine for a row's fixed single worker
         return DriverRun(spec.client, RunStatus.FAILED, reason=f"cannot run this workload: {exc}")
+    except Unavailable as exc:  # not installed here: the reason says how to get it
+        return DriverRun(spec.client, RunStatus.UNAVAILABLE, reason=f"unavailable: {exc}")
     except SetupError as exc:
-        if spec.client.optional and spec.needs_module is not None:
-            return DriverRun(spec.client, RunStatus.SKIPPED, reason=f"skipped: {exc}")
         return DriverRun(spec.client, RunStatus.FAILED, reason=str(exc))
     timeout_s = row_timeout(workload, row_timeout_s)
     result = DriverRun(spec.client, RunStatus.FAILED, command=argv, hash_seed=hash_seed)

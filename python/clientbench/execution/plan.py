@@ -35,7 +35,7 @@ def run_plan(
     plan = list(zip(specs, rows[-len(specs) :], strict=True)) if specs else []
     for rep in range(workload.repeat):
         for spec, row in plan:
-            if rep and (row.skipped or row.unsupported):  # not installed here, or cannot: once is enough
+            if rep and (row.unavailable or row.unsupported):  # not installed here, or cannot: once is enough
                 continue
             on_start(spec, rep)
             tag = f".{rep}"

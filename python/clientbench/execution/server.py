@@ -17,7 +17,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from ..environment.binaries import require, server_binary
+from ..environment.binaries import require
 from ..errors import SetupError
 from .children import ManagedProcess
 
@@ -40,17 +40,24 @@ class Server(ManagedProcess):
         self,
         *,
         threads: int | None = None,
+        host: str = "127.0.0.1",
         port: int = 0,
         log: Path | None = None,
         start_timeout: float = 20.0,
         tls: bool = False,
         tls_dir: Path | None = None,
         tls_version: str | None = None,
+        tls_cert: Path | None = None,
+        tls_key: Path | None = None,
+        tls_names: tuple[str, ...] = (),
+        inherit_stderr: bool = False,
     ):
-        super().__init__(log, start_timeout)
-        self.binary = require(server_binary(), "server binary")
+        super().__init__(log, start_timeout, inherit_stderr)
+        self.binary = require("clientbench-server")
         self.threads = threads
+        self.host = host
         self.port = port
+        self.tls_cert, self.tls_key, self.tls_names = tls_cert, tls_key, tls_names
         self.tls = tls
         self.tls_dir = tls_dir
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -64,18 +71,24 @@ class Server(ManagedProcess):
         return self
 
     def start(self) -> str:  # type: ignore[override]
-        if self.tls and self.tls_dir is None:  # the throw-away CA goes into a folder of ours, removed in stop()
+        if self.tls and self.tls_dir is None and self.tls_cert is None:  # the throw-away CA: a folder of ours
             self._tmp = tempfile.TemporaryDirectory(prefix="clientbench-tls-")
             self.tls_dir = Path(self._tmp.name)
         super().start()
         return self.url
 
     def command(self) -> list[str]:
-        cmd = [str(self.binary), "--host", "127.0.0.1", "--port", str(self.port)]
+        cmd = [str(self.binary), "--host", self.host, "--port", str(self.port)]
         if self.threads:
             cmd += ["--threads", str(self.threads)]
         if self.tls:
-            cmd += ["--tls", "--tls-dir", str(self.tls_dir)]
+            cmd += ["--tls"]
+            if self.tls_cert is not None and self.tls_key is not None:
+                cmd += ["--tls-cert", str(self.tls_cert), "--tls-key", str(self.tls_key)]
+            else:
+                cmd += ["--tls-dir", str(self.tls_dir)]
+                for name in self.tls_names:
+                    cmd += ["--tls-name", name]
             if self.tls_version:
                 cmd += ["--tls-version", self.tls_version]
         return cmd
@@ -107,8 +120,19 @@ class Server(ManagedProcess):
             raise SetupError(f"server printed an unexpected first line: {line[:200]!r}") from None
 
     def context(self) -> ssl.SSLContext | None:
-        """What a client of this server must trust (None for plain HTTP)."""
-        return https_context(self.ca_file) if self.tls else None
+        """What the runner's own requests (/health, /stats) trust: the generated CA, or for a certificate of the
+        user's, which need not name this machine, nothing (they only ask whether it answers)."""
+        if not self.tls:
+            return None
+        return https_context(self.ca_file, insecure=self.tls_cert is not None)
+
+    @property
+    def local_url(self) -> str:
+        """The URL the runner reaches the server at: a wildcard address (0.0.0.0, ::) as loopback."""
+        scheme, _, rest = self.url.partition("://")
+        host, _, port = rest.rpartition(":")
+        loopback = {"0.0.0.0": "127.0.0.1", "[::]": "[::1]"}.get(host, host)
+        return f"{scheme}://{loopback}:{port}"
 
     def _drain_stdout(self) -> None:
         assert self.proc and self.proc.stdout and self._log
@@ -123,7 +147,7 @@ class Server(ManagedProcess):
         deadline = time.monotonic() + self.start_timeout
         while True:
             try:
-                with urllib.request.urlopen(self.url + "/health", timeout=2, context=self.context()) as r:
+                with urllib.request.urlopen(self.local_url + "/health", timeout=2, context=self.context()) as r:
                     if r.status == 200:
                         return
             except (urllib.error.URLError, OSError):
@@ -138,7 +162,7 @@ class Server(ManagedProcess):
         """GET /stats: connections accepted, TLS handshakes and resumed ones since start, and of the connections
         those that spoke HTTP/2 where the server counts them (None if unreadable)."""
         try:
-            with urllib.request.urlopen(self.url + "/stats", timeout=5, context=self.context()) as r:
+            with urllib.request.urlopen(self.local_url + "/stats", timeout=5, context=self.context()) as r:
                 doc = json.loads(r.read())
             counts = {k: int(doc[k]) for k in ("connections", "tls_handshakes", "tls_resumed")}
             if "h2_connections" in doc:

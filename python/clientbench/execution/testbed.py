@@ -20,7 +20,7 @@ from typing import Any
 from rich.console import Console
 
 from .. import __version__
-from ..environment.binaries import repo_root
+from ..environment.binaries import results_base
 from ..environment.machine import capture
 from ..errors import SetupError
 from ..model import DriverRun, Results, Row, RunStatus, SweepPoint, TlsSetup
@@ -42,7 +42,7 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def new_results_dir(base: Path | None, kind: str = "") -> Path:
-    base = base if base is not None else repo_root() / "results"
+    base = base if base is not None else results_base()
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S") + (f"-{kind}" if kind else "")
     out = base / stamp
     n = 1

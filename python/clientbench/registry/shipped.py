@@ -7,15 +7,15 @@ in CLIENTS (docs/architecture.md, "Where a change goes").
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
-from ..environment import binaries as paths
+from ..environment import binaries
 from ..model import Client
 from .spec import ClientSpec, PythonDriver
 
 
-def _native(path: Callable[[], Path], what: str, *extra: str) -> Callable[[], list[str]]:
-    return lambda: [str(paths.require(path(), what)), *extra]
+def _native(executable: str, *extra: str) -> Callable[[], list[str]]:
+    """A native driver of the checkout's builds or of clientbench-native (environment/binaries.py)."""
+    return lambda: [str(binaries.require(executable)), *extra]
 
 
 def _python(plugin: str, *extra: str) -> PythonDriver:
@@ -35,7 +35,7 @@ def _spec(
     floor: bool = False,
     optional: bool = False,
     needs_module: str | None = None,
-    install_hint: str = "make build",
+    extra: str = "native",
     default: bool = True,
 ) -> ClientSpec:
     client = Client(
@@ -48,7 +48,7 @@ def _spec(
         floor=floor,
         optional=optional,
     )
-    return ClientSpec(client, command, needs_module=needs_module, install_hint=install_hint, default=default)
+    return ClientSpec(client, command, needs_module=needs_module, extra=extra, default=default)
 
 
 PeerRow = tuple[str, str, str, str, tuple[str, ...], str]
@@ -66,8 +66,8 @@ def _on_uvloop(*rows: PeerRow) -> list[PeerRow]:
     return out
 
 
-_BEAST = (paths.beast_driver, "C++ beast driver")
-_REQWEST = (paths.reqwest_driver, "Rust reqwest driver")
+_BEAST = ("beast-driver",)
+_REQWEST = ("reqwest-driver",)
 
 CLIENTS: tuple[ClientSpec, ...] = (
     _spec("cpp-beast", "C++", "beast", "sync", _native(*_BEAST)),
@@ -79,7 +79,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         "sync",
         _python("requests_driver:SYNC"),
         needs_module="requests",
-        install_hint="make venv",
+        extra="core",
     ),
     _spec(
         "py-beast-held",
@@ -89,7 +89,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         _python("binding:beast_held"),
         gil="held",
         needs_module="beast_client",
-        install_hint="make bindings",
+        extra="bindings",
     ),
     _spec(
         "py-beast-released",
@@ -99,7 +99,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         _python("binding:beast_released"),
         gil="released",
         needs_module="beast_client",
-        install_hint="make bindings",
+        extra="bindings",
     ),
     _spec(
         "py-aiohttp",
@@ -108,7 +108,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         "async",
         _python("aiohttp_driver:ASYNC"),
         needs_module="aiohttp",
-        install_hint="make venv",
+        extra="core",
     ),
     _spec(
         "py-reqwest-async",
@@ -117,7 +117,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         "async",
         _python("binding:reqwest_async"),
         needs_module="reqwest_client",
-        install_hint="make bindings",
+        extra="bindings",
     ),
     _spec(
         "py-reqwest-held",
@@ -127,7 +127,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         _python("binding:reqwest_held"),
         gil="held",
         needs_module="reqwest_client",
-        install_hint="make bindings",
+        extra="bindings",
     ),
     _spec(
         "py-reqwest-released",
@@ -137,7 +137,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         _python("binding:reqwest_released"),
         gil="released",
         needs_module="reqwest_client",
-        install_hint="make bindings",
+        extra="bindings",
     ),
     _spec(
         "py-reqwest-uvloop",
@@ -146,7 +146,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         "async",
         _python("binding:reqwest_async", "--loop", "uvloop"),
         needs_module="reqwest_client",
-        install_hint="make bindings peers",
+        extra="bindings+peers",
         default=False,
     ),
     # -- more native rows and the floor (make run-all) ---------------------------------------------
@@ -157,7 +157,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         "C++",
         "raw socket",
         "sync",
-        _native(paths.floor_driver, "C++ floor driver"),
+        _native("floor-driver"),
         default=False,
         floor=True,
     ),
@@ -170,7 +170,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
             mode,
             _python(plugin, *extra),
             needs_module=needs,
-            install_hint="make peers",
+            extra="peers",
             default=False,
             optional=True,
         )

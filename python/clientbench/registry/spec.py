@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..environment.binaries import Unavailable, hint
 from ..environment.interpreters import Interpreter, has_module
 from ..errors import SetupError
 from ..model import Client
@@ -38,7 +39,11 @@ class ClientSpec:
     client: Client
     command: Callable[[], list[str]] | PythonDriver = field(compare=False, repr=False)
     needs_module: str | None = None  # Python module the driver imports (bindings, peers)
-    install_hint: str = "make build"
+    #: what brings the row when it is not installed: the pip extra (core, native, bindings, peers, or two joined
+    #: by +), or in a checkout its make target (environment/binaries.py)
+    extra: str = "native"
+    #: named with -c by its exact name (not a glob): a run that cannot run it says so and fails
+    explicit: bool = False
     default: bool = True  # in the default selection (`make run`); others need --clients or `--all`
     python: Interpreter | None = None  # a Python row under another interpreter (None: the runner's own)
     tags: tuple[str, ...] = ()  # more names `--clients` selects the row by
@@ -91,17 +96,15 @@ class ClientSpec:
                     else importlib.util.find_spec(self.needs_module) is not None
                 )
                 if not found:
-                    where = python if self.python is not None else sys.prefix
-                    raise SetupError(
-                        f"Python module {self.needs_module!r} is not installed in {where}; run `{self.install_hint}`"
-                    )
+                    where = f" under {python}" if self.python is not None else ""
+                    raise Unavailable(f"{self.needs_module} is not installed{where}: {hint(self.extra)}")
             return self.command.argv(python)
         return self.command()
 
 
 def select(patterns: Sequence[str] | None, clients: Sequence[ClientSpec], everything: bool = False) -> list[ClientSpec]:
     """Rows whose name (or a tag) matches any of the comma-separated glob patterns, in table order; without
-    patterns the default rows (or every row with `everything`)."""
+    patterns the default rows (or every row with `everything`). A row named by its exact name is `explicit`."""
     if not patterns:
         return [c for c in clients if everything or c.default]
     wanted = [p.strip() for item in patterns for p in item.split(",") if p.strip()]
@@ -109,7 +112,7 @@ def select(patterns: Sequence[str] | None, clients: Sequence[ClientSpec], everyt
     if unknown:
         names = ", ".join(c.name for c in clients)
         raise SetupError(f"no client matches {', '.join(map(repr, unknown))}; known clients: {names}")
-    return [c for c in clients if any(c.matches(p) for p in wanted)]
+    return [dataclasses.replace(c, explicit=c.name in wanted) for c in clients if any(c.matches(p) for p in wanted)]
 
 
 def under(specs: Sequence[ClientSpec], interpreters: Sequence[Interpreter | None]) -> list[ClientSpec]:

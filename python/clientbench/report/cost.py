@@ -39,7 +39,7 @@ def table(rows: Sequence[dict[str, Any]], title: str | None = None) -> Table:
         if r["status"] != "ok":
             cells = [r["name"], r["reason"] or r["status"]] + ["-"] * (len(columns) - 2)
             out.rows.append(cells)
-            out.styles.append("dim" if r["status"] == "skipped" else "red")
+            out.styles.append("dim" if r["status"] in ("unavailable", "skipped") else "red")
             continue
         instr = r["instructions_per_request"]
         cells = [r["name"], num(instr, ",.0f")]

@@ -118,7 +118,7 @@ def _connections(row: Row, ctx: Context) -> str:
 def _status(row: Row, ctx: Context) -> str:
     if not row.runs:
         return "not run"
-    if row.skipped or row.tolerated or row.unsupported:
+    if row.unavailable or row.tolerated or row.unsupported:
         return row.reason or row.status
     if not row.failed:
         return "ok"

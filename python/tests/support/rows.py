@@ -122,7 +122,8 @@ def row(
 
 
 def make_row(*runs: str, optional: bool = False) -> Row:
-    """A row from run kinds: ok, crash (no document), errors (a document with failed requests), skip."""
+    """A row from run kinds: ok, crash (no document), errors (a document with failed requests), unavailable (not
+    installed here), skipped (what older documents called an unavailable peer)."""
     r = Row(client(optional=optional))
     for i, kind in enumerate(runs):
         if kind == "ok":
@@ -135,8 +136,12 @@ def make_row(*runs: str, optional: bool = False) -> Row:
             run.stats = row_stats(run.raw)
             run.status, run.reason = RunStatus.FAILED, "1 of 100 requests failed: status 500"
             r.add(run)
-        else:
+        elif kind == "unavailable":
+            r.add(DriverRun(r.client, RunStatus.UNAVAILABLE, reason="unavailable: x is not installed: pip install"))
+        elif kind == "skipped":
             r.add(DriverRun(r.client, RunStatus.SKIPPED, reason="skipped: not installed"))
+        else:
+            raise ValueError(kind)
     return r
 
 

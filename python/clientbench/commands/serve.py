@@ -1,0 +1,161 @@
+"""`clientbench serve`: the embedded server on its own, for a second machine (docs/two-machines.md): run `serve`
+there and `run --target` here. It serves HTTP/1.1 and HTTP/2 (prior knowledge over http, ALPN h2 over https) on
+--listen until Ctrl-C or SIGTERM; with --tls, HTTPS with a throw-away CA whose certificate it prints the path of
+(copy it to the client machine for --ca-file), or with a certificate of your own (--tls-cert, --tls-key)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from ..errors import SetupError
+from ..execution.server import Server
+
+
+@dataclass(frozen=True)
+class Listen:
+    host: str
+    port: int
+
+    @classmethod
+    def parse(cls, text: str) -> Listen:
+        """HOST:PORT, [IPv6]:PORT, or :PORT (every address)."""
+        host, sep, port = text.rpartition(":")
+        if not sep:
+            raise SetupError(f"--listen {text!r}: expected HOST:PORT, e.g. 0.0.0.0:8080 or 127.0.0.1:0")
+        host = host.strip("[]") or "0.0.0.0"
+        try:
+            number = int(port)
+        except ValueError:
+            raise SetupError(f"--listen {text!r}: the port must be a number") from None
+        if not 0 <= number <= 65535:
+            raise SetupError(f"--listen {text!r}: the port must be within 0 and 65535 (0: any free port)")
+        return cls(host, number)
+
+
+def _positive(text: str) -> int:
+    from ..argtypes import positive
+
+    return int(positive(text))
+
+
+class _Stop(Exception):
+    pass
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    # once: a second Ctrl-C while the server stops must not interrupt the stopping
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, signal.SIG_IGN)
+    raise _Stop()
+
+
+def serve(
+    listen: Listen,
+    *,
+    threads: int | None = None,
+    tls: bool = False,
+    tls_version: str | None = None,
+    tls_dir: Path | None = None,
+    tls_names: tuple[str, ...] = (),
+    tls_cert: Path | None = None,
+    tls_key: Path | None = None,
+    out: Callable[[str], None] = print,
+    ready: Callable[[Server], None] = lambda s: None,
+) -> int:
+    if (tls_cert is None) != (tls_key is None):
+        raise SetupError("--tls-cert and --tls-key go together")
+    if not tls and (tls_version or tls_dir or tls_names or tls_cert):
+        raise SetupError("--tls-version, --tls-dir, --tls-name and --tls-cert go with --tls")
+    if tls_cert is not None and (tls_dir or tls_names):
+        raise SetupError("--tls-cert serves your certificate: --tls-dir and --tls-name are for the generated one")
+    for given in (tls_cert, tls_key):
+        if given is not None and not given.is_file():
+            raise SetupError(f"{given}: no such file")
+    if tls_dir is not None:
+        tls_dir.mkdir(parents=True, exist_ok=True)
+    server = Server(
+        threads=threads,
+        host=listen.host,
+        port=listen.port,
+        start_timeout=20.0,
+        tls=tls,
+        tls_dir=tls_dir.resolve() if tls_dir else None,
+        tls_version=tls_version,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        tls_names=tls_names,
+        log=None,
+        inherit_stderr=True,
+    )
+    previous = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.start()
+        out(f"serving {server.url} (HTTP/1.1 and HTTP/2); Ctrl-C stops it")
+        scheme, _, rest = server.url.partition("://")
+        host, _, port = rest.rpartition(":")
+        if host in ("0.0.0.0", "[::]"):  # every address: the client names this machine
+            host = "THIS-MACHINE"
+        target = f"{scheme}://{host}:{port}"
+        if tls and server.ca_file:
+            kept = "" if tls_dir else " (removed when the server stops)"
+            out(f"the CA to trust: {server.ca_file}{kept}")
+            out(f"on the client machine: clientbench run --target {target} --ca-file ca.pem (a copy of it)")
+        else:
+            out(f"on the client machine: clientbench run --target {target}")
+        if host == "THIS-MACHINE":
+            names = "a name the certificate holds (--tls-name)" if tls and not tls_cert else "its name or address"
+            out(f"(THIS-MACHINE: this machine as the client reaches it, {names})")
+        sys.stdout.flush()
+        ready(server)
+        while server.proc is not None and server.proc.poll() is None:
+            time.sleep(0.2)
+        code = server.proc.returncode if server.proc is not None else 1
+        raise SetupError(f"the server exited with status {code}")
+    except _Stop:
+        out("stopped")
+        return 0
+    finally:
+        server.stop()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    srv = sub.add_parser(
+        "serve",
+        help="the embedded server on its own, for a second machine (run --target there)",
+        description="Serve the benchmark's endpoints (HTTP/1.1 and HTTP/2) until Ctrl-C or SIGTERM, so that "
+        "`clientbench run --target URL` on another machine measures across a real network "
+        "(docs/two-machines.md). With --tls: HTTPS with a throw-away CA (its certificate's path is printed: "
+        "copy it to the client for --ca-file), or with your own certificate.",
+    )
+    srv.add_argument(
+        "--listen",
+        default="127.0.0.1:8080",
+        metavar="HOST:PORT",
+        help="where to listen (default 127.0.0.1:8080; 0.0.0.0:8080 for every address, port 0 for any free one)",
+    )
+    srv.add_argument("--threads", type=_positive, default=None, help="tokio worker threads (default: one per core)")
+    st = srv.add_argument_group("https")
+    st.add_argument("--tls", action="store_true", help="serve HTTPS")
+    st.add_argument("--tls-version", choices=["1.2", "1.3"], default=None, help="accept only this TLS version")
+    st.add_argument(
+        "--tls-dir", type=Path, metavar="DIR", help="keep the generated CA's ca.pem here (default: removed at exit)"
+    )
+    st.add_argument(
+        "--tls-name",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name or IP address the generated certificate names besides localhost, 127.0.0.1 and ::1 "
+        "(the name the client machine uses); repeatable",
+    )
+    st.add_argument("--tls-cert", type=Path, metavar="PEM", help="serve this certificate chain instead (leaf first)")
+    st.add_argument("--tls-key", type=Path, metavar="PEM", help="the private key of --tls-cert")
