@@ -25,6 +25,7 @@ fn a_low_rate_keeps_its_uniform_schedule() {
             (wl["arrival"].as_str(), wl["requests"].as_u64(), wl["record"].as_str()),
             (Some("uniform"), None, Some("samples"))
         );
+        assert!(wl["seed"].is_null(), "{mode}: a uniform schedule draws nothing from the seed");
         assert_eq!(total(&doc, "count") + total(&doc, "missed"), 20, "{mode}");
         assert!(total(&doc, "count") >= 19, "{mode}: {doc}");
         assert_eq!((total(&doc, "late"), total(&doc, "failure_count")), (0, 0), "{mode}");

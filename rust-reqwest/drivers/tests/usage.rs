@@ -27,6 +27,11 @@ fn bad_usage_is_one_line_naming_the_flag() {
         (&["--connection", "new", "--client-scope", "shared"], "--connection"),
         (&["--client-scope", "global"], "--client-scope"),
         (&["--http", "3"], "--http"),
+        // --arrival and --seed describe an open loop's schedule; --timeout is (0, a day]
+        (&["--arrival", "poisson"], "--arrival"),
+        (&["--seed", "7"], "--seed"),
+        (&["--timeout", "0"], "--timeout"),
+        (&["--timeout", "86401"], "--timeout"),
     ];
     for (args, flag) in cases {
         let out = driver(&[&["--url", url][..], args].concat());
@@ -35,6 +40,13 @@ fn bad_usage_is_one_line_naming_the_flag() {
         assert!(out.stdout.is_empty(), "{args:?}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with("reqwest-driver: error: ") && err.contains(flag), "{args:?}: {err}");
+    }
+    // an unusable --url is bad usage, not N failed requests
+    for bad in ["ftp://127.0.0.1:9/", "http://", "127.0.0.1:9"] {
+        let out = driver(&["--url", bad]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(out.stdout.is_empty() && err.lines().count() == 1 && err.contains("--url"), "{bad}: {err}");
     }
     let out = driver(&["--workers", "2"]);
     assert_eq!(out.status.code(), Some(2));

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use crate::{ClientInfo, Group, HttpVersion, Mode, Options};
+use crate::{Arrival, ClientInfo, Group, HttpVersion, Mode, Options};
 
 /// The `schema` of the document.
 pub const SCHEMA: &str = "clientbench.raw/2";
@@ -81,8 +81,9 @@ impl<'a> Workload<'a> {
             connection: o.connection.as_str(),
             loop_: if open { "open" } else { "closed" },
             rate: o.rate,
-            arrival: open.then(|| o.arrival.as_str()),
-            seed: open.then_some(o.seed),
+            arrival: open.then(|| o.arrival().as_str()),
+            // the schedule's seed only with poisson arrivals: uniform ones draw nothing
+            seed: (open && o.arrival() == Arrival::Poisson).then(|| o.seed()),
             method: o.method.as_str(),
             body_size: o.body_size.unwrap_or(0),
             record: o.record.as_str(),

@@ -18,6 +18,8 @@ pub const MAX_BODY_SIZE: u64 = 1 << 30;
 pub const MAX_RATE_PER_WORKER: f64 = 1_000_000.0;
 /// Default `--requests`.
 pub const DEFAULT_REQUESTS: u32 = 100;
+/// Largest `--timeout` (a day): a longer latency does not fit the runner's histograms.
+pub const MAX_TIMEOUT_S: f64 = 86_400.0;
 
 /// `--connection`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -150,8 +152,8 @@ pub struct Options {
     /// Untimed requests per worker before the timed loop
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub warmup: u32,
-    /// Per-request timeout, seconds
-    #[arg(long, default_value_t = 30.0, value_parser = parse_seconds, allow_negative_numbers = true)]
+    /// Bounds each whole request (connect to the body's last byte), seconds, at most 86400
+    #[arg(long, default_value_t = 30.0, value_parser = parse_timeout, allow_negative_numbers = true)]
     pub timeout: f64,
     /// keep-alive: one connection per worker; new: a new client (and connection) for every timed request
     #[arg(long, value_enum, default_value_t = Connection::KeepAlive)]
@@ -165,12 +167,12 @@ pub struct Options {
     /// Open loop: R requests/s over all workers, each on a schedule of R/W requests/s
     #[arg(long, value_name = "R", value_parser = parse_rate, allow_negative_numbers = true)]
     pub rate: Option<f64>,
-    /// Open loop: uniform (a fixed interval) or poisson (exponential intervals, seeded)
-    #[arg(long, value_enum, default_value_t = Arrival::Uniform)]
-    pub arrival: Arrival,
-    /// Open loop, poisson: worker w draws its intervals from a generator seeded with S + w
-    #[arg(long, value_name = "S", default_value_t = 1, allow_negative_numbers = true)]
-    pub seed: u64,
+    /// Open loop: uniform (a fixed interval) or poisson (exponential intervals, seeded) [default: uniform]
+    #[arg(long, value_enum)]
+    pub arrival: Option<Arrival>,
+    /// Open loop, poisson: worker w draws its intervals from SplitMix64 seeded with S + w [default: 1]
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    pub seed: Option<u64>,
     /// GET, or POST/PUT with a body of --body-size bytes
     #[arg(long, value_enum, default_value_t = Method::Get)]
     pub method: Method,
@@ -200,6 +202,8 @@ pub struct Plan {
     /// The open loop's schedule (`None`: closed loop).
     pub open: Option<Open>,
     pub method: Method,
+    /// `--timeout` in ns: a request that took longer failed (`TimeoutError`), whatever it returned.
+    pub timeout_ns: u64,
     /// The body of every POST/PUT (empty for GET).
     pub body: Bytes,
     /// POST/PUT: the `/upload` line every response must be (`"<length> <sha256 hex>"` of the body).
@@ -212,6 +216,16 @@ impl Options {
     /// `--requests`, or its default.
     pub fn requests(&self) -> u32 {
         self.requests.unwrap_or(DEFAULT_REQUESTS)
+    }
+
+    /// `--arrival`, or its default.
+    pub fn arrival(&self) -> Arrival {
+        self.arrival.unwrap_or(Arrival::Uniform)
+    }
+
+    /// `--seed`, or its default.
+    pub fn seed(&self) -> u64 {
+        self.seed.unwrap_or(1)
     }
 
     /// `--ca-file` / `--insecure` / the system's roots.
@@ -248,6 +262,15 @@ impl Options {
     /// expected `/upload` line are made here, before any worker starts). The error is one line that starts
     /// with the flag.
     pub fn plan(&self) -> Result<Plan, String> {
+        check_url(&self.url)?;
+        if self.rate.is_none() {
+            if self.arrival.is_some() {
+                return Err("--arrival: goes with --rate (an open loop)".into());
+            }
+            if self.seed.is_some() {
+                return Err("--seed: goes with --rate (an open loop)".into());
+            }
+        }
         let open = match self.rate {
             Some(rate) if rate / f64::from(self.workers) > MAX_RATE_PER_WORKER => {
                 return Err(format!(
@@ -256,7 +279,7 @@ impl Options {
                     self.workers
                 ))
             }
-            Some(rate) => Some(Open { rate, arrival: self.arrival, seed: self.seed }),
+            Some(rate) => Some(Open { rate, arrival: self.arrival(), seed: self.seed() }),
             None => None,
         };
         let limit = match (self.duration, self.requests) {
@@ -291,6 +314,7 @@ impl Options {
             connection: self.connection,
             limit,
             open,
+            timeout_ns: u64::try_from(Duration::from_secs_f64(self.timeout).as_nanos()).unwrap_or(u64::MAX),
             method: self.method,
             body,
             expect,
@@ -298,6 +322,26 @@ impl Options {
             scope: self.client_scope,
         })
     }
+}
+
+/// `--url`: an absolute `http://` or `https://` URL with a host, and a port from 1 to 65535 if it has one
+/// (docs/raw-format.md); what the client refuses beyond that is a counted failure (`InvalidUrl`).
+fn check_url(url: &str) -> Result<(), String> {
+    if url.chars().any(|c| c <= ' ' || c == '\u{7f}') {
+        return Err(format!("--url: must not contain whitespace or control characters, got {url:?}"));
+    }
+    // the url crate's parser (reqwest's): the same one the requests use
+    let parsed = reqwest_bench::reqwest::Url::parse(url).map_err(|e| format!("--url: {url:?} is not a URL: {e}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!("--url: must be an http:// or https:// URL, got {url:?}"));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(format!("--url: has no host: {url:?}"));
+    }
+    if parsed.port() == Some(0) {
+        return Err(format!("--url: the port must be from 1 to 65535, got {url:?}"));
+    }
+    Ok(())
 }
 
 /// The request body of `--body-size n`: byte i is `b'a' + (i mod 26)`.
@@ -355,6 +399,13 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
         return Err(format!("must be a positive number of seconds, got {text}"));
     }
     Ok(v)
+}
+
+fn parse_timeout(text: &str) -> Result<f64, String> {
+    match parse_seconds(text)? {
+        v if v <= MAX_TIMEOUT_S => Ok(v),
+        _ => Err(format!("must be at most {MAX_TIMEOUT_S} s (a day), got {text}")),
+    }
 }
 
 fn parse_rate(text: &str) -> Result<f64, String> {
@@ -446,7 +497,7 @@ mod tests {
         assert_eq!(plan.limit, Limit::Duration(1_500_000_000));
         let plan = parse(&["--rate", "10", "--requests", "3"]).unwrap().plan().unwrap();
         assert_eq!(plan.limit, Limit::Requests(3));
-        assert_eq!(plan.open.map(|o| o.arrival), Some(Arrival::Uniform));
+        assert_eq!(plan.open.map(|o| (o.arrival, o.seed)), Some((Arrival::Uniform, 1)));
         // 1,000,000 requests/s per worker is the finest schedule
         assert!(parse(&["--rate", "2000000", "--workers", "2"]).unwrap().plan().is_ok());
     }
@@ -494,6 +545,14 @@ mod tests {
             (&["--http", "3"], "--http"),
             (&["--http", "1.0"], "--http"),
             (&["--connection", "new", "--client-scope", "shared"], "--connection"),
+            // the contract's rules (docs/raw-format.md, "Command line")
+            (&["--arrival", "poisson"], "--arrival"),
+            (&["--seed", "3"], "--seed"),
+            (&["--seed", "18446744073709551616", "--rate", "1"], "--seed"),
+            (&["--timeout", "0"], "--timeout"),
+            (&["--timeout", "-1"], "--timeout"),
+            (&["--timeout", "86401"], "--timeout"),
+            (&["--timeout", "nan"], "--timeout"),
         ];
         for (args, flag) in cases {
             let line = usage(args);
@@ -506,5 +565,23 @@ mod tests {
         assert!(plan.body.is_empty() && plan.expect.is_none());
         let missing = one_line(&Cli::try_parse_from(["driver"]).unwrap_err().render().to_string());
         assert!(missing.contains("--url"), "{missing}");
+        assert!(parse(&["--timeout", "86400", "--rate", "1", "--seed", "18446744073709551615"])
+            .unwrap()
+            .plan()
+            .is_ok());
+    }
+
+    #[test]
+    fn an_unusable_url_is_bad_usage() {
+        let plan = |url: &str| Cli::try_parse_from(["driver", "--url", url]).unwrap().o.plan();
+        for url in
+            ["ftp://127.0.0.1/", "http://", "127.0.0.1:8080/", "http://h:0/", "http://h:99999/", "http://h /", ""]
+        {
+            let err = plan(url).expect_err(url);
+            assert!(err.starts_with("--url: ") && !err.contains('\n'), "{url}: {err}");
+        }
+        for url in ["http://127.0.0.1:1/", "https://example.com", "HTTP://[::1]:8080/x?y", "http://h:/"] {
+            assert!(plan(url).is_ok(), "{url}");
+        }
     }
 }

@@ -25,6 +25,8 @@ pub enum Outcome {
     Error(ClientError),
     /// An upload answered 200 with a line other than the expected one.
     Mismatch { expected: Bytes, got: Bytes, bytes: u64 },
+    /// It ended after `--timeout` (which bounds the whole request), whatever it returned.
+    Overtime { took_ns: u64, timeout_ns: u64, bytes: u64 },
 }
 
 impl Outcome {
@@ -47,9 +49,26 @@ impl Outcome {
         }
     }
 
+    /// The outcome of a request that took `took_ns`: [`Outcome::Overtime`] past `timeout_ns`, unless it
+    /// failed before it completed (the reason's order, docs/raw-format.md: the client's error, then the
+    /// timeout, then the status, then the upload's answer).
+    pub fn within(self, took_ns: u64, timeout_ns: u64) -> Outcome {
+        match self {
+            Outcome::Ok { bytes } | Outcome::Status { bytes, .. } | Outcome::Mismatch { bytes, .. }
+                if took_ns > timeout_ns =>
+            {
+                Outcome::Overtime { took_ns, timeout_ns, bytes }
+            }
+            other => other,
+        }
+    }
+
     fn bytes(&self) -> u64 {
         match self {
-            Outcome::Ok { bytes } | Outcome::Status { bytes, .. } | Outcome::Mismatch { bytes, .. } => *bytes,
+            Outcome::Ok { bytes }
+            | Outcome::Status { bytes, .. }
+            | Outcome::Mismatch { bytes, .. }
+            | Outcome::Overtime { bytes, .. } => *bytes,
             Outcome::Error(_) => 0,
         }
     }
@@ -66,7 +85,13 @@ impl Outcome {
                     true => format!("{:?}", text(got)),
                     false => format!("{bytes} bytes starting {:?}", text(got)),
                 };
-                Some((format!("Error: upload digest mismatch: expected {:?}, got {got}", text(expected)), Some(200)))
+                // `status` is set only for a `status <code>` failure
+                Some((format!("Error: upload digest mismatch: expected {:?}, got {got}", text(expected)), None))
+            }
+            Outcome::Overtime { took_ns, timeout_ns, .. } => {
+                let s = |ns: u64| ns as f64 / 1e9;
+                let text = format!("the request took {:.3} s, past --timeout {} s", s(*took_ns), s(*timeout_ns));
+                Some((ClientError::Timeout(text).to_string(), None))
             }
         }
     }
@@ -249,13 +274,31 @@ mod tests {
     fn uploads_are_checked_against_the_expected_line() {
         assert!(matches!(upload(Ok((200, 5, Bytes::from_static(b"3 abc")))), Outcome::Ok { bytes: 5 }));
         let wrong = upload(Ok((200, 5, Bytes::from_static(b"3 abd")))).failure().unwrap();
-        assert_eq!(wrong, ("Error: upload digest mismatch: expected \"3 abc\", got \"3 abd\"".into(), Some(200)));
+        assert_eq!(wrong, ("Error: upload digest mismatch: expected \"3 abc\", got \"3 abd\"".into(), None));
         // a longer body with the right start
         let long = upload(Ok((200, 9, Bytes::from_static(b"3 abc")))).failure().unwrap();
         assert_eq!(long.0, "Error: upload digest mismatch: expected \"3 abc\", got 9 bytes starting \"3 abc\"");
         assert_eq!(upload(Ok((405, 0, Bytes::new()))).failure(), Some(("status 405".into(), Some(405))));
         let timeout = upload(Err(ClientError::Timeout("request timed out".into()))).failure();
         assert_eq!(timeout, Some(("TimeoutError: request timed out".into(), None)));
+    }
+
+    #[test]
+    fn a_request_past_the_timeout_is_a_timeout_whatever_it_returned() {
+        let second = 1_000_000_000;
+        let slow = |o: Outcome| o.within(second + 1, second);
+        let reason = "TimeoutError: the request took 1.000 s, past --timeout 1 s";
+        assert_eq!(slow(Outcome::Ok { bytes: 5 }).failure(), Some((reason.into(), None)));
+        assert_eq!(slow(Outcome::Status { status: 500, bytes: 5 }).failure(), Some((reason.into(), None)));
+        assert_eq!(slow(upload(Ok((200, 5, Bytes::from_static(b"3 abd"))))).failure(), Some((reason.into(), None)));
+        // its bytes still count; the client's own error keeps its reason; at the timeout exactly, it is in time
+        let mut rec = Record::new(RecordMode::Histogram, false, 0);
+        rec.record(0, None, 0, second + 1, slow(Outcome::Ok { bytes: 7 }));
+        rec.record(1, None, 0, second, Outcome::Ok { bytes: 7 }.within(second, second));
+        let json = rec.into_json();
+        assert_eq!((json.bytes, json.failure_count, json.histograms.unwrap().service.counts.len()), (14, 1, 1));
+        let refused = ClientError::Connection(reqwest_bench::ConnectionKind::Refused, "refused".into());
+        assert!(matches!(Outcome::Error(refused).within(2 * second, second), Outcome::Error(_)));
     }
 
     #[test]

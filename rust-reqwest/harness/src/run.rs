@@ -205,7 +205,8 @@ pub(crate) async fn timed<D: Driver, C: Clock>(
                 *client = Held::Own(driver.make_client(co)); // drops the previous client and its connection
             }
             let outcome = request(driver, client.get(), plan).await;
-            rec.record(k, None, start, clock.now(), outcome);
+            let end = clock.now();
+            rec.record(k, None, start, end, outcome.within(end.saturating_sub(start), plan.timeout_ns));
         }
         rec.loop_end = clock.now();
         return rec;
@@ -225,6 +226,7 @@ pub(crate) async fn timed<D: Driver, C: Clock>(
         let outcome = request(driver, client.get(), plan).await;
         let end = clock.now();
         pacer.finished(end);
+        let outcome = outcome.within(end.saturating_sub(start), plan.timeout_ns);
         rec.record(pacer.sent() - 1, Some(intended), start, end, outcome);
     }
     rec.loop_end = clock.now();

@@ -194,7 +194,7 @@ fn uploads_are_checked_in_both_modes() {
             // the fake's 3rd answer (request 2) is the line of another body
             assert_eq!(json.failure_count, 1);
             let f = &json.failures[0];
-            assert_eq!((f.index, f.status), (2, Some(200)));
+            assert_eq!((f.index, f.status), (2, None)); // `status` only for a `status <code>` failure
             let expected =
                 format!("Error: upload digest mismatch: expected {:?}, got ", String::from_utf8_lossy(&line));
             assert!(f.reason.starts_with(&expected), "{}", f.reason);
@@ -314,6 +314,23 @@ fn the_open_loop_runs_in_both_modes() {
             assert!(start.iter().zip(&intended).all(|(s, i)| s >= i), "no request starts before its time");
             assert!(start.iter().all(|&s| s < 50 * MS), "every request starts before D");
         }
+    }
+}
+
+#[test]
+fn a_request_past_the_timeout_fails_whatever_it_returned() {
+    // --timeout 20 ms bounds the whole request: the fake's 35 ms request 2 answered 200, and failed
+    for loop_ in [&["--rate", "100"][..], &[]] {
+        let args =
+            [&["driver", "--url", "http://127.0.0.1:9/", "--timeout", "0.02", "--requests", "4"], loop_].concat();
+        let plan = Cli::try_parse_from(args).unwrap().o.plan().unwrap();
+        let json = fake_timed(&plan, 0, |k| if k == 2 { 35 * MS } else { MS });
+        assert_eq!((json.count, json.failure_count, json.bytes), (4, 1, 4 * 13), "{loop_:?}");
+        let f = &json.failures[0];
+        assert_eq!(
+            (f.index, f.reason.as_str(), f.status),
+            (2, "TimeoutError: the request took 0.035 s, past --timeout 0.02 s", None)
+        );
     }
 }
 

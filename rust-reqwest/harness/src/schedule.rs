@@ -5,10 +5,6 @@
 
 use std::future::Future;
 
-use rand::rngs::ChaCha8Rng;
-use rand::SeedableRng;
-use rand_distr::{Distribution, Exp};
-
 use crate::options::Arrival;
 
 /// The open loop of `--rate R [--arrival A] [--seed S]`.
@@ -36,14 +32,29 @@ pub trait Clock {
     fn sleep_until(&self, at: u64) -> impl Future<Output = ()> + Send;
 }
 
+/// SplitMix64 (Steele, Lea and Flood 2014; Vigna's reference code): the Poisson schedules' generator, the same
+/// in every language's harness, so that a seed gives the same schedule everywhere.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
 /// Worker w's intended start times I(w, 0), I(w, 1), ... in ns after t0 (an endless iterator).
 #[derive(Debug)]
 pub enum Schedule {
     /// I(w, k) = (w + k·W) / R.
     Uniform { first: u64, step: u64, rate: f64, k: u64 },
-    /// I(w, k) = I(w, k−1) + Xₖ, Xₖ exponential of mean W/R, from a generator seeded with S + w.
-    /// (The generator's state is large: boxed, once per worker.)
-    Poisson { at: f64, rng: Box<ChaCha8Rng>, interval: Exp<f64> },
+    /// I(w, k) = I(w, k−1) + Xₖ in whole ns, Xₖ = round(−ln(u) · m) with m = W · 1e9 / R and
+    /// u = ((x >> 11) + 1) / 2⁵³ from SplitMix64 seeded with S + w (mod 2⁶⁴); I(w, 0) = X₀.
+    Poisson { at: u64, rng: SplitMix64, mean_ns: f64 },
 }
 
 impl Schedule {
@@ -53,12 +64,11 @@ impl Schedule {
             Arrival::Uniform => {
                 Schedule::Uniform { first: u64::from(w), step: u64::from(workers), rate: open.rate, k: 0 }
             }
-            Arrival::Poisson => {
-                // rate > 0 and finite (checked by the flag's parser), so λ = R/W is a valid rate
-                let interval = Exp::new(open.rate / f64::from(workers)).expect("a positive finite rate");
-                let rng = Box::new(ChaCha8Rng::seed_from_u64(open.seed.wrapping_add(u64::from(w))));
-                Schedule::Poisson { at: 0.0, rng, interval }
-            }
+            Arrival::Poisson => Schedule::Poisson {
+                at: 0,
+                rng: SplitMix64(open.seed.wrapping_add(u64::from(w))),
+                mean_ns: f64::from(workers) * 1e9 / open.rate,
+            },
         }
     }
 }
@@ -67,24 +77,27 @@ impl Iterator for Schedule {
     type Item = u64;
 
     fn next(&mut self) -> Option<u64> {
-        let seconds = match self {
+        match self {
             Schedule::Uniform { first, step, rate, k } => {
                 let slot = *first + *k * *step;
                 *k += 1;
-                slot as f64 / *rate
+                Some(ns_of(slot as f64 / *rate * 1e9))
             }
-            Schedule::Poisson { at, rng, interval } => {
-                *at += interval.sample(&mut **rng);
-                *at
+            Schedule::Poisson { at, rng, mean_ns } => {
+                // exact: a 53-bit integer plus one, times a power of two
+                let u = ((rng.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64);
+                // whole ns per interval, summed exactly: the other harnesses' times, to the ns
+                *at = at.saturating_add(ns_of(-u.ln() * *mean_ns));
+                Some(*at)
             }
-        };
-        Some(ns_of(seconds))
+        }
     }
 }
 
-/// Seconds to whole ns (saturating: a schedule beyond 584 years is never reached).
-fn ns_of(seconds: f64) -> u64 {
-    (seconds * 1e9).round() as u64
+/// ns rounded to whole ns, halves away from zero (as C's round()); saturating: a schedule beyond 584
+/// years is never reached.
+fn ns_of(ns: f64) -> u64 {
+    ns.round() as u64
 }
 
 /// One worker's walk along its schedule: which request comes next and when, which started late, which
@@ -204,6 +217,25 @@ mod tests {
         // rounded to the ns: 3 requests/s, one worker
         let got: Vec<u64> = Schedule::new(&uniform(3.0), 1, 0).take(4).collect();
         assert_eq!(got, [0, 333_333_333, 666_666_667, 1_000_000_000]);
+    }
+
+    #[test]
+    fn splitmix64_is_the_reference_generator() {
+        // Vigna's splitmix64.c from state 1
+        let mut g = SplitMix64(1);
+        assert_eq!([g.next_u64(), g.next_u64()], [0x910a_2dec_8902_5cc1, 0xbeeb_8da1_658e_ec67]);
+    }
+
+    #[test]
+    fn poisson_is_the_documented_schedule() {
+        // docs/raw-format.md's example: --seed 1, W = 4, R = 2000 (a mean interval of 2 ms), workers 0 and 1
+        let w0: Vec<u64> = Schedule::new(&poisson(2000.0, 1), 4, 0).take(5).collect();
+        assert_eq!(w0, [1_136_339, 1_722_984, 1_781_836, 3_404_080, 5_026_749]);
+        let w1: Vec<u64> = Schedule::new(&poisson(2000.0, 1), 4, 1).take(5).collect();
+        assert_eq!(w1, [1_051_237, 1_628_870, 2_665_114, 3_199_777, 5_531_920]);
+        // S + w wraps: worker 1 of seed 2^64 - 1 is worker 0 of seed 0
+        let wrapped: Vec<u64> = Schedule::new(&poisson(2000.0, u64::MAX), 4, 1).take(100).collect();
+        assert_eq!(wrapped, Schedule::new(&poisson(2000.0, 0), 4, 0).take(100).collect::<Vec<u64>>());
     }
 
     #[test]
