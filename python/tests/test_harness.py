@@ -116,6 +116,21 @@ LIBRARY_EXCEPTIONS = [
     case("pycurl", "error-7", lambda m: m.error(7, "Failed to connect"), "ConnectionError"),
     case("pycurl", "error-28", lambda m: m.error(28, "Operation timed out"), "TimeoutError"),
     case("pycurl", "error-3", lambda m: m.error(3, "URL rejected"), "InvalidUrl"),
+    # rnet and wreq: --timeout ending a request mid-body is a body or decoding error that says TimedOut
+    case(
+        "builtins",
+        "BodyError-TimedOut",
+        lambda m: type("BodyError", (Exception,), {})("is_body error: wreq::Error { kind: Body, source: TimedOut }"),
+        "TimeoutError",
+    ),
+    case(
+        "builtins",
+        "DecodingError-TimedOut",
+        lambda m: type("DecodingError", (Exception,), {})(
+            "is_decode error: wreq::Error { kind: Decode, source: wreq::Error { kind: Body, source: TimedOut } }"
+        ),
+        "TimeoutError",
+    ),
     # our bindings raise ValueError for a URL they cannot use (and for a bad method or header)
     case(
         "builtins",

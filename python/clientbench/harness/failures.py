@@ -98,10 +98,14 @@ def failure_class(exc: BaseException) -> str:
         return "TimeoutError"
     if type(exc).__module__ == "pycurl" and exc.args and isinstance(exc.args[0], int):
         return _CURL_CLASSES.get(exc.args[0], "Error")
+    text = str(exc).lower()
+    # a timeout that a library reports as a body or decoding error, saying so only in its text (rnet's and
+    # wreq's "wreq::Error { kind: Body, source: TimedOut }" when --timeout ends a request mid-body)
+    if "timedout" in text.replace(" ", "").replace("_", ""):
+        return "TimeoutError"
     # certificate, host name and handshake failures: by type where the library has one, else by its text
     # (Rust clients report them as connect errors whose message names the TLS cause; not a bare "ssl":
     # aiohttp writes "ssl:default" into every connection error)
-    text = str(exc).lower()
     if (
         isinstance(exc, ssl.SSLError)
         or type(exc).__name__ == "TLSError"
