@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 from clientbench.cli import main
-from clientbench.conformance.checks import FAIL, PASS, SKIP, Outcome, Servers, check
+from clientbench.conformance import checks
+from clientbench.conformance.checks import FAIL, PASS, SKIP, Outcome, Servers, Suite, check
 from clientbench.conformance.faults import RESET_SENT, TRUNCATED_SENT, FaultServer
 from clientbench.execution.server import Server
 from clientbench.registry.external import program_spec
@@ -22,6 +23,8 @@ from clientbench.registry.shipped import CLIENTS
 from clientbench.registry.spec import ClientSpec
 
 BROKEN = Path(__file__).resolve().parent / "support" / "broken_drivers"
+#: how many checks check-driver makes (docs/bring-your-own-client.md's table), 4 of them of the open loop
+CHECKS = 35
 
 #: Clients on hyper's pool (Rust reqwest, and in Python rnet, its successor wreq, pyreqwest) hand a connection
 #: back to the pool on their runtime's thread: now and then a worker's next request goes out first and opens
@@ -60,7 +63,7 @@ def _by_check(outcomes: list[Outcome]) -> dict[str, Outcome]:
 @pytest.mark.parametrize("spec", SHIPPED)
 def test_every_shipped_driver_passes(spec: ClientSpec, bed: Servers) -> None:
     outcomes = check(spec, bed, jobs=2)
-    assert len(outcomes) >= 20
+    assert len(outcomes) == CHECKS
     race = any(fnmatch.fnmatchcase(spec.name, p) for p in POOL_RACE)
     failed = [
         f"{o.check}: {o.why}"
@@ -111,6 +114,39 @@ def test_unsupported_without_its_line_fails(bed: Servers) -> None:
     assert "exit 3 without one line 'unsupported: ...'" in outcomes["open loop: --rate 200 --requests 4"].why
 
 
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    "script, group, failing",
+    [
+        # docs/raw-format.md's rules, each broken by one driver that keeps the others
+        ("no_histogram", checks.new_connections, {"connections: --connection new", "--record histogram"}),
+        ("histogram_of_all", checks.histogram_failures, {"--record histogram: failures left out"}),
+        (
+            "old_schedule",
+            checks.open_loop,
+            {"open loop: --rate 200 --requests 4", "open loop: --arrival poisson --seed 7"},
+        ),
+        ("late_by_start", checks.open_loop, {"open loop: late starts"}),
+        ("no_client_python", checks.closed_loop, {"document: client.python"}),
+        ("lax_usage", checks.usage_errors, {"usage: --url not http(s)", "usage: --ca-file that does not exist"}),
+        ("per_read_timeout", checks.faults, {"fault: a body trickling past --timeout 1"}),
+        ("digest_first", checks.uploads, {"upload: a non-200 answer is its status"}),
+    ],
+)
+def test_a_driver_that_breaks_a_rule_fails_that_check_only(
+    script: str, group: checks.Check, failing: set[str], bed: Servers
+) -> None:
+    outcomes = _by_check(list(group(Suite(_script(script), bed))))
+    assert {name for name, o in outcomes.items() if o.status == FAIL} == failing, {
+        name: o.why for name, o in outcomes.items()
+    }
+    if script == "no_histogram":  # exit 3 is not a way out of histograms
+        assert "every driver records histograms" in outcomes["--record histogram"].why
+    if script == "old_schedule":
+        assert "seed" in outcomes["open loop: --rate 200 --requests 4"].why
+        assert "not the contract's poisson schedule" in outcomes["open loop: --arrival poisson --seed 7"].why
+
+
 def test_an_open_loop_refused_is_not_supported_not_failed(bed: Servers) -> None:
     outcomes = _by_check(check(_script("no_open_loop"), bed, jobs=2))
     assert outcomes["open loop: --rate 200 --requests 4"].status == SKIP
@@ -132,10 +168,10 @@ def test_the_command_prints_one_line_per_check_and_fails_on_a_failure() -> None:
     good = _cli("check-driver", "--", sys.executable, str(BROKEN / "no_open_loop.py"))
     assert good.returncode == 0, good.stdout + good.stderr
     lines = good.stdout.splitlines()
-    assert lines[0].startswith("driver: ") and lines[-1] == "driver: 20 passed, 0 failed, 2 not supported"
-    checks = [ln for ln in lines if ln.startswith("  ")]
-    assert len(checks) == 22 and all(ln.startswith(("  pass  ", "  skip  ")) for ln in checks), checks
-    assert "  skip  open loop: --duration 0.5: not supported: no open loop" in checks
+    assert lines[0].startswith("driver: ") and lines[-1] == f"driver: {CHECKS - 4} passed, 0 failed, 4 not supported"
+    shown = [ln for ln in lines if ln.startswith("  ")]
+    assert len(shown) == CHECKS and all(ln.startswith(("  pass  ", "  skip  ")) for ln in shown), shown
+    assert "  skip  open loop: --duration 0.5: not supported: no open loop" in shown
 
     bad = _cli("check-driver", "--driver", "broken=" + f"{sys.executable} {BROKEN / 'dropped_failures.py'}")
     assert bad.returncode == 1
@@ -148,7 +184,7 @@ def test_the_command_prints_one_line_per_check_and_fails_on_a_failure() -> None:
 def test_the_command_checks_a_plugin() -> None:
     proc = _cli("check-driver", "--client", "clientbench.drivers.requests_driver:SYNC", "--jobs", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.splitlines()[-1] == "py-requests-driver: 22 passed, 0 failed, 0 not supported"
+    assert proc.stdout.splitlines()[-1] == f"py-requests-driver: {CHECKS} passed, 0 failed, 0 not supported"
 
 
 @pytest.mark.parametrize(
@@ -174,7 +210,7 @@ def test_a_program_that_does_not_exist_fails_every_check(bed: Servers) -> None:
 
 def test_every_check_has_its_own_name(bed: Servers) -> None:
     names = [o.check for o in check(program_spec("nothing", ["/no/such/driver"]), bed)]
-    assert len(names) == len(set(names)) == 22
+    assert len(names) == len(set(names)) == CHECKS
 
 
 # -- the fault server ----------------------------------------------------------------------------------
