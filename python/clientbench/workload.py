@@ -26,6 +26,8 @@ MAX_RATE_PER_WORKER = 1_000_000
 #: above this many timed requests in a row the drivers record histograms instead of per-request samples,
 #: so that a long open-loop run keeps its raw output and the runner's memory bounded (docs/open-loop.md)
 HISTOGRAM_ABOVE = 200_000
+#: the longest --timeout the drivers take (docs/raw-format.md: a day)
+MAX_TIMEOUT_S = 86_400.0
 #: our server's endpoint that answers a request body with its length and digest (docs/raw-format.md)
 UPLOAD_PATH = "/upload"
 
@@ -58,6 +60,10 @@ class Workload:
     http: str = "1.1"  # or "2": HTTP/2 (ALPN h2 over https, prior knowledge over http)
 
     def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise WorkloadError(f"--workers must be at least 1, got {self.workers}")
+        if not (math.isfinite(self.timeout_s) and 0 < self.timeout_s <= MAX_TIMEOUT_S):
+            raise WorkloadError(f"--timeout must be within 0 and {MAX_TIMEOUT_S:g} s (a day), got {self.timeout_s:g}")
         if self.connection not in CONNECTIONS:
             raise WorkloadError(f"connection must be one of {', '.join(CONNECTIONS)}, got {self.connection!r}")
         if self.client_scope not in CLIENT_SCOPES:

@@ -200,3 +200,17 @@ def test_resolve_refuses_what_does_not_fit(given, message):
         resolve(given)
     with pytest.raises(WorkloadError, match="--reference is the closed-loop reference method"):
         resolve({"rate": 5.0}, reference=True)
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"workers": 0}, "--workers must be at least 1"),
+        ({"timeout_s": 0.0}, "--timeout must be within 0 and 86400"),
+        ({"timeout_s": 86_401.0}, "--timeout must be within 0 and 86400"),  # what every driver refuses (exit 2)
+        ({"timeout_s": float("nan")}, "--timeout must be within"),
+    ],
+)
+def test_a_workload_the_drivers_would_refuse_is_refused_first(changes, message):
+    with pytest.raises(WorkloadError, match=message):
+        Workload(**changes)
