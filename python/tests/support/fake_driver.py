@@ -17,6 +17,7 @@ be checked against that.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from clientbench.harness import schedule
 
 #: the body length of every synthetic answer (our server's `/`)
 BODY = 13
@@ -59,19 +61,13 @@ def histogram(values: np.ndarray) -> dict[str, Any]:
 
 
 def intended_ns(args: argparse.Namespace, w: int) -> np.ndarray:
-    """I(w, k) of worker w (docs/raw-format.md), every k of the schedule (--requests, or before --duration)."""
-    interval = args.workers / args.rate * 1e9
-    n = args.requests if args.duration is None else int(args.duration * 1e9 / interval) + 2
-    if args.arrival == "uniform":
-        times = (w + np.arange(n) * args.workers) / args.rate * 1e9
-    else:
-        rng = np.random.default_rng(args.seed + w)
-        times = np.cumsum(rng.exponential(interval, size=n))
-        while args.duration is not None and times[-1] < args.duration * 1e9:  # draw on to the end
-            times = np.concatenate([times, times[-1] + np.cumsum(rng.exponential(interval, size=n))])
-    if args.duration is not None:
-        times = times[times < args.duration * 1e9]
-    return times.astype(np.int64)
+    """I(w, k) of worker w as every harness computes it (clientbench.harness.schedule, docs/raw-format.md), every k
+    of the schedule (--requests, or before --duration)."""
+    times = schedule.intended_ns(w, args.workers, args.rate, args.arrival, args.seed)
+    if args.duration is None:
+        return np.fromiter(itertools.islice(times, args.requests), dtype=np.int64)
+    end = args.duration * 1e9
+    return np.fromiter(itertools.takewhile(lambda t: t < end, times), dtype=np.int64)
 
 
 def simulate(args: argparse.Namespace, w: int) -> dict[str, Any]:
@@ -161,7 +157,7 @@ def document(args: argparse.Namespace) -> dict[str, Any]:
             "loop": "open" if open_loop else "closed",
             "rate": args.rate,
             "arrival": args.arrival if open_loop else None,
-            "seed": args.seed if open_loop else None,
+            "seed": args.seed if open_loop and args.arrival == "poisson" else None,
             "method": args.method,
             "body_size": args.body_size,
             "record": args.record,
