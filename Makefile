@@ -146,11 +146,12 @@ system-deps:  ## Boost headers, OpenSSL, CMake, ninja, GoogleTest, clang-format 
 
 # What the tests run against and with that nobody here wrote: Debian's nginx and curl (servers and a client to
 # compare with), Chromium (the HTML report in a real browser), valgrind and strace (`clientbench cost`),
-# qemu-user-static (the aarch64 wheels' test runs an arm64 CPython under qemu-aarch64-static). Only the
+# qemu-user-static (the aarch64 wheels' test runs an arm64 CPython under qemu-aarch64-static), iproute2 (two test
+# hosts in network namespaces: python/tests/test_two_hosts.py). Only the
 # tests start nginx, each with its own configuration: the package's own service is never started (policy-rc.d
 # answers 101 while apt installs it, when the machine has no policy of its own).
 TEST_PACKAGES := nginx:nginx-light curl:curl openssl:openssl chromium:chromium valgrind:valgrind strace:strace \
-                 qemu-aarch64-static:qemu-user-static
+                 qemu-aarch64-static:qemu-user-static ip:iproute2
 
 test-deps:  ## nginx-light, curl, openssl, chromium, valgrind, strace, qemu-user-static from apt when missing; no service left running
 	@missing=""; \

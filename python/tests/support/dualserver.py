@@ -27,9 +27,9 @@ def _openssl(*args: str, cwd: Path) -> None:
     subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
 
 
-def make_pki(d: Path) -> tuple[Path, Path, Path]:
-    """A CA and a leaf it signed for 127.0.0.1 and localhost, valid for two days, in `d`:
-    `(ca.pem, leaf.pem, leaf.key)`. Needs the openssl CLI (None of the paths exist without it)."""
+def make_pki(d: Path, names: str = "IP:127.0.0.1,DNS:localhost") -> tuple[Path, Path, Path]:
+    """A CA and a leaf it signed for `names` (subjectAltName entries; default 127.0.0.1 and localhost), valid for
+    two days, in `d`: `(ca.pem, leaf.pem, leaf.key)`. Needs the openssl CLI (None of the paths exist without it)."""
     if shutil.which("openssl") is None:
         raise FileNotFoundError("the openssl CLI is not installed")
     _openssl(
@@ -40,7 +40,7 @@ def make_pki(d: Path) -> tuple[Path, Path, Path]:
     _openssl(
         "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=leaf", cwd=d
     )
-    (d / "leaf.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n")
+    (d / "leaf.cnf").write_text(f"subjectAltName={names}\nbasicConstraints=CA:FALSE\n")
     _openssl(
         "x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
         "-out", "leaf.pem", "-days", "2", "-extfile", "leaf.cnf", cwd=d,
