@@ -74,7 +74,7 @@ stability: build bindings  ## two consecutive runs, compared: how far each row's
 gil: build bindings toxiproxy  ## the GIL report: serial baseline, GIL held vs released, timeline, generated reading
 	$(VPY) -m clientbench gil $(ARGS)
 
-sweep: build bindings toxiproxy  ## one dimension, a table per point and a plot (DIM=workers|payload|delay|connection|rtt|tls|rate; rate: the highest rate each client sustains)
+sweep: build bindings toxiproxy  ## one dimension, a table per point and a plot (DIM=workers|payload|delay|connection|rtt|tls|protocol|rate; protocol: with ARGS=--tls; rate: the highest rate each client sustains)
 	$(VPY) -m clientbench sweep $(or $(DIM),workers) $(ARGS)
 
 soak: build bindings  ## 1,000,000 requests through each binding and native client: failures and RSS growth

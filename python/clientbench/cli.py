@@ -27,7 +27,7 @@ from .environment.interpreters import Interpreter
 from .environment.interpreters import resolve as resolve_interpreters
 from .errors import SetupError
 from .network import PRESETS
-from .options import CostSettings, Options, SoakSettings, command_workload
+from .options import CostSettings, Options, SoakSettings, check_together, command_workload
 from .registry import external
 from .registry.spec import ClientSpec, select, under
 from .workload import (
@@ -113,8 +113,9 @@ def add_workload_options(p: argparse.ArgumentParser) -> None:
         "--http",
         choices=HTTP_VERSIONS,
         default=None,
-        help="1.1 (default) or 2: HTTP/2, ALPN h2 over https and prior knowledge over http (a client without "
-        "HTTP/2: its row is unsupported; one that fell back to HTTP/1.1 is flagged)",
+        help="1.1 (default), 2: HTTP/2 (ALPN h2 over https, prior knowledge over http), or 3: HTTP/3 over QUIC "
+        "(https only: --tls or --target https://...). A client without it: its row is unsupported; one that fell "
+        "back to another version is flagged",
     )
     g.add_argument(
         "--method",
@@ -531,9 +532,11 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "gil":
         from .commands.gil import gil_report
 
+        wl, options = workload(args), testbed_options(args)
+        check_together(wl, options)
         return gil_report(
-            workload(args),
-            testbed_options(args),
+            wl,
+            options,
             argv,
             rtt_ms=args.rtt,
             interpreters=interpreters(args),
@@ -546,12 +549,14 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
         from .commands.sweep import sweep
 
         dim = DIMENSIONS[args.dimension]
-        base = workload(args)
+        base, options = workload(args), testbed_options(args)
         points = sweep_points(dim, args.values, args.rates, base)
+        for value in points:
+            check_together(dim.workload(base, value), options)
         given = args.rates is not None or args.values is not None
-        return sweep(
-            dim, points, selection(args), base, testbed_options(args), argv, every_rate=given, slo_ms=args.slo_ms
-        )
+        return sweep(dim, points, selection(args), base, options, argv, every_rate=given, slo_ms=args.slo_ms)
     from .commands.run import run
 
-    return run(selection(args), workload(args), testbed_options(args), argv)
+    wl, options = workload(args), testbed_options(args)
+    check_together(wl, options)
+    return run(selection(args), wl, options, argv)

@@ -171,6 +171,15 @@ DIMENSIONS: dict[str, Dimension] = {
             own_servers=True,
         ),
         Dimension(
+            # HTTP/3 is QUIC, whose handshake is TLS 1.3: with 3 among the points the command needs --tls
+            "protocol",
+            "the HTTP version asked of every row: 1.1, 2 (ALPN h2) and 3 (QUIC) over TLS",
+            ("1.1", "2", "3"),
+            "HTTP version",
+            one_of("1.1", "2", "3"),
+            workload=lambda base, value: base.replace(http=value),
+        ),
+        Dimension(
             "rate",
             "open loops at rising rates (requests/s) until every client saturates",
             LADDER,

@@ -100,6 +100,8 @@ class DriverRun:
     raw_file: str | None = None  # where the raw document was written, relative to the run folder
     #: counted by our server during the run (warm-up included): connections, TLS handshakes, resumed ones
     server_counts: dict[str, int] | None = None
+    #: the kernel's UDP receive errors during the run (machine-wide: QUIC datagrams dropped for a full buffer)
+    udp_errors: dict[str, int] | None = None
 
     @property
     def crashed(self) -> bool:
@@ -118,6 +120,7 @@ class DriverRun:
             "stats": self.stats.to_json() if self.stats else None,
             "raw": self.raw_file,
             "server_counts": self.server_counts,
+            "udp_errors": self.udp_errors,
         }
 
     @classmethod
@@ -135,6 +138,7 @@ class DriverRun:
             hash_seed=doc.get("hash_seed"),
             raw_file=doc.get("raw"),
             server_counts=doc.get("server_counts"),
+            udp_errors=doc.get("udp_errors"),
         )
 
 

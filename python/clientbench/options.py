@@ -83,6 +83,12 @@ class Options:
         )
 
 
+def check_together(workload: Workload, options: Options) -> None:
+    """What the workload asks of where the requests go: HTTP/3 is QUIC, whose handshake is TLS 1.3."""
+    if workload.http == "3" and options.scheme != "https":
+        raise SetupError("--http 3 is HTTP/3 over QUIC, which needs TLS: add --tls, or give --target https://...")
+
+
 def command_workload(
     command: str, given: Mapping[str, Any], *, reference: bool = False, own_rates: bool = False
 ) -> Workload:

@@ -16,7 +16,7 @@ from typing import Any
 CONNECTIONS = ("keep-alive", "new")
 #: per-worker: every worker makes its own client; shared: one client serves all W workers (docs/raw-format.md)
 CLIENT_SCOPES = ("per-worker", "shared")
-HTTP_VERSIONS = ("1.1", "2")
+HTTP_VERSIONS = ("1.1", "2", "3")
 ARRIVALS = ("uniform", "poisson")
 METHODS = ("GET", "POST", "PUT")
 #: the largest request body the drivers accept (docs/raw-format.md)
@@ -57,7 +57,7 @@ class Workload:
     method: str = "GET"
     body_size: int = 0  # POST/PUT: bytes of the request body
     client_scope: str = "per-worker"  # or "shared": one client object for all workers, with its own pool
-    http: str = "1.1"  # or "2": HTTP/2 (ALPN h2 over https, prior knowledge over http)
+    http: str = "1.1"  # "2": HTTP/2 (ALPN h2 over https, prior knowledge over http); "3": HTTP/3 (QUIC, https only)
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -154,7 +154,7 @@ class Workload:
         """One line for table titles: what every row did."""
         conn = "" if self.connection == "keep-alive" else ", a new connection per request"
         conn += ", one shared client" if self.client_scope == "shared" else ""
-        conn += ", HTTP/2" if self.http == "2" else ""
+        conn += f", HTTP/{self.http}" if self.http != "1.1" else ""
         if self.rate is None:
             return (
                 f"{self.workers} workers x {self.requests} requests, {self.request()}{conn}, "

@@ -183,7 +183,7 @@ def test_the_reqwest_bindings_shared_client_over_http2(plugin, server):
     "argv, message",
     [
         (["run", "--client-scope", "global"], "argument --client-scope: invalid choice"),
-        (["run", "--http", "3"], "argument --http: invalid choice"),
+        (["run", "--http", "4"], "argument --http: invalid choice"),
         (["sweep", "workers", "--http", "1.0"], "argument --http: invalid choice"),
     ],
 )
@@ -193,6 +193,25 @@ def test_bad_flag_values_are_one_cli_line(capsys, argv, message):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 2  # and where help is
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--http", "3"],
+        ["run", "--http", "3", "--target", "http://127.0.0.1:1"],
+        ["sweep", "protocol"],  # its default points hold 3
+        ["gil", "--http", "3"],
+    ],
+)
+def test_http3_without_tls_is_one_line_before_anything_starts(capsys, tmp_path, argv):
+    assert cli.main([*argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err
+        == "clientbench: error: --http 3 is HTTP/3 over QUIC, which needs TLS: add --tls, or give --target https://...\n"
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_new_connection_per_request_does_not_go_with_a_shared_client(capsys, tmp_path):

@@ -173,7 +173,9 @@ def test_markdown_and_csv_have_the_required_labels():
     assert header[:8] == REQUIRED[:8]  # the reference's order
     # no floor row: no xfloor column; no server counts of TLS handshakes: no TLS resumed column; neither HTTP/2
     # nor a shared client asked for: no Protocol and Conns columns
-    assert header == [c.label for c in COLUMNS if c.label not in ("xfloor", "TLS resumed", "Protocol", "Conns")]
+    # nor any UDP receive error: no UDP errs column
+    hidden = ("xfloor", "TLS resumed", "Protocol", "Conns", "UDP errs")
+    assert header == [c.label for c in COLUMNS if c.label not in hidden]
     terminal = [c.label for c in run_table(rows, terminal=True).columns]
     assert set(terminal) < set(header) and "P50(ms)" not in terminal and "RSS(MiB)" not in terminal
 
@@ -222,7 +224,7 @@ def test_status_column():
     rows = [
         make_row("ok"),
         make_row("ok", "crash", "ok", optional=True),
-        make_row("skip", optional=True),
+        make_row("unavailable", optional=True),
         make_row("ok", "crash"),
     ]
     rows.append(type(rows[0])(rows[0].client))  # not run
@@ -230,7 +232,7 @@ def test_status_column():
     assert status == [
         "ok",
         "crashed 1/3: driver exited with status 3: boom 1",
-        "skipped: not installed",
+        "unavailable: x is not installed: pip install",
         "FAILED: driver exited with status 3: boom 1",
         "not run",
     ]
@@ -333,3 +335,17 @@ def test_a_client_that_sustains_nothing_or_everything_says_so():
     assert line.endswith("the highest rate tried; it may sustain more.")
     tight = rates.sustained(_ladder((1000, [open_row("f", 1000, 500)])), "f", slo_ms=0.1)  # P99 0.5 ms > 0.1 ms
     assert tight.rate is None
+
+
+def test_udp_receive_errors_get_a_column_and_a_flag_where_a_row_had_some():
+    quiet, dropped = row("py-a"), row("py-b", gil="released")
+    for r in quiet.runs:
+        r.udp_errors = {"InErrors": 0, "RcvbufErrors": 0}
+    for i, r in enumerate(dropped.runs):
+        r.udp_errors = {"InErrors": i, "RcvbufErrors": i}
+    table = run_table([quiet, dropped])
+    col = [c.label for c in table.columns].index("UDP errs")
+    expected = sum(2 * i for i in range(len(dropped.runs)))
+    assert [cells[col] for cells in table.rows] == ["0", str(expected)] and expected > 0
+    assert table.styles == [None, "yellow"]
+    assert "UDP errs" not in [c.label for c in run_table([quiet]).columns]  # none: no column

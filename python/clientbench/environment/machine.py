@@ -91,6 +91,21 @@ def _cmake_cache(root: Path) -> dict[str, str]:
     return flags
 
 
+#: the kernel's UDP counters of a datagram it dropped on receipt (/proc/net/snmp): a full socket buffer, or worse
+UDP_ERRORS = ("InErrors", "RcvbufErrors")
+
+
+def udp_counters() -> dict[str, int] | None:
+    """The kernel's UDP receive errors since boot, machine-wide (None where /proc/net/snmp cannot be read)."""
+    try:
+        lines = [ln.split() for ln in Path("/proc/net/snmp").read_text().splitlines() if ln.startswith("Udp:")]
+        names, values = lines[0][1:], [int(v) for v in lines[1][1:]]
+    except (OSError, IndexError, ValueError):
+        return None
+    counts = dict(zip(names, values, strict=False))
+    return {k: counts[k] for k in UDP_ERRORS if k in counts}
+
+
 def capture(argv: list[str]) -> dict[str, Any]:
     """A snapshot of the machine, toolchains, libraries and the exact command line."""
     root = checkout()

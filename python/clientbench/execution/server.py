@@ -165,8 +165,8 @@ class Server(ManagedProcess):
             with urllib.request.urlopen(self.local_url + "/stats", timeout=5, context=self.context()) as r:
                 doc = json.loads(r.read())
             counts = {k: int(doc[k]) for k in ("connections", "tls_handshakes", "tls_resumed")}
-            if "h2_connections" in doc:
-                counts["h2_connections"] = int(doc["h2_connections"])
+            # and what else the server counts (HTTP/2 connections, QUIC connections and handshakes, h3 streams)
+            counts |= {k: v for k, v in doc.items() if isinstance(v, int) and not isinstance(v, bool)}
             return counts
         except (urllib.error.URLError, OSError, ValueError, KeyError, TypeError):
             return None

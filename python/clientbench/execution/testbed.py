@@ -21,7 +21,7 @@ from rich.console import Console
 
 from .. import __version__
 from ..environment.binaries import results_base
-from ..environment.machine import capture
+from ..environment.machine import capture, udp_counters
 from ..errors import SetupError
 from ..model import DriverRun, Results, Row, RunStatus, SweepPoint, TlsSetup
 from ..network import Network
@@ -283,10 +283,12 @@ class Testbed:
 
         server = endpoint.server
         before: list[dict[str, int] | None] = [None]
+        udp_before: list[dict[str, int] | None] = [None]
 
         def on_start(spec: ClientSpec, rep: int) -> None:
             status.update(f"[{done + 1}/{total}] {spec.name}" + (f" (repeat {rep + 1}/{repeat})" if repeat > 1 else ""))
             before[0] = server.stats() if server is not None else None
+            udp_before[0] = udp_counters()
 
         def on_done(result: DriverRun, rep: int) -> None:
             nonlocal done
@@ -296,6 +298,9 @@ class Testbed:
                 # what the driver's process opened (warm-up included), less the runner's own /stats request
                 own = {"connections": 1, "tls_handshakes": 1 if endpoint.scheme == "https" else 0, "tls_resumed": 0}
                 result.server_counts = {k: after[k] - before[0][k] - own.get(k, 0) for k in after if k in before[0]}
+            udp_after = udp_counters()
+            if udp_after is not None and udp_before[0] is not None:
+                result.udp_errors = {k: v - udp_before[0].get(k, 0) for k, v in udp_after.items()}
             s = result.stats
             figures = f"Bench {s.bench_ms:8.2f} ms  errors {s.errors}" if s else "no result"
             mark = (

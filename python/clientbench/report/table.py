@@ -83,8 +83,9 @@ def _asked(row: Row, flag: str, value: str) -> bool:
     return any((flag, value) in zip(r.command, r.command[1:], strict=False) for r in row.runs)
 
 
-def _http2(row: Row) -> bool:
-    return _asked(row, "--http", "2")
+def _asked_http(row: Row) -> str | None:
+    """The HTTP version the row's driver was asked for beyond 1.1 ("2", "3"), or None."""
+    return next((v for v in ("2", "3") if _asked(row, "--http", v)), None)
 
 
 def _shared(row: Row) -> bool:
@@ -92,17 +93,19 @@ def _shared(row: Row) -> bool:
 
 
 def fell_back(row: Row) -> bool:
-    """Asked for HTTP/2 and reported another protocol (or none) for its responses."""
-    return _http2(row) and row.aggregate is not None and (row.info or {}).get("protocol") != "HTTP/2"
+    """Asked for HTTP/2 or HTTP/3 and reported another protocol (or none) for its responses."""
+    asked = _asked_http(row)
+    return asked is not None and row.aggregate is not None and (row.info or {}).get("protocol") != f"HTTP/{asked}"
 
 
 def _protocol(row: Row, ctx: Context) -> str:
-    """The protocol the responses came with (the driver's client.protocol); flagged when HTTP/2 was asked for."""
+    """The protocol the responses came with (the driver's client.protocol); flagged when it is not the HTTP/2 or
+    HTTP/3 asked for."""
     if row.aggregate is None:
         return "-"
     protocol = (row.info or {}).get("protocol")
     if fell_back(row):
-        return f"{protocol} (fell back)" if protocol else "not reported (asked HTTP/2)"
+        return f"{protocol} (fell back)" if protocol else f"not reported (asked HTTP/{_asked_http(row)})"
     return str(protocol or "-")
 
 
@@ -113,6 +116,17 @@ def _connections(row: Row, ctx: Context) -> str:
         return "-"
     median = float(np.median(counts))
     return f"{median:.0f}" if median.is_integer() else f"{median:.1f}"
+
+
+def udp_errors(row: Row) -> int | None:
+    """The kernel's UDP receive errors over the row's runs (None where they were not read)."""
+    counted = [sum(r.udp_errors.values()) for r in row.runs if r.udp_errors is not None]
+    return sum(counted) if counted else None
+
+
+def _udp(row: Row, ctx: Context) -> str:
+    n = udp_errors(row)
+    return "-" if n is None else str(n)
 
 
 def _status(row: Row, ctx: Context) -> str:
@@ -170,6 +184,7 @@ COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("TLS resumed", _resumed),
     RunColumn("Protocol", _protocol, numeric=False),
     RunColumn("Conns", _connections),
+    RunColumn("UDP errs", _udp),
     RunColumn("Status", _status, numeric=False),
 )
 #: shown only when a row asked for HTTP/2 or a shared client (other tables keep the columns they always had)
@@ -221,6 +236,7 @@ OPEN_COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("Saturated", _saturated, numeric=False),
     RunColumn("Protocol", _protocol, numeric=False),
     RunColumn("Conns", _connections),
+    RunColumn("UDP errs", _udp),
     RunColumn("Status", _status, numeric=False),
 )
 
@@ -247,20 +263,33 @@ def run_table(rows: Sequence[Row], title: str | None = None, *, terminal: bool =
     """The table of a run: every column for the files, the narrower set for the terminal; the open loop's
     columns for open-loop rows."""
     ctx = context(rows)
-    scoped = any(_http2(r) or _shared(r) for r in rows)
+    scoped = any(_asked_http(r) or _shared(r) for r in rows)
+    # the kernel's UDP receive errors: a column (and a yellow row) only where some row had some
+    dropped = {r.client.name for r in rows if udp_errors(r)}
+
+    def shown(c: RunColumn) -> bool:
+        return (
+            (c.terminal or not terminal)
+            and (scoped or c.label not in SCOPE_COLUMNS)
+            and (bool(dropped) or c.label != "UDP errs")
+        )
+
     if is_open(rows):
-        open_cols = [
-            c for c in OPEN_COLUMNS if (c.terminal or not terminal) and (scoped or c.label not in SCOPE_COLUMNS)
-        ]
+        open_cols = [c for c in OPEN_COLUMNS if shown(c)]
         return Table(
             [Column(c.label, c.numeric) for c in open_cols],
             [[c.cell(r, ctx) for c in open_cols] for r in rows],
             title=title,
             styles=[
-                "red" if r.failed else "yellow" if _saturated(r, ctx) == "yes" or fell_back(r) else None for r in rows
+                "red"
+                if r.failed
+                else "yellow"
+                if _saturated(r, ctx) == "yes" or fell_back(r) or r.client.name in dropped
+                else None
+                for r in rows
             ],
         )
-    cols = [c for c in COLUMNS if (c.terminal or not terminal) and (scoped or c.label not in SCOPE_COLUMNS)]
+    cols = [c for c in COLUMNS if shown(c)]
     if ctx.floor_mean_ms is None:
         cols = [c for c in cols if c.label != "xfloor"]
     if not any((c := _counts(r)) and c["tls_handshakes"] for r in rows):  # shown over HTTPS only
@@ -269,5 +298,5 @@ def run_table(rows: Sequence[Row], title: str | None = None, *, terminal: bool =
         [Column(c.label, c.numeric) for c in cols],
         [[c.cell(r, ctx) for c in cols] for r in rows],
         title=title,
-        styles=["red" if r.failed else "yellow" if fell_back(r) else None for r in rows],
+        styles=["red" if r.failed else "yellow" if fell_back(r) or r.client.name in dropped else None for r in rows],
     )
