@@ -27,7 +27,7 @@ from .environment.interpreters import Interpreter
 from .environment.interpreters import resolve as resolve_interpreters
 from .errors import SetupError
 from .network import PRESETS
-from .options import CostSettings, Options, SoakSettings, check_together, command_workload
+from .options import CostSettings, Options, Pinning, SoakSettings, check_together, command_workload
 from .registry import external
 from .registry.spec import ClientSpec, select, under
 from .workload import (
@@ -209,7 +209,14 @@ def add_session_options(p: argparse.ArgumentParser, row_timeout: bool = True) ->
         help="emulate a network through toxiproxy (`make toxiproxy`): rtt=1ms, rtt=10ms,jitter=1ms, "
         f"rate=100mbit, or a preset ({', '.join(PRESETS)}); rtt=0 measures the proxy alone",
     )
-    g.add_argument("-o", "--out", type=Path, default=None, help="results folder (default: results/)")
+    g.add_argument(
+        "--pin",
+        metavar="SPEC",
+        help="keep the drivers and the server to CPUs of their own: client=CPUS,server=CPUS (e.g. client=0,"
+        "server=1; CPUS as 0, 0-3 or 0+2), or auto (the usable CPUs split in two, the first half for the clients); "
+        "recorded in results.json",
+    )
+    g.add_argument("-o", "--out", type=Path, default=None, help="results folder (default: ./results)")
     t = p.add_argument_group("https")
     t.add_argument(
         "--tls",
@@ -463,6 +470,7 @@ def testbed_options(args: argparse.Namespace) -> Options:
         tls_version=args.tls_version,
         ca_file=args.ca_file,
         insecure=args.insecure,
+        pin=Pinning.parse(args.pin, frozenset(os.sched_getaffinity(0))) if args.pin else None,
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from .errors import SetupError
 from .network import Network
+from .options import Pinning
 from .stats import Aggregate, ProcessUsage, RowStats, aggregate
 from .workload import Workload
 
@@ -295,6 +296,7 @@ class Results:
     tls: TlsSetup | None = None
     phase: str | None = None  # one phase of a report, e.g. the GIL report's "serial"
     sweep: SweepPoint | None = None  # one point of a sweep
+    pin: Pinning | None = None  # --pin: the clients' and the server's CPUs
 
     @property
     def complete(self) -> bool:
@@ -320,6 +322,8 @@ class Results:
             doc["phase"] = self.phase
         if self.sweep is not None:
             doc["sweep"] = self.sweep.to_json()
+        if self.pin is not None:
+            doc["pin"] = self.pin.to_json()
         doc["rows"] = [r.to_json() for r in self.rows]
         return doc
 
@@ -340,6 +344,7 @@ class Results:
             tls=TlsSetup(tls.get("ca_file"), bool(tls.get("verify")), tls.get("server_versions")) if tls else None,
             phase=doc.get("phase"),
             sweep=SweepPoint(sweep["dimension"], sweep["value"]) if sweep else None,
+            pin=Pinning.from_json(doc["pin"]) if doc.get("pin") else None,
         )
 
     @classmethod

@@ -16,6 +16,69 @@ from .network import Network
 from .workload import SWEEP_RATE, Workload, WorkloadError, resolve
 
 
+def _cpus(text: str, where: str) -> frozenset[int]:
+    """`0`, `0-3`, `0+2+4`, `0-1+4-5`: CPU numbers joined by + and ranges with -."""
+    out: set[int] = set()
+    for part in text.split("+"):
+        low, sep, high = part.partition("-")
+        try:
+            first, last = int(low), int(high) if sep else int(low)
+        except ValueError:
+            raise SetupError(f"--pin {where}={text}: expected CPU numbers such as 0, 0-3 or 0+2") from None
+        if first < 0 or last < first:
+            raise SetupError(f"--pin {where}={text}: expected CPU numbers such as 0, 0-3 or 0+2")
+        out.update(range(first, last + 1))
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Pinning:
+    """Which CPUs the clients (every driver process) and the server (and toxiproxy) may run on (`--pin`)."""
+
+    client: frozenset[int]
+    server: frozenset[int]
+    auto: bool = False  # split by --pin auto
+
+    @classmethod
+    def parse(cls, text: str, usable: frozenset[int]) -> Pinning:
+        """`client=CPUS,server=CPUS`, or `auto`: the usable CPUs split in two halves, the first for the clients."""
+        if text.strip() == "auto":
+            cpus = sorted(usable)
+            if len(cpus) < 2:
+                raise SetupError(f"--pin auto needs two usable CPUs, this process has {len(cpus)}")
+            half = len(cpus) // 2
+            return cls(frozenset(cpus[:half]), frozenset(cpus[half:]), auto=True)
+        given: dict[str, frozenset[int]] = {}
+        for item in (i.strip() for i in text.split(",") if i.strip()):
+            key, sep, value = item.partition("=")
+            if not sep or key not in ("client", "server") or key in given:
+                raise SetupError(f"--pin {text!r}: expected client=CPUS,server=CPUS (e.g. client=0,server=1) or auto")
+            given[key] = _cpus(value, key)
+        if set(given) != {"client", "server"}:
+            raise SetupError(f"--pin {text!r}: give both client=CPUS and server=CPUS (or auto)")
+        for key, wanted in given.items():
+            if not wanted <= usable:
+                raise SetupError(
+                    f"--pin {key}: CPU(s) {', '.join(map(str, sorted(wanted - usable)))} are not usable here "
+                    f"(this process may run on {', '.join(map(str, sorted(usable)))})"
+                )
+        return cls(given["client"], given["server"])
+
+    def describe(self) -> str:
+        return f"clients on CPU {_text(self.client)}, server on CPU {_text(self.server)}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"client": sorted(self.client), "server": sorted(self.server), "auto": self.auto}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Pinning:
+        return cls(frozenset(doc["client"]), frozenset(doc["server"]), bool(doc.get("auto")))
+
+
+def _text(cpus: frozenset[int]) -> str:
+    return "+".join(map(str, sorted(cpus)))
+
+
 @dataclass(frozen=True)
 class Options:
     """Where the requests go and how the runner treats drivers."""
@@ -29,6 +92,7 @@ class Options:
     tls_version: str | None = None  # "1.2" or "1.3": the only TLS version the started server accepts
     ca_file: str | None = None  # with --target https://...: the CA to trust (default: the system's roots)
     insecure: bool = False  # with --target https://...: do not verify the certificate
+    pin: Pinning | None = None  # the clients' and the server's CPUs; None: wherever the kernel puts them
 
     @property
     def scheme(self) -> str:
@@ -49,6 +113,7 @@ class Options:
         tls_version: str | None = None,
         ca_file: Path | None = None,
         insecure: bool = False,
+        pin: Pinning | None = None,
     ) -> Options:
         """The options, their flags checked together."""
         if target and not target.lower().startswith(("http://", "https://")):
@@ -80,6 +145,7 @@ class Options:
             tls_version=tls_version,
             ca_file=str(ca_file.resolve()) if ca_file else None,
             insecure=insecure,
+            pin=pin,
         )
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from .. import __version__
 from ..environment.binaries import require
 from ..errors import SetupError
-from ..execution.children import child_preexec
+from ..execution.children import child_preexec, pinned
 from ..execution.testbed import Testbed, link_latest
 from ..options import Options, SoakSettings
 from ..report.export import export
@@ -42,7 +42,9 @@ def targets(patterns: Sequence[str] | None) -> list[str]:
     return names
 
 
-def soak_one(name: str, url: str, settings: SoakSettings, tls_flags: Sequence[str] = ()) -> dict[str, Any]:
+def soak_one(
+    name: str, url: str, settings: SoakSettings, tls_flags: Sequence[str] = (), cpus: frozenset[int] | None = None
+) -> dict[str, Any]:
     """Run one target; its soak line (docs/soak-format.md) plus the verdict, or the error. `tls_flags`: what an
     https URL needs, the drivers' --ca-file PATH or --insecure (every target takes them)."""
     cmd = [
@@ -62,7 +64,11 @@ def soak_one(name: str, url: str, settings: SoakSettings, tls_flags: Sequence[st
     doc: dict[str, Any] | None = None
     try:
         out = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=settings.max_seconds + 60, preexec_fn=child_preexec
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=settings.max_seconds + 60,
+            preexec_fn=pinned(child_preexec, cpus),
         )
         line = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
         if out.returncode != 0 or not line:
@@ -92,7 +98,8 @@ def soak(names: Sequence[str], settings: SoakSettings, options: Options, argv: S
     with testbed:
         for name in names:
             with testbed.console.status(f"soaking {name}: {settings.requests} requests"):
-                res = soak_one(name, testbed.base_url + "/", settings, testbed.endpoint.driver_flags())
+                cpus = options.pin.client if options.pin else None
+                res = soak_one(name, testbed.base_url + "/", settings, testbed.endpoint.driver_flags(), cpus)
             results.append(res)
             line = json.dumps(
                 {k: v for k, v in res.items() if k not in ("target", "error", "passed", "rss_growth_mib")}

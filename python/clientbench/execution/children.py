@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -25,6 +26,18 @@ def child_preexec() -> None:
             pass
 
 
+def pinned(preexec: Callable[[], None], cpus: frozenset[int] | None) -> Callable[[], None]:
+    """`preexec`, then (--pin) the child and every thread and process it makes kept to `cpus`."""
+    if not cpus:
+        return preexec
+
+    def run() -> None:
+        preexec()
+        os.sched_setaffinity(0, cpus)
+
+    return run
+
+
 class ManagedProcess:
     """One long-lived child: `with Child(...) as c:` or `start()`/`stop()`.
 
@@ -37,7 +50,10 @@ class ManagedProcess:
     #: how long a child gets to exit after SIGTERM before it is killed
     stop_grace_s = 5.0
 
-    def __init__(self, log: Path | None, start_timeout: float, inherit_stderr: bool = False):
+    def __init__(
+        self, log: Path | None, start_timeout: float, inherit_stderr: bool = False, cpus: frozenset[int] | None = None
+    ):
+        self.cpus = cpus  # --pin: the CPUs the child runs on (None: any)
         self.log_path = log
         self.inherit_stderr = inherit_stderr  # the child's stderr is the runner's (a command in the foreground)
         self.start_timeout = start_timeout
@@ -68,7 +84,7 @@ class ManagedProcess:
                 stdout=subprocess.PIPE if self.reads_stdout else self._log,
                 stderr=None if self.inherit_stderr else self._log if self.reads_stdout else subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                preexec_fn=child_preexec,
+                preexec_fn=pinned(child_preexec, self.cpus),
             )
             self.wait_ready()
         except BaseException:

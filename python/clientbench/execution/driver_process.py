@@ -24,7 +24,7 @@ from ..registry.spec import ClientSpec
 from ..schema import InvalidResult, parse_raw
 from ..stats import ProcessUsage, row_stats
 from ..workload import Workload, WorkloadError
-from .children import child_preexec
+from .children import child_preexec, pinned
 
 
 def _last_line(text: str) -> str:
@@ -118,8 +118,9 @@ def run_driver(
     tag: str = "",
     hash_seed: int | None = None,
     driver_flags: Sequence[str] = (),
+    cpus: frozenset[int] | None = None,
 ) -> DriverRun:
-    """Run one driver once. `expected_body_bytes` (per request) enables the body-integrity check.
+    """Run one driver once (on `cpus` with --pin). `expected_body_bytes` (per request) enables the body-integrity check.
 
     `hash_seed` sets PYTHONHASHSEED for the driver: a Python process's hash seed changes its memory
     layout, and with it, measurably, its speed (aiohttp on 2 cores: 69 or 90 ms per run depending on the
@@ -147,7 +148,7 @@ def run_driver(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
-            preexec_fn=_driver_preexec,
+            preexec_fn=pinned(_driver_preexec, cpus),
             env=env,
         )
     except OSError as exc:  # e.g. a script without its #! line, a file that is not a program

@@ -26,6 +26,7 @@ def run_plan(
     on_start: Callable[[ClientSpec, int], None] = lambda s, i: None,
     on_done: Callable[[DriverRun, int], None] = lambda r, i: None,
     rows: list[Row] | None = None,
+    cpus: frozenset[int] | None = None,
 ) -> list[Row]:
     """Run every spec `workload.repeat` times, interleaved round-robin (A B C A B C ...), never all repeats of one
     client in a row, so that a slow phase of the machine hits every client alike. The rows are appended
@@ -49,6 +50,7 @@ def run_plan(
                 tag=tag,
                 hash_seed=rep,
                 driver_flags=driver_flags,
+                cpus=cpus,
             )
             if out_dir is not None and result.raw is not None:
                 (out_dir / "raw").mkdir(parents=True, exist_ok=True)

@@ -51,8 +51,9 @@ class Server(ManagedProcess):
         tls_key: Path | None = None,
         tls_names: tuple[str, ...] = (),
         inherit_stderr: bool = False,
+        cpus: frozenset[int] | None = None,
     ):
-        super().__init__(log, start_timeout, inherit_stderr)
+        super().__init__(log, start_timeout, inherit_stderr, cpus)
         self.binary = require("clientbench-server")
         self.threads = threads
         self.host = host

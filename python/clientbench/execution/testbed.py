@@ -176,6 +176,7 @@ class Testbed:
             tls=tls,
             tls_dir=self.out / f"tls{suffix}" if tls else None,
             tls_version=tls_version,
+            cpus=self.options.pin.server if self.options.pin else None,
         )
         self.servers.append(server)
         with self.console.status("starting the axum server" + (" (HTTPS)" if tls else "")):
@@ -186,7 +187,8 @@ class Testbed:
         """A new proxy to the server (or `endpoint`) with this network's toxics (toxiproxy starts once)."""
         target = endpoint or self.server_endpoint
         if self.toxiproxy is None:
-            self.toxiproxy = Toxiproxy(log=self.out / "toxiproxy.log")
+            cpus = self.options.pin.server if self.options.pin else None  # the network's side, with the server
+            self.toxiproxy = Toxiproxy(log=self.out / "toxiproxy.log", cpus=cpus)
             self.toxiproxy.start()
         self._proxies += 1
         url = through(self.toxiproxy, target.url, network, name=f"server{self._proxies}")
@@ -216,7 +218,8 @@ class Testbed:
     def describe(self, workload: Workload) -> str:
         """A table title: the workload, and the network when one is emulated."""
         net = f"; network {self.options.network.describe()}" if self.options.network else ""
-        return workload.describe() + net
+        pin = f"; {self.options.pin.describe()}" if self.options.pin else ""
+        return workload.describe() + net + pin
 
     @property
     def exit_code(self) -> int | None:
@@ -260,6 +263,7 @@ class Testbed:
             tls=tls,
             phase=phase,
             sweep=sweep,
+            pin=self.options.pin,
         )
 
     def run_rows(
@@ -328,6 +332,7 @@ class Testbed:
                 on_start=on_start,
                 on_done=on_done,
                 rows=rows_sink,
+                cpus=self.options.pin.client if self.options.pin else None,
             )
         finally:
             status.stop()

@@ -33,8 +33,8 @@ class Toxiproxy(ManagedProcess):
     """`with Toxiproxy(log=...) as tp:` runs toxiproxy-server on loopback (execution/children.py: stopped on every
     path, and with the runner)."""
 
-    def __init__(self, log: Path | None = None, start_timeout: float = 10.0):
-        super().__init__(log, start_timeout)
+    def __init__(self, log: Path | None = None, start_timeout: float = 10.0, cpus: frozenset[int] | None = None):
+        super().__init__(log, start_timeout, cpus=cpus)
         self.binary = toxiproxy_binary()
         self.api = ""
 

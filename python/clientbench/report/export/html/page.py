@@ -228,7 +228,7 @@ def environment(results: Results) -> list[tuple[str, list[tuple[str, str]]]]:
         "created": results.created,
         "clientbench": results.version,
         "complete": "yes" if results.complete else f"no: {results.interrupted}",
-        **{k: v for k, v in results.to_json().items() if k in ("network", "scheme", "tls", "phase", "sweep")},
+        **{k: v for k, v in results.to_json().items() if k in ("network", "scheme", "tls", "phase", "sweep", "pin")},
     }
     machine = {k: v for k, v in results.environment.items() if not isinstance(v, Mapping) and k != "command"}
     sections = [
