@@ -239,6 +239,21 @@ def add_session_options(p: argparse.ArgumentParser, row_timeout: bool = True) ->
     )
 
 
+#: the dashboard formats --export writes (report/export/: one module each)
+DASHBOARDS = ("github-benchmark", "bencher")
+
+
+def add_export_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--export",
+        action="append",
+        default=[],
+        choices=DASHBOARDS,
+        help="also write the tracked figures for a dashboard into the results folder: github-benchmark "
+        "(github-action-benchmark's customSmallerIsBetter JSON), bencher (Bencher Metric Format); repeatable",
+    )
+
+
 def add_rate_sweep_options(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument(
         "--rates",
@@ -277,6 +292,7 @@ def build_parser() -> Parser:
     add_workload_options(run)
     add_selection_options(run)
     add_session_options(run)
+    add_export_option(run)
 
     sweep = sub.add_parser(
         "sweep",
@@ -342,10 +358,19 @@ def build_parser() -> Parser:
         help="per-row ratios of two runs, flagging changes beyond the noise",
         description="Compare two results folders (or results.json files): Bench ratio B/A "
         "per row, flagged when the two runs' Bench ranges (min-max over the repeats) do not overlap; "
-        "a verdict needs at least 4 repeats in each run.",
+        "a verdict needs at least 4 repeats in each run. Two cost folders: each count per request in A and B. "
+        "With --fail-on, a gate for CI: exit 1 when a row got worse beyond its threshold (docs/gate.md).",
     )
-    cmp_.add_argument("a", type=Path, help="baseline run folder or results.json")
-    cmp_.add_argument("b", type=Path, help="new run folder or results.json")
+    cmp_.add_argument("a", type=Path, help="baseline: a run folder (or its results.json), or a cost folder")
+    cmp_.add_argument("b", type=Path, help="new: a run folder (or its results.json), or a cost folder")
+    cmp_.add_argument(
+        "--fail-on",
+        metavar="SPEC",
+        help="a gate: exit 1 when a row got worse than a threshold, e.g. bench=10%%,p99=20%% for runs (beyond the "
+        "measured noise too; needs 4 repeats a side) or instructions=1%%,syscalls=0%% for cost folders; figures: "
+        "bench lmean mean p50 p99 p999 max cpu rss rps, instructions syscalls allocations",
+    )
+    cmp_.add_argument("--rows", metavar="PATTERNS", help="with --fail-on: judge only these rows (names or globs)")
 
     rep = sub.add_parser(
         "report",
@@ -359,6 +384,7 @@ def build_parser() -> Parser:
     )
     rep.add_argument("results", type=Path, metavar="RESULTS_DIR", help="a results folder (A with --compare)")
     rep.add_argument("--compare", type=Path, metavar="OTHER_DIR", help="the run to compare with (B: ratios B / A)")
+    add_export_option(rep)
     rep.add_argument(
         "-o",
         "--out",
@@ -417,6 +443,7 @@ def build_parser() -> Parser:
     )
     add_selection_options(cost)
     add_session_options(cost)
+    add_export_option(cost)
 
     lst = sub.add_parser(
         "list",
@@ -471,6 +498,7 @@ def testbed_options(args: argparse.Namespace) -> Options:
         ca_file=args.ca_file,
         insecure=args.insecure,
         pin=Pinning.parse(args.pin, frozenset(os.sched_getaffinity(0))) if args.pin else None,
+        exports=tuple(dict.fromkeys(getattr(args, "export", []))),
     )
 
 
@@ -515,11 +543,11 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "report":
         from .commands.report import report
 
-        return report(args.results, args.compare, args.out)
+        return report(args.results, args.compare, args.out, tuple(dict.fromkeys(args.export)))
     if args.command == "compare":
         from .commands.compare import compare
 
-        return compare(args.a, args.b)
+        return compare(args.a, args.b, args.fail_on, args.rows)
     if args.command == "cost":
         from .commands.cost import cost, expand_names
 

@@ -21,12 +21,13 @@ from .dimensions import DIMENSIONS
 from .errors import SetupError
 from .model import READS, SCHEMA_ID, Results, Row
 from .registry.shipped import CLIENTS
+from .report import cost as cost_document
 from .report import gil as gil_document
 from .report import rates as rate_document
 from .report import soak as soak_document
 from .report import sweep as sweep_document
 from .report.base import Part
-from .report.parts import gil_part, run_part, soak_part, sweep_part
+from .report.parts import cost_part, gil_part, run_part, soak_part, sweep_part
 from .workload import Workload
 
 RESULTS = "results.json"
@@ -213,9 +214,18 @@ def _soak(path: Path, title: str) -> Part:
     return soak_part(path, title, doc, soak_document.summary(doc))
 
 
+def _cost(path: Path, title: str) -> Part:
+    doc = _read_json(path / "cost.json")
+    if not isinstance(doc, dict) or doc.get("schema") != "clientbench.cost/1" or not isinstance(doc.get("rows"), list):
+        raise SetupError(f"{path / 'cost.json'} is not a clientbench cost document")
+    return cost_part(path, title, doc, cost_document.summary(doc))
+
+
 def _kind(path: Path) -> str | None:
     if (path / RESULTS).is_file():
         return "run"
+    if (path / "cost.json").is_file():
+        return "cost"
     if (path / "points").is_dir():
         return "sweep"
     if (path / "soak.json").is_file():
@@ -229,6 +239,8 @@ def _part(path: Path, title: str) -> Part:
         return _sweep(path, title)
     if kind == "soak":
         return _soak(path, title)
+    if kind == "cost":
+        return _cost(path, title)
     return _run(path, title)
 
 
@@ -250,7 +262,7 @@ def load(path: Path) -> list[Part]:
         p for p in path.iterdir() if p.is_dir() and not p.is_symlink() and p.name not in OWN and _kind(p) is not None
     )
     if not own and not subs:
-        raise SetupError(f"{path} holds no clientbench results (no results.json, points/ or soak.json)")
+        raise SetupError(f"{path} holds no clientbench results (no results.json, points/, soak.json or cost.json)")
     return own + [_part(p, f"{path.name}/{p.name}" if own else p.name) for p in subs]
 
 

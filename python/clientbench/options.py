@@ -93,6 +93,7 @@ class Options:
     ca_file: str | None = None  # with --target https://...: the CA to trust (default: the system's roots)
     insecure: bool = False  # with --target https://...: do not verify the certificate
     pin: Pinning | None = None  # the clients' and the server's CPUs; None: wherever the kernel puts them
+    exports: tuple[str, ...] = ()  # --export: the dashboard formats written beside the results
 
     @property
     def scheme(self) -> str:
@@ -114,6 +115,7 @@ class Options:
         ca_file: Path | None = None,
         insecure: bool = False,
         pin: Pinning | None = None,
+        exports: tuple[str, ...] = (),
     ) -> Options:
         """The options, their flags checked together."""
         if target and not target.lower().startswith(("http://", "https://")):
@@ -146,6 +148,7 @@ class Options:
             ca_file=str(ca_file.resolve()) if ca_file else None,
             insecure=insecure,
             pin=pin,
+            exports=exports,
         )
 
 
@@ -197,6 +200,9 @@ class SoakSettings:
 
 #: what `clientbench cost` counts
 MEASURES = ("instructions", "syscalls", "allocations")
+#: the runner's environment variables that change what a Python driver does per request, unset for every cost
+#: measurement: e.g. with PYTHONUNBUFFERED every piece of the raw document is a write() of its own
+UNSET = ("PYTHONUNBUFFERED", "PYTHONMALLOC", "PYTHONDEVMODE", "PYTHONTRACEMALLOC", "PYTHONASYNCIODEBUG")
 
 
 @dataclass(frozen=True)

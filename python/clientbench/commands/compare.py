@@ -1,40 +1,64 @@
-"""`clientbench compare A B`: per-row ratios of two runs, flagged when beyond the measured noise (the decision
-and its rules: analysis/compare.py, shared with the HTML report's compare view)."""
+"""`clientbench compare A B [--fail-on SPEC] [--rows PATTERNS]`: two runs (or two cost folders) row by row, the
+changes beyond the measured noise flagged (analysis/compare.py, shared with the HTML report's compare view); with
+--fail-on, a gate that exits 1 when a row got worse than a threshold (analysis/gate.py)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from ..analysis.compare import MIN_REPEATS, compare_rows, summary
+from ..analysis.gate import Check, gated, gated_patterns, judge_costs, judge_runs, parse_fail_on
+from ..errors import SetupError
 from ..model import Results
-from ..report import Column, Report, Table, Text
+from ..report import Report, Text
+from ..report.compare import costs_table, gate_summary, gate_table, runs_table
 from ..report.export import export
+from ..schema import COST_ID
 
 __all__ = ["MIN_REPEATS", "compare"]
 
-STYLES = {+1: "red", -1: "green", 0: None}
+
+def _cost(path: Path) -> dict[str, Any] | None:
+    """A cost folder's cost.json (or the file itself); None when `path` is not one."""
+    file = path / "cost.json" if path.is_dir() else path
+    if not file.is_file() or file.name != "cost.json":
+        return None
+    try:
+        doc = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SetupError(f"cannot read {file}: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != COST_ID:
+        raise SetupError(f"{file} is not a clientbench cost.json ({COST_ID})")
+    return doc
 
 
-def compare(a_path: Path, b_path: Path) -> int:
-    a, b = Results.load(a_path), Results.load(b_path)
-    columns = [
-        Column("Client", False),
-        Column("Bench A(ms)"),
-        Column("Bench B(ms)"),
-        Column("B/A"),
-        Column("Mean B/A"),
-        Column("P99 B/A"),
-        Column("verdict", False),
-    ]
-    table = Table(columns, [], title=f"B / A   (A = {a_path}, B = {b_path})")
-    rows = compare_rows(a, b)
-    for r in rows:
-        if r.a is None or r.b is None:
-            table.rows.append([r.name, "-", "-", "-", "-", "-", r.verdict.text])
-            table.styles.append(None)
-            continue
-        ratios = ["-" if (v := r.ratio(key)) is None else f"{v:.2f}" for key in ("bench_ms", "mean_ms", "p99_ms")]
-        table.rows.append([r.name, f"{r.a.median.bench_ms:.2f}", f"{r.b.median.bench_ms:.2f}", *ratios, r.verdict.text])
-        table.styles.append(STYLES[r.verdict.change])
-    export(Report("compare", [table, Text(summary(rows))]), None, ("terminal",))
-    return 0
+def compare(a_path: Path, b_path: Path, fail_on: str | None = None, rows: str | None = None) -> int:
+    thresholds = parse_fail_on(fail_on) if fail_on is not None else []
+    patterns = gated_patterns(rows)
+    if patterns and not thresholds:
+        raise SetupError("--rows chooses the rows the gate judges: it goes with --fail-on")
+    cost_a, cost_b = _cost(a_path), _cost(b_path)
+    if (cost_a is None) != (cost_b is None):
+        raise SetupError(f"compare a run with a run and a cost folder with a cost folder ({a_path}, {b_path})")
+    title = f"B / A   (A = {a_path}, B = {b_path})"
+    checks: list[Check] = []
+    if cost_a is not None and cost_b is not None:
+        blocks: list[Any] = [costs_table(cost_a, cost_b, title)]
+        names = [r["name"] for r in cost_a["rows"]]
+        if thresholds:
+            checks = judge_costs(cost_a, cost_b, thresholds, patterns)
+    else:
+        a, b = Results.load(a_path), Results.load(b_path)
+        compared = compare_rows(a, b)
+        blocks = [runs_table(compared, title), Text(summary(compared))]
+        names = [r.client.name for r in a.rows]
+        if thresholds:
+            checks = judge_runs(a, b, thresholds, patterns)
+    if patterns and not any(gated(n, patterns) for n in names):
+        raise SetupError(f"--rows {rows!r} matches no row of {a_path}")
+    if thresholds:
+        blocks += [gate_table(checks), Text(gate_summary(checks))]
+    export(Report("compare", blocks), None, ("terminal",))
+    return 1 if any(c.failed for c in checks) else 0

@@ -47,20 +47,18 @@ from ..errors import SetupError
 from ..execution.driver_process import run_driver
 from ..execution.testbed import Testbed, probe_body_bytes
 from ..model import RunStatus
-from ..options import CostSettings, Options
+from ..options import UNSET, CostSettings, Options
 from ..registry.shipped import CLIENTS
 from ..registry.spec import ClientSpec
 from ..report import Report, Text
 from ..report.cost import method, table
 from ..report.export import export
+from ..report.parts import cost_part
 from ..schema import COST_ID
 from ..workload import Workload
 
 #: the tools each measure runs under
 TOOLS = {"instructions": "valgrind", "syscalls": "strace", "allocations": "valgrind"}
-#: the runner's environment variables that change what a Python driver does per request, unset for every
-#: measurement: e.g. with PYTHONUNBUFFERED every piece of the raw document is a write() of its own
-UNSET = ("PYTHONUNBUFFERED", "PYTHONMALLOC", "PYTHONDEVMODE", "PYTHONTRACEMALLOC", "PYTHONASYNCIODEBUG")
 
 
 def expand_names(patterns: Sequence[str] | None, clients: Sequence[ClientSpec] = CLIENTS) -> list[str] | None:
@@ -249,7 +247,8 @@ def cost(specs: Sequence[ClientSpec], settings: CostSettings, options: Options, 
     }
     title = f"Cost per request (W=1, keep-alive GET {settings.path}; {settings.requests} - {settings.baseline})"
     report = Report("cost", [table(rows), Text(method(settings, UNSET))], document=document)
-    export(report, testbed.out, ("json", "markdown", "csv"))
+    report.parts = [cost_part(testbed.out, testbed.out.name, document, report)]
+    export(report, testbed.out, ("json", "markdown", "csv", *options.exports, "html"))
     export(Report("cost", [table(rows, title)]), None, ("terminal",))
     testbed.console.print(f"results: {testbed.out}")
     if testbed.exit_code is not None:

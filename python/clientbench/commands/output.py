@@ -23,13 +23,14 @@ def write_run(
     timeline_rows: Sequence[Row] | None = None,
     *,
     html: bool = True,
+    exports: Sequence[str] = (),
 ) -> None:
     """table.md, table.csv, results.json and the plots of one set of rows into out_dir, and (unless a command that
     writes more writes its own at its end, the GIL report) report.html of the run."""
     figures = standard_figures(rows, subtitle, timeline_rows) if rows else []
     report = Report("table", [run_table(rows)], results=results, figures=figures)
     report.parts = [run_part(out_dir, out_dir.name, results)]
-    export(report, out_dir, (*FILES, "plots", *(("html",) if html else ())))
+    export(report, out_dir, (*FILES, "plots", *exports, *(("html",) if html else ())))
 
 
 def show(rows: Sequence[Row], title: str) -> None:

@@ -5,6 +5,7 @@ other command writes the same page into its own folder as report.html."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from ..analysis.compare import compare_rows, summary
@@ -46,7 +47,25 @@ def _results_file(path: Path) -> Path:
     return path / RESULTS if path.is_dir() else path
 
 
-def report(results: Path, compare: Path | None = None, out: Path | None = None) -> int:
+def dashboards(path: Path, formats: tuple[str, ...]) -> list[Path]:
+    """The dashboard files of a run or cost folder, written into it (--export)."""
+    folder = path.parent if path.is_file() else path
+    cost = folder / "cost.json"
+    if cost.is_file():
+        try:
+            doc = json.loads(cost.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise SetupError(f"cannot read {cost}: {exc}") from None
+        source = Report("cost", document=doc)
+    else:
+        source = Report("table", results=load_results(folder / RESULTS))
+    written = export(source, folder, formats)
+    if not written:
+        raise SetupError(f"{folder} has no row with figures to export")
+    return written
+
+
+def report(results: Path, compare: Path | None = None, out: Path | None = None, exports: tuple[str, ...] = ()) -> int:
     for given in (results, compare):
         if given is not None and not given.exists():
             raise SetupError(f"no such folder: {given}")
@@ -62,4 +81,6 @@ def report(results: Path, compare: Path | None = None, out: Path | None = None) 
     except OSError as exc:
         raise SetupError(f"cannot write {target}: {exc.strerror or exc}") from None
     print(f"report: {target}")
+    for path in dashboards(results, exports) if exports else []:
+        print(f"export: {path}")
     return 0

@@ -23,7 +23,8 @@ def run(specs: Sequence[ClientSpec], workload: Workload, options: Options, argv:
         testbed.run_rows(specs, workload, testbed.out, rows)
     out = testbed.out
     loop = f"{number(workload.rate)}/s" if workload.rate is not None else f"N={workload.requests}"
-    write_run(rows, testbed.results(workload, rows), out, f"W={workload.workers}, {loop}, {workload.request()}")
+    subtitle = f"W={workload.workers}, {loop}, {workload.request()}"
+    write_run(rows, testbed.results(workload, rows), out, subtitle, exports=options.exports)
     link_latest(out)
     if rows:
         show(rows, testbed.describe(workload))

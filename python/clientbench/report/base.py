@@ -99,7 +99,7 @@ class Part:
     reading: list[Block] = field(default_factory=list)  # the GIL report's generated sections
     summary: list[Block] = field(default_factory=list)  # a sweep's or a soak's document, without its title
     figures: list[Figure] = field(default_factory=list)  # what the summary's images show, to draw them
-    soak: Mapping[str, Any] | None = None  # soak.json
+    soak: Mapping[str, Any] | None = None  # soak.json (or cost.json): its document, for its environment
     images: dict[str, bytes] = field(default_factory=dict)  # plots a command drew, for folders without raw samples
     missing: list[str] = field(default_factory=list)  # what the folder lacks, one line each
 

@@ -3,11 +3,11 @@ they were counted (docs/cost.md); from cost.json's rows."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..options import CostSettings
-from .base import Column, Table
+from ..options import UNSET, CostSettings
+from .base import Column, Report, Table, Text
 
 #: the row the ratio column divides by, when it is measured
 FLOOR = "cpp-floor"
@@ -70,3 +70,11 @@ def method(settings: CostSettings, unset: Sequence[str]) -> list[str]:
         "malloc, calloc, realloc and the aligned allocators, under callgrind (Python rows with "
         f"PYTHONMALLOC=malloc). PYTHONHASHSEED=0; unset: {', '.join(unset)}.",
     ]
+
+
+def summary(document: Mapping[str, Any]) -> Report:
+    """cost.md of a cost.json: the table and how it was counted."""
+    settings = CostSettings(
+        int(document["requests"]), int(document["baseline"]), str(document["path"]), tuple(document["measures"])
+    )
+    return Report("cost", [table(document["rows"]), Text(method(settings, UNSET))], document=dict(document))

@@ -73,5 +73,10 @@ def soak_part(path: Path, title: str, document: Mapping[str, Any], summary: Repo
     return Part(path, "soak", title, soak=document, summary=_without_title(summary))
 
 
+def cost_part(path: Path, title: str, document: Mapping[str, Any], summary: Report) -> Part:
+    """A cost folder: its table and how it counted (cost.json's environment is the page's)."""
+    return Part(path, "cost", title, soak=document, summary=list(summary.blocks))
+
+
 def _shown(value: Any) -> str:
     return number(value) if isinstance(value, float) else str(value)

@@ -1,0 +1,188 @@
+"""The regression gate of `clientbench compare A B --fail-on SPEC`: which row got worse than a threshold, per figure.
+
+A timed figure (Bench, a percentile, CPU per request, ...) fails a row when B's median is worse than A's by more
+than the threshold AND beyond the measured noise: the two runs' ranges of that figure over their repeats do not
+overlap (analysis/compare.py's rule, which needs MIN_REPEATS repeats on both sides; with fewer the gate cannot
+judge, and says so as a failure: a gate that cannot judge must not pass silently). A counted figure (cost's
+instructions, syscalls, allocations per request), which repeats within 1% (docs/cost.md), fails on the plain
+percentage. A row of A that is missing or failed in B fails. Computed from the figures given; runs nothing.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import SetupError
+from ..model import Results, Row
+from .compare import MIN_REPEATS
+
+#: timed figures: the name --fail-on takes, the RowStats field, whether smaller is better, its unit
+TIMED: dict[str, tuple[str, bool, str]] = {
+    "bench": ("bench_ms", True, "ms"),
+    "lmean": ("lmean_ms", True, "ms"),
+    "mean": ("mean_ms", True, "ms"),
+    "p50": ("p50_ms", True, "ms"),
+    "p99": ("p99_ms", True, "ms"),
+    "p999": ("p999_ms", True, "ms"),
+    "max": ("max_ms", True, "ms"),
+    "cpu": ("cpu_us_per_req", True, "us/req"),
+    "rss": ("peak_rss_mib", True, "MiB"),
+    "rps": ("throughput_rps", False, "req/s"),
+}
+#: counted figures (cost.json's rows): the name --fail-on takes, the field
+COUNTED: dict[str, str] = {
+    "instructions": "instructions_per_request",
+    "syscalls": "syscalls_per_request",
+    "allocations": "allocations_per_request",
+}
+
+
+@dataclass(frozen=True)
+class Threshold:
+    figure: str
+    percent: float
+
+    @property
+    def counted(self) -> bool:
+        return self.figure in COUNTED
+
+
+def parse_fail_on(text: str) -> list[Threshold]:
+    """`bench=10%,instructions=1%` (the % is optional); SetupError naming what is wrong."""
+    out: list[Threshold] = []
+    for item in (i.strip() for i in text.split(",") if i.strip()):
+        name, sep, value = item.partition("=")
+        name = name.strip().lower()
+        if not sep or name not in (*TIMED, *COUNTED):
+            known = ", ".join([*TIMED, *COUNTED])
+            raise SetupError(f"--fail-on {item!r}: expected FIGURE=PERCENT%, a figure among {known}")
+        try:
+            percent = float(value.strip().removesuffix("%"))
+        except ValueError:
+            raise SetupError(f"--fail-on {item!r}: the threshold is a percentage, e.g. {name}=10%") from None
+        if not 0 <= percent < 1000:
+            raise SetupError(f"--fail-on {item!r}: the threshold must be within 0% and 1000%")
+        if any(t.figure == name for t in out):
+            raise SetupError(f"--fail-on names {name} twice")
+        out.append(Threshold(name, percent))
+    if not out:
+        raise SetupError("--fail-on is empty: e.g. --fail-on bench=10%")
+    return out
+
+
+@dataclass(frozen=True)
+class Check:
+    """One row's one figure, judged."""
+
+    row: str
+    figure: str
+    unit: str
+    a: float | None
+    b: float | None
+    threshold: float
+    verdict: str  # ok | worse | within noise | cannot judge | missing
+    failed: bool
+
+    @property
+    def change_pct(self) -> float | None:
+        if self.a is None or self.b is None or not self.a:
+            return None
+        return 100.0 * (self.b - self.a) / self.a
+
+
+def _values(row: Row, field: str) -> list[float]:
+    """A figure of every repeat with figures (what the row's median is taken over)."""
+    out = []
+    for run in row.runs:
+        value = getattr(run.stats, field, None) if run.stats is not None else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.append(float(value))
+    return out
+
+
+def _good(row: Row | None) -> bool:
+    return row is not None and row.status == "ok" and row.aggregate is not None
+
+
+def judge_runs(a: Results, b: Results, thresholds: Sequence[Threshold], rows: Sequence[str] = ()) -> list[Check]:
+    """Every gated row of A (`rows`: glob patterns; default every row) against B, for each timed threshold."""
+    timed = [t for t in thresholds if not t.counted]
+    if not timed:
+        raise SetupError("--fail-on: two run folders compare timed figures (bench, p99, cpu, ...), not counts")
+    in_b = {r.client.name: r for r in b.rows}
+    out: list[Check] = []
+    for ra in a.rows:
+        if not gated(ra.client.name, rows) or not _good(ra):
+            continue
+        rb = in_b.get(ra.client.name)
+        for t in timed:
+            field, smaller, unit = TIMED[t.figure]
+            if not _good(rb):
+                out.append(Check(ra.client.name, t.figure, unit, _median(ra, field), None, t.percent, "missing", True))
+                continue
+            assert rb is not None
+            out.append(_timed(ra, rb, t, field, smaller, unit))
+    return out
+
+
+def _median(row: Row, field: str) -> float | None:
+    agg = row.aggregate
+    value = getattr(agg.median, field) if agg is not None else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _timed(ra: Row, rb: Row, t: Threshold, field: str, smaller: bool, unit: str) -> Check:
+    a, b = _median(ra, field), _median(rb, field)
+    va, vb = _values(ra, field), _values(rb, field)
+    if a is None or b is None:
+        return Check(ra.client.name, t.figure, unit, a, b, t.percent, "missing", True)
+    if min(len(va), len(vb)) < MIN_REPEATS:
+        return Check(
+            ra.client.name, t.figure, unit, a, b, t.percent, f"cannot judge (needs {MIN_REPEATS} repeats)", True
+        )
+    worse = b > a * (1 + t.percent / 100) if smaller else b < a * (1 - t.percent / 100)
+    beyond = min(vb) > max(va) if smaller else max(vb) < min(va)
+    if worse and beyond:
+        return Check(ra.client.name, t.figure, unit, a, b, t.percent, "worse", True)
+    return Check(ra.client.name, t.figure, unit, a, b, t.percent, "within noise" if worse else "ok", False)
+
+
+def judge_costs(
+    a: Mapping[str, Any], b: Mapping[str, Any], thresholds: Sequence[Threshold], rows: Sequence[str] = ()
+) -> list[Check]:
+    """Every gated row of A's cost.json against B's, for each counted threshold (plain percentages)."""
+    counted = [t for t in thresholds if t.counted]
+    if not counted:
+        raise SetupError("--fail-on: two cost folders compare counts (instructions, syscalls, allocations)")
+    in_b = {r["name"]: r for r in b["rows"]}
+    out: list[Check] = []
+    for ra in a["rows"]:
+        if not gated(ra["name"], rows) or ra["status"] != "ok":
+            continue
+        rb = in_b.get(ra["name"])
+        for t in counted:
+            field = COUNTED[t.figure]
+            va = ra.get(field)
+            vb = rb.get(field) if rb is not None and rb["status"] == "ok" else None
+            if va is None:
+                continue  # A did not count it: nothing to guard
+            if vb is None:
+                out.append(Check(ra["name"], t.figure, "per request", va, None, t.percent, "missing", True))
+                continue
+            failed = vb > va * (1 + t.percent / 100)
+            out.append(
+                Check(ra["name"], t.figure, "per request", va, vb, t.percent, "worse" if failed else "ok", failed)
+            )
+    return out
+
+
+def gated(name: str, patterns: Sequence[str]) -> bool:
+    """Whether the gate judges this row: it matches a pattern, or no pattern was given."""
+    return not patterns or any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def gated_patterns(text: str | None) -> list[str]:
+    return [p.strip() for p in (text or "").split(",") if p.strip()]

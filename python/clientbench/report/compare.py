@@ -1,0 +1,92 @@
+"""What `clientbench compare` shows: two runs row by row (Bench A and B, the ratios of the medians, the verdict of
+analysis/compare.py's rule), two cost folders row by row (the counts per request and their ratios), and the
+gate's verdicts (analysis/gate.py): which row and figure failed, and by how much."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..analysis.compare import RowComparison
+from ..analysis.gate import COUNTED, Check
+from .base import Column, Table
+
+STYLES = {+1: "red", -1: "green", 0: None}
+
+
+def runs_table(rows: Sequence[RowComparison], title: str) -> Table:
+    columns = [
+        Column("Client", False),
+        Column("Bench A(ms)"),
+        Column("Bench B(ms)"),
+        Column("B/A"),
+        Column("Mean B/A"),
+        Column("P99 B/A"),
+        Column("verdict", False),
+    ]
+    table = Table(columns, [], title=title)
+    for r in rows:
+        if r.a is None or r.b is None:
+            table.rows.append([r.name, "-", "-", "-", "-", "-", r.verdict.text])
+            table.styles.append(None)
+            continue
+        ratios = ["-" if (v := r.ratio(key)) is None else f"{v:.2f}" for key in ("bench_ms", "mean_ms", "p99_ms")]
+        table.rows.append([r.name, f"{r.a.median.bench_ms:.2f}", f"{r.b.median.bench_ms:.2f}", *ratios, r.verdict.text])
+        table.styles.append(STYLES[r.verdict.change])
+    return table
+
+
+def _count(value: Any) -> str:
+    return "-" if value is None else f"{value:,.2f}" if value < 100 else f"{value:,.0f}"
+
+
+def costs_table(a: Mapping[str, Any], b: Mapping[str, Any], title: str) -> Table:
+    """Per row of either cost.json: each count per request in A and B, and B / A."""
+    columns = [Column("Client", False)]
+    for figure in COUNTED:
+        columns += [Column(f"{figure} A"), Column(f"{figure} B"), Column("B/A")]
+    table = Table(columns, [], title=title)
+    rows_a = {r["name"]: r for r in a["rows"]}
+    rows_b = {r["name"]: r for r in b["rows"]}
+    for name in [*rows_a, *(n for n in rows_b if n not in rows_a)]:
+        ra, rb = rows_a.get(name) or {}, rows_b.get(name) or {}
+        cells = [name]
+        for field in COUNTED.values():
+            va, vb = ra.get(field), rb.get(field)
+            cells += [_count(va), _count(vb), f"{vb / va:.3f}" if va and vb is not None else "-"]
+        table.rows.append(cells)
+        table.styles.append(None)
+    return table
+
+
+def gate_table(checks: Sequence[Check]) -> Table:
+    """The gate's verdict per row and figure; the failures in red."""
+    columns = [
+        Column("Client", False),
+        Column("figure", False),
+        Column("A"),
+        Column("B"),
+        Column("change"),
+        Column("limit"),
+        Column("verdict", False),
+    ]
+    table = Table(columns, [], title="the gate (--fail-on)")
+    for c in checks:
+        change = "-" if c.change_pct is None else f"{c.change_pct:+.1f}%"
+        table.rows.append(
+            [c.row, f"{c.figure} ({c.unit})", _count(c.a), _count(c.b), change, f"{c.threshold:g}%",
+             ("FAIL: " if c.failed else "") + c.verdict]
+        )  # fmt: skip
+        table.styles.append("red" if c.failed else None)
+    return table
+
+
+def gate_summary(checks: Sequence[Check]) -> list[str]:
+    failed = [c for c in checks if c.failed]
+    if not failed:
+        return [f"the gate passed: {len(checks)} check(s), none worse beyond its limit and the noise"]
+    lines = [f"the gate failed: {len(failed)} of {len(checks)} check(s)"]
+    for c in failed:
+        change = "" if c.change_pct is None else f" by {c.change_pct:+.1f}%"
+        lines.append(f"- {c.row}: {c.figure} {c.verdict}{change} (limit {c.threshold:g}%)")
+    return lines
