@@ -66,7 +66,14 @@ def test_a_stalling_server_shows_the_stall_in_the_corrected_latency_only(server)
     assert s.requests >= 9500 and s.errors == 0 and s.late > 100, s
     assert s.service_max_ms >= 200, s  # the stalls themselves
     assert s.p999_ms > 100 and s.p99_ms > 50, s  # the corrected latency carries them
-    assert s.p999_ms > 5 * s.service_p999_ms, s  # the service time's P99.9 does not
+    # the service time does not: counted per request, not as a percentile, which a loaded machine's scheduling
+    # jitter moves (the service time's P99.9 reached 40 ms under a load average of 8 on 2 cores)
+    corrected, service = 0, 0
+    for w in run.raw["workers"]:
+        for start, intended, latency in zip(w["start_ns"], w["intended_ns"], w["latencies_ns"], strict=True):
+            corrected += start - intended + latency >= 100e6
+            service += latency >= 100e6
+    assert corrected >= 0.01 * s.requests and corrected >= 10 * service, (corrected, service, s.requests)
 
 
 def test_a_document_whose_figures_cannot_be_computed_fails_its_run_not_the_runner():
