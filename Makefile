@@ -51,7 +51,7 @@ REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) \
                rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.toml Cargo.lock
 
-.PHONY: help run run-all stability gil sweep soak sanitize test test-setup test-python lint build system-deps test-deps venv peers \
+.PHONY: help run run-all stability gil sweep soak sanitize test test-setup test-python lint actionlint build system-deps test-deps venv peers \
         rust rust-tests cpp \
         bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha examples freethreaded compiler-cache stop-compiler-cache clean clean-cache
 
@@ -112,7 +112,7 @@ PY_LINT     := python bindings conftest.py
 CPP_LINT    := $(shell find cpp-beast bindings/beast/src -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) \
                  -not -path '*/build/*' 2>/dev/null)
 
-lint: venv bindings system-deps compiler-cache  ## ruff, mypy, stubtest of both bindings, clippy, rustfmt, clang-format (CI runs it)
+lint: venv bindings system-deps compiler-cache actionlint  ## ruff, mypy, stubtest of both bindings, clippy, rustfmt, clang-format, gofmt, actionlint (CI runs it)
 	$(VPY) -m ruff check --config python/pyproject.toml $(PY_LINT)
 	$(VPY) -m ruff format --check --config python/pyproject.toml $(PY_LINT)
 	cd python && ../$(VPY) -m mypy clientbench
@@ -126,6 +126,19 @@ lint: venv bindings system-deps compiler-cache  ## ruff, mypy, stubtest of both 
 	clang-format --dry-run --Werror $(CPP_LINT)
 	@out=$$(gofmt -l examples/go-nethttp); [ -z "$$out" ] || { echo "gofmt: $$out"; exit 1; }
 	for f in examples/node-fetch/*.mjs examples/node-fetch/lib/*.mjs; do node --check $$f || exit 1; done
+	$(ACTIONLINT) examples/ci/*.yml
+
+# actionlint (pinned; a Go module) checks the workflow users copy (examples/ci/, docs/gate.md): built once per
+# machine into the per-user cache
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT  := $(CACHE)/actionlint-$(ACTIONLINT_VERSION)/actionlint
+
+actionlint: $(ACTIONLINT)  ## actionlint (pinned), built with the Go toolchain into the cache
+$(ACTIONLINT):
+	@command -v go >/dev/null || { echo "make actionlint: the Go toolchain (go) is not on PATH"; exit 1; }
+	@rm -rf $(dir $@) && mkdir -p $(dir $@)
+	$(STEP) actionlint env GOBIN=$(dir $@) go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	@$@ -version | head -1
 
 build: system-deps venv rust cpp  ## release builds of the server and the native drivers
 

@@ -45,7 +45,7 @@ from ..analysis.cost import (
 )
 from ..errors import SetupError
 from ..execution.driver_process import run_driver
-from ..execution.testbed import Testbed, probe_body_bytes
+from ..execution.testbed import Testbed, link_latest, probe_body_bytes
 from ..model import RunStatus
 from ..options import UNSET, CostSettings, Options
 from ..registry.shipped import CLIENTS
@@ -250,6 +250,7 @@ def cost(specs: Sequence[ClientSpec], settings: CostSettings, options: Options, 
     report.parts = [cost_part(testbed.out, testbed.out.name, document, report)]
     export(report, testbed.out, ("json", "markdown", "csv", *options.exports, "html"))
     export(Report("cost", [table(rows, title)]), None, ("terminal",))
+    link_latest(testbed.out)
     testbed.console.print(f"results: {testbed.out}")
     if testbed.exit_code is not None:
         return testbed.exit_code
