@@ -1,5 +1,5 @@
-"""Command line: `clientbench run | sweep | gil | soak | cost | compare | report | list | serve | check-driver` (`run`
-is the default)."""
+"""Command line: `clientbench run | sweep | gil | soak | cost | compare | report | history | list | serve |
+check-driver` (`run` is the default)."""
 
 from __future__ import annotations
 
@@ -10,37 +10,25 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .argtypes import (
-    body_size,
-    mebibytes,
-    milliseconds,
-    network_spec,
+from .arguments import (
+    add_export_option,
+    add_interpreter_options,
+    add_rate_sweep_options,
+    add_selection_options,
+    add_session_options,
+    add_workload_options,
     non_negative,
     non_negative_seconds,
-    positive,
-    rate,
-    request_path,
-    seconds,
 )
 from .dimensions import DIMENSIONS, help_text, sweep_points
 from .environment.interpreters import Interpreter
 from .environment.interpreters import resolve as resolve_interpreters
 from .errors import SetupError
-from .network import PRESETS
 from .options import CostSettings, Options, Pinning, SoakSettings, check_together, command_workload
 from .registry import external
 from .registry.spec import ClientSpec, select, under
 from .workload import (
-    ARRIVALS,
-    CLIENT_SCOPES,
-    DEFAULT,
-    HTTP_VERSIONS,
-    MAX_BODY_SIZE,
-    METHODS,
-    OPEN,
-    REFERENCE,
     SWEEP_RATE,
-    UPLOAD_PATH,
     Workload,
 )
 
@@ -50,226 +38,6 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
-
-
-def add_workload_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("workload")
-    # None = not given: resolved once by workload.resolve(), where --reference changes the defaults
-    g.add_argument(
-        "-w", "--workers", type=positive, default=None, help=f"workers per client (default {DEFAULT.workers})"
-    )
-    g.add_argument(
-        "-n",
-        "--requests",
-        type=positive,
-        default=None,
-        help=f"timed sequential requests per worker (default {DEFAULT.requests})",
-    )
-    g.add_argument(
-        "--warmup",
-        type=non_negative,
-        default=None,
-        help=f"untimed requests per worker before timing (default {DEFAULT.warmup})",
-    )
-    g.add_argument(
-        "-r",
-        "--repeat",
-        type=positive,
-        default=None,
-        help=f"runs of every client, interleaved round-robin; the table shows medians (default {DEFAULT.repeat})",
-    )
-    g.add_argument(
-        "--reference",
-        action="store_true",
-        help=f"the reference write-up's method: {REFERENCE.requests} requests per worker, one run, "
-        f"no warm-up (-n {REFERENCE.requests} --repeat {REFERENCE.repeat} --warmup "
-        f"{REFERENCE.warmup}; flags given explicitly still win)",
-    )
-    g.add_argument(
-        "--timeout",
-        dest="timeout_s",
-        type=seconds,
-        default=None,
-        help=f"per-request timeout in s (default {DEFAULT.timeout_s:g})",
-    )
-    g.add_argument(
-        "--path", type=request_path, default=None, help=f"request path on the server (default '{DEFAULT.path}')"
-    )
-    g.add_argument(
-        "--connection",
-        choices=["keep-alive", "new"],
-        default=None,
-        help="keep-alive: one connection per worker (default); new: a new connection for every request",
-    )
-    g.add_argument(
-        "--client-scope",
-        dest="client_scope",
-        choices=CLIENT_SCOPES,
-        default=None,
-        help="per-worker: every worker makes its own client (default); shared: one client serves all workers, "
-        "with the library's own pool (a client that cannot be shared: its row is unsupported)",
-    )
-    g.add_argument(
-        "--http",
-        choices=HTTP_VERSIONS,
-        default=None,
-        help="1.1 (default), 2: HTTP/2 (ALPN h2 over https, prior knowledge over http), or 3: HTTP/3 over QUIC "
-        "(https only: --tls or --target https://...). A client without it: its row is unsupported; one that fell "
-        "back to another version is flagged",
-    )
-    g.add_argument(
-        "--method",
-        type=str.upper,
-        choices=METHODS,
-        default=None,
-        help=f"request method (default GET); POST and PUT send --body-size bytes, to {UPLOAD_PATH} unless --path",
-    )
-    g.add_argument(
-        "--body-size",
-        dest="body_size",
-        type=body_size,
-        default=None,
-        metavar="BYTES",
-        help=f"POST/PUT: request body size in bytes, at most {MAX_BODY_SIZE} (1 GiB) (default 0)",
-    )
-    o = p.add_argument_group("open loop (docs/open-loop.md)")
-    o.add_argument(
-        "--rate",
-        type=rate,
-        default=None,
-        metavar="R",
-        help=f"open loop: R requests/s over all workers, latency counted from each request's intended start "
-        f"(default: a closed loop; with --rate the defaults are --duration {OPEN.duration_s:g} --repeat {OPEN.repeat})",
-    )
-    o.add_argument(
-        "--duration",
-        dest="duration_s",
-        type=seconds,
-        default=None,
-        metavar="SECONDS",
-        help="open loop: the schedule lasts this long (instead of --requests per worker)",
-    )
-    o.add_argument(
-        "--arrival", choices=ARRIVALS, default=None, help="open loop: uniform intervals (default) or poisson arrivals"
-    )
-    o.add_argument("--seed", type=non_negative, default=None, help="open loop, poisson: the arrivals' seed (default 1)")
-
-
-def add_selection_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("clients")
-    g.add_argument(
-        "-c",
-        "--clients",
-        action="append",
-        metavar="NAMES",
-        help="comma-separated client names or globs, e.g. 'py-*' (default: the default set; see `clientbench list`)",
-    )
-    g.add_argument("--all", action="store_true", help="every client, not only the default set")
-    add_interpreter_options(g)
-    external.add_options(g)
-
-
-def add_interpreter_options(g: argparse._ArgumentGroup) -> None:
-    which = g.add_mutually_exclusive_group()
-    which.add_argument(
-        "--interpreters",
-        metavar="LIST",
-        help="run every Python row under each of these interpreters: system (this one), a label built by "
-        "`make freethreaded` (e.g. 3.13, 3.13t) or a path to a python; e.g. system,3.13,3.13t",
-    )
-    which.add_argument("--python", metavar="PATH", help="run the Python rows under this python instead")
-
-
-def add_session_options(p: argparse.ArgumentParser, row_timeout: bool = True) -> None:
-    g = p.add_argument_group("session")
-    g.add_argument(
-        "--target",
-        metavar="URL",
-        help="benchmark an already-running server at URL (e.g. http://127.0.0.1:8080) instead of starting server-axum",
-    )
-    g.add_argument(
-        "--server-threads",
-        type=positive,
-        default=None,
-        help="tokio worker threads of the started server (default: tokio's, one per core)",
-    )
-    if row_timeout:
-        g.add_argument(
-            "--row-timeout",
-            dest="row_timeout_s",
-            type=seconds,
-            default=300.0,
-            help="kill a driver that runs longer than this many s (default 300)",
-        )
-    g.add_argument(
-        "--network",
-        metavar="SPEC",
-        type=network_spec,
-        default=None,
-        help="emulate a network through toxiproxy (`make toxiproxy`): rtt=1ms, rtt=10ms,jitter=1ms, "
-        f"rate=100mbit, or a preset ({', '.join(PRESETS)}); rtt=0 measures the proxy alone",
-    )
-    g.add_argument(
-        "--pin",
-        metavar="SPEC",
-        help="keep the drivers and the server to CPUs of their own: client=CPUS,server=CPUS (e.g. client=0,"
-        "server=1; CPUS as 0, 0-3 or 0+2), or auto (the usable CPUs split in two, the first half for the clients); "
-        "recorded in results.json",
-    )
-    g.add_argument("-o", "--out", type=Path, default=None, help="results folder (default: ./results)")
-    t = p.add_argument_group("https")
-    t.add_argument(
-        "--tls",
-        action="store_true",
-        help="serve HTTPS: the started server makes a throw-away CA and a certificate for localhost, 127.0.0.1 and "
-        "::1, and every driver is given that CA",
-    )
-    t.add_argument(
-        "--tls-version",
-        choices=["1.2", "1.3"],
-        default=None,
-        help="with --tls: the only TLS version the server accepts (default: both)",
-    )
-    trust = t.add_mutually_exclusive_group()
-    trust.add_argument(
-        "--ca-file", metavar="PATH", type=Path, default=None, help="with --target https://...: the CA (PEM) to trust"
-    )
-    trust.add_argument(
-        "--insecure", action="store_true", help="https: the drivers do not verify the certificate (unsafe)"
-    )
-
-
-#: the dashboard formats --export writes (report/export/: one module each)
-DASHBOARDS = ("github-benchmark", "bencher")
-
-
-def add_export_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--export",
-        action="append",
-        default=[],
-        choices=DASHBOARDS,
-        help="also write the tracked figures for a dashboard into the results folder: github-benchmark "
-        "(github-action-benchmark's customSmallerIsBetter JSON), bencher (Bencher Metric Format); repeatable",
-    )
-
-
-def add_rate_sweep_options(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument(
-        "--rates",
-        metavar="LIST",
-        help=f"{what}: comma-separated rates in requests/s (default: doubling from the lowest until every "
-        "client saturates)",
-    )
-    p.add_argument(
-        "--slo",
-        dest="slo_ms",
-        type=milliseconds,
-        default=10.0,
-        metavar="MS",
-        help=f"{what}: a client sustains a rate when it achieves 99%% of it with a corrected P99 within this "
-        "many ms (default 10)",
-    )
 
 
 def build_parser() -> Parser:
@@ -393,57 +161,11 @@ def build_parser() -> Parser:
         help="the HTML file to write (default RESULTS_DIR/report.html, with --compare RESULTS_DIR/compare.html)",
     )
 
-    soak = sub.add_parser(
-        "soak",
-        help="a million requests through each binding and native client: failures, RSS",
-        description="Send --requests through each binding and each native client (bounded by "
-        "--max-seconds) and report failures (must be 0) and the client process's "
-        "RSS growth after warm-up (must stay under --max-rss-growth MiB).",
-    )
-    soak.add_argument("-n", "--requests", type=positive, default=1_000_000, help="requests per target (default 1e6)")
-    soak.add_argument(
-        "-w", "--workers", type=positive, default=10, help="workers, each with its own client (default 10)"
-    )
-    soak.add_argument(
-        "--warmup",
-        type=non_negative,
-        default=None,
-        help="requests before the warm RSS sample, below --requests (default 50000, or half of --requests when "
-        "that is fewer)",
-    )
-    soak.add_argument("--max-seconds", type=seconds, default=600, help="time bound per target, s (default 600)")
-    soak.add_argument(
-        "--max-rss-growth",
-        type=mebibytes,
-        default=20.0,
-        metavar="MIB",
-        help="a target fails when its RSS grows by this many MiB or more after warm-up (default 20)",
-    )
-    soak.add_argument(
-        "-c",
-        "--clients",
-        action="append",
-        metavar="NAMES",
-        help="targets: py-beast, py-reqwest, py-reqwest-async, cpp-beast, rust-reqwest (default all)",
-    )
-    add_session_options(soak, row_timeout=False)  # a soak target is bounded by --max-seconds
+    from .commands.cost import add_parser as add_cost
+    from .commands.soak import add_parser as add_soak
 
-    cost = sub.add_parser(
-        "cost",
-        help="instructions, syscalls and allocations per request, counted (valgrind's callgrind, strace)",
-        description="Run each selected row's driver (one worker, keep-alive GET) under valgrind's callgrind "
-        "and strace at two request counts; their difference per request is the cost of a request without the "
-        "start-up. Writes cost.md, cost.csv and cost.json (docs/cost.md).",
-    )
-    cost.add_argument("-n", "--requests", type=positive, default=2000, help="the larger request count (default 2000)")
-    cost.add_argument("--baseline", type=positive, default=200, help="the smaller request count (default 200)")
-    cost.add_argument("--path", type=request_path, default="/", help="request path on the server (default '/')")
-    cost.add_argument(
-        "--measure", default="instructions,syscalls,allocations", metavar="LIST", help="what to count (default all)"
-    )
-    add_selection_options(cost)
-    add_session_options(cost)
-    add_export_option(cost)
+    add_soak(sub)
+    add_cost(sub)
 
     lst = sub.add_parser(
         "list",
@@ -453,9 +175,11 @@ def build_parser() -> Parser:
     )
     external.add_options(lst)
 
+    from .commands.history import add_parser as add_history
     from .commands.serve import add_parser as add_serve
 
     add_serve(sub)
+    add_history(sub)
     from .commands.check_driver import add_parser as add_check_driver
 
     add_check_driver(sub)
@@ -523,6 +247,10 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
         from .commands.list import list_rows
 
         return list_rows(registry(args))
+    if args.command == "history":
+        from .commands.history import history
+
+        return history(args.folders, args.out)
     if args.command == "serve":
         from .commands.serve import Listen, serve
 

@@ -12,7 +12,7 @@ says it) or, when nothing is left to show, one SetupError line.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from .model import READS, SCHEMA_ID, Results, Row
 from .registry.shipped import CLIENTS
 from .report import cost as cost_document
 from .report import gil as gil_document
+from .report import history as history_document
 from .report import rates as rate_document
 from .report import soak as soak_document
 from .report import sweep as sweep_document
@@ -221,9 +222,55 @@ def _cost(path: Path, title: str) -> Part:
     return cost_part(path, title, doc, cost_document.summary(doc))
 
 
+def history_runs(paths: Sequence[Path]) -> list[tuple[str, Path, Results]]:
+    """(label, folder, results) of every run folder given (or found one level below a folder given), by time."""
+    found: list[tuple[Path, Results]] = []
+    for path in paths:
+        if (path / RESULTS).is_file() or path.name == RESULTS:
+            folder = path.parent if path.name == RESULTS else path
+            found.append((folder, load_results(folder / RESULTS)))
+        elif path.is_dir():
+            subs = sorted(p for p in path.iterdir() if (p / RESULTS).is_file() and not p.is_symlink())
+            found += [(p, load_results(p / RESULTS)) for p in subs]
+        else:
+            raise SetupError(f"{path}: not a run folder (no results.json)")
+    if not found:
+        raise SetupError("history: no run folder among the paths given (each holds a results.json)")
+    by_folder: dict[Path, tuple[Path, Results]] = {}
+    for folder, results in found:  # a folder named twice (a glob and results/latest) counts once
+        by_folder.setdefault(folder.resolve(), (folder, results))
+    unique = sorted(by_folder.values(), key=lambda fr: (fr[1].created, str(fr[0])))
+    out = []
+    for folder, results in unique:
+        commit = ((results.environment.get("git") or {}).get("commit") or "")[:8]
+        label = results.created.replace("T", " ")[:16] + (f" {commit}" if commit else "")
+        out.append((label, folder, results))
+    labels = [label for label, _, _ in out]
+    return [(f"{label} ({i + 1})" if labels.count(label) > 1 else label, f, r) for i, (label, f, r) in enumerate(out)]
+
+
+def _history(path: Path, title: str) -> Part:
+    """A history folder: the runs its history.json names, read again (history.md is not parsed)."""
+
+    index = _read_json(path / "history.json")
+    folders = [Path(r["folder"]) for r in (index.get("runs") or []) if isinstance(r, dict) and "folder" in r]
+    present = [f for f in folders if (f / RESULTS).is_file()]
+    if not present:
+        raise SetupError(f"{path / 'history.json'}: none of the run folders it names is still there")
+    runs = history_runs(present)
+    report = history_document.document(runs)
+    part = sweep_part(path, title, "run", [(label, r) for label, _, r in runs], report)
+    gone = len(folders) - len(present)
+    if gone:
+        part.missing.append(f"{gone} of the {len(folders)} run folders history.json names are gone")
+    return part
+
+
 def _kind(path: Path) -> str | None:
     if (path / RESULTS).is_file():
         return "run"
+    if (path / "history.json").is_file():
+        return "history"
     if (path / "cost.json").is_file():
         return "cost"
     if (path / "points").is_dir():
@@ -241,6 +288,8 @@ def _part(path: Path, title: str) -> Part:
         return _soak(path, title)
     if kind == "cost":
         return _cost(path, title)
+    if kind == "history":
+        return _history(path, title)
     return _run(path, title)
 
 

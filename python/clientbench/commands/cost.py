@@ -23,6 +23,7 @@ every run (PYTHONHASHSEED=0, UNSET unset, the same flags), which is what makes t
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import datetime as dt
 import fnmatch
@@ -43,6 +44,7 @@ from ..analysis.cost import (
     per_request,
     strace_threads,
 )
+from ..arguments import add_export_option, add_selection_options, add_session_options, positive, request_path
 from ..errors import SetupError
 from ..execution.driver_process import run_driver
 from ..execution.testbed import Testbed, link_latest, probe_body_bytes
@@ -255,3 +257,22 @@ def cost(specs: Sequence[ClientSpec], settings: CostSettings, options: Options, 
     if testbed.exit_code is not None:
         return testbed.exit_code
     return 1 if any(r["status"] == "failed" for r in rows) else 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    cost = sub.add_parser(
+        "cost",
+        help="instructions, syscalls and allocations per request, counted (valgrind's callgrind, strace)",
+        description="Run each selected row's driver (one worker, keep-alive GET) under valgrind's callgrind "
+        "and strace at two request counts; their difference per request is the cost of a request without the "
+        "start-up. Writes cost.md, cost.csv and cost.json (docs/cost.md).",
+    )
+    cost.add_argument("-n", "--requests", type=positive, default=2000, help="the larger request count (default 2000)")
+    cost.add_argument("--baseline", type=positive, default=200, help="the smaller request count (default 200)")
+    cost.add_argument("--path", type=request_path, default="/", help="request path on the server (default '/')")
+    cost.add_argument(
+        "--measure", default="instructions,syscalls,allocations", metavar="LIST", help="what to count (default all)"
+    )
+    add_selection_options(cost)
+    add_session_options(cost)
+    add_export_option(cost)

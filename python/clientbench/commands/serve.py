@@ -40,7 +40,7 @@ class Listen:
 
 
 def _positive(text: str) -> int:
-    from ..argtypes import positive
+    from ..arguments import positive
 
     return int(positive(text))
 

@@ -6,6 +6,7 @@ one JSON line: requests, failures, RSS after warm-up and at the end. A target pa
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import datetime as dt
 import json
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__
+from ..arguments import add_session_options, mebibytes, non_negative, positive, seconds
 from ..environment.binaries import require
 from ..errors import SetupError
 from ..execution.children import child_preexec, pinned
@@ -127,3 +129,40 @@ def soak(names: Sequence[str], settings: SoakSettings, options: Options, argv: S
     if testbed.exit_code is not None:
         return testbed.exit_code
     return 0 if all(r["passed"] for r in results) else 1
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    soak = sub.add_parser(
+        "soak",
+        help="a million requests through each binding and native client: failures, RSS",
+        description="Send --requests through each binding and each native client (bounded by "
+        "--max-seconds) and report failures (must be 0) and the client process's "
+        "RSS growth after warm-up (must stay under --max-rss-growth MiB).",
+    )
+    soak.add_argument("-n", "--requests", type=positive, default=1_000_000, help="requests per target (default 1e6)")
+    soak.add_argument(
+        "-w", "--workers", type=positive, default=10, help="workers, each with its own client (default 10)"
+    )
+    soak.add_argument(
+        "--warmup",
+        type=non_negative,
+        default=None,
+        help="requests before the warm RSS sample, below --requests (default 50000, or half of --requests when "
+        "that is fewer)",
+    )
+    soak.add_argument("--max-seconds", type=seconds, default=600, help="time bound per target, s (default 600)")
+    soak.add_argument(
+        "--max-rss-growth",
+        type=mebibytes,
+        default=20.0,
+        metavar="MIB",
+        help="a target fails when its RSS grows by this many MiB or more after warm-up (default 20)",
+    )
+    soak.add_argument(
+        "-c",
+        "--clients",
+        action="append",
+        metavar="NAMES",
+        help="targets: py-beast, py-reqwest, py-reqwest-async, cpp-beast, rust-reqwest (default all)",
+    )
+    add_session_options(soak, row_timeout=False)  # a soak target is bounded by --max-seconds
