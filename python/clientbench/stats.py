@@ -223,6 +223,11 @@ class RowStats:
     service_p999_ms: float | None = None
     service_p9999_ms: float | None = None
     service_max_ms: float | None = None
+    #: a garbage-collected driver's (the document's `gc`): collections and objects freed per 1,000 requests
+    gc_per_1k_req: float | None = None
+    gc_objects_per_1k_req: float | None = None
+    #: the driver process's peak RSS over its workers (what a worker, or connection, costs in memory)
+    rss_per_worker_mib: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -234,6 +239,12 @@ class ProcessUsage:
 
     cpu_s: float
     max_rss_kib: int
+
+
+def _per_1k(doc: Mapping[str, Any], key: str, requests: int) -> float | None:
+    """A `gc` count of the document per 1,000 requests (None when the driver reported none)."""
+    gc = doc.get("gc")
+    return 1000.0 * gc[key] / requests if gc is not None and requests else None
 
 
 def row_stats(doc: Mapping[str, Any], usage: ProcessUsage | None = None) -> RowStats:
@@ -276,7 +287,10 @@ def row_stats(doc: Mapping[str, Any], usage: ProcessUsage | None = None) -> RowS
         throughput_rps=throughput,
         bench_over_lmean=bench / lmean if lmean > 0 else None,
         cpu_us_per_req=_cpu_per_request(doc, usage, requests),
-        peak_rss_mib=_peak_rss_mib(doc, usage),
+        peak_rss_mib=(rss := _peak_rss_mib(doc, usage)),
+        rss_per_worker_mib=rss / len(workers) if rss is not None and workers else None,
+        gc_per_1k_req=_per_1k(doc, "collections", requests),
+        gc_objects_per_1k_req=_per_1k(doc, "collected", requests),
         p90_ms=q(latency, 0.9),
         p9999_ms=q(latency, 0.9999),
         offered_rps=offered,

@@ -43,7 +43,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def test_the_registry_has_one_exporter_per_format():
-    assert set(EXPORTERS) == {"markdown", "csv", "json", "terminal", "plots", "html"}
+    assert set(EXPORTERS) == {"markdown", "csv", "json", "terminal", "plots", "html", "github-benchmark", "bencher"}
     assert set(FILES) == {"json", "markdown", "csv"} and set(FILES) < set(EXPORTERS)  # what every run folder gets
     with pytest.raises(KeyError):
         export(Report("x"), None, ("pdf",))
@@ -66,7 +66,11 @@ def test_every_format_writes_its_file(tmp_path, capsys):
     assert written["html"] == [tmp_path / "report.html"]  # test_html_report.py tests what it holds
     assert sorted(p.name for p in written["plots"]) == ["bench.png", "latency.png", "timeline.png"]
     assert all(p.parent == tmp_path / "plots" for p in written["plots"])
+    assert written["github-benchmark"] == [tmp_path / "github-benchmark.json"]  # test_gate.py checks its shape
+    assert written["bencher"] == [tmp_path / "bencher.json"]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "bencher.json",
+        "github-benchmark.json",
         "plots",
         "report.html",
         "results.json",
@@ -174,7 +178,8 @@ def test_markdown_and_csv_have_the_required_labels():
     # no floor row: no xfloor column; no server counts of TLS handshakes: no TLS resumed column; neither HTTP/2
     # nor a shared client asked for: no Protocol and Conns columns
     # nor any UDP receive error: no UDP errs column
-    hidden = ("xfloor", "TLS resumed", "Protocol", "Conns", "UDP errs")
+    # nor any collector's counts: no GC columns
+    hidden = ("xfloor", "TLS resumed", "Protocol", "Conns", "UDP errs", "RSS/W(MiB)", "GC/1k req", "GC objs/1k")
     assert header == [c.label for c in COLUMNS if c.label not in hidden]
     terminal = [c.label for c in run_table(rows, terminal=True).columns]
     assert set(terminal) < set(header) and "P50(ms)" not in terminal and "RSS(MiB)" not in terminal
@@ -349,3 +354,16 @@ def test_udp_receive_errors_get_a_column_and_a_flag_where_a_row_had_some():
     assert [cells[col] for cells in table.rows] == ["0", str(expected)] and expected > 0
     assert table.styles == [None, "yellow"]
     assert "UDP errs" not in [c.label for c in run_table([quiet]).columns]  # none: no column
+
+
+def test_the_collector_columns_show_where_a_driver_counted_it():
+    counted, native = row("py-a"), row("cpp-b", gil=None)
+    for r in counted.runs:
+        r.raw["gc"] = {"collections": 3, "collected": 120}
+        r.stats = row_stats(r.raw)
+    table = run_table([counted, native])
+    labels = [c.label for c in table.columns]
+    gc, objs = labels.index("GC/1k req"), labels.index("GC objs/1k")
+    per_1k = 1000 * 3 / counted.runs[0].stats.requests
+    assert table.rows[0][gc] == f"{per_1k:.2f}" and table.rows[0][objs] == f"{40 * per_1k:.0f}"
+    assert table.rows[1][gc] == "-"  # a native driver has no collector

@@ -74,6 +74,12 @@ def reading(serial: Sequence[Row], parallel: Sequence[Row], workers: int) -> lis
                     else "."
                 )
             )
+        if h.gc_per_1k_req is not None and r.gc_per_1k_req is not None:
+            parts.append(
+                f"The interpreter's garbage collector ran {h.gc_per_1k_req:.2f} times per 1,000 requests with the GIL "
+                f"held and {r.gc_per_1k_req:.2f} released (freeing {h.gc_objects_per_1k_req:.0f} and "
+                f"{r.gc_objects_per_1k_req:.0f} objects per 1,000 requests)."
+            )
         if native is not None:
             x = r.bench_ms / native.median.bench_ms
             native_label = next(r.client.label for r in parallel if r.client.name == native_name)

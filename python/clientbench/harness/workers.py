@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .failures import DigestMismatch
-from .info import emit
+from .info import GcCount, emit
 from .options import unsupported
 from .record import Worker
 from .schedule import NS, intended_ns, open_loop, open_loop_async
@@ -250,10 +250,13 @@ class SyncDriver(Generic[C]):
         for t in threads:
             t.start()
         ready.wait()
+        collector = GcCount()
+        collector.start()
         t0[0], cpu0 = time.perf_counter_ns(), time.process_time_ns()
         go.set()
         finished.wait()
         wall, cpu = time.perf_counter_ns() - t0[0], time.process_time_ns() - cpu0
+        gc_counts = collector.stop()
         for t in threads:
             t.join()
         if the_client is not None:
@@ -263,7 +266,7 @@ class SyncDriver(Generic[C]):
                 pass
         for w in workers:
             w.count_missed(duration_ns)
-        return document(args, _labelled(client_info, protocol[0]), wall, t0[0], workers, cpu)
+        return document(args, _labelled(client_info, protocol[0]), wall, t0[0], workers, cpu, gc_counts)
 
 
 @dataclass
@@ -347,12 +350,15 @@ class AsyncDriver(Generic[C]):
                 except Exception:
                     pass
             await asyncio.gather(*(warm(c) for c in clients))
+            collector = GcCount()
+            collector.start()
             t0, cpu0 = time.perf_counter_ns(), time.process_time_ns()
             if is_open:
                 await asyncio.gather(*(scheduled(w, i, t0) for i, w in enumerate(workers)))
             else:
                 await asyncio.gather(*(work(w, i) for i, w in enumerate(workers)))
             wall, cpu = time.perf_counter_ns() - t0, time.process_time_ns() - cpu0
+            gc_counts = collector.stop()
             protocol = await _probe_async(self.protocol, clients[0], args)
         finally:
             for c in {id(c): c for c in clients if c is not None}.values():
@@ -363,7 +369,7 @@ class AsyncDriver(Generic[C]):
                         pass
         for w in workers:
             w.count_missed(duration_ns)
-        return document(args, _labelled(client_info, protocol), wall, t0, workers, cpu)
+        return document(args, _labelled(client_info, protocol), wall, t0, workers, cpu, gc_counts)
 
     def run(
         self,
@@ -381,7 +387,13 @@ class AsyncDriver(Generic[C]):
 
 
 def document(
-    args: argparse.Namespace, client: dict[str, Any], wall_ns: int, t0: int, workers: list[Worker], cpu_ns: int
+    args: argparse.Namespace,
+    client: dict[str, Any],
+    wall_ns: int,
+    t0: int,
+    workers: list[Worker],
+    cpu_ns: int,
+    gc_counts: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     is_open = args.rate is not None
     return {
@@ -407,6 +419,7 @@ def document(
         },
         "wall_ns": wall_ns,
         "cpu_ns": cpu_ns,
+        **({"gc": gc_counts} if gc_counts is not None else {}),
         "workers": [w.to_json(t0, args.record) for w in workers],
     }
 

@@ -180,6 +180,9 @@ COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("req/s", _median("throughput_rps", 0)),
     RunColumn("CPU(us/req)", _median("cpu_us_per_req", 1)),
     RunColumn("RSS(MiB)", _median("peak_rss_mib", 1), terminal=False),
+    RunColumn("RSS/W(MiB)", _median("rss_per_worker_mib", 2), terminal=False),
+    RunColumn("GC/1k req", _median("gc_per_1k_req", 2), terminal=False),
+    RunColumn("GC objs/1k", _median("gc_objects_per_1k_req", 0), terminal=False),
     RunColumn("xfloor", _xfloor),
     RunColumn("TLS resumed", _resumed),
     RunColumn("Protocol", _protocol, numeric=False),
@@ -187,6 +190,8 @@ COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("UDP errs", _udp),
     RunColumn("Status", _status, numeric=False),
 )
+#: shown only when some row's driver counted its garbage collector (a Python driver)
+GC_COLUMNS = ("RSS/W(MiB)", "GC/1k req", "GC objs/1k")
 #: shown only when a row asked for HTTP/2 or a shared client (other tables keep the columns they always had)
 SCOPE_COLUMNS = ("Protocol", "Conns")
 
@@ -233,6 +238,9 @@ OPEN_COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("Errors", _errors),
     RunColumn("CPU(us/req)", _median("cpu_us_per_req", 1)),
     RunColumn("RSS(MiB)", _median("peak_rss_mib", 1), terminal=False),
+    RunColumn("RSS/W(MiB)", _median("rss_per_worker_mib", 2), terminal=False),
+    RunColumn("GC/1k req", _median("gc_per_1k_req", 2), terminal=False),
+    RunColumn("GC objs/1k", _median("gc_objects_per_1k_req", 0), terminal=False),
     RunColumn("Saturated", _saturated, numeric=False),
     RunColumn("Protocol", _protocol, numeric=False),
     RunColumn("Conns", _connections),
@@ -266,12 +274,15 @@ def run_table(rows: Sequence[Row], title: str | None = None, *, terminal: bool =
     scoped = any(_asked_http(r) or _shared(r) for r in rows)
     # the kernel's UDP receive errors: a column (and a yellow row) only where some row had some
     dropped = {r.client.name for r in rows if udp_errors(r)}
+    # the collector's columns where some driver counted it (tables written before it did keep their columns)
+    collected = any(r.aggregate is not None and r.aggregate.median.gc_per_1k_req is not None for r in rows)
 
     def shown(c: RunColumn) -> bool:
         return (
             (c.terminal or not terminal)
             and (scoped or c.label not in SCOPE_COLUMNS)
             and (bool(dropped) or c.label != "UDP errs")
+            and (collected or c.label not in GC_COLUMNS)
         )
 
     if is_open(rows):
