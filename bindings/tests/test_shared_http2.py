@@ -72,7 +72,8 @@ class Counts:
 
     def since(self) -> dict[str, int]:
         now = raw_stats(self.server)
-        out = {k: now[k] - self.before[k] for k in now}
+        # the counters only (/stats also tells settings, such as a UDP buffer's size or null)
+        out = {k: now[k] - self.before[k] for k in now if isinstance(now[k], int)}
         for k in ("connections", "http1_connections", "requests"):
             out[k] -= 1
         return out
