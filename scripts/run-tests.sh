@@ -14,6 +14,9 @@
 #
 # Environment: MAKE, PYTEST_WORKERS (default 4), CPP_BUILD (default build/cpp-beast), CARGO, CMAKE; CI=true or
 # CLIENTBENCH_STRICT=1 (strict mode: scripts/common.sh, conftest.py).
+# One compound command, read whole before it runs: bash reads a script as it goes, and this one runs for half an
+# hour in a tree where files are edited meanwhile (an edit to it once ended a run with a syntax error).
+{
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
@@ -113,3 +116,4 @@ for line in "${RESULTS[@]}"; do
     [ "$status" = 0 ] || failed=1
 done
 exit "$failed"
+}
