@@ -99,9 +99,10 @@ test: system-deps venv compiler-cache  ## set up everything, run every test suit
 test-setup: $(TEST_SETUP)  ## what `make test` sets up before its suites
 
 # The runner's suite alone: what it runs (the server, the native drivers, both bindings, the peers, the
-# free-threaded interpreters, toxiproxy, the example drivers, the test tools), without the wheels, the sdists
-# and the Rust test builds.
-test-python: build bindings peers freethreaded toxiproxy examples test-deps  ## the runner's tests alone (python/tests), with the set-up they need
+# free-threaded interpreters, toxiproxy, the example drivers, the test tools), without the wheels and the sdists.
+# Rust as `make test` builds it (rust-tests, not rust: the two builds' features differ, so alternating them
+# would compile tokio and all on it once more, then relink at every switch).
+test-python: system-deps venv rust-tests cpp bindings peers freethreaded toxiproxy examples test-deps  ## the runner's tests alone (python/tests), with the set-up they need
 	$(VPY) -m pytest -q -rfEs -n $(PYTEST_WORKERS) --durations=10 python/tests
 
 rust-tests: compiler-cache  ## cargo's release build of every workspace test, and of the server, drivers and probe they run
