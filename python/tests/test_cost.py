@@ -88,9 +88,10 @@ def test_only_the_request_threads_count_when_they_sent_the_requests():
     assert c.per_request(300, 100, "process") == {"instructions": 120.0}
 
 
-def test_a_short_name_selects_the_one_row_it_ends():
-    assert expand_names(["cpp-beast,floor", "py-*"]) == ["cpp-beast", "cpp-floor", "py-*"]
-    assert expand_names(["sync"]) == ["sync"]  # several rows end so: left to the selection's error
+def test_a_short_name_selects_the_rows_it_ends():
+    assert expand_names(["cpp-beast,floor", "py-*"]) == ["cpp-beast", "cpp-floor", "py-floor", "py-*"]
+    assert "py-httpx-sync" in (expand_names(["sync"]) or [])  # every row whose name ends so
+    assert expand_names(["nothing"]) == ["nothing"]  # left to the selection's one-line error
     assert expand_names(None) is None
 
 
@@ -119,6 +120,11 @@ def test_the_table_divides_by_the_floor_and_names_failures():
     assert t.rows[0] == ["cpp-beast", "4,800", "3.00", "2.00", "recvfrom 1, sendto 1", "0.00", "request threads"]
     assert t.rows[2][:2] == ["py-x", "boom"]
     assert "x floor" not in [c.label for c in table([row("cpp-beast", 4800.0)]).columns]
+    # a Python row against the Python floor when it was measured, the native rows against the native one
+    py = [row("cpp-beast", 4800.0), row("cpp-floor", 1600.0), row("py-floor", 20000.0), row("py-x", 30000.0)]
+    for r in py:
+        r["label"] = ("Python " if r["name"].startswith("py-") else "C++ ") + r["name"]
+    assert [cells[2] for cells in table(py).rows] == ["3.00", "1.00", "1.00", "1.50"]
 
 
 # -- the command line ---------------------------------------------------------------------------------

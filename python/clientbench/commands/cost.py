@@ -64,8 +64,8 @@ TOOLS = {"instructions": "valgrind", "syscalls": "strace", "allocations": "valgr
 
 
 def expand_names(patterns: Sequence[str] | None, clients: Sequence[ClientSpec] = CLIENTS) -> list[str] | None:
-    """`-c` as for `run`, and a name that matches no row but is the last part of exactly one row's name
-    stands for that row (`floor` for cpp-floor)."""
+    """`-c` as for `run`, and a name that matches no row but is the last part of rows' names stands for those
+    rows (`floor` for cpp-floor and py-floor)."""
     if not patterns:
         return None
     out: list[str] = []
@@ -73,11 +73,11 @@ def expand_names(patterns: Sequence[str] | None, clients: Sequence[ClientSpec] =
         for p in (p.strip() for p in item.split(",")):
             if not p:
                 continue
-            if not any(fnmatch.fnmatchcase(c.name, p) for c in clients):
-                tails = [c.name for c in clients if c.name.rsplit("-", 1)[-1] == p]
-                if len(tails) == 1:
-                    p = tails[0]
-            out.append(p)
+            tails = [c.name for c in clients if c.name.rsplit("-", 1)[-1] == p]
+            if not any(fnmatch.fnmatchcase(c.name, p) for c in clients) and tails:
+                out += tails
+            else:
+                out.append(p)
     return out
 
 

@@ -161,6 +161,16 @@ CLIENTS: tuple[ClientSpec, ...] = (
         default=False,
         floor=True,
     ),
+    _spec(
+        "py-floor",
+        "Python",
+        "raw socket",
+        "sync",
+        _python("floor_driver:SYNC"),
+        default=False,
+        floor=True,
+        extra="core",
+    ),
     # -- peers from PyPI (make peers; make run-all): each async row also on uvloop ------------------
     *(
         _spec(

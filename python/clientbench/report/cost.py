@@ -9,8 +9,10 @@ from typing import Any
 from ..options import UNSET, CostSettings
 from .base import Column, Report, Table, Text
 
-#: the row the ratio column divides by, when it is measured
+#: the rows the ratio column divides by, when they are measured: the Python floor for Python rows (the interpreter
+#: and the harness before any client), the native one for the others
 FLOOR = "cpp-floor"
+PYTHON_FLOOR = "py-floor"
 
 
 def _calls(syscalls: dict[str, float]) -> str:
@@ -19,10 +21,21 @@ def _calls(syscalls: dict[str, float]) -> str:
 
 
 def table(rows: Sequence[dict[str, Any]], title: str | None = None) -> Table:
-    """The cost table of cost.json's rows; the ratio column when the floor row was measured."""
-    floor = next((r for r in rows if r["name"] == FLOOR and r["instructions_per_request"]), None)
+    """The cost table of cost.json's rows; the ratio column when a floor row was measured (a Python row's against the
+    Python floor, the others' against the native one)."""
+    floors = {
+        name: r["instructions_per_request"]
+        for name in (FLOOR, PYTHON_FLOOR)
+        for r in rows
+        if r["name"] == name and r["status"] == "ok" and r["instructions_per_request"]
+    }
+
+    def floor_of(r: dict[str, Any]) -> float | None:
+        python = str(r.get("label") or "").startswith("Python ") and PYTHON_FLOOR in floors
+        return floors.get(PYTHON_FLOOR if python else FLOOR)
+
     columns = [Column("Client", False), Column("Instructions/req")]
-    if floor is not None:
+    if floors:
         columns.append(Column("x floor"))
     columns += [
         Column("Syscalls/req"),
@@ -43,8 +56,9 @@ def table(rows: Sequence[dict[str, Any]], title: str | None = None) -> Table:
             continue
         instr = r["instructions_per_request"]
         cells = [r["name"], num(instr, ",.0f")]
-        if floor is not None:
-            cells.append(num(instr / floor["instructions_per_request"] if instr is not None else None, ".2f"))
+        if floors:
+            base = floor_of(r)
+            cells.append(num(instr / base if instr is not None and base else None, ".2f"))
         cells += [
             num(r["syscalls_per_request"], ".2f"),
             _calls(r["syscalls"]) if r["syscalls"] is not None else "-",

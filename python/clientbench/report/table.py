@@ -30,7 +30,8 @@ class Context:
     """Figures that relate rows to each other (the floor row's mean, for `xfloor`; per client, the packages that
     ran compiled under some interpreter, to name those that fell back to pure Python under another)."""
 
-    floor_mean_ms: float | None = None
+    floor_mean_ms: float | None = None  # the native floor's (cpp-floor)
+    python_floor_mean_ms: float | None = None  # the Python floor's (py-floor): what the Python rows divide by
     compiled: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
@@ -62,9 +63,12 @@ def _spread(row: Row, ctx: Context) -> str:
 
 def _xfloor(row: Row, ctx: Context) -> str:
     agg = row.aggregate
-    if agg is None or agg.median.mean_ms is None or not ctx.floor_mean_ms:
+    # a Python row against the Python floor when it ran (else, as tables before it had, the native one)
+    python = row.client.language == "Python" and ctx.python_floor_mean_ms
+    floor = ctx.python_floor_mean_ms if python else ctx.floor_mean_ms
+    if agg is None or agg.median.mean_ms is None or not floor:
         return "-"
-    return f"{agg.median.mean_ms / ctx.floor_mean_ms:.2f}"
+    return f"{agg.median.mean_ms / floor:.2f}"
 
 
 def _counts(row: Row) -> dict[str, int] | None:
@@ -255,16 +259,23 @@ def is_open(rows: Sequence[Row]) -> bool:
 
 
 def context(rows: Sequence[Row]) -> Context:
-    floors = [
-        r.aggregate.median.mean_ms
-        for r in rows
-        if r.client.floor and not r.failed and r.aggregate and r.aggregate.median.mean_ms
-    ]
+    def floor(python: bool) -> float | None:
+        means = [
+            r.aggregate.median.mean_ms
+            for r in rows
+            if r.client.floor
+            and (r.client.language == "Python") == python
+            and not r.failed
+            and r.aggregate
+            and r.aggregate.median.mean_ms
+        ]
+        return min(means) if means else None
+
     compiled: dict[str, frozenset[str]] = {}
     for r in rows:
         if (packages := _compiled(r)) is not None:
             compiled[_base_name(r)] = compiled.get(_base_name(r), frozenset()) | packages
-    return Context(floor_mean_ms=min(floors) if floors else None, compiled=compiled)
+    return Context(floor_mean_ms=floor(False), python_floor_mean_ms=floor(True), compiled=compiled)
 
 
 def run_table(rows: Sequence[Row], title: str | None = None, *, terminal: bool = False) -> Table:
@@ -301,7 +312,7 @@ def run_table(rows: Sequence[Row], title: str | None = None, *, terminal: bool =
             ],
         )
     cols = [c for c in COLUMNS if shown(c)]
-    if ctx.floor_mean_ms is None:
+    if ctx.floor_mean_ms is None and ctx.python_floor_mean_ms is None:
         cols = [c for c in cols if c.label != "xfloor"]
     if not any((c := _counts(r)) and c["tls_handshakes"] for r in rows):  # shown over HTTPS only
         cols = [c for c in cols if c.label != "TLS resumed"]

@@ -1,0 +1,154 @@
+"""The Python floor (`py-floor`): no client library at all, only the Python harness and a socket. Each worker keeps
+one connection; its request's bytes are built once per URL; a response is read with `recv_into` into a buffer kept
+between requests and framed by its Content-Length (a chunked or otherwise framed answer is a ProtocolError, as
+the C++ floor treats it). What this row costs per request is what the interpreter and the shared timing loop cost
+before any client runs: every Python row's overhead is measured against it, as the native rows' against
+cpp-floor."""
+
+from __future__ import annotations
+
+import functools
+import socket
+import ssl
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from .. import sdk
+
+#: the largest response head the floor reads (a longer one is a ProtocolError)
+MAX_HEAD = 64 * 1024
+
+
+class ProtocolError(OSError):
+    """An answer the floor cannot frame: no Content-Length, a malformed status line, a head too long."""
+
+
+@dataclass
+class Floor:
+    host: str
+    port: int
+    tls: ssl.SSLContext | None
+    timeout: float
+    sock: socket.socket | None = None
+    buf: bytearray = field(default_factory=lambda: bytearray(256 * 1024))
+    have: int = 0  # bytes of buf already received beyond the last response (a keep-alive peer sends none)
+    requests: dict[str, bytes] = field(default_factory=dict)  # URL -> the request's bytes, built once
+
+    def connect(self) -> socket.socket:
+        if self.sock is None:
+            raw = socket.create_connection((self.host, self.port), timeout=self.timeout)
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.sock = self.tls.wrap_socket(raw, server_hostname=self.host) if self.tls is not None else raw
+            self.have = 0
+        return self.sock
+
+    def close(self) -> None:
+        if self.sock is not None:
+            try:
+                self.sock.close()
+            finally:
+                self.sock = None
+
+    def request_bytes(self, url: str, method: str = "GET", body: bytes = b"") -> bytes:
+        key = f"{method} {url} {len(body)}"
+        head = self.requests.get(key)
+        if head is None:
+            u = urlsplit(url)
+            target = (u.path or "/") + (f"?{u.query}" if u.query else "")
+            length = f"Content-Length: {len(body)}\r\n" if method != "GET" else ""
+            head = f"{method} {target} HTTP/1.1\r\nHost: {u.netloc}\r\n{length}\r\n".encode("latin-1")
+            self.requests[key] = head
+        return head
+
+    def exchange(self, head: bytes, body: bytes, keep: bool) -> tuple[int, memoryview]:
+        """Send one request, read its response; (status, the body: a view of the buffer, valid until the next)."""
+        sock = self.connect()
+        try:
+            if not body:
+                sock.sendall(head)
+            elif isinstance(sock, ssl.SSLSocket):  # TLS has no scatter/gather send
+                sock.sendall(head + body)
+            else:
+                sent = sock.sendmsg([head, body])  # one system call, no copy of the body
+                if sent < len(head) + len(body):
+                    sock.sendall((head + body)[sent:])
+            return self._response(sock, keep)
+        except BaseException:
+            self.close()  # a connection in an unknown state is not reused
+            raise
+
+    def _recv(self, sock: socket.socket, at: int) -> int:
+        if at >= len(self.buf):
+            self.buf.extend(bytes(len(self.buf)))  # a body larger than the buffer: grow it, once per size
+        n = sock.recv_into(memoryview(self.buf)[at:])
+        if n == 0:
+            raise ConnectionResetError("the server closed the connection before the whole response")
+        return at + n
+
+    def _response(self, sock: socket.socket, keep: bool) -> tuple[int, memoryview]:
+        end = self.have
+        while (head_end := self.buf.find(b"\r\n\r\n", 0, end)) < 0:
+            if end > MAX_HEAD:
+                raise ProtocolError(f"a response head longer than {MAX_HEAD} bytes")
+            end = self._recv(sock, end)
+        head = bytes(self.buf[:head_end]).decode("latin-1").split("\r\n")
+        parts = head[0].split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+            raise ProtocolError(f"a malformed status line {head[0][:80]!r}")
+        length, closes = None, False
+        for line in head[1:]:
+            name, _, value = line.partition(":")
+            name = name.strip().lower()
+            if name == "content-length":
+                length = int(value.strip())
+            elif name == "transfer-encoding":
+                raise ProtocolError("a body framed by Transfer-Encoding: the floor reads Content-Length only")
+            elif name == "connection" and value.strip().lower() == "close":
+                closes = True
+        if length is None:
+            raise ProtocolError("a response without Content-Length")
+        body_start = head_end + 4
+        while end < body_start + length:
+            end = self._recv(sock, end)
+        body = memoryview(self.buf)[body_start : body_start + length]
+        rest = end - (body_start + length)
+        if rest:  # a pipelining server's next bytes: keep them at the front (none from ours)
+            self.buf[:rest] = self.buf[body_start + length : end]
+        self.have = rest
+        if closes or not keep:
+            self.close()
+        return int(parts[1]), body
+
+
+@functools.cache
+def _tls(ca_file: str | None, insecure: bool) -> ssl.SSLContext:
+    """One context per process (loading the roots costs ~50 ms), offering HTTP/1.1 only."""
+    ctx = ssl.create_default_context(cafile=ca_file)
+    if insecure:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx
+
+
+def make_client(opts: sdk.Options) -> Floor:
+    u = urlsplit(opts.url)
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise ValueError(f"unsupported URL {opts.url!r}")
+    tls = _tls(opts.ca_file, bool(opts.insecure)) if u.scheme == "https" else None
+    port = u.port or (443 if u.scheme == "https" else 80)
+    return Floor(u.hostname, port, tls, float(opts.timeout))
+
+
+def request(floor: Floor, url: str) -> tuple[int, int]:
+    status, body = floor.exchange(floor.request_bytes(url), b"", keep=True)
+    return status, len(body)
+
+
+def upload(floor: Floor, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+    status, answer = floor.exchange(floor.request_bytes(url, method, body), body, keep=True)
+    return status, bytes(answer)
+
+
+# HTTP/1.1 only; one connection of its own per worker (no pool to share)
+SYNC = sdk.SyncClient("raw socket", make_client, request, upload, Floor.close, version="-", shareable=False)
