@@ -24,6 +24,7 @@ from .dimensions import DIMENSIONS, help_text, sweep_points
 from .environment.interpreters import Interpreter
 from .environment.interpreters import resolve as resolve_interpreters
 from .errors import SetupError
+from .execution.limits import MAX_THREADS, raise_open_files
 from .options import CostSettings, Options, Pinning, SoakSettings, check_together, command_workload
 from .registry import external
 from .registry.spec import ClientSpec, select, under
@@ -76,7 +77,11 @@ def build_parser() -> Parser:
         "unless given",
     )
     sweep.add_argument(
-        "--values", metavar="LIST", help="comma-separated points (default per dimension, e.g. workers 1,2,4,8,10,16,32)"
+        "--values",
+        "--points",
+        metavar="LIST",
+        help="comma-separated points (default per dimension, e.g. workers 1,2,4,8,10,16,32; workers go to 1024 for "
+        f"async rows, {MAX_THREADS} for sync ones, a thread per worker)",
     )
     add_rate_sweep_options(sweep, "rate")
     add_workload_options(sweep)
@@ -231,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
         argv = ["run", *argv]
     args = build_parser().parse_args(argv)
+    raise_open_files()  # before any child starts: the server and the drivers inherit it
     try:
         return dispatch(args, argv)
     except SetupError as exc:

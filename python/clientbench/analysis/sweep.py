@@ -30,6 +30,56 @@ class NativeReach:
         )
 
 
+@dataclass(frozen=True)
+class Scaling:
+    """A workers sweep's row: what a connection costs in memory and how much throughput it keeps at the top."""
+
+    label: str
+    #: per point: (peak RSS at W - at the first point) / (W - the first W), MiB (None: not measured there)
+    mib_per_connection: list[float | None]
+    retention: float | None  # req/s at the top point / req/s at W=RETAINED_FROM (None: not both measured)
+
+
+#: the retention ratio's base point (httpx2's harness compares 512 concurrent requests with 16)
+RETAINED_FROM = 16
+
+
+def _median(row: Row | None, name: str) -> float | None:
+    agg = None if row is None or row.failed else row.aggregate
+    value = getattr(agg.median, name) if agg is not None else None
+    return float(value) if value is not None else None
+
+
+def scaling(points: Points) -> list[Scaling]:
+    """Every row of a workers sweep (points: (W, rows) in the order they ran)."""
+    if not points:
+        return []
+    labels: list[str] = []
+    for _, rows in points:
+        labels += [r.client.label for r in rows if r.client.label not in labels]
+    ordered = sorted(points, key=lambda p: int(p[0]))
+    first_w = int(ordered[0][0])
+    out = []
+    for label in labels:
+
+        def at(w: Any, name: str, label: str = label) -> float | None:
+            rows = next(rows for v, rows in points if v == w)
+            return _median(next((r for r in rows if r.client.label == label), None), name)
+
+        base = at(ordered[0][0], "peak_rss_mib")
+        per: list[float | None] = []
+        for w, _ in points:
+            rss = at(w, "peak_rss_mib")
+            per.append(
+                (rss - base) / (int(w) - first_w) if rss is not None and base is not None and int(w) > first_w else None
+            )
+        top, top_w = at(ordered[-1][0], "throughput_rps"), int(ordered[-1][0])
+        from16 = at(RETAINED_FROM, "throughput_rps") if any(int(v) == RETAINED_FROM for v, _ in points) else None
+        retention = top / from16 if top is not None and from16 and top_w > RETAINED_FROM else None
+        out.append(Scaling(label, per, retention))
+    return out
+
+
 def _bench(row: Row | None) -> float | None:
     agg = None if row is None or row.failed else row.aggregate
     return None if agg is None else agg.median.bench_ms

@@ -25,6 +25,7 @@ from ..schema import InvalidResult, parse_raw
 from ..stats import ProcessUsage, row_stats
 from ..workload import Workload, WorkloadError
 from .children import child_preexec, pinned
+from .limits import MAX_THREADS
 
 
 def _last_line(text: str) -> str:
@@ -126,6 +127,9 @@ def run_driver(
     layout, and with it, measurably, its speed (aiohttp on 2 cores: 69 or 90 ms per run depending on the
     seed). The plan gives repeat i the seed i, so every run samples the same set of layouts."""
     started = time.monotonic()
+    if spec.client.mode == "sync" and spec.client.fixed_workers is None and workload.workers > MAX_THREADS:
+        reason = f"unsupported: {workload.workers} workers: a sync row runs a thread per worker, at most {MAX_THREADS}"
+        return DriverRun(spec.client, RunStatus.UNSUPPORTED, reason=reason)
     try:
         if spec.client.fixed_workers is not None:
             workload = workload.replace(workers=spec.client.fixed_workers)

@@ -28,6 +28,7 @@ from ..network import Network
 from ..options import Options
 from ..registry.spec import ClientSpec
 from ..workload import Workload
+from .limits import check_open_files
 from .plan import run_plan
 from .server import Server, https_context
 from .toxiproxy import Toxiproxy, through
@@ -277,6 +278,7 @@ class Testbed:
         """Run the plan with progress output; rows are appended to rows_sink as soon as they exist,
         so partial results survive an interrupt."""
         endpoint = endpoint or self.endpoint
+        check_open_files(workload.workers, local_server=endpoint.server is not None)
         url = endpoint.url + workload.path
         expected = probe_body_bytes(url, workload.timeout_s, endpoint.context(), workload.method, workload.body_size)
         repeat = workload.repeat

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..analysis.sweep import Points, native_reach
+from ..analysis.sweep import RETAINED_FROM, Points, native_reach, scaling
 from ..dimensions import Dimension
 from ..schema import SWEEP_ID
 from .base import Column, Figure, Heading, Report, Table, Text
@@ -49,6 +49,25 @@ def summary(dim: Dimension, points: Points, repeat: int) -> Report:
         axis=dim.axis,
         log_x=dim.log_x,
     )
+    extra: list[Any] = []
+    if dim.name == "workers":  # what a connection costs in memory, and the throughput kept at the top
+        scale = scaling(points)
+        extra += [
+            Heading("Memory per connection (MiB: the peak RSS over the first point's, per worker added)", 2),
+            Table(
+                [Column("Client", False), *(Column(f"{v}") for v, _ in points)],
+                [[s.label, *(cell(x) for x in s.mib_per_connection)] for s in scale],
+            ),
+        ]
+        if any(s.retention is not None for s in scale):
+            top = max(int(v) for v, _ in points)
+            extra += [
+                Heading(f"Retention (req/s at {top} workers / at {RETAINED_FROM})", 2),
+                Table(
+                    [Column("Client", False), Column("retention")],
+                    [[s.label, "-" if s.retention is None else f"{s.retention:.2f}"] for s in scale],
+                ),
+            ]
     return Report(
         "sweep",
         [
@@ -62,6 +81,7 @@ def summary(dim: Dimension, points: Points, repeat: int) -> Report:
             Heading(f"Bench / fastest native Bench, per {dim.name} (generated from the figures above)", 2),
             reach_table,
             Text([r.sentence(dim.name) for r in reach]),
+            *extra,
         ],
         figures=[figure],
     )
