@@ -42,8 +42,9 @@
 
 namespace harness {
 Client::~Client() = default;
-}  // namespace harness
 
+// The loop's helpers live in harness:: too, so that a profile's symbols (`clientbench profile`) tell the
+// harness's frames from the driver's own anonymous namespace.
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -353,6 +354,7 @@ int run_group(const harness::Driver& d, const Options& o) {
 }
 
 }  // namespace
+}  // namespace harness
 
 std::string harness::failure_reason(const std::exception& e) {
     std::string cls = "Error";
