@@ -53,7 +53,7 @@ REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '
 
 .PHONY: help run run-all stability gil sweep soak sanitize test test-setup test-python lint actionlint build system-deps test-deps venv peers \
         rust rust-tests cpp \
-        bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha examples freethreaded compiler-cache stop-compiler-cache clean clean-cache
+        bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha inferno examples freethreaded compiler-cache stop-compiler-cache clean clean-cache
 
 help:  ## list the targets
 	@grep -E '^[a-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-19s %s\n", $$1, $$2}'
@@ -91,7 +91,7 @@ PYTEST_WORKERS ?= 4
 # What `make run` builds, and what the tests add. Rust is built by `cargo test --no-run` alone: the tests enable
 # tokio's test-util, so a `cargo build` first would compile tokio and all that sits on it a second time, and
 # the binaries the suites then run would be the test build's anyway (cargo puts them in target/release).
-TEST_SETUP := system-deps venv rust-tests cpp bindings peers freethreaded wheels-x86_64 sdists toxiproxy examples test-deps
+TEST_SETUP := system-deps venv rust-tests cpp bindings peers freethreaded wheels-x86_64 sdists toxiproxy inferno examples test-deps
 
 test: system-deps venv compiler-cache  ## set up everything, run every test suite (cargo, ctest, go, node, pytest), sum each one up
 	MAKE="$(MAKE)" PYTEST_WORKERS=$(PYTEST_WORKERS) CPP_BUILD=$(CPP_BUILD) scripts/run-tests.sh
@@ -159,15 +159,15 @@ system-deps:  ## Boost headers, OpenSSL, CMake, ninja, GoogleTest, clang-format 
 	fi
 
 # What the tests run against and with that nobody here wrote: Debian's nginx and curl (servers and a client to
-# compare with), Chromium (the HTML report in a real browser), valgrind and strace (`clientbench cost`),
-# qemu-user-static (the aarch64 wheels' test runs an arm64 CPython under qemu-aarch64-static), iproute2 (two test
-# hosts in network namespaces: python/tests/test_two_hosts.py). Only the
+# compare with), Chromium (the HTML report in a real browser), valgrind and strace (`clientbench cost`), perf
+# (linux-perf: `clientbench profile`'s native rows), qemu-user-static (the aarch64 wheels' test runs an arm64 CPython
+# under qemu-aarch64-static), iproute2 (two test hosts in network namespaces: python/tests/test_two_hosts.py). Only the
 # tests start nginx, each with its own configuration: the package's own service is never started (policy-rc.d
 # answers 101 while apt installs it, when the machine has no policy of its own).
 TEST_PACKAGES := nginx:nginx-light curl:curl openssl:openssl chromium:chromium valgrind:valgrind strace:strace \
-                 qemu-aarch64-static:qemu-user-static ip:iproute2
+                 perf:linux-perf qemu-aarch64-static:qemu-user-static ip:iproute2
 
-test-deps:  ## nginx-light, curl, openssl, chromium, valgrind, strace, qemu-user-static from apt when missing; no service left running
+test-deps:  ## nginx-light, curl, openssl, chromium, valgrind, strace, linux-perf, qemu-user-static from apt when missing; no service left running
 	@missing=""; \
 	for pair in $(TEST_PACKAGES); do \
 	  command -v $${pair%%:*} >/dev/null || [ -x /usr/sbin/$${pair%%:*} ] || missing="$$missing $${pair#*:}"; \
@@ -313,6 +313,19 @@ oha: $(OHA)  ## oha (pinned) from crates.io into the cache, for the open loop's 
 $(OHA): | compiler-cache
 	$(STEP) oha $(CARGO) install oha --version $(OHA_VERSION) --locked --root $(CACHE)/oha-$(OHA_VERSION)
 	@$@ --version
+
+# inferno (jonhoo's Rust port of the FlameGraph scripts) for `clientbench profile` (docs/profile.md): folds `perf
+# script`'s stacks and draws the SVG flame graphs. Built from crates.io into the cache, linked from build/bin,
+# where the runner looks for it after PATH; its version is the one the runner names (commands/profile.py).
+INFERNO_VERSION := $(shell sed -n 's/^INFERNO_VERSION = "\(.*\)"/\1/p' python/clientbench/commands/profile.py)
+INFERNO     := $(CACHE)/inferno-$(INFERNO_VERSION)/bin
+
+# (phony: checking the cache and linking again is instant, and follows a version change or a removed link)
+inferno: | compiler-cache  ## inferno (pinned) from crates.io into the cache, for clientbench profile's flame graphs
+	@[ -x $(INFERNO)/inferno-flamegraph ] && [ -x $(INFERNO)/inferno-collapse-perf ] || \
+	  $(STEP) inferno $(CARGO) install inferno --version $(INFERNO_VERSION) --locked --root $(dir $(INFERNO))
+	@mkdir -p build/bin && ln -sfn $(INFERNO)/inferno-collapse-perf build/bin/inferno-collapse-perf && \
+	  ln -sfn $(INFERNO)/inferno-flamegraph build/bin/inferno-flamegraph && build/bin/inferno-flamegraph --help >/dev/null
 
 freethreaded: $(STAMPS)/freethreaded  ## CPython with and without the GIL (one source, one set of flags, cached) and their venvs
 

@@ -1,5 +1,5 @@
-"""Command line: `clientbench run | sweep | gil | soak | cost | compare | report | history | list | serve |
-check-driver` (`run` is the default)."""
+"""Command line: `clientbench run | sweep | gil | soak | cost | profile | compare | report | history | list |
+serve | check-driver` (`run` is the default)."""
 
 from __future__ import annotations
 
@@ -167,10 +167,12 @@ def build_parser() -> Parser:
     )
 
     from .commands.cost import add_parser as add_cost
+    from .commands.profile import add_parser as add_profile
     from .commands.soak import add_parser as add_soak
 
     add_soak(sub)
     add_cost(sub)
+    add_profile(sub)
 
     lst = sub.add_parser(
         "list",
@@ -288,6 +290,10 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
         counts = CostSettings(args.requests, args.baseline, args.path, CostSettings.parse_measures(args.measure))
         args.clients = expand_names(args.clients, registry(args))
         return cost(selection(args), counts, testbed_options(args), argv)
+    if args.command == "profile":
+        from .commands.profile import profile
+
+        return profile(args, selection(args), testbed_options(args), argv)
     if args.command == "soak":
         from .commands.soak import soak, targets
 

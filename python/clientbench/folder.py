@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .analysis.gil import GilFigures
+from .analysis.profile import ProfileError, Summary, read_folded, summarize
 from .dimensions import DIMENSIONS
 from .errors import SetupError
 from .model import READS, SCHEMA_ID, Results, Row
@@ -24,11 +25,13 @@ from .registry.shipped import CLIENTS
 from .report import cost as cost_document
 from .report import gil as gil_document
 from .report import history as history_document
+from .report import profile as profile_document
 from .report import rates as rate_document
 from .report import soak as soak_document
 from .report import sweep as sweep_document
 from .report.base import Part
-from .report.parts import cost_part, gil_part, run_part, soak_part, sweep_part
+from .report.parts import cost_part, gil_part, profile_part, run_part, soak_part, sweep_part
+from .schema import PROFILE_ID
 from .workload import Workload
 
 RESULTS = "results.json"
@@ -222,6 +225,29 @@ def _cost(path: Path, title: str) -> Part:
     return cost_part(path, title, doc, cost_document.summary(doc))
 
 
+def _profile(path: Path, title: str) -> Part:
+    """A profile folder: profile.json's rows, each row's top frames and shares computed anew from its folded
+    stacks, its flame graph as drawn."""
+    doc = _read_json(path / "profile.json")
+    if not isinstance(doc, dict) or doc.get("schema") != PROFILE_ID or not isinstance(doc.get("rows"), list):
+        raise SetupError(f"{path / 'profile.json'} is not a clientbench profile document")
+    missing: list[str] = []
+    summaries: dict[str, Summary] = {}
+    flames: dict[str, bytes] = {}
+    for row in doc["rows"]:
+        files = row.get("files") or {}
+        if row.get("status") != "ok" or "folded" not in files or "svg" not in files:
+            continue
+        try:
+            summaries[row["name"]] = summarize(read_folded((path / files["folded"]).read_text(encoding="utf-8")))
+            flames[files["svg"]] = (path / files["svg"]).read_bytes()
+        except (OSError, ProfileError) as exc:
+            missing.append(f"{row['name']}: {exc}")
+    part = profile_part(path, title, doc, profile_document.document(doc, summaries), flames)
+    part.missing = missing
+    return part
+
+
 def history_runs(paths: Sequence[Path]) -> list[tuple[str, Path, Results]]:
     """(label, folder, results) of every run folder given (or found one level below a folder given), by time."""
     found: list[tuple[Path, Results]] = []
@@ -273,6 +299,8 @@ def _kind(path: Path) -> str | None:
         return "history"
     if (path / "cost.json").is_file():
         return "cost"
+    if (path / "profile.json").is_file():
+        return "profile"
     if (path / "points").is_dir():
         return "sweep"
     if (path / "soak.json").is_file():
@@ -288,6 +316,8 @@ def _part(path: Path, title: str) -> Part:
         return _soak(path, title)
     if kind == "cost":
         return _cost(path, title)
+    if kind == "profile":
+        return _profile(path, title)
     if kind == "history":
         return _history(path, title)
     return _run(path, title)
@@ -311,7 +341,9 @@ def load(path: Path) -> list[Part]:
         p for p in path.iterdir() if p.is_dir() and not p.is_symlink() and p.name not in OWN and _kind(p) is not None
     )
     if not own and not subs:
-        raise SetupError(f"{path} holds no clientbench results (no results.json, points/, soak.json or cost.json)")
+        raise SetupError(
+            f"{path} holds no clientbench results (no results.json, points/, soak.json, cost.json or profile.json)"
+        )
     return own + [_part(p, f"{path.name}/{p.name}" if own else p.name) for p in subs]
 
 

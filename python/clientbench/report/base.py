@@ -92,7 +92,7 @@ class Part:
     """One results folder as the page shows it."""
 
     path: Path
-    kind: str  # "run" | "gil" | "sweep" | "soak"
+    kind: str  # "run" | "gil" | "sweep" | "soak" | "cost" | "profile"
     title: str
     phases: list[Phase] = field(default_factory=list)
     dimension: str | None = None  # a sweep's
@@ -100,7 +100,8 @@ class Part:
     summary: list[Block] = field(default_factory=list)  # a sweep's or a soak's document, without its title
     figures: list[Figure] = field(default_factory=list)  # what the summary's images show, to draw them
     soak: Mapping[str, Any] | None = None  # soak.json (or cost.json): its document, for its environment
-    images: dict[str, bytes] = field(default_factory=dict)  # plots a command drew, for folders without raw samples
+    #: plots a command drew, for folders without raw samples; a profile's flame graphs (SVG)
+    images: dict[str, bytes] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)  # what the folder lacks, one line each
 
     @property

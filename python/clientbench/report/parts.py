@@ -1,7 +1,8 @@
 """What the HTML report shows of a results folder: one `Part` per folder a command wrote (a run, a GIL report, a
-sweep, a soak), built here from what the command measured. A command builds its parts from memory as it ends;
-`clientbench report DIR` reads a folder back (folder.py) into the same inputs and builds them with the same
-functions, so both pages are the same page. The HTML exporter (report/export/html) only renders them.
+sweep, a soak, a cost or a profile folder), built here from what the command measured. A command builds its parts
+from memory as it ends; `clientbench report DIR` reads a folder back (folder.py) into the same inputs and builds
+them with the same functions, so both pages are the same page. The HTML exporter (report/export/html) only renders
+them.
 
 A part's reading and summary are blocks of the documents the command wrote (gil.md, sweep.md, soak.md), taken
 from those documents' Report, never parsed back from Markdown.
@@ -76,6 +77,14 @@ def soak_part(path: Path, title: str, document: Mapping[str, Any], summary: Repo
 def cost_part(path: Path, title: str, document: Mapping[str, Any], summary: Report) -> Part:
     """A cost folder: its table and how it counted (cost.json's environment is the page's)."""
     return Part(path, "cost", title, soak=document, summary=list(summary.blocks))
+
+
+def profile_part(
+    path: Path, title: str, document: Mapping[str, Any], summary: Report, flames: Mapping[str, bytes]
+) -> Part:
+    """A profile folder: profile.md's sections, each row's flame graph (its SVG, by its path in the folder, where
+    the document's image shows it) and profile.json's environment."""
+    return Part(path, "profile", title, soak=document, summary=_without_title(summary), images=dict(flames))
 
 
 def _shown(value: Any) -> str:

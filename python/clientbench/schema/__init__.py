@@ -48,11 +48,13 @@ DOCUMENT_SCHEMAS = {
     "clientbench.cost/1": "cost.schema.json",
     "clientbench.sweep/1": "sweep.schema.json",
     "clientbench.gil/1": "gil.schema.json",
+    "clientbench.profile/1": "profile.schema.json",
 }
 SOAK_REPORT_ID = "clientbench.soak-report/1"
 COST_ID = "clientbench.cost/1"
 SWEEP_ID = "clientbench.sweep/1"
 GIL_ID = "clientbench.gil/1"
+PROFILE_ID = "clientbench.profile/1"
 
 
 def validate_results(doc: Any) -> None:

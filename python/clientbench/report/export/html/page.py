@@ -58,12 +58,35 @@ def figure_charts(figure: Figure) -> list[Chart]:
     return [c for plot in (drawn.plots if drawn is not None else []) if (c := chart(plot)) is not None]
 
 
+@dataclass(frozen=True)
+class Flame:
+    """A flame graph (`clientbench profile`'s SVG) as the page embeds it: in a frame of its own, where its script
+    (zoom, search) runs apart from the page's."""
+
+    title: str
+    url: str  # the SVG as a data: URL
+    height: int  # the SVG's own height, px
+    file: str  # where it is in the folder
+
+
 @dataclass
 class Piece:
-    """A stretch of a document on the page: HTML, or one of the page's charts (a figure the document shows)."""
+    """A stretch of a document on the page: HTML, one of the page's charts (a figure the document shows), or a
+    flame graph."""
 
     html: Markup | None = None
     chart: str | None = None
+    flame: Flame | None = None
+
+
+_SVG_HEIGHT = re.compile(rb"<svg\b[^>]*?\sheight=\"(\d+)")
+
+
+def flame(title: str, file: str, svg: bytes) -> Flame:
+    """An SVG of the folder as the page embeds it, as tall as the SVG says it is."""
+    m = _SVG_HEIGHT.search(svg[:4096])
+    height = int(m[1]) if m else 600
+    return Flame(title, "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii"), height, file)
 
 
 @dataclass
@@ -323,6 +346,10 @@ class Builder:
                 text.clear()
 
         for i, block in enumerate(blocks):
+            if isinstance(block, Image) and block.path.endswith(".svg") and block.path in part.images:
+                flush()  # a profile's flame graph
+                pieces.append(Piece(flame=flame(block.alt, block.path, part.images[block.path])))
+                continue
             figure = next(
                 (f for f in part.figures if isinstance(block, Image) and block.path == f"plots/{f.file}"), None
             )
