@@ -55,6 +55,11 @@ struct Args {
     #[arg(long)]
     tls: bool,
 
+    /// With --tls and the generated CA: a DNS name or IP address the certificate names too, besides localhost,
+    /// 127.0.0.1 and ::1 (the name a client on another machine uses); repeatable.
+    #[arg(long, value_name = "NAME", requires = "tls", conflicts_with = "tls_cert", value_parser = tls::parse_name)]
+    tls_name: Vec<String>,
+
     /// With --tls: where to write the generated CA's certificate, DIR/ca.pem (the directory is created if
     /// missing and never removed; default: a new temporary directory).
     #[arg(long, value_name = "DIR", requires = "tls", conflicts_with = "tls_cert")]
@@ -138,7 +143,15 @@ fn write_ca(dir: Option<&Path>, pem: &str) -> Result<String, String> {
 fn set_up_tls(args: &Args) -> Result<Https, String> {
     let identity = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => tls::load(cert, key)?,
-        _ => tls::generate(&tls::SERVER_NAMES).map_err(|e| format!("cannot generate the certificates: {e}"))?,
+        _ => {
+            let mut names: Vec<&str> = tls::SERVER_NAMES.to_vec();
+            for name in &args.tls_name {
+                if !names.contains(&name.as_str()) {
+                    names.push(name);
+                }
+            }
+            tls::generate(&names).map_err(|e| format!("cannot generate the certificates: {e}"))?
+        }
     };
     let version = args.tls_version.map(|v| match v {
         TlsVersion::Tls12 => tls::Version::Tls12,

@@ -35,8 +35,20 @@ use tokio::time::Sleep;
 use crate::counting::Sniff;
 use crate::Stats;
 
-/// The names the generated server certificate is valid for.
+/// The names the generated server certificate is valid for (`--tls-name` adds more).
 pub const SERVER_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// A `--tls-name`: an IP address, or a DNS name by the rules certificate verification applies (RFC 1123 labels,
+/// ASCII), returned in the form the certificate will hold it (an address canonical, a name in lower case).
+pub fn parse_name(raw: &str) -> Result<String, String> {
+    if let Ok(ip) = raw.parse::<std::net::IpAddr>() {
+        return Ok(ip.to_string());
+    }
+    match rustls::pki_types::DnsName::try_from(raw) {
+        Ok(name) if !raw.ends_with('.') => Ok(name.to_lowercase_owned().as_ref().to_owned()),
+        _ => Err(format!("{raw:?} is neither an IP address nor a DNS name (letters, digits, '-' and '.')")),
+    }
+}
 
 /// TLS 1.2 sessions kept for session-ID resumption.
 pub const SESSION_CACHE: usize = 4096;

@@ -1,5 +1,6 @@
-//! `--tls`: HTTPS with the generated CA or the user's certificate, `--tls-version`, `GET /stats`'s TLS
-//! counters (resumed sessions included), set-up errors, and clients whose handshake fails or never starts.
+//! `--tls`: HTTPS with the generated CA (and `--tls-name`) or the user's certificate, `--tls-version`,
+//! `GET /stats`'s TLS counters (resumed sessions included), set-up errors, and clients whose handshake fails
+//! or never starts.
 //! The real binary on an ephemeral port; every wait is bounded.
 
 mod common;
@@ -237,6 +238,25 @@ fn tls12_resumes_by_session_id_without_tickets() {
         (0..2).map(|_| tls_get(server.addr, &config, "localhost", "/").unwrap().1.kind.unwrap()).collect();
     assert_eq!(kinds, [HandshakeKind::Full, HandshakeKind::Resumed]);
     assert_eq!(stats(&server, roots(&ca)).tls_resumed, 1);
+}
+
+/// `--tls-name` (repeatable): the generated certificate names each DNS name and IP address given, besides
+/// localhost, 127.0.0.1 and ::1 (a name given twice, or in capitals, is the same name); other names fail.
+#[test]
+fn tls_name_adds_names_and_addresses() {
+    let server = spawn_server(
+        &["--tls", "--tls-name", "bench-host.example", "--tls-name", "192.0.2.7", "--tls-name", "Bench-Host.Example"],
+        None,
+    );
+    let config = client_config(roots(&ca_of(&server)), &[TLS13, TLS12]);
+    for name in ["bench-host.example", "BENCH-HOST.example", "192.0.2.7", "localhost", "127.0.0.1", "::1"] {
+        let (resp, _) = tls_get(server.addr, &config, name, "/health").unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(resp.body, b"ok", "{name}");
+    }
+    for name in ["other.example", "192.0.2.8", "host.bench-host.example"] {
+        let err = tls_get(server.addr, &config, name, "/").expect_err(name);
+        assert!(err.to_string().contains("not valid for name"), "{name}: {err}");
+    }
 }
 
 /// A CA of the test's own and a certificate it signed for `names`, as PEM: (CA, certificate, key).
