@@ -64,6 +64,7 @@ from support.browser import chromium, skip_reason, visit
         ("[libc.so.6]", SYSTEM),
         ("[libpython3.11.so.1.0]", SYSTEM),
         ("[?]", SYSTEM),
+        ("[[vdso]]", SYSTEM),  # inferno's name of an unnamed frame in the vDSO
         ("[_core.cpython-311-x86_64-linux-gnu.so]", CLIENT),  # a stripped binding's code
         ("[libcrypto.so.3]", CLIENT),  # what the client brought: its TLS
         ("Condition.wait (python3.11/threading.py:320)", SYSTEM),  # Python's standard library
@@ -155,16 +156,17 @@ def test_a_speedscope_file_is_folded_by_thread():
                 {"name": "work", "file": "/site-packages/clientbench/harness/workers.py", "line": 196},
                 {"name": "Session.get", "file": "/site-packages/requests/sessions.py", "line": 655},
                 {"name": "send", "file": "/usr/lib/libc.so.6", "line": 0},
+                {"name": "0x7ffc1a2b3c4d", "file": "[vdso]", "line": 0},
             ]
         },
         "profiles": [
-            {"type": "sampled", "name": 'Process 41 Thread 43 "Thread-1 (work)"', "samples": [[0, 1, 2, 3, 4]] * 3},
+            {"type": "sampled", "name": 'Process 41 Thread 43 "Thread-1 (work)"', "samples": [[0, 1, 2, 3, 4, 5]] * 3},
             {"type": "sampled", "name": 'Process 41 Thread 41 ""', "samples": [[0, 1, 2]]},
         ],
     }
     worker = "[libc.so.6];work (clientbench/harness/workers.py:196)"
     assert speedscope_folded(doc) == {
-        f"Thread-1 (work);{worker};Session.get (requests/sessions.py:655);send (libc.so.6)": 3,
+        f"Thread-1 (work);{worker};Session.get (requests/sessions.py:655);send (libc.so.6);[vdso]": 3,
         f"python;{worker}": 1,
     }
     with pytest.raises(ProfileError):

@@ -43,8 +43,8 @@ _STDLIB = re.compile(r"^python3\.\d+t?/")
 # a frame a profiler could not name, shown as its library (`[libc.so.6]`): the system's, or unknown; any other
 # library's (an extension module, a stripped binding, OpenSSL) is code the client brought
 _SYSTEM_LIBRARY = re.compile(
-    r"^\[(\?|unknown|vdso|ld-.*|libc[.-].*|libpthread.*|libm[.-].*|libdl[.-].*|librt[.-].*|libstdc\+\+.*|"
-    r"libgcc_s.*|libpython3.*|python3.*)\]$"
+    r"^(\?|unknown|vdso|kernel.*|ld-.*|libc[.-].*|libpthread.*|libm[.-].*|libdl[.-].*|librt[.-].*|libstdc\+\+.*|"
+    r"libgcc_s.*|libpython3.*|python3.*)$"
 )
 
 
@@ -65,10 +65,10 @@ def frame_kind(frame: str) -> str:
         name = m["name"]
     if name.startswith(HARNESS_SYMBOLS):
         return HARNESS
-    if name.endswith("_[k]") or name.startswith("0x") or _SYSTEM_LIBRARY.match(name):
+    if name.endswith("_[k]") or name.startswith("0x"):
         return SYSTEM
-    if name.startswith("["):  # unnamed code of another library
-        return CLIENT
+    if name.startswith("["):  # unnamed code, by its library (`[[vdso]]` when the library is `[vdso]`)
+        return SYSTEM if _SYSTEM_LIBRARY.match(name.strip("[]")) else CLIENT
     if name.startswith(STD_SYMBOLS) or "::" not in name:  # a C function, the process or thread name
         return SYSTEM
     return CLIENT
@@ -218,7 +218,7 @@ def _frame_text(frame: Mapping[str, Any], shorten: Callable[[str], str]) -> str 
     if not file:
         return None if _PROCESS.match(name) else name
     if name.startswith("0x"):
-        return f"[{Path(file).name}]"
+        return f"[{Path(file).name.strip('[]')}]"
     line = frame.get("line") or 0
     return f"{name} ({shorten(file)}{f':{line}' if line else ''})"
 
