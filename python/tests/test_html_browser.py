@@ -11,6 +11,7 @@ import pytest
 from clientbench.commands.report import report
 from clientbench.report import Report
 from clientbench.report.export import FILES, export
+from clientbench.report.parts import run_part
 from clientbench.report.table import run_table
 from support import REPO
 from support.browser import chromium, skip_reason, visit
@@ -147,8 +148,11 @@ def test_the_compare_page_marks_the_rows_beyond_the_noise(browser, tmp_path):
     assert v.page.locator("#compare tr.faster").count() == 0
 
 
-def test_a_page_that_has_nothing_to_show_says_so(browser, tmp_path):
-    export(Report("x"), tmp_path, ("html",))
+def test_a_run_interrupted_before_its_first_row_says_so(browser, tmp_path):
+    res = results([])
+    res.interrupted = "interrupted (Ctrl-C)"
+    export(Report("x", parts=[run_part(tmp_path, "interrupted", res)]), tmp_path, ("html",))
     v = visit(browser, tmp_path / "report.html")
     assert v.console_errors == [] and v.outside == []
-    assert "holds no clientbench results" in v.page.locator("#error").inner_text()
+    text = v.page.locator("section.part").inner_text()
+    assert "interrupted: interrupted (Ctrl-C)" in text and "no row ran" in text

@@ -58,10 +58,6 @@ def page(report: Report, title: str) -> Page:
     return view
 
 
-def error_page(title: str, message: str) -> str:
-    return render(Page(title, [], {}, error=message))
-
-
 @register("html")
 class Html:
     def export(self, report: Report, out: Path | None) -> list[Path]:

@@ -163,7 +163,6 @@ class Page:
     parts: list[PartView]
     charts: dict[str, Chart]
     compare: CompareView | None = None
-    error: str | None = None
 
 
 # -- tables ----------------------------------------------------------------------------------------
