@@ -4,7 +4,6 @@ ones, each Python row incl. the bindings, and a plugin on http.client); delibera
 
 from __future__ import annotations
 
-import fnmatch
 import importlib.util
 import socket
 import subprocess
@@ -21,18 +20,11 @@ from clientbench.execution.server import Server
 from clientbench.registry.external import program_spec
 from clientbench.registry.shipped import CLIENTS
 from clientbench.registry.spec import ClientSpec
+from support.pools import pool_race
 
 BROKEN = Path(__file__).resolve().parent / "support" / "broken_drivers"
 #: how many checks check-driver makes (docs/bring-your-own-client.md's table), 4 of them of the open loop
 CHECKS = 35
-
-#: Clients on hyper's pool (Rust reqwest, and in Python rnet, its successor wreq, pyreqwest) hand a connection
-#: back to the pool on their runtime's thread: now and then a worker's next request goes out first and opens
-#: one more (seen in about 1 run of 8 of pyreqwest's async client, once in a make test for rust-reqwest,
-#: test_drivers.py's POOL_RACE for rnet's blocking one). check-driver is right to fail them then; that is the
-#: one check they may fail.
-POOL_RACE = ("rust-reqwest*", "py-rnet-*", "py-wreq-*", "py-pyreqwest-*")
-
 
 @pytest.fixture(scope="module")
 def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
@@ -64,7 +56,7 @@ def _by_check(outcomes: list[Outcome]) -> dict[str, Outcome]:
 def test_every_shipped_driver_passes(spec: ClientSpec, bed: Servers) -> None:
     outcomes = check(spec, bed, jobs=2)
     assert len(outcomes) == CHECKS
-    race = any(fnmatch.fnmatchcase(spec.name, p) for p in POOL_RACE)
+    race = pool_race(spec)  # check-driver is right to fail them then; the one check they may fail
     failed = [
         f"{o.check}: {o.why}"
         for o in outcomes

@@ -17,6 +17,7 @@ from clientbench.execution.driver_process import run_driver
 from clientbench.model import RunStatus
 from clientbench.registry.shipped import CLIENTS
 from clientbench.workload import Workload
+from support.pools import pool_race
 from support.rawserver import RawServer, answer
 
 SMALL = Workload(workers=3, requests=5, warmup=1, timeout_s=5)
@@ -140,12 +141,6 @@ def test_new_connection_mode(spec, server):
 #: a body the real server never sends: the integrity check proves the requests went to the counting server
 COUNTED = b"counted body\r\n"
 
-#: rnet's blocking client puts a connection back into its pool only once the response is closed, on its own
-#: runtime thread: now and then a worker's next request goes out first and opens one more connection (2-4% of
-#: the requests on 2 cores). Its keep-alive count is W plus those, so it is bounded over more requests.
-POOL_RACE = {"py-rnet-sync"}
-
-
 @pytest.mark.parametrize("connection", ["keep-alive", "new"])
 def test_connections_opened(spec, connection):
     """`--connection new` really opens one connection per timed request; keep-alive one per worker.
@@ -154,11 +149,11 @@ def test_connections_opened(spec, connection):
     builds its clients lazily, so nothing connects before the first request: no setup connection. So
     keep-alive gives exactly W connections and new exactly W x N (measured for every driver, including the
     peers; a serial row's W is 1). A warm-up would add one connection per worker in new mode (the warm-up
-    requests use the worker's first client), which is why it is 0 here. rnet's blocking client reuses its
-    connections but not every time (POOL_RACE): over N=20 requests per worker, at most half of them
+    requests use the worker's first client), which is why it is 0 here. A client on hyper's pool reuses its
+    connections but not every time (support/pools.py): over N=20 requests per worker, at most half of them
     may open one."""
-    pool_race = connection == "keep-alive" and spec.name in POOL_RACE
-    workers, requests = workers_of(spec, 2), 20 if pool_race else 3
+    racing = connection == "keep-alive" and pool_race(spec)
+    workers, requests = workers_of(spec, 2), 20 if racing else 3
     with RawServer(answer(COUNTED)) as srv:
         run = run_driver(
             spec,
@@ -170,7 +165,7 @@ def test_connections_opened(spec, connection):
         assert run.status is RunStatus.OK, run.reason
         assert run.raw["workload"]["connection"] == connection
         assert len(srv.heads) == workers * requests  # no request sent twice, none outside the loop
-        if pool_race:
+        if racing:
             assert workers <= srv.accepted <= workers * requests // 2, srv.accepted
         else:
             assert srv.accepted == (workers if connection == "keep-alive" else workers * requests)
