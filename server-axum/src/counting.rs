@@ -1,5 +1,6 @@
 //! What `GET /stats` counts beyond accepted connections and TLS handshakes: each connection's protocol and
-//! every request (an HTTP/2 stream is one request).
+//! every request (an HTTP/2 or HTTP/3 stream is one request). QUIC connections are counted where they are
+//! accepted ([`crate::http3`]).
 //!
 //! * [`Sniff`] wraps a connection (plain TCP, or TLS after its handshake) and looks at the first bytes the
 //!   client sends: the HTTP/2 connection preface (`PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`, RFC 9113 §3.4, sent
@@ -177,7 +178,7 @@ impl axum::serve::Listener for PlainListener {
     }
 }
 
-/// A service (the router) whose every request is counted, by version, before it is routed. It wraps the
+/// A service (the router) whose every request is counted, by version (HTTP/1.x, 2, 3), before it is routed. It wraps the
 /// whole router rather than being a router layer: a layer boxes each route once more, a box per request.
 #[derive(Clone)]
 pub struct Counted<S> {
@@ -206,6 +207,7 @@ where
     fn call(&mut self, req: Request<B>) -> S::Future {
         match req.version() {
             Version::HTTP_2 => self.stats.h2_requests.add(),
+            Version::HTTP_3 => self.stats.h3_requests.add(),
             _ => self.stats.http1_requests.add(),
         }
         self.inner.call(req)

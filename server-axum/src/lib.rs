@@ -1,6 +1,7 @@
 //! clientbench-server: the local HTTP target for the clientbench client benchmarks: HTTP/1.1, and HTTP/2 on
 //! the same port (with prior knowledge over plain TCP, h2c; after ALPN `h2` over TLS): hyper-util's auto
-//! builder tells them apart by the HTTP/2 connection preface.
+//! builder tells them apart by the HTTP/2 connection preface. With TLS, also HTTP/3 over QUIC on the same
+//! port number over UDP ([`http3`]): one router, three transports.
 //!
 //! Endpoints (all bodies are exact; every response carries `Content-Length`):
 //!
@@ -14,8 +15,8 @@
 //! | `GET`/`POST`/`PUT /upload` | 200 `<length> <sha256 hex>` of the request body (`0 e3b0c442…` for none), hashed as it streams in (docs/raw-format.md, "Request bodies"); > 1 GiB → 413 |
 //! | `GET /stall?every=N&ms=M` | as `GET /`, but every Nth request to `/stall` (one counter per server) first sleeps `M` ms; `1 <= N`, `0 <= M <= 60000`, else 400 |
 //! | `GET /health`       | 200 `ok`                                                                  |
-//! | `GET /close`        | 200 `Hello, World!` with `Connection: close`; the server closes the connection after the response |
-//! | `GET /stats`        | 200 `{"connections":N,"tls_handshakes":N,"tls_resumed":N}` (`application/json`): counters since start, see [`Stats`] |
+//! | `GET /close`        | 200 `Hello, World!` with `Connection: close`; the server closes the connection after the response (HTTP/2: the header is dropped, the connection stays; HTTP/3: a GOAWAY follows the response) |
+//! | `GET /stats`        | 200 `{"connections":N,"tls_handshakes":N,"tls_resumed":N,...}` (`application/json`): counters since start, see [`StatsSnapshot`] |
 //!
 //! Unknown paths → 404 (empty body), wrong method → 405 (axum defaults). `GET` routes also
 //! answer `HEAD` (axum default).
@@ -23,11 +24,13 @@
 //! The endpoints the bindings' API tests use (redirects, `/headers`, `/anything`, `/gzip` and co.,
 //! `/cookies/set`, `/stream/{n}`, `/drip`, `/charset/{name}`) are in [`client_api`], with their table.
 //!
-//! [`tls`] serves all of this over HTTPS (`--tls`).
+//! [`tls`] serves all of this over HTTPS (`--tls`), and [`http3`] over HTTP/3.
 
 pub mod client_api;
 pub mod counting;
+pub mod http3;
 pub mod tls;
+pub mod udp;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -219,6 +222,7 @@ async fn health() -> Response {
     text(StatusCode::OK, "ok")
 }
 
+/// Over HTTP/3 the `Connection: close` becomes a GOAWAY after the response ([`http3`]).
 async fn close() -> Response {
     ([(header::CONTENT_TYPE, TEXT_PLAIN), (header::CONNECTION, HeaderValue::from_static("close"))], HELLO)
         .into_response()
@@ -243,10 +247,20 @@ pub struct Stats {
     pub http1_requests: counting::Counter,
     /// Requests that reached the router over HTTP/2 (one per stream).
     pub h2_requests: counting::Counter,
+    /// QUIC connections the server took up (HTTP/3; one whose handshake then fails included).
+    pub quic_connections: AtomicU64,
+    /// Completed QUIC handshakes (TLS 1.3 inside QUIC). quinn does not tell a server whether a handshake
+    /// resumed a session, so there is no QUIC counterpart of `tls_resumed`.
+    pub quic_handshakes: AtomicU64,
+    /// Requests that reached the router over HTTP/3 (one per request stream).
+    pub h3_requests: counting::Counter,
+    /// The HTTP/3 socket's buffer sizes as granted; unset without HTTP/3.
+    pub udp_buffers: OnceLock<udp::Buffers>,
 }
 
-/// What `GET /stats` answers. A connection that sent nothing (or a failed TLS handshake) is in
-/// `connections` only, so `http1_connections + h2_connections <= connections`.
+/// What `GET /stats` answers. `connections`, `tls_*`, `http1_connections` and `h2_connections` are about TCP
+/// connections; a connection that sent nothing (or a failed TLS handshake) is in `connections` only, so
+/// `http1_connections + h2_connections <= connections`. QUIC connections are counted apart (`quic_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatsSnapshot {
     pub connections: u64,
@@ -254,23 +268,38 @@ pub struct StatsSnapshot {
     pub tls_resumed: u64,
     pub http1_connections: u64,
     pub h2_connections: u64,
-    /// Every request, of both protocols (the `/stats` request itself included).
+    /// Every request, of every protocol (the `/stats` request itself included).
     pub requests: u64,
     /// The requests (streams) over HTTP/2.
     pub h2_requests: u64,
+    /// QUIC connections accepted, and their completed handshakes.
+    pub quic_connections: u64,
+    pub quic_handshakes: u64,
+    /// The requests (request streams) over HTTP/3.
+    pub h3_requests: u64,
+    /// The UDP socket's receive and send buffers as the kernel granted them (bytes); null without HTTP/3.
+    pub udp_recv_buffer: Option<u64>,
+    pub udp_send_buffer: Option<u64>,
 }
 
 impl Stats {
     pub fn snapshot(&self) -> StatsSnapshot {
         let h2_requests = self.h2_requests.get();
+        let h3_requests = self.h3_requests.get();
+        let buffers = self.udp_buffers.get();
         StatsSnapshot {
             connections: self.connections.load(Ordering::Acquire),
             tls_handshakes: self.tls_handshakes.load(Ordering::Acquire),
             tls_resumed: self.tls_resumed.load(Ordering::Acquire),
             http1_connections: self.http1_connections.load(Ordering::Acquire),
             h2_connections: self.h2_connections.load(Ordering::Acquire),
-            requests: self.http1_requests.get() + h2_requests,
+            requests: self.http1_requests.get() + h2_requests + h3_requests,
             h2_requests,
+            quic_connections: self.quic_connections.load(Ordering::Acquire),
+            quic_handshakes: self.quic_handshakes.load(Ordering::Acquire),
+            h3_requests,
+            udp_recv_buffer: buffers.map(|b| b.recv),
+            udp_send_buffer: buffers.map(|b| b.send),
         }
     }
 }

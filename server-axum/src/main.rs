@@ -1,12 +1,16 @@
 //! clientbench-server binary: CLI, bind, the one-line `listening` event on stdout, and
-//! signal-driven shutdown. Everything except the listening line goes to stderr. Every connection speaks
+//! signal-driven shutdown. Everything except the listening line goes to stderr. Every TCP connection speaks
 //! HTTP/1.1 or HTTP/2, whichever the client starts with (see the library's docs).
 //!
 //! `--tls` serves HTTPS (see `clientbench_server::tls`): by default with a throw-away CA generated at
-//! start, whose certificate is written to `DIR/ca.pem` (`--tls-dir DIR`, default a new temporary
-//! directory; the server never removes it) and named in the listening line:
-//! `{"event":"listening","url":"https://127.0.0.1:PORT","ca_file":"/abs/DIR/ca.pem"}` (`"ca_file":null`
-//! with `--tls-cert`/`--tls-key`). A TLS set-up error is one line on stderr and exit status 2.
+//! start (its certificate for localhost, 127.0.0.1, ::1 and every `--tls-name`), whose certificate is written
+//! to `DIR/ca.pem` (`--tls-dir DIR`, default a new temporary directory; the server never removes it) and
+//! named in the listening line. With `--tls` the server also speaks HTTP/3 over QUIC on the same port number
+//! over UDP (`clientbench_server::http3`), unless `--no-http3` or `--tls-version 1.2` (QUIC needs TLS 1.3):
+//! `{"event":"listening","url":"https://127.0.0.1:PORT","ca_file":"/abs/DIR/ca.pem","http3":true,
+//! "udp_addr":"127.0.0.1:PORT","udp_recv_buffer":N,"udp_send_buffer":N}` (`"ca_file":null` with
+//! `--tls-cert`/`--tls-key`; `"http3":false` and no `udp_*` keys without HTTP/3). A TLS set-up error is one
+//! line on stderr and exit status 2; an address that cannot be bound (TCP, or UDP for HTTP/3) one line and 1.
 
 use std::future::{Future, IntoFuture};
 use std::io::Write;
@@ -20,7 +24,7 @@ use axum::extract::Request;
 use axum::ServiceExt;
 use clap::{Parser, ValueEnum};
 use clientbench_server::counting::PlainListener;
-use clientbench_server::{tls, Stats};
+use clientbench_server::{http3, tls, udp, Stats};
 use serde::Serialize;
 use tokio::net::{lookup_host, TcpListener, TcpSocket};
 use tokio::signal::unix::{signal, SignalKind};
@@ -34,7 +38,12 @@ const LISTEN_BACKLOG: u32 = 4096;
 /// After SIGTERM/SIGINT, in-flight requests get at most this long before the process exits.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
-/// Local HTTP benchmark target server (axum): HTTP/1.1, and HTTP/2 (h2c with prior knowledge; ALPN h2 with --tls).
+/// With `--port 0`, how many ephemeral TCP ports to try before giving up on finding one whose UDP twin
+/// (for HTTP/3) is free too.
+const PORT_ATTEMPTS: usize = 16;
+
+/// Local HTTP benchmark target server (axum): HTTP/1.1, and HTTP/2 (h2c with prior knowledge; ALPN h2 with --tls);
+/// with --tls also HTTP/3 over QUIC on the same port number over UDP.
 #[derive(Parser, Debug)]
 #[command(name = "clientbench-server", version, about)]
 struct Args {
@@ -51,9 +60,20 @@ struct Args {
     threads: Option<u16>,
 
     /// Serve HTTPS (rustls, TLS 1.2 and 1.3, ALPN h2 and http/1.1) with a certificate for localhost, 127.0.0.1
-    /// and ::1 signed by a throw-away CA generated at start (its PEM is written to DIR/ca.pem).
+    /// and ::1 signed by a throw-away CA generated at start (its PEM is written to DIR/ca.pem); and HTTP/3 over
+    /// QUIC (UDP, the same port number, TLS 1.3, ALPN h3). No Alt-Svc is sent: HTTP/3 clients are pointed at it.
     #[arg(long)]
     tls: bool,
+
+    /// With --tls: no HTTP/3 (no UDP socket).
+    #[arg(long)]
+    no_http3: bool,
+
+    /// With HTTP/3: the UDP socket's receive and send buffer sizes to ask for, in bytes (the kernel's defaults,
+    /// 208 KiB, overflow at benchmark rates); the sizes granted are in the listening line and /stats.
+    #[arg(long, value_name = "BYTES", requires = "tls", conflicts_with = "no_http3",
+          value_parser = clap::value_parser!(u32).range(1..=1 << 30))]
+    udp_buffer: Option<u32>,
 
     /// With --tls and the generated CA: a DNS name or IP address the certificate names too, besides localhost,
     /// 127.0.0.1 and ::1 (the name a client on another machine uses); repeatable.
@@ -73,7 +93,7 @@ struct Args {
     #[arg(long, value_name = "PEM", requires_all = ["tls", "tls_cert"])]
     tls_key: Option<PathBuf>,
 
-    /// With --tls: accept only this TLS version (default: 1.2 and 1.3).
+    /// With --tls: accept only this TLS version (default: 1.2 and 1.3). 1.2 turns HTTP/3 off: QUIC is TLS 1.3.
     #[arg(long, value_enum, requires = "tls")]
     tls_version: Option<TlsVersion>,
 
@@ -103,11 +123,21 @@ struct Listening<'a> {
     /// Only with --tls: the generated CA's PEM file, or null with the user's own certificate.
     #[serde(skip_serializing_if = "Option::is_none")]
     ca_file: Option<Option<&'a str>>,
+    http3: bool,
+    /// With HTTP/3: its UDP address and the socket's buffer sizes as granted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    udp_addr: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    udp_recv_buffer: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    udp_send_buffer: Option<u64>,
 }
 
-/// What `--tls` set up: the rustls configuration, and the CA file written (None: the user's certificate).
+/// What `--tls` set up: the rustls configurations (HTTPS, and HTTP/3's unless it is off), and the CA file
+/// written (None: the user's certificate).
 struct Https {
     config: Arc<rustls::ServerConfig>,
+    quic: Option<Arc<rustls::ServerConfig>>,
     ca_file: Option<String>,
 }
 
@@ -140,7 +170,15 @@ fn write_ca(dir: Option<&Path>, pem: &str) -> Result<String, String> {
     Ok(file.to_string_lossy().into_owned())
 }
 
+/// Whether HTTP/3 is served: with --tls, unless --no-http3 or --tls-version 1.2 (QUIC is TLS 1.3 only).
+fn wants_http3(args: &Args) -> bool {
+    args.tls && !args.no_http3 && args.tls_version != Some(TlsVersion::Tls12)
+}
+
 fn set_up_tls(args: &Args) -> Result<Https, String> {
+    if args.udp_buffer.is_some() && !wants_http3(args) {
+        return Err("--udp-buffer: no HTTP/3 with --tls-version 1.2 (QUIC needs TLS 1.3)".into());
+    }
     let identity = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => tls::load(cert, key)?,
         _ => {
@@ -161,8 +199,9 @@ fn set_up_tls(args: &Args) -> Result<Https, String> {
         Some(pem) => Some(write_ca(args.tls_dir.as_deref(), pem)?),
         None => None,
     };
+    let quic = if wants_http3(args) { Some(tls::quic_server_config(&identity)?) } else { None };
     let config = tls::server_config(identity, version)?;
-    Ok(Https { config, ca_file })
+    Ok(Https { config, quic, ca_file })
 }
 
 fn main() -> ExitCode {
@@ -225,6 +264,30 @@ async fn bind(host: &str, port: u16) -> std::io::Result<TcpListener> {
         .unwrap_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "could not resolve to any address")))
 }
 
+/// The TCP listener, and with `quic` (HTTP/3's TLS configuration) the UDP endpoint on the same address and
+/// port. With `--port 0` a TCP port whose UDP twin is taken is traded for another. Errors are one line.
+async fn bind_all(
+    args: &Args,
+    quic: Option<&Arc<rustls::ServerConfig>>,
+) -> Result<(TcpListener, Option<http3::Listener>), String> {
+    let buffer = args.udp_buffer.map_or(udp::DEFAULT_BUFFER, |b| b as usize);
+    let mut attempt = 1;
+    loop {
+        let listener = bind(&args.host, args.port)
+            .await
+            .map_err(|e| format!("failed to bind {}:{}: {e}", args.host, args.port))?;
+        let Some(quic) = quic else { return Ok((listener, None)) };
+        let addr = listener.local_addr().map_err(|e| format!("failed to read bound address: {e}"))?;
+        match http3::Listener::bind(addr, buffer, quic.clone()) {
+            Ok(endpoint) => return Ok((listener, Some(endpoint))),
+            Err(e) if args.port == 0 && e.kind() == std::io::ErrorKind::AddrInUse && attempt < PORT_ATTEMPTS => {
+                attempt += 1;
+            }
+            Err(e) => return Err(format!("failed to bind UDP {addr} for HTTP/3: {e} (--no-http3 serves without it)")),
+        }
+    }
+}
+
 async fn run(args: Args, https: Option<Https>) -> ExitCode {
     // Register signal handlers before announcing the address, so a signal sent right
     // after the listening line is seen is handled gracefully.
@@ -236,10 +299,10 @@ async fn run(args: Args, https: Option<Https>) -> ExitCode {
         }
     };
 
-    let listener = match bind(&args.host, args.port).await {
-        Ok(l) => l,
+    let (listener, quic) = match bind_all(&args, https.as_ref().and_then(|h| h.quic.as_ref())).await {
+        Ok(bound) => bound,
         Err(e) => {
-            eprintln!("clientbench-server: failed to bind {}:{}: {e}", args.host, args.port);
+            eprintln!("clientbench-server: {e}");
             return ExitCode::from(1);
         }
     };
@@ -256,8 +319,16 @@ async fn run(args: Args, https: Option<Https>) -> ExitCode {
     let scheme = if https.is_some() { "https" } else { "http" };
     let url = format!("{scheme}://{addr}");
     let ca_file = https.as_ref().map(|h| h.ca_file.as_deref());
-    let line = serde_json::to_string(&Listening { event: "listening", url: &url, ca_file })
-        .expect("serializing strings cannot fail");
+    let line = serde_json::to_string(&Listening {
+        event: "listening",
+        url: &url,
+        ca_file,
+        http3: quic.is_some(),
+        udp_addr: quic.as_ref().map(|q| q.local_addr().to_string()),
+        udp_recv_buffer: quic.as_ref().map(|q| q.buffers().recv),
+        udp_send_buffer: quic.as_ref().map(|q| q.buffers().send),
+    })
+    .expect("serializing strings cannot fail");
     {
         let mut out = std::io::stdout().lock();
         if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
@@ -267,13 +338,20 @@ async fn run(args: Args, https: Option<Https>) -> ExitCode {
     }
 
     let stats = Arc::new(Stats::default());
-    let app = ServiceExt::<Request>::into_make_service(clientbench_server::counted_app(stats.clone()));
+    let counted = clientbench_server::counted_app(stats.clone());
     let (stop_tx, mut stop_rx) = watch::channel(false);
+    // HTTP/3 serves the same router; on the stop signal it sends GOAWAYs and lets requests finish, as
+    // axum's graceful shutdown does for TCP
+    let h3_server: Pin<Box<dyn Future<Output = ()> + Send>> = match quic {
+        Some(endpoint) => Box::pin(http3::serve(endpoint, counted.clone(), stats.clone(), stop_rx.clone())),
+        None => Box::pin(std::future::ready(())),
+    };
+    let app = ServiceExt::<Request>::into_make_service(counted);
     let mut graceful_rx = stop_rx.clone();
     let graceful = async move {
         let _ = graceful_rx.wait_for(|stop| *stop).await;
     };
-    let server: Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>> = match https {
+    let tcp_server: Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>> = match https {
         None => {
             let listener = PlainListener::new(listener, stats);
             Box::pin(axum::serve(listener, app).with_graceful_shutdown(graceful).into_future())
@@ -298,6 +376,8 @@ async fn run(args: Args, https: Option<Https>) -> ExitCode {
         let _ = stop_rx.wait_for(|stop| *stop).await;
         tokio::time::sleep(SHUTDOWN_GRACE).await;
     };
+
+    let server = async move { tokio::join!(tcp_server, h3_server).0 };
 
     tokio::select! {
         res = server => {

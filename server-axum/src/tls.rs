@@ -10,6 +10,9 @@
 //! (rustls's `aws_lc_rs::Ticketer`, its key rotating every 6 hours) for TLS 1.3 and for TLS 1.2 clients that
 //! support tickets, and an in-memory session-ID cache (`ServerSessionMemoryCache`, [`SESSION_CACHE`]
 //! sessions) for TLS 1.2 clients that do not.
+//!
+//! HTTP/3 ([`crate::http3`]) gets a configuration of its own from the same certificate, [`quic_server_config`]:
+//! QUIC mandates TLS 1.3, and its ALPN is `h3`.
 
 use std::future::Future;
 use std::io;
@@ -141,6 +144,22 @@ pub fn server_config(identity: Identity, version: Option<Version>) -> Result<Arc
         builder.with_single_cert(identity.chain, identity.key).map_err(|e| format!("TLS certificate and key: {e}"))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
+    config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new().map_err(|e| format!("TLS session tickets: {e}"))?;
+    Ok(Arc::new(config))
+}
+
+/// The rustls configuration of HTTP/3: TLS 1.3 (QUIC knows no other), ALPN `h3`, session resumption by
+/// tickets as over TCP, and no 0-RTT data (`max_early_data_size` 0, QUIC's other allowed value being
+/// unlimited), as over TCP: a request is never answered before the handshake that carries it has completed.
+pub fn quic_server_config(identity: &Identity) -> Result<Arc<ServerConfig>, String> {
+    let mut config = ServerConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(|e| format!("TLS configuration for HTTP/3: {e}"))?
+        .with_no_client_auth()
+        .with_single_cert(identity.chain.clone(), identity.key.clone_key())
+        .map_err(|e| format!("TLS certificate and key: {e}"))?;
+    config.alpn_protocols = vec![b"h3".to_vec()];
+    config.max_early_data_size = 0;
     config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new().map_err(|e| format!("TLS session tickets: {e}"))?;
     Ok(Arc::new(config))
 }

@@ -74,6 +74,11 @@ async fn h2c_with_prior_knowledge() {
         h2_connections: 1,
         requests: 6,
         h2_requests: 6,
+        quic_connections: 0,
+        quic_handshakes: 0,
+        h3_requests: 0,
+        udp_recv_buffer: None,
+        udp_send_buffer: None,
     };
     assert_eq!(s, expected);
 }
@@ -134,6 +139,11 @@ async fn alpn_picks_h2_when_offered() {
         h2_connections: 2,
         requests: 7,
         h2_requests: 5,
+        quic_connections: 0,
+        quic_handshakes: 0,
+        h3_requests: 0,
+        udp_recv_buffer: server.http3.map(|h| h.recv_buffer),
+        udp_send_buffer: server.http3.map(|h| h.send_buffer),
     };
     assert_eq!(s, expected);
 }

@@ -190,6 +190,6 @@ async fn stats_is_json_counters() {
     assert_eq!(header_str(&resp, header::CONTENT_TYPE), Some("application/json"));
     let body = body_of(resp).await;
     // the router alone counts nothing: the listener counts connections, counted_app the requests
-    let zeros = br#"{"connections":0,"tls_handshakes":0,"tls_resumed":0,"http1_connections":0,"h2_connections":0,"requests":0,"h2_requests":0}"#;
+    let zeros = br#"{"connections":0,"tls_handshakes":0,"tls_resumed":0,"http1_connections":0,"h2_connections":0,"requests":0,"h2_requests":0,"quic_connections":0,"quic_handshakes":0,"h3_requests":0,"udp_recv_buffer":null,"udp_send_buffer":null}"#;
     assert_eq!(&body[..], zeros);
 }

@@ -90,10 +90,14 @@ fn listening_line_names_the_generated_ca() {
     let tls_dir = dir.path("made/by/server");
     let server = spawn_server(&["--tls", "--tls-dir", tls_dir.to_str().unwrap()], None);
     let ca_file = std::fs::canonicalize(&tls_dir).unwrap().join("ca.pem");
+    let h3 = server.http3.expect("HTTP/3 is on with --tls");
+    let port = server.addr.port();
     let expected = format!(
-        "{{\"event\":\"listening\",\"url\":\"https://127.0.0.1:{}\",\"ca_file\":{}}}\n",
-        server.addr.port(),
-        serde_json::to_string(ca_file.to_str().unwrap()).unwrap()
+        "{{\"event\":\"listening\",\"url\":\"https://127.0.0.1:{port}\",\"ca_file\":{},\"http3\":true,\
+         \"udp_addr\":\"127.0.0.1:{port}\",\"udp_recv_buffer\":{},\"udp_send_buffer\":{}}}\n",
+        serde_json::to_string(ca_file.to_str().unwrap()).unwrap(),
+        h3.recv_buffer,
+        h3.send_buffer,
     );
     assert_eq!(server.line, expected);
     let pem = std::fs::read_to_string(&ca_file).unwrap();
@@ -208,6 +212,7 @@ fn stats_count_handshakes_and_resumed_sessions() {
         // A plain-TCP connection that never starts a handshake counts as a connection only.
         drop(connect(server.addr));
         let s = stats(&server, roots(&ca));
+        let h3 = server.http3.expect("HTTP/3 is on with --tls");
         let expected = StatsSnapshot {
             connections: 5,
             tls_handshakes: 4,
@@ -216,6 +221,11 @@ fn stats_count_handshakes_and_resumed_sessions() {
             h2_connections: 0,
             requests: 4,
             h2_requests: 0,
+            quic_connections: 0,
+            quic_handshakes: 0,
+            h3_requests: 0,
+            udp_recv_buffer: Some(h3.recv_buffer),
+            udp_send_buffer: Some(h3.send_buffer),
         };
         assert_eq!(s, expected, "{version:?}");
     }
@@ -292,7 +302,7 @@ fn user_certificate() {
         None,
     );
     assert_eq!(server.ca_file, Some(None), "{}", server.line);
-    assert!(server.line.ends_with(",\"ca_file\":null}\n"), "{}", server.line);
+    assert!(server.line.contains(",\"ca_file\":null,\"http3\":true,"), "{}", server.line);
     let config = client_config(roots(dir.path("ca.pem").to_str().unwrap()), &[TLS13, TLS12]);
     let (resp, _) = tls_get(server.addr, &config, "localhost", "/health").unwrap();
     assert_eq!(resp.body, b"ok");

@@ -1,7 +1,9 @@
-//! Shared helpers for the process-level tests (`process.rs`, `load.rs`, `bad_input.rs`): spawn the real
+//! Shared helpers for the process-level tests (`process.rs`, `load.rs`, `bad_input.rs`, ...): spawn the real
 //! binary on an ephemeral port, capture its stdout and stderr, talk to it over raw TCP on 127.0.0.1.
 //! Every wait is bounded; the child is killed (SIGKILL) and reaped on drop.
 #![allow(dead_code)]
+
+pub mod clients;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -13,6 +15,8 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_clientbench-server");
 pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// The bound of an HTTP client's request (the reqwest clients of [`clients`]).
+pub const TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct Server {
     pub child: Child,
@@ -21,6 +25,8 @@ pub struct Server {
     pub https: bool,
     /// The listening line's `ca_file`: absent (plain HTTP) → None, null → Some(None).
     pub ca_file: Option<Option<String>>,
+    /// With HTTP/3 (the listening line's `"http3":true`): its UDP address and buffer sizes.
+    pub http3: Option<Http3Line>,
     /// The listening line exactly as printed (with its newline).
     pub line: String,
     stderr: Arc<Mutex<Vec<u8>>>,
@@ -45,11 +51,14 @@ pub fn nofile_limits() -> (u64, u64) {
     (lim.rlim_cur as u64, lim.rlim_max as u64)
 }
 
-/// Spawns the server with `--port 0`. With `soft_nofile = Some(n)` the child starts with its
-/// soft `RLIMIT_NOFILE` lowered to `n` (hard limit unchanged), as under a default 1024 limit.
+/// Spawns the server with `--port 0` (unless `extra` names a `--port`). With `soft_nofile = Some(n)` the child
+/// starts with its soft `RLIMIT_NOFILE` lowered to `n` (hard limit unchanged), as under a default 1024 limit.
 pub fn spawn_server(extra: &[&str], soft_nofile: Option<u64>) -> Server {
     let mut cmd = Command::new(BIN);
-    cmd.args(["--port", "0"]).args(extra).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    if !extra.contains(&"--port") {
+        cmd.args(["--port", "0"]);
+    }
+    cmd.args(extra).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     if let Some(soft) = soft_nofile {
         // SAFETY: getrlimit/setrlimit are async-signal-safe; nothing else runs in the hook.
         unsafe {
@@ -113,17 +122,38 @@ pub fn spawn_server(extra: &[&str], soft_nofile: Option<u64>) -> Server {
         .and_then(|a| a.parse().ok())
         .unwrap_or_else(|| panic!("bad listening line: {line}"));
     let ca_file = v.get("ca_file").map(|c| c.as_str().map(str::to_owned));
+    let http3 = match v["http3"].as_bool() {
+        Some(true) => Some(Http3Line {
+            addr: v["udp_addr"].as_str().and_then(|a| a.parse().ok()).unwrap_or_else(|| panic!("udp_addr: {line}")),
+            recv_buffer: v["udp_recv_buffer"].as_u64().unwrap_or_else(|| panic!("udp_recv_buffer: {line}")),
+            send_buffer: v["udp_send_buffer"].as_u64().unwrap_or_else(|| panic!("udp_send_buffer: {line}")),
+        }),
+        Some(false) => {
+            assert!(v.get("udp_addr").is_none() && v.get("udp_recv_buffer").is_none(), "{line}");
+            None
+        }
+        None => panic!("no http3 in the listening line: {line}"),
+    };
     Server {
         child,
         addr,
         https,
         ca_file,
+        http3,
         line,
         stderr,
         stderr_thread: Some(stderr_thread),
         stdout_rest,
         stdout_thread: Some(stdout_thread),
     }
+}
+
+/// What the listening line says of HTTP/3.
+#[derive(Debug, Clone, Copy)]
+pub struct Http3Line {
+    pub addr: SocketAddr,
+    pub recv_buffer: u64,
+    pub send_buffer: u64,
 }
 
 /// A directory of this test's own under the system's temporary directory, removed on drop.
