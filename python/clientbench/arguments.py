@@ -16,11 +16,14 @@ from .workload import (
     ARRIVALS,
     CLIENT_SCOPES,
     DEFAULT,
+    DEFAULT_CHUNK_SIZE,
     HTTP_VERSIONS,
     MAX_BODY_SIZE,
+    MAX_CHUNK_SIZE,
     METHODS,
     OPEN,
     REFERENCE,
+    TRANSFERS,
     UPLOAD_PATH,
 )
 
@@ -61,6 +64,7 @@ rate = finite(float, "requests per second", strict=True)
 milliseconds = finite(float, "milliseconds", strict=True)
 body_size = finite(int, "a size in bytes", strict=False, maximum=MAX_BODY_SIZE)  # 1 GiB
 mebibytes = number(float, 0, "a size in MiB", strict=True)
+chunk_size = finite(int, "a size in bytes", strict=True, maximum=MAX_CHUNK_SIZE)  # 16 MiB
 
 
 def network_spec(text: str) -> Network | None:
@@ -128,10 +132,11 @@ def add_workload_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--client-scope",
         dest="client_scope",
-        choices=CLIENT_SCOPES,
+        choices=(*CLIENT_SCOPES, "per-request"),
         default=None,
         help="per-worker: every worker makes its own client (default); shared: one client serves all workers, "
-        "with the library's own pool (a client that cannot be shared: its row is unsupported)",
+        "with the library's own pool (a client that cannot be shared: its row is unsupported); per-request: a new "
+        "client (its pool, its TLS context) for every request, what --connection new does",
     )
     g.add_argument(
         "--http",
@@ -155,6 +160,36 @@ def add_workload_options(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="BYTES",
         help=f"POST/PUT: request body size in bytes, at most {MAX_BODY_SIZE} (1 GiB) (default 0)",
+    )
+    b = p.add_argument_group("bodies and targets (docs/bodies.md)")
+    b.add_argument(
+        "--upload",
+        choices=TRANSFERS,
+        default=None,
+        help="whole: the request body in one buffer (default); stream: handed to the client as --chunk-size "
+        "chunks made as they are sent (a client without a streamed body: its row is unsupported)",
+    )
+    b.add_argument(
+        "--download",
+        choices=TRANSFERS,
+        default=None,
+        help="whole: the client reads the response body into one buffer (default); stream: in chunks of at most "
+        "--chunk-size, each counted and dropped",
+    )
+    b.add_argument(
+        "--chunk-size",
+        dest="chunk_size",
+        type=chunk_size,
+        default=None,
+        metavar="BYTES",
+        help=f"with a streamed body: the chunk size, at most {MAX_CHUNK_SIZE} (16 MiB) (default {DEFAULT_CHUNK_SIZE})",
+    )
+    b.add_argument(
+        "--targets",
+        metavar="FILE",
+        default=None,
+        help="cycle through the requests of FILE, one 'METHOD URL-or-/path [@BODYFILE]' per line (vegeta's "
+        "targets; a path is on the run's server), worker w's request k going to target (w + k) mod T",
     )
     o = p.add_argument_group("open loop (docs/open-loop.md)")
     o.add_argument(
@@ -210,6 +245,14 @@ def add_session_options(p: argparse.ArgumentParser, row_timeout: bool = True) ->
         "--target",
         metavar="URL",
         help="benchmark an already-running server at URL (e.g. http://127.0.0.1:8080) instead of starting server-axum",
+    )
+    g.add_argument(
+        "--hosts",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="serve the started server on N loopback origins (127.0.0.1 ... 127.0.0.N, one port): with --targets "
+        "every /path target goes to each of them, without it the workers' requests cycle through them (default 1)",
     )
     g.add_argument(
         "--server-threads",

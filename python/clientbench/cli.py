@@ -230,6 +230,8 @@ def testbed_options(args: argparse.Namespace) -> Options:
         insecure=args.insecure,
         pin=Pinning.parse(args.pin, frozenset(os.sched_getaffinity(0))) if args.pin else None,
         exports=tuple(dict.fromkeys(getattr(args, "export", []))),
+        hosts=getattr(args, "hosts", 1),
+        targets=Path(args.targets) if getattr(args, "targets", None) else None,
     )
 
 

@@ -18,14 +18,28 @@ from .workload import Workload, WorkloadError, number
 if TYPE_CHECKING:  # the sweep command's testbed; imported for types only, so the command line stays light
     from .execution.testbed import Endpoint, Testbed
 
+#: the largest payload point: the server's /bytes/N and /echo bound (server-axum's MAX_BYTES, MAX_ECHO_BYTES)
+MAX_PAYLOAD = 64 << 20
+
+
+def _payload(base: Workload, value: int) -> Workload:
+    """GET /bytes/N (the response's direction); with a body (POST, or --upload stream), POST /echo of N bytes,
+    which answers them back: N bytes each way."""
+    if base.method == "GET":
+        return base.replace(path=f"/bytes/{value}")
+    if base.method != "POST":
+        raise WorkloadError(f"sweep payload: --method {base.method} has no echo (POST /echo answers the body back)")
+    return base.replace(path="/echo", body_size=value)
+
+
 #: the default rate ladder: from 250 requests/s, doubling, 12 rates (up to 512,000/s: within the drivers'
 #: schedule of 1,000,000/s per worker even for one worker); by default a client leaves it after its first
 #: saturated rate (execution/ladder.py)
 LADDER = tuple(250.0 * 2**i for i in range(12))
 
 
-def whole(low: int) -> Callable[[str], int]:
-    """A whole number >= low."""
+def whole(low: int, high: int | None = None, unit: str = "") -> Callable[[str], int]:
+    """A whole number >= low (and <= high)."""
 
     def parse(text: str) -> int:
         try:
@@ -34,6 +48,8 @@ def whole(low: int) -> Callable[[str], int]:
             raise SetupError(f"expected a whole number, got {text!r}") from None
         if value < low:
             raise SetupError(f"must be >= {low}, got {value}")
+        if high is not None and value > high:
+            raise SetupError(f"must be <= {high}{unit}, got {value}")
         return value
 
     return parse
@@ -128,11 +144,11 @@ DIMENSIONS: dict[str, Dimension] = {
         ),
         Dimension(
             "payload",
-            "GET /bytes/N: a response body of N bytes",
+            "GET /bytes/N: a response body of N bytes (with --method POST or --upload stream: POST /echo, N each way)",
             (13, 1024, 10240, 102400, 1048576),
-            "response body size (bytes)",
-            whole(0),
-            workload=lambda base, value: base.replace(path=f"/bytes/{value}"),
+            "body size (bytes)",
+            whole(0, MAX_PAYLOAD, " (64 MiB, the server's bound)"),
+            workload=_payload,
             log_x=True,
         ),
         Dimension(

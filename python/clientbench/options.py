@@ -13,6 +13,7 @@ from typing import Any
 
 from .errors import SetupError
 from .network import Network
+from .targets import MAX_HOSTS, Entry, parse
 from .workload import SWEEP_RATE, Workload, WorkloadError, resolve
 
 
@@ -94,6 +95,9 @@ class Options:
     insecure: bool = False  # with --target https://...: do not verify the certificate
     pin: Pinning | None = None  # the clients' and the server's CPUs; None: wherever the kernel puts them
     exports: tuple[str, ...] = ()  # --export: the dashboard formats written beside the results
+    hosts: int = 1  # the started server's loopback origins (127.0.0.1 ... 127.0.0.N)
+    targets_file: Path | None = None  # --targets: the user's file, read once here
+    targets: tuple[Entry, ...] = ()
 
     @property
     def scheme(self) -> str:
@@ -116,6 +120,8 @@ class Options:
         insecure: bool = False,
         pin: Pinning | None = None,
         exports: tuple[str, ...] = (),
+        hosts: int = 1,
+        targets: Path | None = None,
     ) -> Options:
         """The options, their flags checked together."""
         if target and not target.lower().startswith(("http://", "https://")):
@@ -137,6 +143,12 @@ class Options:
                 raise SetupError(f"--ca-file {ca_file}: no such file")
         if insecure and not (tls or https_target):
             raise SetupError("--insecure goes with --tls or --target https://...")
+        if hosts > 1 and target:
+            raise SetupError("--hosts serves the started server on several origins; a --target's origins are its own")
+        if hosts > 1 and network is not None:
+            raise SetupError("--hosts does not go with --network (the emulating proxy listens on one origin)")
+        if hosts > MAX_HOSTS:
+            raise SetupError(f"--hosts {hosts}: at most {MAX_HOSTS} loopback origins")
         return cls(
             target=target,
             server_threads=server_threads,
@@ -149,6 +161,9 @@ class Options:
             insecure=insecure,
             pin=pin,
             exports=exports,
+            hosts=hosts,
+            targets_file=targets.resolve() if targets is not None else None,
+            targets=tuple(parse(targets)) if targets is not None else (),
         )
 
 
@@ -156,6 +171,8 @@ def check_together(workload: Workload, options: Options) -> None:
     """What the workload asks of where the requests go: HTTP/3 is QUIC, whose handshake is TLS 1.3."""
     if workload.http == "3" and options.scheme != "https":
         raise SetupError("--http 3 is HTTP/3 over QUIC, which needs TLS: add --tls, or give --target https://...")
+    if options.hosts > 1 and options.targets_file is None and workload.method != "GET":
+        raise SetupError(f"--hosts with --method {workload.method}: give the uploads as --targets (a body file each)")
 
 
 def command_workload(

@@ -228,6 +228,10 @@ class RowStats:
     gc_objects_per_1k_req: float | None = None
     #: the driver process's peak RSS over its workers (what a worker, or connection, costs in memory)
     rss_per_worker_mib: float | None = None
+    #: request body bytes the timed requests sent (the workload's bodies: the runner knows them)
+    sent_bytes: int = 0
+    #: request and response body bytes per second of Bench, in MB (10^6 bytes)
+    mb_per_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -247,14 +251,15 @@ def _per_1k(doc: Mapping[str, Any], key: str, requests: int) -> float | None:
     return 1000.0 * gc[key] / requests if gc is not None and requests else None
 
 
-def row_stats(doc: Mapping[str, Any], usage: ProcessUsage | None = None) -> RowStats:
+def row_stats(doc: Mapping[str, Any], usage: ProcessUsage | None = None, sent_bytes: int | None = None) -> RowStats:
     """Statistics of one validated raw document (see docs/raw-format.md).
 
     Latency figures cover the successful requests of all workers; failed requests are counted in
     `errors`. LMean is the mean of the workers' timed-loop durations, Bench the group's wall time.
     CPU per request uses the driver's own `cpu_ns` (process CPU during the timed group) when it reports
     one, else the whole process's CPU from `usage` (which then includes start-up). An open loop's latency is
-    the corrected one, its service time reported apart, its throughput the achieved rate.
+    the corrected one, its service time reported apart, its throughput the achieved rate. `sent_bytes`: the
+    request body bytes of the timed requests (default: the workload's body size times the requests).
     """
     workers = doc["workers"]
     requests = sum(count(w) for w in workers)
@@ -264,6 +269,8 @@ def row_stats(doc: Mapping[str, Any], usage: ProcessUsage | None = None) -> RowS
     lmean = float(elapsed.mean())
     bench = doc["wall_ns"] / NS_PER_MS
     throughput = (requests - errors) / (bench / 1e3) if bench > 0 else 0.0
+    if sent_bytes is None:
+        sent_bytes = int(doc["workload"].get("body_size") or 0) * requests
     open_loop = is_open(doc)
     latency = distribution(doc, "corrected" if open_loop else "service")
     service = distribution(doc, "service") if open_loop else None
@@ -284,6 +291,8 @@ def row_stats(doc: Mapping[str, Any], usage: ProcessUsage | None = None) -> RowS
         lmean_ms=lmean,
         bench_ms=bench,
         body_bytes=body_bytes,
+        sent_bytes=sent_bytes,
+        mb_per_s=(sent_bytes + body_bytes) / 1e6 / (bench / 1e3) if bench > 0 else None,
         throughput_rps=throughput,
         bench_over_lmean=bench / lmean if lmean > 0 else None,
         cpu_us_per_req=_cpu_per_request(doc, usage, requests),
@@ -353,7 +362,7 @@ class Aggregate:
 
 
 #: figures of a row that add up over its repeats (the others are medians)
-SUMMED = ("requests", "errors", "body_bytes", "late", "missed")
+SUMMED = ("requests", "errors", "body_bytes", "sent_bytes", "late", "missed")
 
 
 def aggregate(runs: Sequence[RowStats]) -> Aggregate:

@@ -17,6 +17,11 @@ CONNECTIONS = ("keep-alive", "new")
 #: per-worker: every worker makes its own client; shared: one client serves all W workers (docs/raw-format.md)
 CLIENT_SCOPES = ("per-worker", "shared")
 HTTP_VERSIONS = ("1.1", "2", "3")
+#: how a request body is sent and a response body read: whole (one buffer) or streamed in --chunk-size chunks
+TRANSFERS = ("whole", "stream")
+#: the chunk a streamed body is sent or read in (docs/raw-format.md, "Streamed bodies")
+DEFAULT_CHUNK_SIZE = 64 * 1024
+MAX_CHUNK_SIZE = 16 << 20
 ARRIVALS = ("uniform", "poisson")
 METHODS = ("GET", "POST", "PUT")
 #: the largest request body the drivers accept (docs/raw-format.md)
@@ -58,6 +63,11 @@ class Workload:
     body_size: int = 0  # POST/PUT: bytes of the request body
     client_scope: str = "per-worker"  # or "shared": one client object for all workers, with its own pool
     http: str = "1.1"  # "2": HTTP/2 (ALPN h2 over https, prior knowledge over http); "3": HTTP/3 (QUIC, https only)
+    upload: str = "whole"  # or "stream": the body handed to the client as chunks of chunk_size, made as sent
+    download: str = "whole"  # or "stream": the response read in chunks of at most chunk_size, each counted
+    chunk_size: int = DEFAULT_CHUNK_SIZE
+    #: the drivers' targets file (targets.py writes it): each request's method, URL and body, cycled per worker
+    targets: str | None = None
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -82,6 +92,7 @@ class Workload:
             raise WorkloadError(f"--body-size must be within 0 and {MAX_BODY_SIZE} (1 GiB), got {self.body_size}")
         if self.body_size and self.method == "GET":
             raise WorkloadError(f"--body-size {self.body_size} goes with --method POST or PUT (a GET sends no body)")
+        self._check_bodies()
         if self.rate is not None:
             if not (math.isfinite(self.rate) and self.rate > 0):
                 raise WorkloadError(f"--rate must be a positive number of requests/s, got {self.rate:g}")
@@ -93,6 +104,24 @@ class Workload:
                 )
         if self.duration_s is not None and not (math.isfinite(self.duration_s) and self.duration_s > 0):
             raise WorkloadError(f"--duration must be a positive number of seconds, got {self.duration_s:g}")
+
+    def _check_bodies(self) -> None:
+        for flag, value in (("--upload", self.upload), ("--download", self.download)):
+            if value not in TRANSFERS:
+                raise WorkloadError(f"{flag} must be one of {', '.join(TRANSFERS)}, got {value!r}")
+        if not 1 <= self.chunk_size <= MAX_CHUNK_SIZE:
+            raise WorkloadError(f"--chunk-size must be within 1 and {MAX_CHUNK_SIZE} (16 MiB), got {self.chunk_size}")
+        if self.chunk_size != DEFAULT_CHUNK_SIZE and not self.streamed:
+            raise WorkloadError("--chunk-size goes with --upload stream or --download stream (a whole body has none)")
+        if self.upload == "stream" and self.method == "GET" and self.targets is None:
+            raise WorkloadError("--upload stream goes with --method POST or PUT, or --targets (a GET sends no body)")
+        if self.targets is not None and (self.method != "GET" or self.body_size):
+            raise WorkloadError("--targets gives every request its method and body: not with --method or --body-size")
+
+    @property
+    def streamed(self) -> bool:
+        """A body of either direction goes in chunks."""
+        return "stream" in (self.upload, self.download)
 
     @property
     def open(self) -> bool:
@@ -140,6 +169,14 @@ class Workload:
             flags += ["--client-scope", self.client_scope]
         if self.http != "1.1":
             flags += ["--http", self.http]
+        if self.upload != "whole":
+            flags += ["--upload", self.upload]
+        if self.download != "whole":
+            flags += ["--download", self.download]
+        if self.streamed:
+            flags += ["--chunk-size", str(self.chunk_size)]
+        if self.targets is not None:
+            flags += ["--targets", self.targets]
         return flags
 
     def replace(self, **changes: Any) -> Workload:
@@ -147,14 +184,18 @@ class Workload:
 
     def request(self) -> str:
         """The request every worker sends, e.g. `GET /` or `POST /upload with a 1024-byte body`."""
+        if self.targets is not None:
+            return "the targets file's requests"
         body = f" with a {self.body_size}-byte body" if self.method != "GET" else ""
         return f"{self.method} {self.path}{body}"
 
     def describe(self) -> str:
         """One line for table titles: what every row did."""
-        conn = "" if self.connection == "keep-alive" else ", a new connection per request"
+        conn = "" if self.connection == "keep-alive" else ", a new client per request"
         conn += ", one shared client" if self.client_scope == "shared" else ""
         conn += f", HTTP/{self.http}" if self.http != "1.1" else ""
+        streamed = [f"{d} streamed" for d, v in (("upload", self.upload), ("download", self.download)) if v == "stream"]
+        conn += f", {' and '.join(streamed)} in {self.chunk_size}-byte chunks" if streamed else ""
         if self.rate is None:
             return (
                 f"{self.workers} workers x {self.requests} requests, {self.request()}{conn}, "
@@ -184,6 +225,10 @@ class Workload:
             "body_size": self.body_size,
             "client_scope": self.client_scope,
             "http": self.http,
+            "upload": self.upload,
+            "download": self.download,
+            "chunk_size": self.chunk_size,
+            "targets": self.targets,
         }
 
     @classmethod
@@ -205,6 +250,10 @@ class Workload:
             body_size=doc.get("body_size", 0),
             client_scope=doc.get("client_scope", "per-worker"),
             http=doc.get("http", "1.1"),
+            upload=doc.get("upload", "whole"),
+            download=doc.get("download", "whole"),
+            chunk_size=doc.get("chunk_size", DEFAULT_CHUNK_SIZE),
+            targets=doc.get("targets"),
         )
 
 
@@ -228,6 +277,12 @@ def resolve(options: Mapping[str, Any], *, reference: bool = False, open_base: W
     rate), OPEN when a --rate is given, DEFAULT otherwise. Raises WorkloadError naming the flag for
     combinations that cannot run."""
     given = {f.name: options[f.name] for f in dataclasses.fields(Workload) if options.get(f.name) is not None}
+    if given.get("client_scope") == "per-request":  # a client per request is what --connection new makes
+        if given.get("connection", "new") != "new":
+            raise WorkloadError(
+                "--client-scope per-request makes a new connection for every request: not with --connection keep-alive"
+            )
+        given["client_scope"], given["connection"] = "per-worker", "new"
     is_open = open_base is not None or "rate" in given
     if "duration_s" in given and "requests" in given:
         raise WorkloadError("--duration and --requests exclude each other: an open loop lasts a time or a count")
@@ -238,6 +293,8 @@ def resolve(options: Mapping[str, Any], *, reference: bool = False, open_base: W
     base = REFERENCE if reference else open_base or (OPEN if is_open else DEFAULT)
     if "requests" in given:  # an open loop of N requests per worker
         base = base.replace(duration_s=None)
+    if given.get("upload") == "stream" and "method" not in given and "targets" not in given:
+        given["method"] = "POST"  # a streamed upload needs a body to stream
     if given.get("method", "GET") != "GET" and "path" not in given:
         given["path"] = UPLOAD_PATH
     return dataclasses.replace(base, **given)

@@ -271,6 +271,10 @@ def test_a_real_run_writes_every_file_and_a_valid_results_json(tmp_path):
         "body_size": 0,
         "client_scope": "per-worker",
         "http": "1.1",
+        "upload": "whole",
+        "download": "whole",
+        "chunk_size": 65536,
+        "targets": None,
     }
     assert [r["client"]["name"] for r in results["rows"]] == ["cpp-beast", "py-requests"]
     assert all(r["status"] == "ok" and len(r["runs"]) == 2 for r in results["rows"])

@@ -225,3 +225,15 @@ def test_aggregate_sums_late_and_missed_and_judges_saturation_on_the_medians():
     assert m.throughput_rps == 992 and m.saturated is False  # one repeat saturated, the median did not
     closed = aggregate([row_stats(raw())])
     assert closed.median.saturated is None and closed.median.late is None
+
+
+def test_mb_per_s_counts_both_directions_over_bench():
+    doc = raw(workers=2, n=10, wall_ms=100.0)  # 13-byte answers: 2 x 10 x 13 bytes received in 0.1 s
+    assert row_stats(doc).sent_bytes == 0
+    assert row_stats(doc).mb_per_s == pytest.approx(260 / 1e6 / 0.1)
+    doc["workload"]["body_size"] = 1000  # the workload's body, sent by every request
+    assert row_stats(doc).sent_bytes == 20_000
+    assert row_stats(doc).mb_per_s == pytest.approx(20_260 / 1e6 / 0.1)
+    assert row_stats(doc, sent_bytes=7).sent_bytes == 7  # what the runner knows of --targets' bodies wins
+    runs = [row_stats(doc), row_stats(doc)]
+    assert aggregate(runs).median.sent_bytes == 40_000  # summed over repeats, as the bytes received are

@@ -48,7 +48,7 @@ def test_json_round_trip_and_results_1():
 
 def test_describe():
     assert DEFAULT.describe() == "10 workers x 100 requests, GET /, median of 10 run(s), warmup 10"
-    assert "a new connection per request" in DEFAULT.replace(connection="new").describe()
+    assert "a new client per request" in DEFAULT.replace(connection="new").describe()
 
 
 @pytest.mark.parametrize(
@@ -214,3 +214,45 @@ def test_resolve_refuses_what_does_not_fit(given, message):
 def test_a_workload_the_drivers_would_refuse_is_refused_first(changes, message):
     with pytest.raises(WorkloadError, match=message):
         Workload(**changes)
+
+
+# -- streamed bodies, a client per request, targets (docs/bodies.md) ---------------------------------------------
+
+
+def test_streamed_bodies_pass_their_chunk_size_and_whole_ones_pass_nothing():
+    whole = Workload(2, 3, 0, 5.0, method="POST", body_size=10, path="/upload")
+    assert not {"--upload", "--download", "--chunk-size", "--targets"} & set(whole.flags("http://h/"))
+    streamed = whole.replace(upload="stream", download="stream", chunk_size=4096).flags("http://h/")
+    assert streamed[-6:] == ["--upload", "stream", "--download", "stream", "--chunk-size", "4096"]
+    assert "download streamed in 8-byte chunks" in DEFAULT.replace(download="stream", chunk_size=8).describe()
+    wl = whole.replace(upload="stream", chunk_size=1 << 20)
+    assert Workload.from_json(wl.to_json()) == wl
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"upload": "stream"}, "--upload stream goes with --method POST or PUT, or --targets"),
+        ({"download": "sometimes"}, "--download must be one of whole, stream"),
+        ({"chunk_size": 0}, "--chunk-size must be within 1 and 16777216"),
+        ({"download": "stream", "chunk_size": (16 << 20) + 1}, "--chunk-size must be within"),
+        ({"chunk_size": 4096}, "--chunk-size goes with --upload stream or --download stream"),
+        ({"targets": "t.txt", "method": "POST"}, "--targets gives every request its method and body"),
+    ],
+)
+def test_bodies_that_cannot_run_name_the_flag(changes, message):
+    with pytest.raises(WorkloadError, match=message):
+        Workload(**changes)
+
+
+def test_the_command_line_resolves_bodies_and_the_client_scope():
+    def resolved(*argv: str) -> Workload:
+        return cli.workload(cli.build_parser().parse_args(["run", *argv]))
+
+    # a streamed upload needs a body: POST to /upload unless --method or --path say otherwise
+    assert resolved("--upload", "stream", "--body-size", "9").method == "POST"
+    assert resolved("--upload", "stream", "--body-size", "9").path == "/upload"
+    # a client per request is what --connection new makes in every harness
+    assert resolved("--client-scope", "per-request") == DEFAULT.replace(connection="new")
+    with pytest.raises(cli.SetupError, match="--client-scope per-request makes a new connection"):
+        resolved("--client-scope", "per-request", "--connection", "keep-alive")

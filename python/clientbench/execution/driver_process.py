@@ -22,7 +22,8 @@ from ..errors import SetupError
 from ..model import DriverRun, RunStatus
 from ..registry.spec import ClientSpec
 from ..schema import InvalidResult, parse_raw
-from ..stats import ProcessUsage, row_stats
+from ..stats import ProcessUsage, count, row_stats
+from ..targets import Bodies
 from ..workload import Workload, WorkloadError
 from .children import child_preexec, pinned
 from .limits import MAX_THREADS
@@ -115,13 +116,14 @@ def run_driver(
     *,
     row_timeout_s: float,
     log_dir: Path | None = None,
-    expected_body_bytes: int | None = None,
+    expected_body_bytes: int | Bodies | None = None,
     tag: str = "",
     hash_seed: int | None = None,
     driver_flags: Sequence[str] = (),
     cpus: frozenset[int] | None = None,
 ) -> DriverRun:
-    """Run one driver once (on `cpus` with --pin). `expected_body_bytes` (per request) enables the body-integrity check.
+    """Run one driver once (on `cpus` with --pin). `expected_body_bytes` (per request, or per target of
+    --targets) enables the body-integrity check.
 
     `hash_seed` sets PYTHONHASHSEED for the driver: a Python process's hash seed changes its memory
     layout, and with it, measurably, its speed (aiohttp on 2 cores: 69 or 90 ms per run depending on the
@@ -184,19 +186,24 @@ def run_driver(
         result.raw, result.reason = None, str(exc)
         return result
     result.client = spec.labelled(result.raw["client"])
+    counts = [count(w) for w in result.raw["workers"]]
+    bodies = expected_body_bytes if isinstance(expected_body_bytes, Bodies) else None
+    expected_total: int | None = None
+    if bodies is not None:
+        expected_total = bodies.received_total(counts)
+    elif isinstance(expected_body_bytes, int):
+        expected_total = sum(counts) * expected_body_bytes
     try:
-        result.stats = s = row_stats(result.raw, result.usage)
+        result.stats = s = row_stats(result.raw, result.usage, bodies.sent_total(counts) if bodies else None)
     except ValueError as exc:  # e.g. a histogram bucket beyond what a histogram holds
         result.raw, result.reason = None, f"invalid driver output: {exc}"
         return result
     if s.errors:
         reasons = sorted({f["reason"] for w in result.raw["workers"] for f in w["failures"]})
         result.reason = f"{s.errors} of {s.requests} requests failed: " + "; ".join(reasons[:3])
-    elif expected_body_bytes is not None and s.body_bytes != s.requests * expected_body_bytes:
-        result.reason = (
-            f"body integrity: received {s.body_bytes} bytes, expected "
-            f"{s.requests} x {expected_body_bytes} = {s.requests * expected_body_bytes}"
-        )
+    elif expected_total is not None and s.body_bytes != expected_total:
+        per = f"{s.requests} x {expected_body_bytes} = " if isinstance(expected_body_bytes, int) else ""
+        result.reason = f"body integrity: received {s.body_bytes} bytes, expected {per}{expected_total}"
     else:
         result.status = RunStatus.OK
     return result
@@ -217,6 +224,8 @@ def check_workload(got: dict[str, Any], workload: Workload) -> None:
         "body_size": workload.body_size,
         "client_scope": workload.client_scope,
         "http": workload.http,
+        "upload": workload.upload,
+        "download": workload.download,
     }
     wrong = [f"{k} {got[k]!r} (asked {v!r})" for k, v in asked.items() if k in got and got[k] != v]
     if wrong:

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..files import write_atomic
 from ..model import DriverRun, Row
 from ..registry.spec import ClientSpec
+from ..targets import Bodies
 from ..workload import Workload
 from .driver_process import compact, run_driver
 
@@ -21,7 +22,7 @@ def run_plan(
     *,
     row_timeout_s: float,
     out_dir: Path | None,
-    expected_body_bytes: int | None = None,
+    expected_body_bytes: int | Bodies | None = None,
     driver_flags: Sequence[str] = (),
     on_start: Callable[[ClientSpec, int], None] = lambda s, i: None,
     on_done: Callable[[DriverRun, int], None] = lambda r, i: None,

@@ -27,6 +27,7 @@ from ..model import DriverRun, Results, Row, RunStatus, SweepPoint, TlsSetup
 from ..network import Network
 from ..options import Options
 from ..registry.spec import ClientSpec
+from ..targets import Bodies, Entry, host_urls, resolve, write
 from ..workload import Workload
 from .limits import check_open_files
 from .plan import run_plan
@@ -65,6 +66,11 @@ def link_latest(out: Path) -> None:
         pass
 
 
+#: --targets: at most this many distinct targets get the runner's own request (the body-integrity check's
+#: reference); past it the check is off
+MAX_PROBES = 256
+
+
 def request_body(size: int) -> Iterator[bytes]:
     """The contract's request body of `size` bytes, `abc...zabc...` (docs/raw-format.md), in chunks."""
     chunk = string.ascii_lowercase.encode() * 2520  # 65,520 bytes: a whole number of alphabets
@@ -73,11 +79,18 @@ def request_body(size: int) -> Iterator[bytes]:
 
 
 def probe_body_bytes(
-    url: str, timeout: float, context: ssl.SSLContext | None = None, method: str = "GET", body_size: int = 0
+    url: str,
+    timeout: float,
+    context: ssl.SSLContext | None = None,
+    method: str = "GET",
+    body_size: int = 0,
+    body_file: Path | None = None,
 ) -> int | None:
-    """Body length of one request to url as the drivers send it (the runner's own reference for the
-    body-integrity check)."""
-    data = request_body(body_size) if method != "GET" else None
+    """Body length of one request to url as the drivers send it, with the contract's body of `body_size` bytes
+    or a target's body file (the runner's own reference for the body-integrity check)."""
+    if body_file is not None:
+        body_size = body_file.stat().st_size
+    data = (body_file.read_bytes() if body_file is not None else request_body(body_size)) if method != "GET" else None
     headers = {"Content-Length": str(body_size)} if data is not None else {}
     request = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
@@ -166,6 +179,29 @@ class Testbed:
                 self.out.rmdir()
             raise
         return self
+
+    def _targets(self, workload: Workload, endpoint: Endpoint, out: Path) -> tuple[Workload, str, Bodies]:
+        """--targets / --hosts: the drivers' targets file for this endpoint (targets.txt in `out`, one per endpoint
+        of a sweep), the URL the drivers are given (the first target's) and what each target moves."""
+        options = self.options
+        entries = options.targets or (Entry("GET", workload.path, None, 0),)
+        source = options.targets_file or Path(f"--hosts {options.hosts}")
+        bases = host_urls(endpoint.url, options.hosts) if endpoint.server is not None else [endpoint.url]
+        targets = resolve(entries, bases, source)
+        name = "targets.txt" if not (out / "targets.txt").exists() else f"targets-{len(list(out.glob('targets*')))}.txt"
+        path = write(targets, out / name)
+        ctx, timeout = endpoint.context(), workload.timeout_s
+        # the runner's own request to each distinct target: how many bytes its answer has (a target whose answer
+        # varies, or too many of them to ask, turns the body-integrity check off)
+        distinct = {(t.method, t.url, t.body) for t in targets}
+        answers = {
+            key: probe_body_bytes(key[1], timeout, ctx, key[0], body_file=key[2])
+            for key in (distinct if len(distinct) <= MAX_PROBES else ())
+        }
+        received = [answers.get((t.method, t.url, t.body)) for t in targets]
+        sizes = tuple(t.body_size for t in targets)
+        known = tuple(r for r in received if r is not None) if None not in received else None
+        return workload.replace(targets=str(path)), targets[0].url, Bodies(sizes, known)
 
     def start_server(self, tls: bool = False, tls_version: str | None = None) -> Endpoint:
         """Start a server (the first one, or one more, e.g. per TLS version of a sweep); stopped with us."""
@@ -280,7 +316,12 @@ class Testbed:
         endpoint = endpoint or self.endpoint
         check_open_files(workload.workers, local_server=endpoint.server is not None)
         url = endpoint.url + workload.path
-        expected = probe_body_bytes(url, workload.timeout_s, endpoint.context(), workload.method, workload.body_size)
+        expected: int | Bodies | None
+        if self.options.targets or self.options.hosts > 1:
+            workload, url, expected = self._targets(workload, endpoint, out)
+        else:
+            context = endpoint.context()
+            expected = probe_body_bytes(url, workload.timeout_s, context, workload.method, workload.body_size)
         repeat = workload.repeat
         total = len(specs) * repeat
         done = 0

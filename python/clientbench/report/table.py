@@ -182,6 +182,7 @@ COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("Bench/LMean", _median("bench_over_lmean")),
     RunColumn("P50(ms)", _median("p50_ms"), terminal=False),
     RunColumn("req/s", _median("throughput_rps", 0)),
+    RunColumn("MB/s", _median("mb_per_s", 1)),
     RunColumn("CPU(us/req)", _median("cpu_us_per_req", 1)),
     RunColumn("RSS(MiB)", _median("peak_rss_mib", 1), terminal=False),
     RunColumn("RSS/W(MiB)", _median("rss_per_worker_mib", 2), terminal=False),
@@ -196,6 +197,8 @@ COLUMNS: tuple[RunColumn, ...] = (
 )
 #: shown only when some row's driver counted its garbage collector (a Python driver)
 GC_COLUMNS = ("RSS/W(MiB)", "GC/1k req", "GC objs/1k")
+#: request and response body bytes per request from which the MB/s column is shown (a GET / moves 13)
+MOVED_BYTES = 1024
 #: shown only when a row asked for HTTP/2 or a shared client (other tables keep the columns they always had)
 SCOPE_COLUMNS = ("Protocol", "Conns")
 
@@ -223,6 +226,7 @@ OPEN_COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("Library", _library, numeric=False),
     RunColumn("Offered(req/s)", _median("offered_rps", 0)),
     RunColumn("Achieved(req/s)", _median("throughput_rps", 0)),
+    RunColumn("MB/s", _median("mb_per_s", 1)),
     RunColumn("Late(%)", _median("late_pct", 1)),
     RunColumn("Missed", _count("missed"), terminal=False),
     RunColumn("P50(ms)", _median("p50_ms")),
@@ -251,6 +255,14 @@ OPEN_COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("UDP errs", _udp),
     RunColumn("Status", _status, numeric=False),
 )
+
+
+def _moved(row: Row) -> float:
+    """The body bytes, both ways, of a row's average request."""
+    agg = row.aggregate
+    if agg is None or not agg.median.requests:
+        return 0.0
+    return (agg.median.body_bytes + agg.median.sent_bytes) / agg.median.requests
 
 
 def is_open(rows: Sequence[Row]) -> bool:
@@ -287,10 +299,12 @@ def run_table(rows: Sequence[Row], title: str | None = None, *, terminal: bool =
     dropped = {r.client.name for r in rows if udp_errors(r)}
     # the collector's columns where some driver counted it (tables written before it did keep their columns)
     collected = any(r.aggregate is not None and r.aggregate.median.gc_per_1k_req is not None for r in rows)
+    moved = any(_moved(r) >= MOVED_BYTES for r in rows)
 
     def shown(c: RunColumn) -> bool:
         return (
             (c.terminal or not terminal)
+            and (moved or c.label != "MB/s")
             and (scoped or c.label not in SCOPE_COLUMNS)
             and (bool(dropped) or c.label != "UDP errs")
             and (collected or c.label not in GC_COLUMNS)
