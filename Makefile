@@ -53,7 +53,8 @@ REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '
 
 .PHONY: help run run-all stability gil sweep soak sanitize test test-setup test-python lint actionlint build system-deps test-deps venv peers \
         rust rust-tests cpp \
-        bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha inferno examples freethreaded compiler-cache stop-compiler-cache clean clean-cache
+        bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha inferno examples freethreaded compiler-cache stop-compiler-cache clean clean-cache \
+        dist native-wheels native-wheel-x86_64 native-wheel-aarch64 clientbench-dist wheelhouse
 
 help:  ## list the targets
 	@grep -E '^[a-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-19s %s\n", $$1, $$2}'
@@ -109,7 +110,7 @@ rust-tests: compiler-cache  ## cargo's release build of every workspace test, an
 	$(STEP) cargo-test-build $(CARGO) test --release --workspace --no-run
 
 # what `make lint` checks: every Python file of ours, and the C++ of the client and its binding
-PY_LINT     := python bindings conftest.py
+PY_LINT     := python bindings native conftest.py
 CPP_LINT    := $(shell find cpp-beast bindings/beast/src -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) \
                  -not -path '*/build/*' 2>/dev/null)
 
@@ -257,7 +258,7 @@ $(NODE_EXAMPLE): examples/node-fetch/package.json examples/node-fetch/package-lo
 # them, test_wheels_aarch64.py under qemu-user. One stamp per architecture: `make test` builds the aarch64 wheels
 # while the suites run (scripts/run-tests.sh). Each is built again when dist/ lost its files.
 WHEEL_SCRIPTS := scripts/build-beast-wheel.sh scripts/build-reqwest-wheel.sh scripts/build-sdists.sh scripts/wheel-tools.sh \
-                 scripts/arm64-sysroot.sh
+                 scripts/wheel-toolchain.sh scripts/arm64-sysroot.sh
 WHEEL_DEPS  := $(VENV)/.installed $(BEAST_SRC) $(REQWEST_SRC) $(WHEEL_SCRIPTS)
 FT_PYTHON   := build/cpython/venv-3.13t/bin/python
 
@@ -284,6 +285,68 @@ $(STAMPS)/wheels-%: $(WHEEL_DEPS) | system-deps compiler-cache
 $(STAMPS)/sdists: $(WHEEL_DEPS)
 	$(STEP) sdists scripts/build-sdists.sh
 	@mkdir -p $(STAMPS) && touch $@
+
+# clientbench as users pip-install it (#30): `make dist` puts every distribution into dist/, the bindings' above
+# and the runner's own: its pure wheel and sdist (python/, built by the pinned `build` of scripts/wheel-tools.sh;
+# python/setup.py computes the extras) and the clientbench-native wheels of its executables, x86-64 and aarch64
+# (scripts/build-native-wheel.sh: cargo, CMake and Go with zig's toolchain for glibc 2.28, in build folders of
+# their own under build/native-wheel). python/tests/test_installed.py installs them as a user does, and
+# bindings/tests/test_wheels_aarch64.py runs the aarch64 executables under qemu. `make test` builds the aarch64
+# wheel while the suites run (scripts/run-tests.sh). Each is built again when dist/ lost its files.
+NATIVE_SRC  := $(shell find server-axum/src rust-reqwest cpp-beast native -type f -not -path '*/tests/*' \
+                 -not -path '*/__pycache__/*' 2>/dev/null) server-axum/Cargo.toml Cargo.toml Cargo.lock \
+               $(wildcard .cargo/config.toml) python/clientbench/__init__.py python/clientbench/network.py
+NATIVE_DEPS := $(NATIVE_SRC) bindings/beast/licenses/OpenSSL-LICENSE.txt scripts/build-native-wheel.sh \
+               scripts/wheel-toolchain.sh scripts/wheel-tools.sh
+RUNNER_SRC  := $(shell find python/clientbench -type f -not -path '*/__pycache__/*' 2>/dev/null) python/pyproject.toml \
+               python/setup.py python/MANIFEST.in python/requirements-peers.txt
+
+dist: wheels sdists native-wheels clientbench-dist  ## every distribution in dist/: clientbench (wheel, sdist), clientbench-native's wheels, the bindings' wheels and sdists
+
+native-wheels: native-wheel-x86_64 native-wheel-aarch64  ## clientbench-native's wheels in dist/ (the server, the native drivers and probes, toxiproxy), manylinux_2_28 x86-64 and aarch64
+
+native-wheel-x86_64 native-wheel-aarch64: native-wheel-%: $(STAMPS)/native-wheel-%
+	@ls dist/clientbench_native-*_$*.whl >/dev/null 2>&1 || \
+	  { rm -f $(STAMPS)/native-wheel-$* && $(MAKE) --no-print-directory $(STAMPS)/native-wheel-$*; }
+
+$(STAMPS)/native-wheel-%: $(NATIVE_DEPS) | system-deps compiler-cache
+	$(STEP) native-wheel-$* env WHEEL_ARCHS=$* scripts/build-native-wheel.sh
+	@mkdir -p $(STAMPS) && touch $@
+
+clientbench-dist: $(STAMPS)/clientbench-dist  ## the runner's wheel (py3-none-any) and sdist in dist/
+	@ls dist/clientbench-[0-9]*-py3-none-any.whl dist/clientbench-[0-9]*.tar.gz >/dev/null 2>&1 || \
+	  { rm -f $(STAMPS)/clientbench-dist && $(MAKE) --no-print-directory $(STAMPS)/clientbench-dist; }
+
+# `build` makes the sdist, then the wheel from it (isolated: setuptools from PyPI); both named by the version
+$(STAMPS)/clientbench-dist: $(RUNNER_SRC) scripts/wheel-tools.sh
+	@rm -rf build/clientbench-dist && mkdir -p build/clientbench-dist dist
+	$(STEP) clientbench-dist bash -c 'tools=$$(scripts/wheel-tools.sh) && \
+	  "$$tools/bin/python" -I -m build --outdir build/clientbench-dist python > build/clientbench-dist/build.log 2>&1 \
+	  || { tail -n 30 build/clientbench-dist/build.log; exit 1; }'
+	@v=$$(sed -n 's/^__version__ = "\([^"]*\)"$$/\1/p' python/clientbench/__init__.py); \
+	  ls build/clientbench-dist/clientbench-$$v-py3-none-any.whl build/clientbench-dist/clientbench-$$v.tar.gz >/dev/null \
+	  || { echo "make clientbench-dist: no pure wheel and sdist of clientbench $$v (see build/clientbench-dist)"; exit 1; }; \
+	  rm -f dist/clientbench-[0-9]*.whl dist/clientbench-[0-9]*.tar.gz && cp build/clientbench-dist/clientbench-$$v[-.]* dist/
+	@mkdir -p $(STAMPS) && touch $@
+
+# The runner's dependencies as wheels, at python/requirements.txt's pins, for test_installed.py's venvs (which
+# install from dist/ and this folder with no index): in the per-user cache, keyed by the pins, the runner's
+# dependencies and the interpreter, linked from build/wheelhouse; made in a folder of its own and moved in whole.
+WHEELHOUSE  := $(CACHE)/wheelhouse-$(shell $(PYTHON) -c 'import hashlib, sys, tomllib; \
+                 deps = tomllib.load(open("python/pyproject.toml", "rb"))["project"]["dependencies"]; \
+                 key = (open("python/requirements.txt").read(), deps, sys.version_info[:2]); \
+                 print(hashlib.sha256(repr(key).encode()).hexdigest()[:12])')
+
+wheelhouse: $(STAMPS)/wheelhouse  ## the runner's pinned dependencies as wheels (per-user cache), for the installed-runner test
+
+$(STAMPS)/wheelhouse: python/requirements.txt python/pyproject.toml | venv clientbench-dist
+	@if [ ! -f $(WHEELHOUSE)/.complete ]; then \
+	  tmp=$(WHEELHOUSE).tmp.$$$$; rm -rf $$tmp; \
+	  $(STEP) wheelhouse $(VPY) -m pip wheel -q --disable-pip-version-check -w $$tmp -c python/requirements.txt \
+	    dist/clientbench-[0-9]*-py3-none-any.whl || { rm -rf $$tmp; exit 1; }; \
+	  rm -f $$tmp/clientbench-[0-9]*.whl && touch $$tmp/.complete && { mv -T $$tmp $(WHEELHOUSE) 2>/dev/null || rm -rf $$tmp; }; \
+	fi
+	@mkdir -p $(STAMPS) && ln -sfn $(WHEELHOUSE) build/wheelhouse && touch $@
 
 # toxiproxy (network emulation in user space: the kernel here has no netem), pinned; its version is the one
 # the runner records (python/clientbench/network.py). Built once per machine into the cache, checked
@@ -336,7 +399,7 @@ $(STAMPS)/freethreaded: scripts/freethreaded.sh scripts/build-cpython.sh python/
 clean:  ## remove build outputs (keeps results/ and the per-user cache)
 	rm -rf build target dist $(VENV) bindings/beast/build
 
-clean-cache: stop-compiler-cache  ## empty the per-user cache (~/.cache/clientbench): CPythons, OpenSSL, zig/maturin, toxiproxy, sccache
+clean-cache: stop-compiler-cache  ## empty the per-user cache (~/.cache/clientbench): CPythons, OpenSSL, zig/maturin, toxiproxy, sccache, the wheelhouse
 	rm -rf $(CACHE)
 
 stop-compiler-cache:  ## stop the compiler cache's server now (it also exits by itself after 2 idle minutes)
