@@ -313,7 +313,7 @@ def test_closed_loop_document(make):
         "url": "http://127.0.0.1:1/", "workers": 3, "requests": 4, "duration_s": None, "warmup": 2,
         "timeout_s": 30.0, "connection": "keep-alive", "loop": "closed", "rate": None, "arrival": None,
         "seed": None, "method": "GET", "body_size": 0, "record": "samples", "client_scope": "per-worker",
-        "http": "1.1",
+        "http": "1.1", "upload": "whole", "download": "whole", "chunk_size": 65536, "targets": None,
     }  # fmt: skip
     assert doc["client"]["protocol"] == "HTTP/1.1"  # a client without a protocol probe speaks HTTP/1.1 only
     for w in doc["workers"]:

@@ -24,10 +24,10 @@ class DigestMismatch(Exception):
     """An upload's answer is not the length and digest of the body sent (a counted failure, `Error: upload
     digest mismatch: ...`); `nbytes` is the length of the answer, which still counts as received."""
 
-    def __init__(self, got: bytes, expected: bytes):
-        shown = got if len(got) <= 100 else got[:100] + b"..."
+    def __init__(self, got: bytes, expected: bytes, nbytes: int | None = None):
+        shown = got if len(got) <= 100 and nbytes in (None, len(got)) else got[:100] + b"..."
         super().__init__(f"upload digest mismatch: got {shown.decode('latin-1')!r}, expected {expected.decode()!r}")
-        self.nbytes = len(got)
+        self.nbytes = len(got) if nbytes is None else nbytes
 
 
 class Overtime(TimeoutError):

@@ -11,8 +11,11 @@ import math
 import ssl
 import sys
 import warnings
+from collections.abc import Iterable
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
+
+from .bodies import ALPHABET, Pattern, load_targets
 
 #: --body-size's largest value (1 GiB): the server's /upload accepts that much
 MAX_BODY_SIZE = 1 << 30
@@ -21,9 +24,10 @@ MAX_RATE_PER_WORKER = 1_000_000
 DEFAULT_REQUESTS = 100
 #: --timeout's largest value (a day): a longer latency does not fit the runner's histograms
 MAX_TIMEOUT_S = 86_400.0
+#: --chunk-size's range and default (a streamed body's chunk)
+MAX_CHUNK_SIZE, DEFAULT_CHUNK_SIZE = 16 << 20, 64 << 10
 #: --seed's range: SplitMix64's 64-bit state
 MAX_SEED = (1 << 64) - 1
-ALPHABET = b"abcdefghijklmnopqrstuvwxyz"
 
 
 class Parser(argparse.ArgumentParser):
@@ -91,10 +95,26 @@ def parser(description: str, *, gil: bool = False, modes: tuple[str, ...] = ()) 
     )
     p.add_argument(
         "--http",
-        choices=["1.1", "2"],
+        choices=["1.1", "2", "3"],
         default="1.1",
-        help="1.1 (default), or 2: HTTP/2 (ALPN h2 over https, prior knowledge over http)",
+        help="1.1 (default), 2: HTTP/2 (ALPN h2 over https, prior knowledge over http), or 3: HTTP/3 (QUIC)",
     )
+    p.add_argument(
+        "--upload",
+        choices=["whole", "stream"],
+        default="whole",
+        help="whole: the body in one buffer (default); stream: as --chunk-size chunks made as they are sent",
+    )
+    p.add_argument(
+        "--download",
+        choices=["whole", "stream"],
+        default="whole",
+        help="whole: the response read into one buffer (default); stream: in chunks of at most --chunk-size",
+    )
+    p.add_argument(
+        "--chunk-size", type=_chunk_size, default=DEFAULT_CHUNK_SIZE, help="a streamed body's chunk (default 65536)"
+    )
+    p.add_argument("--targets", metavar="FILE", help="cycle through FILE's requests (METHOD URL [@BODYFILE] a line)")
     if gil:
         p.add_argument(
             "--gil",
@@ -130,6 +150,10 @@ def finish(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error("--connection new does not go with --client-scope shared (a shared client is made once)")
     if args.method == "GET" and args.body_size:  # 0 is no body: accepted, as by every harness
         p.error("--body-size goes with --method POST or PUT")
+    if args.targets is not None and (args.method != "GET" or args.body_size is not None):
+        p.error("--targets gives every request its method and body: not with --method or --body-size")
+    if args.upload == "stream" and args.method == "GET" and args.targets is None:
+        p.error("--upload stream goes with --method POST or PUT, or --targets (a GET sends no body)")
     if args.ca_file is not None:
         try:
             _context(args.ca_file)
@@ -137,27 +161,36 @@ def finish(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             p.error(f"--ca-file: cannot use {args.ca_file}: {exc}")
     args.body_size = args.body_size or 0
     args.body = args.expected = None
+    args.pattern = Pattern(args.chunk_size)
     if args.method != "GET":
-        args.body = upload_body(args.body_size)
-        args.expected = upload_answer(args.body)
+        # a streamed upload is made chunk by chunk: only its answer is computed here, from the same chunks
+        streamed = args.upload == "stream"
+        args.body = None if streamed else upload_body(args.body_size)
+        args.expected = upload_answer(args.pattern.chunks(args.body_size) if streamed else args.body)
+    args.target_list = None
+    if args.targets is not None:
+        args.target_list = load_targets(p, args.targets)
+        for target in args.target_list:
+            _check_url(p, target.url, f"--targets {args.targets}: ")
 
 
-def _check_url(p: argparse.ArgumentParser, url: str) -> None:
-    """--url: an absolute http:// or https:// URL with a host, and a port from 1 to 65535 if it has one
-    (docs/raw-format.md); what a library refuses beyond that is a counted failure (InvalidUrl)."""
+def _check_url(p: argparse.ArgumentParser, url: str, where: str = "") -> None:
+    """--url (or a target's URL): an absolute http:// or https:// URL with a host, and a port from 1 to 65535 if
+    it has one (docs/raw-format.md); what a library refuses beyond that is a counted failure (InvalidUrl)."""
+    flag = where or "--url "
     if any(c <= " " or c == "\x7f" for c in url):
-        p.error(f"--url must not contain whitespace or control characters: {url!r}")
+        p.error(f"{flag}must not contain whitespace or control characters: {url!r}")
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        p.error(f"--url {url!r} is not a URL: {exc}")
+        p.error(f"{flag}{url!r} is not a URL: {exc}")
     if parts.scheme.lower() not in ("http", "https"):
-        p.error(f"--url must be an http:// or https:// URL, got {url!r}")
+        p.error(f"{flag}must be an http:// or https:// URL, got {url!r}")
     if not parts.hostname:
-        p.error(f"--url has no host: {url!r}")
+        p.error(f"{flag}has no host: {url!r}")
     if port == 0:
-        p.error(f"--url: the port must be from 1 to 65535, got {url!r}")
+        p.error(f"{flag}the port must be from 1 to 65535, got {url!r}")
 
 
 def upload_body(size: int) -> bytes:
@@ -165,9 +198,15 @@ def upload_body(size: int) -> bytes:
     return ALPHABET * (size // len(ALPHABET)) + ALPHABET[: size % len(ALPHABET)]
 
 
-def upload_answer(body: bytes) -> bytes:
-    """What the server's /upload answers: `<length> <sha256 hex>`."""
-    return f"{len(body)} {hashlib.sha256(body).hexdigest()}".encode()
+def upload_answer(body: bytes | Iterable[bytes]) -> bytes:
+    """What the server's /upload answers: `<length> <sha256 hex>` (of the bytes, or of the chunks in turn)."""
+    if isinstance(body, bytes):
+        return f"{len(body)} {hashlib.sha256(body).hexdigest()}".encode()
+    digest, length = hashlib.sha256(), 0
+    for piece in body:
+        digest.update(piece)
+        length += len(piece)
+    return f"{length} {digest.hexdigest()}".encode()
 
 
 def add_tls_options(p: argparse.ArgumentParser) -> None:
@@ -254,6 +293,16 @@ def _seed(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
     if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"must be between 0 and 2^64 - 1, got {text!r}")
+    return value
+
+
+def _chunk_size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of bytes, got {text!r}") from None
+    if not 1 <= value <= MAX_CHUNK_SIZE:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_CHUNK_SIZE} (16 MiB), got {value}")
     return value
 
 

@@ -12,9 +12,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from .failures import DigestMismatch
+from .forms import (
+    BOTH,
+    AsyncForms,
+    AsyncRequest,
+    AsyncStream,
+    AsyncUpload,
+    SyncForms,
+    SyncRequest,
+    SyncStream,
+    SyncUpload,
+)
 from .info import GcCount, emit
-from .options import unsupported
 from .record import Worker
 from .schedule import NS, intended_ns, open_loop, open_loop_async
 
@@ -22,12 +31,6 @@ SCHEMA_ID = "clientbench.raw/2"
 
 C = TypeVar("C")
 
-#: do one GET: returns (status, body bytes read); raises on any transport error
-SyncRequest = Callable[[C, str], "tuple[int, int]"]
-AsyncRequest = Callable[[C, str], Awaitable["tuple[int, int]"]]
-#: do one upload (client, url, method, body): returns (status, the whole response body); raises likewise
-SyncUpload = Callable[[C, str, str, bytes], "tuple[int, bytes]"]
-AsyncUpload = Callable[[C, str, str, bytes], Awaitable["tuple[int, bytes]"]]
 #: one untimed GET through a client (--http 2 only): the HTTP version its response came with ("HTTP/2", ...)
 SyncProtocol = Callable[[C, str], "str | None"]
 AsyncProtocol = Callable[[C, str], Awaitable["str | None"]]
@@ -38,32 +41,6 @@ _VERSIONS = {"2": "HTTP/2", "2.0": "HTTP/2", "h2": "HTTP/2", "h2c": "HTTP/2", "1
 
 def _no_close(client: object) -> None:
     return None
-
-
-def checked(upload: SyncUpload[C], method: str, body: bytes, expected: bytes) -> SyncRequest[C]:
-    """A request that uploads `body` and checks the answer (a 200 with another body is a DigestMismatch)."""
-
-    def request(client: C, url: str) -> tuple[int, int]:
-        status, got = upload(client, url, method, body)
-        if status == 200 and got != expected:
-            raise DigestMismatch(got, expected)
-        return status, len(got)
-
-    return request
-
-
-def checked_async(upload: AsyncUpload[C], method: str, body: bytes, expected: bytes) -> AsyncRequest[C]:
-    async def request(client: C, url: str) -> tuple[int, int]:
-        status, got = await upload(client, url, method, body)
-        if status == 200 and got != expected:
-            raise DigestMismatch(got, expected)
-        return status, len(got)
-
-    return request
-
-
-def _uploads_unsupported(args: argparse.Namespace) -> None:
-    unsupported(f"--method {args.method} (this driver sends GET only)")
 
 
 def protocol_name(version: object) -> str | None:
@@ -136,15 +113,8 @@ class SyncDriver(Generic[C]):
     close: Callable[[C], None] = _no_close
     upload: SyncUpload[C] | None = None
     protocol: SyncProtocol[C] | None = None
-
-    def per_request(self, args: argparse.Namespace) -> SyncRequest[C]:
-        """The lean GET of the driver, or its upload with the answer checked."""
-        if args.method == "GET":
-            return self.request
-        if self.upload is None:
-            _uploads_unsupported(args)
-        assert self.upload is not None
-        return checked(self.upload, args.method, args.body, args.expected)
+    stream: SyncStream[C] | None = None  # the streamed form (forms.py), for --upload/--download stream
+    streams: tuple[str, ...] = BOTH  # the directions it streams
 
     @staticmethod
     def _timed_loop(w: Worker, client: C, args: argparse.Namespace, request: SyncRequest[C]) -> None:
@@ -172,7 +142,7 @@ class SyncDriver(Generic[C]):
     def run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
         is_open = args.rate is not None
         workers = [Worker(args.record == "histogram", is_open, args.timeout) for _ in range(args.workers)]
-        request = self.per_request(args)
+        forms = SyncForms(args, self.request, self.upload, self.stream, self.streams)
         duration_ns = _duration_ns(args)
         # all workers ready (client built, warmed up) -> main takes t0 -> go: no loop starts before t0
         ready = threading.Barrier(args.workers + 1)
@@ -189,7 +159,7 @@ class SyncDriver(Generic[C]):
             try:
                 made_shared = the_client = self.make_client(args)
                 if args.warmup:
-                    _first_contact(lambda: request(made_shared, args.url))
+                    _first_contact(lambda: forms.for_worker(0)(made_shared, args.url))
             except Exception as exc:
                 setup_errors.append(exc)
 
@@ -199,13 +169,15 @@ class SyncDriver(Generic[C]):
                 made = the_client if shared else self.make_client(args)
                 client = made
                 if made is not None:
+                    warm = forms.for_worker(index)
                     for _ in range(args.warmup):
                         try:
-                            request(made, args.url)
+                            warm(made, args.url)
                         except Exception:  # warmup failures are not measured
                             pass
             except BaseException as exc:  # still join the barrier so nobody waits forever
                 setup_errors.append(exc)
+            request = forms.for_worker(index)  # the timed requests count from k = 0 again
             ready.wait()
             go.wait()
 
@@ -279,19 +251,14 @@ class AsyncDriver(Generic[C]):
     close: Callable[[C], Awaitable[None]]
     upload: AsyncUpload[C] | None = None
     protocol: AsyncProtocol[C] | None = None
-
-    def per_request(self, args: argparse.Namespace) -> AsyncRequest[C]:
-        if args.method == "GET":
-            return self.request
-        if self.upload is None:
-            _uploads_unsupported(args)
-        assert self.upload is not None
-        return checked_async(self.upload, args.method, args.body, args.expected)
+    stream: AsyncStream[C] | None = None
+    streams: tuple[str, ...] = BOTH
 
     async def _run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
         is_open = args.rate is not None
         workers = [Worker(args.record == "histogram", is_open, args.timeout) for _ in range(args.workers)]
-        request = self.per_request(args)
+        forms = AsyncForms(args, self.request, self.upload, self.stream, self.streams)
+        timed = [forms.for_worker(i) for i in range(args.workers)]  # each counts from k = 0 after its warm-up
         duration_ns = _duration_ns(args)
         clients: list[C | None] = []
         setup_error: BaseException | None = None
@@ -304,9 +271,10 @@ class AsyncDriver(Generic[C]):
         if _shared(args):  # one client for every task
             clients *= args.workers
 
-        async def warm(client: C | None) -> None:
+        async def warm(client: C | None, index: int) -> None:
             if client is None:
                 return
+            request = forms.for_worker(index)
             for _ in range(args.warmup):
                 try:
                     await request(client, args.url)
@@ -322,9 +290,10 @@ class AsyncDriver(Generic[C]):
                 client = clients[index] = await self.make_client(args)
             elif client is None:
                 raise setup_error or RuntimeError("no client")
-            return await request(client, args.url)
+            return await timed[index](client, args.url)
 
         async def work(w: Worker, index: int) -> None:
+            request = timed[index]
             w.loop_start = time.perf_counter_ns()
             for i in range(args.requests):
                 start = time.perf_counter_ns()
@@ -346,10 +315,10 @@ class AsyncDriver(Generic[C]):
         try:
             if _shared(args) and args.warmup and clients[0] is not None:
                 try:  # see _first_contact
-                    await request(clients[0], args.url)
+                    await forms.for_worker(0)(clients[0], args.url)
                 except Exception:
                     pass
-            await asyncio.gather(*(warm(c) for c in clients))
+            await asyncio.gather(*(warm(c, i) for i, c in enumerate(clients)))
             collector = GcCount()
             collector.start()
             t0, cpu0 = time.perf_counter_ns(), time.process_time_ns()
@@ -416,6 +385,10 @@ def document(
             "record": args.record,
             "client_scope": getattr(args, "client_scope", "per-worker"),
             "http": getattr(args, "http", "1.1"),
+            "upload": getattr(args, "upload", "whole"),
+            "download": getattr(args, "download", "whole"),
+            "chunk_size": getattr(args, "chunk_size", 65536),
+            "targets": getattr(args, "targets", None),
         },
         "wall_ns": wall_ns,
         "cpu_ns": cpu_ns,
