@@ -24,7 +24,7 @@ from support.pools import pool_race
 
 BROKEN = Path(__file__).resolve().parent / "support" / "broken_drivers"
 #: how many checks check-driver makes (docs/bring-your-own-client.md's table), 4 of them of the open loop
-CHECKS = 35
+CHECKS = 44
 
 @pytest.fixture(scope="module")
 def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:

@@ -11,6 +11,7 @@ every connection down and joins the threads.
     with FaultServer() as f:
         f.url + "/reset"      # 200, Content-Length 100000, 1,000 bytes, then a TCP reset (RST)
         f.url + "/truncated"  # 200, Content-Length 100, 10 bytes, then the connection closed (FIN)
+        f.url + "/wrong"      # 200 with WRONG_ANSWER whatever the request's body (an upload answered wrongly)
 
 Any other path gets 404.
 """
@@ -26,6 +27,8 @@ from typing import TypeVar
 from urllib.parse import urlsplit
 
 HELLO = b"Hello, World!"
+#: /wrong's answer: neither an /upload line nor an echo of any body the checks send
+WRONG_ANSWER = b"not the digest\n"
 #: a request head longer than this is not read (the connection is given up)
 MAX_HEAD = 65536
 
@@ -200,6 +203,8 @@ def faults(conn: Conn) -> None:
             conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         except OSError:
             pass
+    elif path == "/wrong":
+        conn.send(_head(len(WRONG_ANSWER)).replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n") + WRONG_ANSWER)
     elif path == "/truncated":
         conn.send(_head(TRUNCATED_LENGTH) + body[:TRUNCATED_SENT])
         time.sleep(0.05)
