@@ -92,7 +92,8 @@ PYTEST_WORKERS ?= 4
 # What `make run` builds, and what the tests add. Rust is built by `cargo test --no-run` alone: the tests enable
 # tokio's test-util, so a `cargo build` first would compile tokio and all that sits on it a second time, and
 # the binaries the suites then run would be the test build's anyway (cargo puts them in target/release).
-TEST_SETUP := system-deps venv rust-tests cpp bindings peers freethreaded wheels-x86_64 sdists toxiproxy inferno examples test-deps
+TEST_SETUP := system-deps venv rust-tests cpp bindings peers freethreaded wheels-x86_64 sdists native-wheel-x86_64 \
+              clientbench-dist wheelhouse toxiproxy inferno examples test-deps
 
 test: system-deps venv compiler-cache  ## set up everything, run every test suite (cargo, ctest, go, node, pytest), sum each one up
 	MAKE="$(MAKE)" PYTEST_WORKERS=$(PYTEST_WORKERS) CPP_BUILD=$(CPP_BUILD) scripts/run-tests.sh

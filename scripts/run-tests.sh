@@ -2,15 +2,15 @@
 # `make test`, once system-deps, the venv and the compiler cache are there: the set-up (`make -k test-setup`),
 # then every suite, in this order, each timed by scripts/step: cargo test, ctest, go vet + go test, node --test,
 # pytest bindings, pytest python/tests, and last the aarch64 wheels' test under qemu
-# (bindings/tests/test_wheels_aarch64.py).
+# (bindings/tests/test_wheels_aarch64.py: the bindings' wheels and clientbench-native's).
 # Every suite runs whatever the set-up and the suites before it did (a failure stops nothing: each suite
 # reports), then a summary says each one's outcome and time, and the exit status is 1 when any failed.
 # Why not one after the other only: the pytest suites mostly wait on sockets and timeouts (one core busy at most,
 # often neither), and much of the set-up is single-core (configure scripts, links, pip). So pytest runs each
-# suite on PYTEST_WORKERS processes (pytest-xdist), and the aarch64 wheels (`make wheels-aarch64`, a cross build
-# that only needs the CPU, with scratch folders of its own) build in the background, from the start of the set-up
-# on when their cache is cold (below); their test runs once they are there. The build is stopped on every path
-# out of this script.
+# suite on PYTEST_WORKERS processes (pytest-xdist), and the aarch64 wheels (`make wheels-aarch64
+# native-wheel-aarch64`, cross builds that only need the CPU, with scratch folders of their own) build in the
+# background, from the start of the set-up on when their cache is cold (below); their test runs once they are
+# there. The build is stopped on every path out of this script.
 #
 # Environment: MAKE, PYTEST_WORKERS (default 4), CPP_BUILD (default build/cpp-beast), CARGO, CMAKE; CI=true or
 # CLIENTBENCH_STRICT=1 (strict mode: scripts/common.sh, conftest.py).
@@ -28,6 +28,8 @@ CMAKE=${CMAKE:-cmake}
 VPY=.venv/bin/python
 STEP=scripts/step
 AARCH64_LOG=build/wheel/logs/wheels-aarch64.log
+# the bindings' aarch64 wheels and clientbench-native's, one after the other
+AARCH64_TARGETS=(wheels-aarch64 native-wheel-aarch64)
 PYTEST=("$VPY" -m pytest -q -rfEs -n "$WORKERS" --durations=10)
 
 # the outcome of every step run so far: "NAME STATUS SECONDS" (STATUS: an exit status, or "-" for not run)
@@ -77,13 +79,14 @@ start_background() {
     mkdir -p "$(dirname "$AARCH64_LOG")"
     echo "the aarch64 wheels build in the background meanwhile; log: $AARCH64_LOG" >&2
     BG_START=$EPOCHREALTIME
-    setsid "$STEP" wheels-aarch64 "$MAKE" --no-print-directory wheels-aarch64 > "$AARCH64_LOG" 2>&1 < /dev/null &
+    setsid "$STEP" wheels-aarch64 "$MAKE" --no-print-directory "${AARCH64_TARGETS[@]}" > "$AARCH64_LOG" 2>&1 < /dev/null &
     BG=$!
 }
 # From a cold per-user cache the aarch64 wheels take about 14 min on 2 cores (their static OpenSSL, zig's libc++
-# for arm64, every crate): they start with the set-up, to end with the suites. From a warm one (their OpenSSL
-# cached) they take about 4 min, which the suites' idle time covers: they start with the suites, and the set-up
-# keeps the whole machine.
+# for arm64, every crate), and clientbench-native's up to 20 more (the server's and the drivers' crates, the C++
+# drivers, toxiproxy): they start with the set-up, to end with the suites. From a warm one (their OpenSSL cached,
+# the compiler cache full) they take a few minutes, which the suites' idle time covers: they start with the
+# suites, and the set-up keeps the whole machine.
 if ! compgen -G "$CLIENTBENCH_CACHE/openssl-*-aarch64-*/lib/libssl.a" > /dev/null; then
     start_background
 fi

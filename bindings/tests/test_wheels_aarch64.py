@@ -11,18 +11,34 @@ only, so that pip itself decides the wheel fits this interpreter, and used from 
 request against the x86-64 axum server on loopback (the https one verified with its throw-away CA; verify=True
 rejects that CA).
 
+The runner's clientbench-native aarch64 wheel (the server, the drivers and probes, toxiproxy) is checked the same way
+(auditwheel, an install by the arm64 pip), then its executables run from that venv under qemu: the server on
+loopback, the Beast and reqwest drivers against it (their documents validated by the runner's schema), toxiproxy
+giving its version.
+
 Everything under emulation is slow (a few seconds per interpreter start): the venv has no pip of its own, and the
 sysroot keeps the bytecode it compiles (the environment of these runs does not set PYTHONDONTWRITEBYTECODE).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import shutil
+import signal
 import subprocess
+import threading
+import urllib.request
 from pathlib import Path
 
 import pytest
+from clientbench import __version__
+from clientbench.environment.binaries import EXECUTABLES
 from clientbench.execution.server import Server
+from clientbench.network import TOXIPROXY_VERSION
+from clientbench.schema import parse_raw
+from clientbench.workload import Workload
 from packaging.utils import parse_wheel_filename
 from support.wheels import BINDINGS, MAX_GLIBC_MINOR, REPO, auditwheel_platform, check_in_venv, manylinux_minor, newest
 
@@ -84,6 +100,16 @@ def arm64_tags(arm64: Arm64, tmp_path_factory: pytest.TempPathFactory) -> frozen
     return tags
 
 
+def _install(arm64: Arm64, wheel: Path, tmp_path: Path) -> Path:
+    """A fresh venv of the arm64 interpreter with the wheel installed by its pip (no index, binaries only)."""
+    venv = tmp_path / "venv"
+    arm64.run(arm64.sysroot / "usr" / "bin" / "python3.11", ["-m", "venv", "--without-pip", str(venv)], tmp_path)
+    pip = ["-m", "pip", "install", "-q", "--no-index", "--no-deps", "--only-binary=:all:", "--no-cache-dir",
+           "--disable-pip-version-check", str(wheel)]  # fmt: skip
+    arm64.run(venv / "bin" / "python", pip, tmp_path, with_pip=True)
+    return venv / "bin" / "python"
+
+
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("dist, module", BINDINGS)
 def test_aarch64_wheel_is_manylinux_and_works_under_qemu(
@@ -99,14 +125,59 @@ def test_aarch64_wheel_is_manylinux_and_works_under_qemu(
     assert manylinux_minor(auditwheel_platform(wheel), "aarch64") <= MAX_GLIBC_MINOR, wheel.name
 
     # the install: a fresh venv of the arm64 interpreter, the wheel installed by its pip, no index, binaries only
-    venv = tmp_path / "venv"
-    arm64.run(arm64.sysroot / "usr" / "bin" / "python3.11", ["-m", "venv", "--without-pip", str(venv)], tmp_path)
-    py = venv / "bin" / "python"
-    pip = ["-m", "pip", "install", "-q", "--no-index", "--no-deps", "--only-binary=:all:", "--no-cache-dir",
-           "--disable-pip-version-check", str(wheel)]  # fmt: skip
-    arm64.run(py, pip, tmp_path, with_pip=True)
-    site = venv / "lib" / "python3.11" / "site-packages"
+    py = _install(arm64, wheel, tmp_path)
+    site = py.parent.parent / "lib" / "python3.11" / "site-packages"
     assert (site / module).is_dir(), sorted(p.name for p in site.iterdir())
 
     words = check_in_venv(arm64.command(py), module, arm64.env(tmp_path), server, tls_server, EMULATED_TIMEOUT)
     assert words == ["200", "wheel", "200", "rejected", "gil-on"]
+
+
+@pytest.mark.timeout(1800)
+def test_aarch64_native_wheel_runs_the_server_and_the_drivers_under_qemu(
+    tmp_path: Path, arm64: Arm64, arm64_tags: frozenset[str]
+) -> None:
+    wheel = newest(f"clientbench_native-{__version__}-*_aarch64.whl", arm64_tags, "arm64 CPython 3.11")
+    tags = parse_wheel_filename(wheel.name)[3]
+    assert {(t.interpreter, t.abi) for t in tags} == {("py3", "none")}, wheel.name
+    assert all(manylinux_minor(t.platform, "aarch64") <= MAX_GLIBC_MINOR for t in tags), wheel.name
+    assert manylinux_minor(auditwheel_platform(wheel), "aarch64") <= MAX_GLIBC_MINOR, wheel.name
+
+    py = _install(arm64, wheel, tmp_path)
+    code = "import clientbench_native as n; print(n.__version__, n.bin_dir())"
+    version, folder = arm64.run(py, ["-c", code], tmp_path).split()
+    bin_dir = Path(folder)
+    assert version == __version__ and tmp_path in bin_dir.parents
+    assert sorted(p.name for p in bin_dir.iterdir()) == sorted(EXECUTABLES)
+
+    # the server under emulation, on loopback: its first line names its URL (execution/server.py)
+    with open(tmp_path / "server.log", "wb") as log:
+        server = subprocess.Popen(
+            [*arm64.command(bin_dir / "clientbench-server"), "--host", "127.0.0.1", "--port", "0"],
+            stdout=subprocess.PIPE, stderr=log, env=arm64.env(tmp_path), start_new_session=True,
+        )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        stdout, first = server.stdout, []
+        reader = threading.Thread(target=lambda: first.append(stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(EMULATED_TIMEOUT)
+        assert first and first[0], f"the emulated server printed nothing: {(tmp_path / 'server.log').read_text()}"
+        url = json.loads(first[0])["url"].rstrip("/")
+        with urllib.request.urlopen(url + "/", timeout=30) as r:
+            assert r.read() == b"Hello, World!"
+        for driver in ("beast-driver", "reqwest-driver"):
+            flags = Workload(workers=2, requests=20, warmup=2).flags(url + "/")
+            doc = parse_raw(arm64.run(bin_dir / driver, flags, tmp_path))
+            counts = [(w["count"], w["failures"]) for w in doc["workers"]]
+            assert counts == [(20, []), (20, [])], (driver, counts)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)
+        server.wait(timeout=30)
+    # stamped with its release's version, as `make toxiproxy`'s is not ("git")
+    shown = subprocess.run(
+        [*arm64.command(bin_dir / "toxiproxy-server"), "--version"], capture_output=True, text=True,
+        timeout=EMULATED_TIMEOUT, env=arm64.env(tmp_path),
+    )  # fmt: skip
+    assert shown.returncode == 0 and TOXIPROXY_VERSION.removeprefix("v") in shown.stdout + shown.stderr
