@@ -145,7 +145,7 @@ $(ACTIONLINT):
 
 build: system-deps venv rust cpp  ## release builds of the server and the native drivers
 
-system-deps:  ## Boost headers, OpenSSL, CMake, ninja, GoogleTest, clang-format from apt when missing (sudo when not root)
+system-deps:  ## Boost headers, OpenSSL, libbrotli and libzstd (br/zstd in beast_client), CMake, ninja, GoogleTest, clang-format from apt when missing (sudo when not root)
 	@missing=""; \
 	echo '#include <boost/beast/version.hpp>' | $(CXX) -x c++ -std=c++17 -fsyntax-only - 2>/dev/null \
 	  || missing="$$missing libboost1.81-dev"; \
@@ -154,6 +154,8 @@ system-deps:  ## Boost headers, OpenSSL, CMake, ninja, GoogleTest, clang-format 
 	[ -e /usr/include/gtest/gtest.h ] || missing="$$missing libgtest-dev"; \
 	command -v clang-format >/dev/null || missing="$$missing clang-format"; \
 	[ -e /usr/include/openssl/ssl.h ] || missing="$$missing libssl-dev"; \
+	[ -e /usr/include/brotli/decode.h ] || missing="$$missing libbrotli-dev"; \
+	[ -e /usr/include/zstd.h ] || missing="$$missing libzstd-dev"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages:$$missing"; \
 	  $(STEP) system-deps bash -c '$(SUDO) apt-get update -qq && \
@@ -163,13 +165,14 @@ system-deps:  ## Boost headers, OpenSSL, CMake, ninja, GoogleTest, clang-format 
 # What the tests run against and with that nobody here wrote: Debian's nginx and curl (servers and a client to
 # compare with), Chromium (the HTML report in a real browser), valgrind and strace (`clientbench cost`), perf
 # (linux-perf: `clientbench profile`'s native rows), qemu-user-static (the aarch64 wheels' test runs an arm64 CPython
-# under qemu-aarch64-static), iproute2 (two test hosts in network namespaces: python/tests/test_two_hosts.py). Only the
-# tests start nginx, each with its own configuration: the package's own service is never started (policy-rc.d
-# answers 101 while apt installs it, when the machine has no policy of its own).
+# under qemu-aarch64-static), iproute2 (two test hosts in network namespaces: python/tests/test_two_hosts.py),
+# tinyproxy (the HTTP proxy both bindings go through: bindings/tests/test_proxy.py). Only the tests start nginx and
+# tinyproxy, each with its own configuration: the packages' own services are never started (policy-rc.d answers 101
+# while apt installs them, when the machine has no policy of its own).
 TEST_PACKAGES := nginx:nginx-light curl:curl openssl:openssl chromium:chromium valgrind:valgrind strace:strace \
-                 perf:linux-perf qemu-aarch64-static:qemu-user-static ip:iproute2
+                 perf:linux-perf qemu-aarch64-static:qemu-user-static ip:iproute2 tinyproxy:tinyproxy
 
-test-deps:  ## nginx-light, curl, openssl, chromium, valgrind, strace, linux-perf, qemu-user-static from apt when missing; no service left running
+test-deps:  ## nginx-light, curl, openssl, chromium, valgrind, strace, linux-perf, qemu-user-static, tinyproxy from apt when missing; no service left running
 	@missing=""; \
 	for pair in $(TEST_PACKAGES); do \
 	  command -v $${pair%%:*} >/dev/null || [ -x /usr/sbin/$${pair%%:*} ] || missing="$$missing $${pair#*:}"; \

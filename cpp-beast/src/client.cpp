@@ -32,6 +32,11 @@ std::optional<std::chrono::nanoseconds> checked(std::optional<std::chrono::nanos
 
 }  // namespace
 
+Timeouts detail::checked_timeouts(const Timeouts& t) {
+    return Timeouts{checked(t.total, "timeout"), checked(t.connect, "connect timeout"),
+                    checked(t.read, "read timeout")};
+}
+
 Client::Client(std::chrono::nanoseconds timeout, std::chrono::nanoseconds poll_interval)
     : Client(timeout, TlsConfig{}, poll_interval) {}
 
@@ -39,11 +44,9 @@ Client::Client(std::chrono::nanoseconds timeout, TlsConfig tls, std::chrono::nan
     : Client(Timeouts{timeout, std::nullopt, std::nullopt}, std::move(tls), poll_interval) {}
 
 Client::Client(const Timeouts& timeouts, TlsConfig tls, std::chrono::nanoseconds poll_interval,
-               std::size_t max_connections)
-    : poll_interval_(poll_interval), tls_(std::move(tls)), max_connections_(max_connections) {
-    timeouts_.total = checked(timeouts.total, "timeout");
-    timeouts_.connect = checked(timeouts.connect, "connect timeout");
-    timeouts_.read = checked(timeouts.read, "read timeout");
+               std::size_t max_connections, const ProxyConfig& proxy)
+    : poll_interval_(poll_interval), tls_(std::move(tls)), max_connections_(max_connections), proxy_(proxy) {
+    timeouts_ = checked_timeouts(timeouts);
     if (poll_interval_.count() <= 0) throw std::invalid_argument("poll interval must be > 0");
     poll_interval_ = std::min(poll_interval_, kTenYears);
     impl_ = std::make_unique<Impl>(*this);
@@ -77,7 +80,7 @@ int Client::get(std::string_view url, std::size_t& body_bytes, const CancelCheck
 Response Client::request(std::string_view method, std::string_view url, const Headers& headers, std::string_view body,
                          const CancelCheck& cancel) {
     const Url u = parse_url(url);
-    const Wire req = make_request(method, u, headers, body);
+    const Wire req = make_request(method, u, headers, body, false, u.https ? nullptr : impl_->proxies.for_url(u));
     std::optional<ResponseReader> reader;
     Deadline d = impl_->deadline(std::nullopt);
     ReadSpec spec;
@@ -171,13 +174,16 @@ bool ResponseStream::next(std::string& chunk, const CancelCheck& cancel) {
             st.owner.last_body_bytes_.store(static_cast<std::size_t>(r.body_bytes), std::memory_order_relaxed);
             return true;
         }
-        if (r.is_done()) {
+        if (r.is_done() && !r.pending()) {
             st.finished = true;
             impl.release(std::move(st.a.conn));
             return false;
         }
         try {
-            impl.read_body(st.a, cancel, true);
+            if (r.pending())  // what the decoder held back comes before anything more is read
+                impl.drain(st.a);
+            else
+                impl.read_body(st.a, cancel, true);
         } catch (...) {
             st.finished = true;
             st.owner.last_body_bytes_.store(static_cast<std::size_t>(r.body_bytes), std::memory_order_relaxed);

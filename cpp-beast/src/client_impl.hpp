@@ -4,7 +4,10 @@
 
 #include "aliases.hpp"
 #include "beast_client/client.hpp"
+#include "plan.hpp"
+#include "proxy.hpp"
 #include "response.hpp"
+#include "session.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -102,18 +105,6 @@ struct Active {
     Deadline deadline;
 };
 
-// A request as it goes on the wire, serialized once (head and body), and what the exchange needs to know of it.
-struct Wire {
-    std::string bytes;
-    std::string method;       // for messages
-    bool head = false;        // HEAD: the response has no body
-    bool idempotent = false;  // may be sent again after a connection failure (RFC 9110 9.2.2)
-};
-
-// The request as sent: method, target, the caller's headers (checked), Host and User-Agent unless given,
-// the body with Content-Length. Throws std::invalid_argument for a method or header that is not valid HTTP.
-Wire make_request(std::string_view method, const Url& u, const Headers& headers, std::string_view body);
-
 // get()'s request to one URL, parsed and serialized once per Client and URL.
 struct Target {
     std::string url;
@@ -134,6 +125,31 @@ struct Origin {
 
     bool matches(const Url& u) const { return u.https == https && u.port == port && u.host == host; }
 };
+
+// The timeouts as the clients keep them: each > 0 when set (else std::invalid_argument), at most ten years.
+Timeouts checked_timeouts(const Timeouts& t);
+
+// The message of a TimeoutError: which limit expired, and while doing what.
+std::string timeout_text(const Deadline& d, Clock::time_point now, Phase phase, const std::string& where);
+
+// Whether an idle kept-alive connection can carry a new request: nothing unread is buffered (`ssl`: nor in the TLS
+// layer) and, when `peek`, the server has neither closed nor reset it (Client::Impl::reusable).
+bool idle_usable(tcp::socket& socket, SSL* ssl, const beast::flat_buffer& buffer, bool peek);
+
+// A TLS stream on `ioc` for a connection to u: SNI for a host name, the certificate checked for u's host (or IP
+// address) when verifying, a session of `sessions` for `where` (host:port) offered.
+std::unique_ptr<TlsStream> tls_stream_for(net::io_context& ioc, ssl::context& ctx, const Url& u, bool verify,
+                                          const std::shared_ptr<SessionCache>& sessions, const std::string& where);
+
+// Whether a failed read of plain HTTP met a TLS alert record (an http:// URL to a TLS server that answered so).
+bool tls_alert_reply(const beast::error_code& ec, const beast::flat_buffer& buffer);
+// Throws what a failed read of the response means (BodyTooLarge, ProtocolError, ConnectionError, ...).
+[[noreturn]] void throw_read_error(const ResponseReader& parser, const beast::error_code& ec, const std::string& where,
+                                   bool tls_alert);
+
+// Checks the answer of a proxy to a tunnel's CONNECT (a 2xx, nothing after its head); throws ConnectionError.
+void check_tunnel(int status, const std::string& reason, std::size_t extra, const ProxyServer& proxy,
+                  const std::string& where);
 
 // A kept-alive connection idle for less than this is re-used without looking at its socket first: a server
 // does not close a connection it has just answered on without saying so (Connection: close), and if it does,
@@ -158,6 +174,8 @@ struct Client::Impl {
     class AsyncIo;
 
     Client& owner;
+    const detail::Proxies proxies;
+    const std::shared_ptr<detail::SessionCache> sessions = std::make_shared<detail::SessionCache>();
     std::mutex tls_mutex;
     std::shared_ptr<ssl::context> tls_ctx;  // for the first https:// connection (or with a CA file); shared
     // The pool, under pool_mutex (held only to take a connection out or hand it back): the origins' records
@@ -189,7 +207,6 @@ struct Client::Impl {
     std::unique_ptr<Connection> checkout(const Url& u, const Deadline& d, const CancelCheck& cancel,
                                          const std::string& where, Origin*& origin);
     void abort(const bool& done, bool drain, Connection& c);
-    static std::string timeout_text(const Deadline& d, Clock::time_point now, Phase phase, const std::string& where);
     void wait(const bool& done, const Deadline& d, const CancelCheck& cancel, Phase phase, bool drain,
               const std::string& where, Connection& c);
     static bool reusable(Connection& c, bool peek);
@@ -197,19 +214,23 @@ struct Client::Impl {
     std::unique_ptr<Connection> acquire(const Url& u, Deadline& d, const CancelCheck& cancel, const std::string& where,
                                         bool& reused);
     void connect(Connection& c, const Url& u, Deadline& d, const CancelCheck& cancel, const std::string& where);
+    void tunnel(Connection& c, const Url& u, const detail::ProxyServer& proxy, Deadline& d, const CancelCheck& cancel,
+                const std::string& where);
 
     // exchange.cpp
     std::shared_ptr<const Target> target(std::string_view url);
     std::unique_ptr<Connection> roundtrip(const Url& u, const Wire& req, std::optional<ResponseReader>& reader,
                                           const ReadSpec& spec, Deadline& d, const CancelCheck& cancel,
-                                          const std::string& where);
+                                          const std::string& where, const BodySource* upload = nullptr);
     [[noreturn]] void read_failed(Connection& c, const ResponseReader& parser, const beast::error_code& ec,
                                   const std::string& where);
     void finished(Connection& c, const ResponseReader& parser);
     template <class Io>
     bool exchange(Connection& c, Io& io, const Wire& req, std::optional<ResponseReader>& reader, const ReadSpec& spec,
-                  Deadline& d, const std::string& where, bool may_retry);
+                  Deadline& d, const std::string& where, bool may_retry, const BodySource* upload);
     void read_body(Active& a, const CancelCheck& cancel, bool some);
+    // Hands out what the decoder held back (a stream's pieces); throws as a failed read does.
+    void drain(Active& a);
     void open(Active& a, std::string method, std::string_view url, Headers headers, std::string_view body_view,
               const RequestOptions& o, const CancelCheck& cancel, bool streaming);
 };

@@ -5,6 +5,10 @@
 #include "tls.hpp"
 
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -18,7 +22,7 @@ namespace beast_client {
 
 using namespace detail;
 
-Client::Impl::Impl(Client& client) : owner(client) {
+Client::Impl::Impl(Client& client) : owner(client), proxies(client.proxy_) {
     // a CA bundle is loaded now, so that a bad path fails at construction; the system store on first use
     if (!owner.tls_.ca_file.empty() && owner.tls_.verify) tls_ctx = tls_context(owner.tls_);
 }
@@ -208,8 +212,7 @@ void Client::Impl::abort(const bool& done, bool drain, Connection& c) {
     }
 }
 
-std::string Client::Impl::timeout_text(const Deadline& d, Clock::time_point now, Phase phase,
-                                       const std::string& where) {
+std::string detail::timeout_text(const Deadline& d, Clock::time_point now, Phase phase, const std::string& where) {
     const std::string during = std::string(" (while ") + phase_text(phase) + ")";
     if (now >= d.total) return "request to " + where + " timed out after " + seconds_text(d.total_limit) + during;
     if (now >= d.connect)
@@ -260,6 +263,59 @@ void Client::Impl::wait(const bool& done, const Deadline& d, const CancelCheck& 
     }
 }
 
+void detail::check_tunnel(int status, const std::string& reason, std::size_t extra, const ProxyServer& proxy,
+                          const std::string& where) {
+    if (status < 200 || status > 299)
+        throw ConnectionError("the proxy " + proxy.where + " refused the tunnel to " + where + ": " +
+                              std::to_string(status) + (reason.empty() ? "" : " " + printable(reason)));
+    if (extra != 0)  // the server speaks first in no protocol we tunnel: this is the proxy's
+        throw ConnectionError("the proxy " + proxy.where + " sent data after accepting the tunnel to " + where);
+}
+
+// The CONNECT request to the proxy on the open TCP connection, and its answer: a tunnel to u's host and port
+// (part of connecting: the connect timeout covers it).
+void Client::Impl::tunnel(Connection& c, const Url& u, const ProxyServer& proxy, Deadline& d, const CancelCheck& cancel,
+                          const std::string& where) {
+    const std::string to = "proxy " + proxy.where + " (for " + where + ")";
+    beast::tcp_stream& tcp_layer = beast::get_lowest_layer(*c.tls);
+    const std::string request = connect_request(u, proxy);
+    beast::error_code ec;
+    bool done = false;
+    net::async_write(tcp_layer, net::buffer(request), [&](const beast::error_code& e, std::size_t) {
+        ec = e;
+        done = true;
+    });
+    wait(done, d, cancel, Phase::connect, true, to, c);
+    if (ec) {
+        drop(c);
+        fail(ec, Phase::connect, to);
+    }
+    http::response_parser<http::empty_body> answer;
+    answer.skip(true);  // the answer to a CONNECT has no body (RFC 9110 9.3.6)
+    done = false;
+    c.buffer.clear();
+    http::async_read_header(tcp_layer, c.buffer, answer, [&](const beast::error_code& e, std::size_t) {
+        ec = e;
+        done = true;
+    });
+    wait(done, d, cancel, Phase::connect, true, to, c);
+    const std::size_t extra = c.buffer.size();
+    c.buffer.clear();
+    if (ec) {
+        drop(c);
+        if (ec == http::error::end_of_stream || ec == net::error::eof)
+            throw ConnectionError("the " + to + " closed the connection instead of answering the CONNECT",
+                                  ConnectionError::Kind::reset);
+        fail(ec, Phase::connect, to);
+    }
+    try {
+        check_tunnel(answer.get().result_int(), str(answer.get().reason()), extra, proxy, where);
+    } catch (...) {
+        drop(c);
+        throw;
+    }
+}
+
 // Whether the idle kept-alive connection can carry a new request: nothing unread is buffered and, when
 // `peek`, the server has neither closed nor reset it. One non-blocking MSG_PEEK: EAGAIN = open and quiet;
 // 0 = the server's FIN (e.g. its keep-alive timeout); an error = reset; data = bytes the server sent unasked
@@ -268,18 +324,39 @@ void Client::Impl::wait(const bool& done, const Deadline& d, const CancelCheck& 
 // connection that is its close_notify (or another alert) ahead of its FIN. TLS records already read
 // from the socket but not yet processed (OpenSSL's buffers) count as data too.
 bool Client::Impl::reusable(Connection& c, bool peek) {
-    if (c.buffer.size() != 0) return false;
-    if (c.https) {
-        SSL* ssl = c.tls->native_handle();
-        if (SSL_has_pending(ssl) || BIO_ctrl_pending(SSL_get_rbio(ssl)) != 0) return false;
-    }
+    return idle_usable(c.socket(), c.https ? c.tls->native_handle() : nullptr, c.buffer, peek);
+}
+
+bool detail::idle_usable(tcp::socket& socket, SSL* ssl, const beast::flat_buffer& buffer, bool peek) {
+    if (buffer.size() != 0) return false;
+    if (ssl && (SSL_has_pending(ssl) || BIO_ctrl_pending(SSL_get_rbio(ssl)) != 0)) return false;
     if (!peek) return true;
     char ch;
     for (;;) {
-        const auto n = ::recv(c.socket().native_handle(), &ch, 1, MSG_PEEK | MSG_DONTWAIT);
+        const auto n = ::recv(socket.native_handle(), &ch, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n < 0 && errno == EINTR) continue;
         return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
     }
+}
+
+std::unique_ptr<TlsStream> detail::tls_stream_for(net::io_context& ioc, ssl::context& ctx, const Url& u, bool verify,
+                                                  const std::shared_ptr<SessionCache>& sessions,
+                                                  const std::string& where) {
+    const bool is_ip = [&] {
+        beast::error_code not_ip;
+        (void)net::ip::make_address(u.host, not_ip);
+        return !not_ip;
+    }();
+    auto fresh = std::make_unique<TlsStream>(ioc, ctx);
+    SSL* ssl = fresh->native_handle();
+    // SNI carries host names only (RFC 6066 3)
+    if (!is_ip && SSL_set_tlsext_host_name(ssl, u.host.c_str()) != 1) {
+        ERR_clear_error();
+        throw TLSError("cannot use '" + u.host + "' as the TLS server name (SNI)");
+    }
+    if (verify) fresh->set_verify_callback(VerifyHost(u.host, is_ip));
+    offer_session(ssl, sessions, where);
+    return fresh;
 }
 
 void Client::Impl::set_info(std::optional<TlsInfo> value) {
@@ -328,24 +405,28 @@ void Client::Impl::connect(Connection& c, const Url& u, Deadline& d, const Cance
         Deadline& d;
         ~ConnectPhase() { d.connect = Deadline::never; }
     } phase{d};
+    // through a proxy the TCP connection is the proxy's (messages name both)
+    const ProxyServer* proxy = proxies.for_url(u);
+    const std::string& host = proxy ? proxy->host : u.host;
+    const std::uint16_t port = proxy ? proxy->port : u.port;
+    const std::string to = proxy ? "proxy " + proxy->where + " (for " + where + ")" : where;
     std::vector<tcp::endpoint> endpoints;
     beast::error_code ec;
-    const auto address = net::ip::make_address(u.host, ec);
-    const bool is_ip = !ec;
-    if (is_ip) {
-        endpoints.emplace_back(address, u.port);
+    const auto address = net::ip::make_address(host, ec);
+    if (!ec) {
+        endpoints.emplace_back(address, port);
     } else {
         auto state = std::make_shared<ResolveState>();
-        c.resolver.async_resolve(u.host, std::to_string(u.port), tcp::resolver::numeric_service,
+        c.resolver.async_resolve(host, std::to_string(port), tcp::resolver::numeric_service,
                                  [state](const beast::error_code& e, tcp::resolver::results_type r) {
                                      state->ec = e;
                                      state->results = std::move(r);
                                      state->done = true;
                                  });
-        wait(state->done, d, cancel, Phase::resolve, false, where, c);
-        if (state->ec) fail(state->ec, Phase::resolve, where);
+        wait(state->done, d, cancel, Phase::resolve, false, to, c);
+        if (state->ec) fail(state->ec, Phase::resolve, to);
         for (const auto& entry : state->results) endpoints.push_back(entry.endpoint());
-        if (endpoints.empty()) throw ConnectionError("cannot resolve the host of " + where + ": no addresses");
+        if (endpoints.empty()) throw ConnectionError("cannot resolve the host of " + to + ": no addresses");
     }
     if (u.https) {
         std::shared_ptr<ssl::context> ctx;
@@ -354,15 +435,8 @@ void Client::Impl::connect(Connection& c, const Url& u, Deadline& d, const Cance
             if (!tls_ctx) tls_ctx = tls_context(owner.tls_);
             ctx = tls_ctx;
         }
-        auto fresh = std::make_unique<TlsStream>(c.ioc, *ctx);
-        SSL* ssl = fresh->native_handle();
-        // SNI carries host names only (RFC 6066 3)
-        if (!is_ip && SSL_set_tlsext_host_name(ssl, u.host.c_str()) != 1) {
-            ERR_clear_error();
-            throw TLSError("cannot use '" + u.host + "' as the TLS server name (SNI)");
-        }
-        if (owner.tls_.verify) fresh->set_verify_callback(VerifyHost(u.host, is_ip));
-        c.tls = std::move(fresh);  // the previous connection's: nothing is pending on it (every wait drains)
+        // the previous connection's stream is replaced: nothing is pending on it (every wait drains)
+        c.tls = tls_stream_for(c.ioc, *ctx, u, owner.tls_.verify, sessions, where);
     } else {
         c.tls.reset();
     }
@@ -375,13 +449,14 @@ void Client::Impl::connect(Connection& c, const Url& u, Deadline& d, const Cance
         ec = e;
         done = true;
     });
-    wait(done, d, cancel, Phase::connect, true, where, c);
+    wait(done, d, cancel, Phase::connect, true, to, c);
     if (ec) {
         drop(c);
-        fail(ec, Phase::connect, where);
+        fail(ec, Phase::connect, to);
     }
     beast::error_code ignored;
     tcp_layer.socket().set_option(tcp::no_delay(true), ignored);
+    if (proxy && c.https) tunnel(c, u, *proxy, d, cancel, where);
     if (c.https) {
         done = false;
         c.tls->async_handshake(ssl::stream_base::client, [&](const beast::error_code& e) {

@@ -8,10 +8,32 @@ namespace beast_client::detail {
 
 namespace beast = boost::beast;
 
-bool Decoder::feed_some(const char*& data, std::size_t& n, std::string& out, std::size_t out_limit) {
+std::unique_ptr<Decoder> make_decoder(std::string_view coding) {
+    if (coding == "gzip" || coding == "x-gzip") return std::make_unique<ZlibDecoder>(ZlibDecoder::Format::gzip);
+    if (coding == "deflate") return std::make_unique<ZlibDecoder>(ZlibDecoder::Format::deflate);
+    if (coding == "br") return make_brotli_decoder();
+    if (coding == "zstd") return make_zstd_decoder();
+    return nullptr;
+}
+
+bool ZlibDecoder::feed(const char* data, std::size_t n, std::string& out, std::size_t out_limit, std::size_t& used) {
+    used = 0;
+    if (held_ && state_ == State::body) {  // what an earlier call held back comes first
+        static const char none = 0;
+        std::size_t ignored = 0;
+        if (!inflate(&none, 0, out, ignored, out_limit)) return false;
+        if (held_) return true;  // still at the limit
+    }
+    const std::size_t total = n;
+    const bool ok = feed_some(data, n, out, out_limit);
+    used = total - n;
+    return ok;
+}
+
+bool ZlibDecoder::feed_some(const char*& data, std::size_t& n, std::string& out, std::size_t out_limit) {
     const std::size_t start = n;
     while (n > 0) {
-        if (out.size() >= out_limit && state_ == State::body && n < start) return true;
+        if (out.size() >= out_limit && state_ == State::body && (n < start || held_)) return true;
         switch (state_) {
             case State::header: {
                 const std::size_t had = head_.size();
@@ -23,7 +45,7 @@ bool Decoder::feed_some(const char*& data, std::size_t& n, std::string& out, std
                 if (!complete) {
                     data += take;
                     n -= take;
-                    if (head_.size() > 64 * 1024) return bad("header too long");
+                    if (head_.size() > 64 * 1024) return fail("header too long");
                     break;
                 }
                 state_ = State::body;
@@ -34,14 +56,15 @@ bool Decoder::feed_some(const char*& data, std::size_t& n, std::string& out, std
                 } else {  // raw deflate: the bytes kept from an earlier call are compressed data
                     const std::string early = head_.substr(length, had - length);
                     head_.clear();
-                    if (!feed(early.data(), early.size(), out)) return false;
+                    if (!Decoder::feed(early.data(), early.size(), out)) return false;
                 }
                 break;
             }
             case State::body: {
                 std::size_t used = 0;
                 if (!inflate(data, n, out, used, out_limit)) return false;
-                if (used == 0 && state_ == State::body) return bad("no progress");
+                if (used == 0 && state_ == State::body && !(held_ && out.size() >= out_limit))
+                    return fail("no progress");
                 data += used;
                 n -= used;
                 break;
@@ -60,31 +83,30 @@ bool Decoder::feed_some(const char*& data, std::size_t& n, std::string& out, std
     return true;
 }
 
-bool Decoder::finish() {
+bool ZlibDecoder::finish() {
     if (state_ == State::done || (state_ == State::header && head_.empty())) return true;
-    return bad("the compressed data is truncated");
+    return fail("the compressed data is truncated");
 }
 
-bool Decoder::bad(const std::string& why) {
-    error_ = std::string(format_ == Format::gzip ? "invalid gzip body: " : "invalid deflate body: ") + why;
-    return false;
+bool ZlibDecoder::fail(const std::string& why) {
+    return bad(std::string(format_ == Format::gzip ? "invalid gzip body: " : "invalid deflate body: ") + why);
 }
 
-bool Decoder::header_length(bool& complete, std::size_t& length) {
+bool ZlibDecoder::header_length(bool& complete, std::size_t& length) {
     const auto* b = reinterpret_cast<const unsigned char*>(head_.data());
     const std::size_t size = head_.size();
     if (format_ == Format::deflate) {
         if (size < 2) return true;
         // a zlib header (CM 8, window <= 32 KiB, FCHECK); otherwise raw deflate: no header
         zlib_ = (b[0] & 0x0f) == 8 && (b[0] >> 4) <= 7 && ((b[0] << 8) | b[1]) % 31 == 0;
-        if (zlib_ && (b[1] & 0x20)) return bad("a preset dictionary is not supported");
+        if (zlib_ && (b[1] & 0x20)) return fail("a preset dictionary is not supported");
         complete = true;
         length = zlib_ ? 2 : 0;
         return true;
     }
     if (size < 10) return true;
-    if (b[0] != 0x1f || b[1] != 0x8b) return bad("not in gzip format");
-    if (b[2] != 8) return bad("unknown compression method");
+    if (b[0] != 0x1f || b[1] != 0x8b) return fail("not in gzip format");
+    if (b[2] != 8) return fail("unknown compression method");
     const unsigned flags = b[3];
     std::size_t pos = 10;
     if (flags & 0x04) {  // FEXTRA
@@ -104,7 +126,9 @@ bool Decoder::header_length(bool& complete, std::size_t& length) {
     return true;
 }
 
-bool Decoder::inflate(const char* data, std::size_t n, std::string& out, std::size_t& used, std::size_t out_limit) {
+// Inflates until the input is used and the output handed out, or until out holds out_limit bytes (then input may
+// be left, or output held back: held_).
+bool ZlibDecoder::inflate(const char* data, std::size_t n, std::string& out, std::size_t& used, std::size_t out_limit) {
     beast::zlib::z_params zs;
     zs.next_in = data;
     zs.avail_in = n;
@@ -121,18 +145,23 @@ bool Decoder::inflate(const char* data, std::size_t n, std::string& out, std::si
         }
         if (ec == beast::zlib::error::end_of_stream) {
             state_ = trailer_size() ? State::trailer : State::done;
+            held_ = false;
             break;
         }
-        if (ec && ec != beast::zlib::error::need_buffers) return bad(ec.message());
-        if (zs.avail_in == 0 && zs.avail_out != 0) break;
-        if (out.size() >= out_limit && zs.avail_in < n) break;  // enough for now (some input used)
-        if (produced == 0 && (ec == beast::zlib::error::need_buffers)) break;
+        if (ec && ec != beast::zlib::error::need_buffers) return fail(ec.message());
+        held_ = zs.avail_out == 0;  // a full buffer: inflate may have more for us
+        if (produced == 0 && ec == beast::zlib::error::need_buffers) {
+            held_ = false;
+            break;
+        }
+        if (!held_ && zs.avail_in == 0) break;  // all of the input used, all of its output out
+        if (out.size() >= out_limit) break;     // enough for now: input left, or output held
     }
     used = n - zs.avail_in;
     return true;
 }
 
-void Decoder::checksum(const char* data, std::size_t n) {
+void ZlibDecoder::checksum(const char* data, std::size_t n) {
     size_ += n;
     if (format_ == Format::gzip) {
         crc_.process_bytes(data, n);
@@ -145,18 +174,18 @@ void Decoder::checksum(const char* data, std::size_t n) {
     }
 }
 
-bool Decoder::check_trailer() {
+bool ZlibDecoder::check_trailer() {
     const auto* b = reinterpret_cast<const unsigned char*>(head_.data());
     state_ = State::done;
     if (format_ == Format::gzip) {
         const std::uint32_t crc = b[0] | (b[1] << 8) | (b[2] << 16) | (std::uint32_t(b[3]) << 24);
         const std::uint32_t isize = b[4] | (b[5] << 8) | (b[6] << 16) | (std::uint32_t(b[7]) << 24);
-        if (crc != crc_.checksum()) return bad("CRC-32 mismatch");
-        if (isize != static_cast<std::uint32_t>(size_)) return bad("length mismatch");
+        if (crc != crc_.checksum()) return fail("CRC-32 mismatch");
+        if (isize != static_cast<std::uint32_t>(size_)) return fail("length mismatch");
         return true;
     }
     const std::uint32_t adler = (std::uint32_t(b[0]) << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
-    if (adler != ((adler_b_ << 16) | adler_a_)) return bad("Adler-32 mismatch");
+    if (adler != ((adler_b_ << 16) | adler_a_)) return fail("Adler-32 mismatch");
     return true;
 }
 

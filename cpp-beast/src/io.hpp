@@ -110,7 +110,7 @@ private:
         const auto deadline = d_.at();
         if (now >= deadline) {
             impl_.drop(c_);
-            throw TimeoutError(Impl::timeout_text(d_, now, phase, where_));
+            throw TimeoutError(detail::timeout_text(d_, now, phase, where_));
         }
         if (waited && cancel_) {
             bool stop = false;

@@ -8,6 +8,7 @@
 #include <boost/beast/http/error.hpp>
 
 #include <algorithm>
+#include <limits>
 
 namespace beast_client::detail {
 
@@ -35,10 +36,7 @@ void ResponseReader::on_header_impl(beast::error_code&) {
     std::string c;
     for (const char ch : *coding)
         if (ch != ' ' && ch != '\t') c += ascii_lower(ch);
-    if (c == "gzip" || c == "x-gzip")
-        decoder_ = std::make_unique<Decoder>(Decoder::Format::gzip);
-    else if (c == "deflate")
-        decoder_ = std::make_unique<Decoder>(Decoder::Format::deflate);
+    decoder_ = make_decoder(c);  // null for a coding not decoded: the body as received
 }
 
 void ResponseReader::on_body_init_impl(const boost::optional<std::uint64_t>& length, beast::error_code& ec) {
@@ -66,10 +64,18 @@ std::size_t ResponseReader::on_body_impl(beast::string_view data, beast::error_c
     return data.size();
 }
 
+std::size_t ResponseReader::out_limit() const {
+    const std::uint64_t left = decoded_total_ >= decoded_limit ? 0 : decoded_limit - decoded_total_;
+    const std::uint64_t hard = left >= std::numeric_limits<std::size_t>::max() - body.size() - 1
+                                   ? std::numeric_limits<std::size_t>::max()
+                                   : body.size() + left + 1;
+    return static_cast<std::size_t>(std::min<std::uint64_t>(hard, chunk_limit));
+}
+
 std::size_t ResponseReader::decode(beast::string_view data, beast::error_code& ec) {
     const std::size_t before = body.size();
     std::size_t used = data.size();
-    if (!decoder_->feed(data.data(), data.size(), body, chunk_limit, used)) {
+    if (!decoder_->feed(data.data(), data.size(), body, out_limit(), used)) {
         decode_error = decoder_->error();
         ec = http::error::bad_transfer_encoding;
     } else if ((decoded_total_ += body.size() - before) > decoded_limit) {
@@ -78,8 +84,35 @@ std::size_t ResponseReader::decode(beast::string_view data, beast::error_code& e
     return used;
 }
 
+void ResponseReader::drain(beast::error_code& ec) {
+    ec = {};
+    if (!decoder_) return;
+    if (decoder_->pending()) {
+        static const char none = 0;
+        const std::size_t before = body.size();
+        decode(beast::string_view(&none, 0), ec);
+        if (ec) return;
+        if (body.size() == before && decoder_->pending()) {  // a decoder that holds output back must hand it out
+            decode_error = "the decoder made no progress";
+            ec = http::error::bad_transfer_encoding;
+            return;
+        }
+    }
+    if (finish_deferred_ && !decoder_->pending()) {
+        finish_deferred_ = false;
+        if (!decoder_->finish()) {
+            decode_error = decoder_->error();
+            ec = http::error::bad_transfer_encoding;
+        }
+    }
+}
+
 void ResponseReader::on_finish_impl(beast::error_code& ec) {
     if (!decoder_ || discard || !keep_body_) return;
+    if (decoder_->pending()) {  // checked once what is held back has been handed out (drain())
+        finish_deferred_ = true;
+        return;
+    }
     if (!decoder_->finish()) {
         decode_error = decoder_->error();
         ec = http::error::bad_transfer_encoding;

@@ -32,7 +32,7 @@ public:
     std::string reason;
     std::uint64_t body_bytes = 0;
     Clock::time_point* progress = nullptr;
-    bool decompress = false;  // decode a gzip / deflate Content-Encoding (set before reading)
+    bool decompress = false;  // decode a gzip / deflate / br / zstd Content-Encoding (set before reading)
     bool discard = false;     // drop the body (a redirect's), set between the header and the body
     // the most of the body kept, decoded (over it: http::error::body_limit)
     std::uint64_t decoded_limit = std::numeric_limits<std::uint64_t>::max();
@@ -42,6 +42,13 @@ public:
     // streaming: stop decoding once `body` holds this much (the rest of the input stays in the read buffer)
     std::size_t chunk_limit = std::numeric_limits<std::size_t>::max();
     std::string decode_error;  // why decoding failed (the read then fails too)
+
+    // Decoded output the decoder held back at chunk_limit (a stream's pieces): drain() hands it out into `body`
+    // before anything more is read, and the body is complete only when none is left.
+    bool pending() const { return decoder_ && decoder_->pending(); }
+    // Moves (some of) what is pending into `body`; at the end of the body, checks the compressed stream's end
+    // once nothing is left. Sets ec (bad_transfer_encoding with decode_error, body_limit) on failure.
+    void drain(beast::error_code& ec);
 
 private:
     void touch() {
@@ -62,10 +69,15 @@ private:
     }
     void on_finish_impl(beast::error_code& ec) override;
 
+    // The most `body` may hold after this decode step: chunk_limit, and one byte past the decoded limit (so that
+    // going over it shows).
+    std::size_t out_limit() const;
+
     bool keep_headers_;
     bool keep_body_;
     std::unique_ptr<Decoder> decoder_;  // only when decoding: its zlib state is several KiB
     std::uint64_t decoded_total_ = 0;
+    bool finish_deferred_ = false;  // the body ended with output still pending: finish() once it is out
 };
 
 // ---- error classification ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 #include "tls.hpp"
 
+#include "session.hpp"
 #include "trust_store.hpp"
 
 #include <boost/asio/error.hpp>
@@ -51,6 +52,7 @@ std::shared_ptr<ssl::context> make_tls_context(const TlsConfig& cfg) {
     SSL_CTX_set_min_proto_version(handle, TLS1_2_VERSION);
     SSL_CTX_set_max_proto_version(handle, 0);  // the highest OpenSSL has: TLS 1.3
     ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression);
+    enable_client_sessions(handle);  // each client's connections resume their origin's session (session.hpp)
     if (!cfg.verify) {
         ctx->set_verify_mode(ssl::verify_none);
         return ctx;

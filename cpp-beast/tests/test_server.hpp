@@ -43,6 +43,20 @@ public:
         sock_->shutdown(tcp::socket::shutdown_both, ec);
         sock_->close(ec);
     }
+    // More bytes: what read_request() read ahead, else the socket's next ones. False on EOF / error.
+    bool read_some(std::string& out) {
+        if (!buf_.empty()) {
+            out += buf_;
+            buf_.clear();
+            return true;
+        }
+        char data[16384];
+        boost::system::error_code ec;
+        const std::size_t n = sock_->read_some(net::buffer(data), ec);
+        if (ec) return false;
+        out.append(data, n);
+        return true;
+    }
     // Closes with SO_LINGER 0: the peer sees a reset.
     void reset() {
         boost::system::error_code ec;

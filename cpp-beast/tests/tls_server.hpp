@@ -158,6 +158,7 @@ public:
     int accepts() const { return loop_.accepts(); }
     int handshakes() const { return handshakes_.load(); }
     int failed_handshakes() const { return failed_handshakes_.load(); }
+    int resumed() const { return resumed_.load(); }  // handshakes that resumed a session
 
     std::vector<std::string> requests() {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -206,6 +207,7 @@ private:
                 return;
             }
             ++handshakes_;
+            if (SSL_session_reused(ssl)) ++resumed_;
         }
         Conn conn(sock, ssl, index, *this);
         try {
@@ -220,6 +222,7 @@ private:
     net::ssl::context ctx_;
     std::atomic<int> handshakes_{0};
     std::atomic<int> failed_handshakes_{0};
+    std::atomic<int> resumed_{0};
     std::mutex mutex_;
     std::vector<std::string> requests_;
     std::vector<std::string> server_names_;
