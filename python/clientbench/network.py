@@ -8,6 +8,11 @@ each direction (toxiproxy's latency is in whole ms, so an odd rtt puts the extra
 What a TCP proxy cannot emulate: the client's TCP handshake completes with the proxy at loopback speed, so
 a new connection's extra round trip is not part of the figures (a TLS handshake's round trips are, since
 its messages are data to the proxy).
+
+QUIC is UDP, which toxiproxy does not carry: over HTTPS the runner also starts the workspace's udp-relay
+(execution/udp_relay.py) in front of the server's UDP port, on the proxy's port number, with the same round
+trip and jitter, and `loss=` (percent of datagrams dropped each way), which only a datagram network has: a
+proxy in front of TCP cannot drop what TCP retransmits below it. The relay does not shape a rate.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ class Network:
     rtt_ms: int = 0
     jitter_ms: int = 0
     rate_kbit: int | None = None
+    loss_pct: float = 0.0  # datagrams dropped each way by the UDP relay (QUIC only)
     name: str | None = None  # the preset, when one was named
     #: what emulates it (a results document read back keeps the one it recorded)
     emulator: str = f"toxiproxy {TOXIPROXY_VERSION}"
@@ -45,6 +51,8 @@ class Network:
             parts.append(f"jitter {self.jitter_ms} ms")
         if self.rate_kbit:
             parts.append(f"rate {_rate_text(self.rate_kbit)}")
+        if self.loss_pct:
+            parts.append(f"loss {self.loss_pct:g}% each way (QUIC)")
         text = ", ".join(parts) + " (toxiproxy)"
         return f"{self.name}: {text}" if self.name else text
 
@@ -55,6 +63,7 @@ class Network:
             "rtt_ms": self.rtt_ms,
             "jitter_ms": self.jitter_ms,
             "rate_kbit": self.rate_kbit,
+            "loss_pct": self.loss_pct,
         }
 
     @classmethod
@@ -63,6 +72,7 @@ class Network:
             rtt_ms=int(doc["rtt_ms"]),
             jitter_ms=int(doc["jitter_ms"]),
             rate_kbit=doc.get("rate_kbit"),
+            loss_pct=float(doc.get("loss_pct") or 0.0),
             name=doc.get("preset"),
             emulator=str(doc.get("emulator") or cls.emulator),
         )
@@ -95,6 +105,14 @@ class Network:
                     }
                 )
         return out
+
+    def relay_flags(self) -> list[str]:
+        """The UDP relay's flags for the same network: half the round trip and the jitter each way, the loss."""
+        return [
+            "--delay-ms", f"{self.rtt_ms / 2:g}",
+            "--jitter-ms", f"{self.jitter_ms / 2:g}",
+            "--loss", f"{self.loss_pct:g}",
+        ]  # fmt: skip
 
 
 def _rate_text(kbit: int) -> str:
@@ -129,11 +147,20 @@ def parse(spec: str) -> Network | None:
             continue
         key, sep, value = item.partition("=")
         key = key.strip().lower()
-        if not sep or key not in ("rtt", "jitter", "rate"):
+        if not sep or key not in ("rtt", "jitter", "rate", "loss"):
             raise SetupError(
-                f"--network: unknown item {item!r}; expected rtt=, jitter=, rate= or a preset ({', '.join(PRESETS)})"
+                f"--network: unknown item {item!r}; expected rtt=, jitter=, rate=, loss= or a preset "
+                f"({', '.join(PRESETS)})"
             )
-        if key == "rate":
+        if key == "loss":
+            try:
+                pct = float(value.strip().removesuffix("%"))
+            except ValueError:
+                raise SetupError(f"--network loss={value}: expected a percentage such as 1% or 0.5") from None
+            if not 0 <= pct < 100:
+                raise SetupError(f"--network loss={value}: at least 0 and below 100 (percent)")
+            values["loss_pct"] = pct
+        elif key == "rate":
             m = _RATE.match(value.strip().lower())
             if not m:
                 raise SetupError(f"--network rate={value}: expected e.g. 100mbit, 1gbit, 512kbit")

@@ -171,6 +171,14 @@ def check_together(workload: Workload, options: Options) -> None:
     """What the workload asks of where the requests go: HTTP/3 is QUIC, whose handshake is TLS 1.3."""
     if workload.http == "3" and options.scheme != "https":
         raise SetupError("--http 3 is HTTP/3 over QUIC, which needs TLS: add --tls, or give --target https://...")
+    network = options.network
+    if network is not None and network.loss_pct and workload.http != "3":
+        raise SetupError(
+            "--network loss= drops datagrams, which only QUIC carries: add --http 3 (a proxy in front of "
+            "TCP cannot drop what TCP retransmits below it)"
+        )
+    if network is not None and network.rate_kbit and workload.http == "3":
+        raise SetupError("--network rate= is not emulated over QUIC: the UDP relay delays and drops, it does not shape")
     if options.hosts > 1 and options.targets_file is None and workload.method != "GET":
         raise SetupError(f"--hosts with --method {workload.method}: give the uploads as --targets (a body file each)")
 

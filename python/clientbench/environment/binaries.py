@@ -42,6 +42,7 @@ EXECUTABLES = {
         Executable("floor-driver", "the C++ raw-socket floor driver", "build/cpp-beast/floor-driver", "make cpp"),
         Executable("beast-soak", "the C++ soak probe", "build/cpp-beast/beast-soak", "make cpp"),
         Executable("toxiproxy-server", "toxiproxy (network emulation)", "build/bin/toxiproxy-server", "make toxiproxy"),
+        Executable("udp-relay", "the UDP relay (network emulation over QUIC)", "target/release/udp-relay", "make rust"),
     )
 }
 

@@ -33,6 +33,7 @@ from .limits import check_open_files
 from .plan import run_plan
 from .server import Server, https_context
 from .toxiproxy import Toxiproxy, through
+from .udp_relay import UdpRelay, through_both
 
 
 class Terminated(BaseException):
@@ -141,6 +142,7 @@ class Testbed:
         self.server_endpoint = Endpoint("")  # the server itself
         self.endpoint = Endpoint("")  # where the drivers go by default (a proxy, with --network)
         self.toxiproxy: Toxiproxy | None = None
+        self.relays: list[UdpRelay] = []
         self._proxies = 0
         self.interrupted: str | None = None
         self._previous: Any = None
@@ -228,10 +230,19 @@ class Testbed:
             self.toxiproxy = Toxiproxy(log=self.out / "toxiproxy.log", cpus=cpus)
             self.toxiproxy.start()
         self._proxies += 1
-        url = through(self.toxiproxy, target.url, network, name=f"server{self._proxies}")
+        name = f"server{self._proxies}"
+        if target.scheme != "https":
+            url = through(self.toxiproxy, target.url, network, name=name)
+        else:  # QUIC too: the UDP relay on the proxy's port number
+            cpus = self.options.pin.server if self.options.pin else None
+            log = self.out / f"udp-relay{self._proxies}.log"
+            url, relay = through_both(self.toxiproxy, target.url, network, name, log, cpus)
+            self.relays.append(relay)
         return dataclasses.replace(target, url=url)
 
     def _stop(self) -> None:
+        while self.relays:
+            self.relays.pop().stop()
         if self.toxiproxy is not None:
             self.toxiproxy.stop()
             self.toxiproxy = None

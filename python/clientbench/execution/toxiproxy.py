@@ -79,21 +79,19 @@ class Toxiproxy(ManagedProcess):
         except ValueError:  # /version answers plain text
             return text.decode("utf-8", "replace")
 
-    def proxy(self, name: str, upstream: str) -> str:
-        """A proxy on an ephemeral loopback port to upstream (host:port); returns its host:port."""
-        doc = self._call(
-            "POST", "/proxies", {"name": name, "listen": "127.0.0.1:0", "upstream": upstream, "enabled": True}
-        )
+    def proxy(self, name: str, upstream: str, listen: str = "127.0.0.1:0") -> str:
+        """A proxy on `listen` (an ephemeral loopback port by default) to upstream (host:port); its host:port."""
+        doc = self._call("POST", "/proxies", {"name": name, "listen": listen, "upstream": upstream, "enabled": True})
         return str(doc["listen"])
 
     def add_toxic(self, proxy: str, toxic: dict[str, Any]) -> None:
         self._call("POST", f"/proxies/{proxy}/toxics", toxic)
 
 
-def through(tp: Toxiproxy, base_url: str, network: Network, name: str = "server") -> str:
+def through(tp: Toxiproxy, base_url: str, network: Network, name: str = "server", listen: str = "127.0.0.1:0") -> str:
     """Put a proxy with the network's toxics in front of base_url (http://host:port); returns its base URL."""
     scheme, _, hostport = base_url.partition("://")
-    listen = tp.proxy(name, hostport.split("/", 1)[0])
+    listen = tp.proxy(name, hostport.split("/", 1)[0], listen)
     for toxic in network.toxics():
         tp.add_toxic(name, toxic)
     return f"{scheme}://{listen}"
