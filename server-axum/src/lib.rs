@@ -11,7 +11,7 @@
 //! | `GET /bytes/{n}`    | 200, exactly `n` bytes, byte `i` = `b'a' + (i % 26)`, `application/octet-stream`; `0 <= n <= 64 MiB` (67108864), else 400 |
 //! | `GET /delay/{ms}`   | 200 `Hello, World!` after sleeping `ms` milliseconds; `0 <= ms <= 10000`, else 400 |
 //! | `GET /status/{code}`| `code` with body `status {code}` (empty for 204/205/304); `200 <= code <= 599`, else 400 |
-//! | `POST /echo`        | 200, the request body echoed back (`application/octet-stream`); > 64 MiB → 413 |
+//! | `POST`/`PUT /echo`  | 200, the request body echoed back (`application/octet-stream`); > 64 MiB → 413 |
 //! | `GET`/`POST`/`PUT /upload` | 200 `<length> <sha256 hex>` of the request body (`0 e3b0c442…` for none), hashed as it streams in (docs/raw-format.md, "Request bodies"); > 1 GiB → 413 |
 //! | `GET /stall?every=N&ms=M` | as `GET /`, but every Nth request to `/stall` (one counter per server) first sleeps `M` ms; `1 <= N`, `0 <= M <= 60000`, else 400 |
 //! | `GET /health`       | 200 `ok`                                                                  |
@@ -32,6 +32,7 @@ pub mod http3;
 pub mod tls;
 pub mod udp;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -256,12 +257,20 @@ pub struct Stats {
     pub h3_requests: counting::Counter,
     /// The HTTP/3 socket's buffer sizes as granted; unset without HTTP/3.
     pub udp_buffers: OnceLock<udp::Buffers>,
+    /// The authorities requests were made for (over every protocol and address), with their requests.
+    pub origins: counting::Origins,
 }
 
 /// What `GET /stats` answers. `connections`, `tls_*`, `http1_connections` and `h2_connections` are about TCP
 /// connections; a connection that sent nothing (or a failed TLS handshake) is in `connections` only, so
 /// `http1_connections + h2_connections <= connections`. QUIC connections are counted apart (`quic_*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// `origins` and `origin_requests` are about the authorities requests named (HTTP/2 and 3's `:authority`,
+/// HTTP/1.1's `Host`, as the client sent them: `127.0.0.2:41234`), such as the loopback addresses of
+/// `clientbench run --hosts N`. `origins` counts those seen since start, so it only grows; how many origins a
+/// stretch of time used is in `origin_requests`, whose every count can be diffed: the authorities whose count
+/// rose. Both stop at [`counting::MAX_ORIGINS`] authorities.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatsSnapshot {
     pub connections: u64,
     pub tls_handshakes: u64,
@@ -280,6 +289,10 @@ pub struct StatsSnapshot {
     /// The UDP socket's receive and send buffers as the kernel granted them (bytes); null without HTTP/3.
     pub udp_recv_buffer: Option<u64>,
     pub udp_send_buffer: Option<u64>,
+    /// Distinct authorities requested since start (a request without one, HTTP/1.0 without `Host`, has none).
+    pub origins: u64,
+    /// Each authority requested, with its requests since start (the `/stats` requests included).
+    pub origin_requests: BTreeMap<String, u64>,
 }
 
 impl Stats {
@@ -287,6 +300,7 @@ impl Stats {
         let h2_requests = self.h2_requests.get();
         let h3_requests = self.h3_requests.get();
         let buffers = self.udp_buffers.get();
+        let origin_requests = self.origins.requests();
         StatsSnapshot {
             connections: self.connections.load(Ordering::Acquire),
             tls_handshakes: self.tls_handshakes.load(Ordering::Acquire),
@@ -300,6 +314,8 @@ impl Stats {
             h3_requests,
             udp_recv_buffer: buffers.map(|b| b.recv),
             udp_send_buffer: buffers.map(|b| b.send),
+            origins: origin_requests.len() as u64,
+            origin_requests,
         }
     }
 }
@@ -342,7 +358,8 @@ pub fn app_with_stats(stats: Arc<Stats>) -> Router {
         .route("/bytes/{n}", get(bytes))
         .route("/delay/{ms}", get(delay))
         .route("/status/{code}", get(status))
-        .route("/echo", post(echo).layer(DefaultBodyLimit::max(MAX_ECHO_BYTES)))
+        // PUT too: a targets file's upload may be either (docs/bodies.md)
+        .route("/echo", post(echo).put(echo).layer(DefaultBodyLimit::max(MAX_ECHO_BYTES)))
         .route("/upload", get(upload).post(upload).put(upload).layer(DefaultBodyLimit::disable()))
         .route("/stall", get(move |q: Result<Query<StallQuery>, QueryRejection>| stall(stalls.clone(), q)))
         .route("/health", get(health))

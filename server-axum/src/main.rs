@@ -11,9 +11,16 @@
 //! "udp_addr":"127.0.0.1:PORT","udp_recv_buffer":N,"udp_send_buffer":N}` (`"ca_file":null` with
 //! `--tls-cert`/`--tls-key`; `"http3":false` and no `udp_*` keys without HTTP/3). A TLS set-up error is one
 //! line on stderr and exit status 2; an address that cannot be bound (TCP, or UDP for HTTP/3) one line and 1.
+//!
+//! `--host` is repeatable: the server listens on every address given with one port number (the first address
+//! picks it with `--port 0`), TCP and, with HTTP/3, UDP; a client reaches it through as many origins
+//! (`clientbench run --hosts N`: 127.0.0.1 ... 127.0.0.N). The listening line's `url` is the first address's,
+//! and `urls` lists them all, in order: `"url":"http://127.0.0.1:PORT","urls":["http://127.0.0.1:PORT",
+//! "http://127.0.0.2:PORT"]`. `udp_addr` is the first address's; HTTP/3 answers at each of `urls`.
 
 use std::future::{Future, IntoFuture};
 use std::io::Write;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::ExitCode;
@@ -25,6 +32,7 @@ use axum::ServiceExt;
 use clap::{Parser, ValueEnum};
 use clientbench_server::counting::PlainListener;
 use clientbench_server::{http3, tls, udp, Stats};
+use futures_util::future::join_all;
 use serde::Serialize;
 use tokio::net::{lookup_host, TcpListener, TcpSocket};
 use tokio::signal::unix::{signal, SignalKind};
@@ -38,8 +46,8 @@ const LISTEN_BACKLOG: u32 = 4096;
 /// After SIGTERM/SIGINT, in-flight requests get at most this long before the process exits.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
-/// With `--port 0`, how many ephemeral TCP ports to try before giving up on finding one whose UDP twin
-/// (for HTTP/3) is free too.
+/// With `--port 0`, how many ephemeral ports to try before giving up on finding one that is free on every
+/// address, and over UDP too for HTTP/3 (the first address's TCP bind picks it; the others may hold it).
 const PORT_ATTEMPTS: usize = 16;
 
 /// Local HTTP benchmark target server (axum): HTTP/1.1, and HTTP/2 (h2c with prior knowledge; ALPN h2 with --tls);
@@ -47,9 +55,10 @@ const PORT_ATTEMPTS: usize = 16;
 #[derive(Parser, Debug)]
 #[command(name = "clientbench-server", version, about)]
 struct Args {
-    /// Address to bind (IP address or host name).
-    #[arg(long, default_value = "127.0.0.1")]
-    host: String,
+    /// Address to bind (IP address or host name); repeatable: every address is bound with the same port, the
+    /// first one's `url` and all of them as `urls` in the listening line.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    host: Vec<String>,
 
     /// Port to bind; 0 picks an ephemeral port (see the `listening` line for the actual one).
     #[arg(long, default_value_t = 8080)]
@@ -120,6 +129,8 @@ enum LogLevel {
 struct Listening<'a> {
     event: &'a str,
     url: &'a str,
+    /// One URL per `--host`, in order (the first is `url`).
+    urls: &'a [String],
     /// Only with --tls: the generated CA's PEM file, or null with the user's own certificate.
     #[serde(skip_serializing_if = "Option::is_none")]
     ca_file: Option<Option<&'a str>>,
@@ -207,6 +218,10 @@ fn set_up_tls(args: &Args) -> Result<Https, String> {
 fn main() -> ExitCode {
     let args = Args::parse();
     clientbench_server::set_debug(args.log_level == LogLevel::Debug);
+    if let Some(host) = repeated_host(&args.host) {
+        eprintln!("clientbench-server: --host {host} is given twice (each address is bound once)");
+        return ExitCode::from(2);
+    }
 
     let https = if args.tls {
         match set_up_tls(&args) {
@@ -264,28 +279,75 @@ async fn bind(host: &str, port: u16) -> std::io::Result<TcpListener> {
         .unwrap_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "could not resolve to any address")))
 }
 
-/// The TCP listener, and with `quic` (HTTP/3's TLS configuration) the UDP endpoint on the same address and
-/// port. With `--port 0` a TCP port whose UDP twin is taken is traded for another. Errors are one line.
-async fn bind_all(
-    args: &Args,
+/// What one `--host` is bound to: its TCP listener, and with HTTP/3 its UDP endpoint at the same address.
+struct Bound {
+    tcp: TcpListener,
+    addr: SocketAddr,
+    quic: Option<http3::Listener>,
+}
+
+/// A bind that failed: whether another port could do (`--port 0`, a port taken) and the one-line message.
+struct BindError {
+    port_taken: bool,
+    message: String,
+}
+
+/// `host` bound at `port` over TCP, and with `quic` (HTTP/3's TLS configuration) over UDP at the same address.
+async fn bind_host(
+    host: &str,
+    port: u16,
     quic: Option<&Arc<rustls::ServerConfig>>,
-) -> Result<(TcpListener, Option<http3::Listener>), String> {
+    buffer: usize,
+) -> Result<Bound, BindError> {
+    let taken = |e: &std::io::Error| e.kind() == std::io::ErrorKind::AddrInUse;
+    let tcp = bind(host, port)
+        .await
+        .map_err(|e| BindError { port_taken: taken(&e), message: format!("failed to bind {host}:{port}: {e}") })?;
+    let addr = tcp
+        .local_addr()
+        .map_err(|e| BindError { port_taken: false, message: format!("failed to read bound address: {e}") })?;
+    let quic = match quic {
+        Some(config) => Some(http3::Listener::bind(addr, buffer, config.clone()).map_err(|e| BindError {
+            port_taken: taken(&e),
+            message: format!("failed to bind UDP {addr} for HTTP/3: {e} (--no-http3 serves without it)"),
+        })?),
+        None => None,
+    };
+    Ok(Bound { tcp, addr, quic })
+}
+
+/// Every `--host` bound at one port: TCP, and with `quic` (HTTP/3's TLS configuration) UDP at the same
+/// addresses. With `--port 0` the first address's TCP bind picks the port and the others take it; when any of
+/// them finds it taken, everything bound so far is let go and another port tried. Errors are one line.
+async fn bind_all(args: &Args, quic: Option<&Arc<rustls::ServerConfig>>) -> Result<Vec<Bound>, String> {
     let buffer = args.udp_buffer.map_or(udp::DEFAULT_BUFFER, |b| b as usize);
     let mut attempt = 1;
-    loop {
-        let listener = bind(&args.host, args.port)
-            .await
-            .map_err(|e| format!("failed to bind {}:{}: {e}", args.host, args.port))?;
-        let Some(quic) = quic else { return Ok((listener, None)) };
-        let addr = listener.local_addr().map_err(|e| format!("failed to read bound address: {e}"))?;
-        match http3::Listener::bind(addr, buffer, quic.clone()) {
-            Ok(endpoint) => return Ok((listener, Some(endpoint))),
-            Err(e) if args.port == 0 && e.kind() == std::io::ErrorKind::AddrInUse && attempt < PORT_ATTEMPTS => {
-                attempt += 1;
+    'port: loop {
+        let mut bound: Vec<Bound> = Vec::with_capacity(args.host.len());
+        for host in &args.host {
+            let port = bound.first().map_or(args.port, |b| b.addr.port());
+            match bind_host(host, port, quic, buffer).await {
+                Ok(b) => bound.push(b),
+                Err(e) if args.port == 0 && e.port_taken && attempt < PORT_ATTEMPTS => {
+                    attempt += 1;
+                    continue 'port; // `bound` is dropped: its sockets close before the next try
+                }
+                Err(e) if args.port == 0 && e.port_taken => {
+                    return Err(format!("{} ({PORT_ATTEMPTS} ports tried)", e.message));
+                }
+                Err(e) => return Err(e.message),
             }
-            Err(e) => return Err(format!("failed to bind UDP {addr} for HTTP/3: {e} (--no-http3 serves without it)")),
         }
+        return Ok(bound);
     }
+}
+
+/// A `--host` given twice would be bound twice at one port: refused up front (an address as its canonical
+/// form, a name whatever its case).
+fn repeated_host(hosts: &[String]) -> Option<&str> {
+    let key = |h: &str| h.parse::<std::net::IpAddr>().map_or_else(|_| h.to_ascii_lowercase(), |ip| ip.to_string());
+    let mut seen = std::collections::HashSet::new();
+    hosts.iter().find(|h| !seen.insert(key(h))).map(String::as_str)
 }
 
 async fn run(args: Args, https: Option<Https>) -> ExitCode {
@@ -299,17 +361,10 @@ async fn run(args: Args, https: Option<Https>) -> ExitCode {
         }
     };
 
-    let (listener, quic) = match bind_all(&args, https.as_ref().and_then(|h| h.quic.as_ref())).await {
+    let bound = match bind_all(&args, https.as_ref().and_then(|h| h.quic.as_ref())).await {
         Ok(bound) => bound,
         Err(e) => {
             eprintln!("clientbench-server: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    let addr = match listener.local_addr() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("clientbench-server: failed to read bound address: {e}");
             return ExitCode::from(1);
         }
     };
@@ -317,16 +372,18 @@ async fn run(args: Args, https: Option<Https>) -> ExitCode {
     clientbench_server::warm_up();
 
     let scheme = if https.is_some() { "https" } else { "http" };
-    let url = format!("{scheme}://{addr}");
+    let urls: Vec<String> = bound.iter().map(|b| format!("{scheme}://{}", b.addr)).collect();
+    let first = bound[0].quic.as_ref(); // clap's default makes at least one --host
     let ca_file = https.as_ref().map(|h| h.ca_file.as_deref());
     let line = serde_json::to_string(&Listening {
         event: "listening",
-        url: &url,
+        url: &urls[0],
+        urls: &urls,
         ca_file,
-        http3: quic.is_some(),
-        udp_addr: quic.as_ref().map(|q| q.local_addr().to_string()),
-        udp_recv_buffer: quic.as_ref().map(|q| q.buffers().recv),
-        udp_send_buffer: quic.as_ref().map(|q| q.buffers().send),
+        http3: first.is_some(),
+        udp_addr: first.map(|q| q.local_addr().to_string()),
+        udp_recv_buffer: first.map(|q| q.buffers().recv),
+        udp_send_buffer: first.map(|q| q.buffers().send),
     })
     .expect("serializing strings cannot fail");
     {
@@ -337,30 +394,34 @@ async fn run(args: Args, https: Option<Https>) -> ExitCode {
         }
     }
 
+    // one router and one set of counters for every address and protocol: /stats sees them all
     let stats = Arc::new(Stats::default());
     let counted = clientbench_server::counted_app(stats.clone());
     let (stop_tx, mut stop_rx) = watch::channel(false);
-    // HTTP/3 serves the same router; on the stop signal it sends GOAWAYs and lets requests finish, as
-    // axum's graceful shutdown does for TCP
-    let h3_server: Pin<Box<dyn Future<Output = ()> + Send>> = match quic {
-        Some(endpoint) => Box::pin(http3::serve(endpoint, counted.clone(), stats.clone(), stop_rx.clone())),
-        None => Box::pin(std::future::ready(())),
-    };
-    let app = ServiceExt::<Request>::into_make_service(counted);
-    let mut graceful_rx = stop_rx.clone();
-    let graceful = async move {
-        let _ = graceful_rx.wait_for(|stop| *stop).await;
-    };
-    let tcp_server: Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>> = match https {
-        None => {
-            let listener = PlainListener::new(listener, stats);
-            Box::pin(axum::serve(listener, app).with_graceful_shutdown(graceful).into_future())
+    let mut tcp_servers: Vec<Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>>> = Vec::new();
+    let mut h3_servers: Vec<Pin<Box<dyn Future<Output = ()> + Send>>> = Vec::new();
+    for Bound { tcp, quic, .. } in bound {
+        // HTTP/3 serves the same router; on the stop signal it sends GOAWAYs and lets requests finish, as
+        // axum's graceful shutdown does for TCP
+        if let Some(endpoint) = quic {
+            h3_servers.push(Box::pin(http3::serve(endpoint, counted.clone(), stats.clone(), stop_rx.clone())));
         }
-        Some(h) => {
-            let listener = tls::TlsListener::new(listener, h.config, stats);
-            Box::pin(axum::serve(listener, app).with_graceful_shutdown(graceful).into_future())
-        }
-    };
+        let app = ServiceExt::<Request>::into_make_service(counted.clone());
+        let mut graceful_rx = stop_rx.clone();
+        let graceful = async move {
+            let _ = graceful_rx.wait_for(|stop| *stop).await;
+        };
+        tcp_servers.push(match &https {
+            None => {
+                let listener = PlainListener::new(tcp, stats.clone());
+                Box::pin(axum::serve(listener, app).with_graceful_shutdown(graceful).into_future())
+            }
+            Some(h) => {
+                let listener = tls::TlsListener::new(tcp, h.config.clone(), stats.clone());
+                Box::pin(axum::serve(listener, app).with_graceful_shutdown(graceful).into_future())
+            }
+        });
+    }
 
     let signal_watcher = async move {
         let name = tokio::select! {
@@ -377,7 +438,10 @@ async fn run(args: Args, https: Option<Https>) -> ExitCode {
         tokio::time::sleep(SHUTDOWN_GRACE).await;
     };
 
-    let server = async move { tokio::join!(tcp_server, h3_server).0 };
+    let server = async move {
+        let (tcp, _) = tokio::join!(join_all(tcp_servers), join_all(h3_servers));
+        tcp.into_iter().collect::<std::io::Result<Vec<()>>>()
+    };
 
     tokio::select! {
         res = server => {

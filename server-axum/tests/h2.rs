@@ -79,6 +79,9 @@ async fn h2c_with_prior_knowledge() {
         h3_requests: 0,
         udp_recv_buffer: None,
         udp_send_buffer: None,
+        // the :authority reqwest sends over HTTP/2
+        origins: 1,
+        origin_requests: [(format!("localhost:{}", server.addr.port()), 6)].into(),
     };
     assert_eq!(s, expected);
 }
@@ -144,6 +147,9 @@ async fn alpn_picks_h2_when_offered() {
         h3_requests: 0,
         udp_recv_buffer: server.http3.map(|h| h.recv_buffer),
         udp_send_buffer: server.http3.map(|h| h.send_buffer),
+        // HTTP/1.1's Host and HTTP/2's :authority name one origin alike
+        origins: 1,
+        origin_requests: [(format!("localhost:{}", server.addr.port()), 7)].into(),
     };
     assert_eq!(s, expected);
 }

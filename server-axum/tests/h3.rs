@@ -81,6 +81,7 @@ async fn every_endpoint_answers_as_over_http1_and_http2() {
         (get.clone(), "/status/600", None),
         (Method::POST, "/echo", Some(b"echo me")),
         (Method::POST, "/echo", Some(b"")),
+        (Method::PUT, "/echo", Some(b"echo me")),
         (Method::POST, "/upload", Some(b"abc")),
         (Method::PUT, "/upload", Some(b"abc")),
         (get.clone(), "/upload", None),
@@ -362,6 +363,9 @@ async fn stats_count_quic_connections_handshakes_and_h3_requests() {
         h3_requests: 3,
         udp_recv_buffer: Some(h3_line.recv_buffer),
         udp_send_buffer: Some(h3_line.send_buffer),
+        // HTTP/3's :authority and HTTP/2's name one origin alike
+        origins: 1,
+        origin_requests: [(format!("127.0.0.1:{}", server.addr.port()), 4)].into(),
     };
     assert_eq!(s, expected);
     let s = stats(&h3, &server).await;

@@ -18,8 +18,10 @@ fn get(stream: &TcpStream, path: &str) -> RawResponse {
 #[test]
 fn listening_line_format() {
     let server = spawn_server(&[], None);
-    let expected =
-        format!("{{\"event\":\"listening\",\"url\":\"http://127.0.0.1:{}\",\"http3\":false}}\n", server.addr.port());
+    let port = server.addr.port();
+    let expected = format!(
+        "{{\"event\":\"listening\",\"url\":\"http://127.0.0.1:{port}\",\"urls\":[\"http://127.0.0.1:{port}\"],\"http3\":false}}\n"
+    );
     assert_eq!(server.line, expected);
     assert_ne!(server.addr.port(), 0);
 }
@@ -166,7 +168,7 @@ fn stats_count_plain_connections() {
     assert_eq!(resp.header("content-type"), Some("application/json"));
     let expected = |requests: u32| {
         format!(
-            r#"{{"connections":5,"tls_handshakes":0,"tls_resumed":0,"http1_connections":4,"h2_connections":0,"requests":{requests},"h2_requests":0,"quic_connections":0,"quic_handshakes":0,"h3_requests":0,"udp_recv_buffer":null,"udp_send_buffer":null}}"#
+            r#"{{"connections":5,"tls_handshakes":0,"tls_resumed":0,"http1_connections":4,"h2_connections":0,"requests":{requests},"h2_requests":0,"quic_connections":0,"quic_handshakes":0,"h3_requests":0,"udp_recv_buffer":null,"udp_send_buffer":null,"origins":1,"origin_requests":{{"127.0.0.1":{requests}}}}}"#
         )
     };
     assert_eq!(String::from_utf8(resp.body).unwrap(), expected(13));

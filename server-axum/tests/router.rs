@@ -129,17 +129,24 @@ async fn status_rejects_out_of_range_and_garbage() {
     }
 }
 
+/// POST and PUT alike (a targets file's upload may be either); other methods are 405.
 #[tokio::test]
 async fn echo_round_trip() {
     let payload: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
-    let resp = send(Method::POST, "/echo", Body::from(payload.clone())).await;
-    assert_eq!(resp.status(), StatusCode::OK);
-    assert_eq!(content_length(&resp), Some(payload.len() as u64));
-    assert_eq!(&body_of(resp).await[..], &payload[..]);
+    for method in [Method::POST, Method::PUT] {
+        let resp = send(method.clone(), "/echo", Body::from(payload.clone())).await;
+        assert_eq!(resp.status(), StatusCode::OK, "{method}");
+        assert_eq!(header_str(&resp, header::CONTENT_TYPE), Some("application/octet-stream"));
+        assert_eq!(content_length(&resp), Some(payload.len() as u64));
+        assert_eq!(&body_of(resp).await[..], &payload[..]);
 
-    let resp = send(Method::POST, "/echo", Body::empty()).await;
-    assert_eq!(resp.status(), StatusCode::OK);
-    assert!(body_of(resp).await.is_empty());
+        let resp = send(method.clone(), "/echo", Body::empty()).await;
+        assert_eq!(resp.status(), StatusCode::OK, "{method}");
+        assert!(body_of(resp).await.is_empty());
+    }
+    assert_eq!(send(Method::DELETE, "/echo", Body::from("x")).await.status(), StatusCode::METHOD_NOT_ALLOWED);
+    let resp = send(Method::PUT, "/echo", Body::from(vec![b'x'; MAX_ECHO_BYTES + 1])).await;
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
 }
 
 #[tokio::test]
@@ -190,6 +197,6 @@ async fn stats_is_json_counters() {
     assert_eq!(header_str(&resp, header::CONTENT_TYPE), Some("application/json"));
     let body = body_of(resp).await;
     // the router alone counts nothing: the listener counts connections, counted_app the requests
-    let zeros = br#"{"connections":0,"tls_handshakes":0,"tls_resumed":0,"http1_connections":0,"h2_connections":0,"requests":0,"h2_requests":0,"quic_connections":0,"quic_handshakes":0,"h3_requests":0,"udp_recv_buffer":null,"udp_send_buffer":null}"#;
+    let zeros = br#"{"connections":0,"tls_handshakes":0,"tls_resumed":0,"http1_connections":0,"h2_connections":0,"requests":0,"h2_requests":0,"quic_connections":0,"quic_handshakes":0,"h3_requests":0,"udp_recv_buffer":null,"udp_send_buffer":null,"origins":0,"origin_requests":{}}"#;
     assert_eq!(&body[..], zeros);
 }

@@ -93,7 +93,8 @@ fn listening_line_names_the_generated_ca() {
     let h3 = server.http3.expect("HTTP/3 is on with --tls");
     let port = server.addr.port();
     let expected = format!(
-        "{{\"event\":\"listening\",\"url\":\"https://127.0.0.1:{port}\",\"ca_file\":{},\"http3\":true,\
+        "{{\"event\":\"listening\",\"url\":\"https://127.0.0.1:{port}\",\"urls\":[\"https://127.0.0.1:{port}\"],\
+         \"ca_file\":{},\"http3\":true,\
          \"udp_addr\":\"127.0.0.1:{port}\",\"udp_recv_buffer\":{},\"udp_send_buffer\":{}}}\n",
         serde_json::to_string(ca_file.to_str().unwrap()).unwrap(),
         h3.recv_buffer,
@@ -226,6 +227,9 @@ fn stats_count_handshakes_and_resumed_sessions() {
             h3_requests: 0,
             udp_recv_buffer: Some(h3.recv_buffer),
             udp_send_buffer: Some(h3.send_buffer),
+            // tls_get's Host: the name without a port
+            origins: 1,
+            origin_requests: [("localhost".to_owned(), 4)].into(),
         };
         assert_eq!(s, expected, "{version:?}");
     }

@@ -21,6 +21,8 @@ pub const TIMEOUT: Duration = Duration::from_secs(10);
 pub struct Server {
     pub child: Child,
     pub addr: SocketAddr,
+    /// Every address the server listens on (the listening line's `urls`; the first is `addr`).
+    pub addrs: Vec<SocketAddr>,
     /// The URL's scheme is https (`--tls`).
     pub https: bool,
     /// The listening line's `ca_file`: absent (plain HTTP) → None, null → Some(None).
@@ -117,10 +119,15 @@ pub fn spawn_server(extra: &[&str], soft_nofile: Option<u64>) -> Server {
     assert_eq!(v["event"], "listening", "{line}");
     let url = v["url"].as_str().unwrap_or_else(|| panic!("bad listening line: {line}"));
     let https = url.starts_with("https://");
-    let addr: SocketAddr = url
-        .strip_prefix(if https { "https://" } else { "http://" })
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("bad listening line: {line}"));
+    let parse = |url: &str| -> SocketAddr {
+        url.strip_prefix(if https { "https://" } else { "http://" })
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("bad listening line: {line}"))
+    };
+    let addr = parse(url);
+    let urls = v["urls"].as_array().unwrap_or_else(|| panic!("no urls in the listening line: {line}"));
+    let addrs: Vec<SocketAddr> = urls.iter().map(|u| parse(u.as_str().expect("a URL"))).collect();
+    assert_eq!(addrs.first(), Some(&addr), "urls begin with url: {line}");
     let ca_file = v.get("ca_file").map(|c| c.as_str().map(str::to_owned));
     let http3 = match v["http3"].as_bool() {
         Some(true) => Some(Http3Line {
@@ -137,6 +144,7 @@ pub fn spawn_server(extra: &[&str], soft_nofile: Option<u64>) -> Server {
     Server {
         child,
         addr,
+        addrs,
         https,
         ca_file,
         http3,
