@@ -53,7 +53,7 @@ REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '
 
 .PHONY: help run run-all stability gil sweep soak sanitize test test-setup test-python lint actionlint build system-deps test-deps venv peers \
         rust rust-tests cpp \
-        bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha inferno examples freethreaded compiler-cache stop-compiler-cache clean clean-cache \
+        http3 bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha inferno examples freethreaded compiler-cache stop-compiler-cache clean clean-cache \
         dist native-wheels native-wheel-x86_64 native-wheel-aarch64 clientbench-dist wheelhouse
 
 help:  ## list the targets
@@ -75,8 +75,11 @@ stability: build bindings  ## two consecutive runs, compared: how far each row's
 gil: build bindings toxiproxy  ## the GIL report: serial baseline, GIL held vs released, timeline, generated reading
 	$(VPY) -m clientbench gil $(ARGS)
 
-sweep: build bindings toxiproxy  ## one dimension, a table per point and a plot (DIM=workers|payload|delay|connection|rtt|tls|protocol|rate; protocol: with ARGS=--tls; rate: the highest rate each client sustains)
+sweep: build bindings toxiproxy  ## one dimension, a table per point and a plot (DIM=workers|payload|delay|connection|rtt|tls|protocol|scenario|rate; protocol, scenario: with ARGS=--tls; rate: the highest rate each client sustains)
 	$(VPY) -m clientbench sweep $(or $(DIM),workers) $(ARGS)
+
+http3: build bindings  ## the QUIC seed's grid: sweep scenario (long 5 KB-2 MB, short 1 KB; HTTP/1.1, 2, 3) over TLS, pinned cores
+	$(VPY) -m clientbench sweep scenario --tls --pin auto $(ARGS)
 
 soak: build bindings  ## 1,000,000 requests through each binding and native client: failures and RSS growth
 	$(VPY) -m clientbench soak $(ARGS)

@@ -7,6 +7,7 @@ derive from DIMENSIONS; adding a dimension is one `Dimension(...)` here (docs/ar
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,33 @@ def _payload(base: Workload, value: int) -> Workload:
     if base.method != "POST":
         raise WorkloadError(f"sweep payload: --method {base.method} has no echo (POST /echo answers the body back)")
     return base.replace(path="/echo", body_size=value)
+
+
+#: The QUIC benchmark seed's grid (../shared/seeds, docs/http3.md): long connections (many requests each: the
+#: stack's cost per request) at a web page's 5 KB, images' 15 and 50 KB and video's 2 MB, short ones (a new
+#: connection per request: the handshake) at 1 KB; each over HTTP/1.1, 2 and 3. KB and MB are decimal, as there.
+SCENARIOS = {"long-5KB": 5_000, "long-15KB": 15_000, "long-50KB": 50_000, "long-2MB": 2_000_000, "short-1KB": 1_000}
+_SCENARIO = re.compile(r"^(long|short)-(\d+)(KB|MB)-h(1\.1|2|3)$")
+
+
+def scenario(text: str) -> str:
+    """`long-5KB-h3`: a connection's length, a response size and an HTTP version."""
+    m = _SCENARIO.match(text)
+    if not m:
+        raise SetupError(
+            f"expected a scenario such as long-5KB-h3 or short-1KB-h1.1 (long|short-<n>KB|MB-h1.1|2|3), got {text!r}"
+        )
+    return text
+
+
+def _scenario(base: Workload, value: str) -> Workload:
+    m = _SCENARIO.match(value)
+    assert m is not None
+    length, size, unit, http = m.groups()
+    body = int(size) * (1_000 if unit == "KB" else 1_000_000)
+    if body > MAX_PAYLOAD:
+        raise WorkloadError(f"scenario {value}: {body} bytes is above the server's {MAX_PAYLOAD} (64 MiB)")
+    return base.replace(path=f"/bytes/{body}", connection="keep-alive" if length == "long" else "new", http=http)
 
 
 #: the default rate ladder: from 250 requests/s, doubling, 12 rates (up to 512,000/s: within the drivers'
@@ -194,6 +222,16 @@ DIMENSIONS: dict[str, Dimension] = {
             "HTTP version",
             one_of("1.1", "2", "3"),
             workload=lambda base, value: base.replace(http=value),
+        ),
+        Dimension(
+            # with h3 among the points the command needs --tls, as for `protocol`
+            "scenario",
+            "the QUIC seed's grid: long connections at 5 KB, 15 KB, 50 KB, 2 MB and short ones (a new connection "
+            "per request) at 1 KB, each over HTTP/1.1, 2 and 3 (e.g. long-5KB-h3)",
+            tuple(f"{name}-h{http}" for name in SCENARIOS for http in ("1.1", "2", "3")),
+            "scenario",
+            scenario,
+            workload=_scenario,
         ),
         Dimension(
             "rate",

@@ -15,6 +15,7 @@ from clientbench.commands.sweep import sweep
 from clientbench.dimensions import DIMENSIONS, sweep_points
 from clientbench.environment.binaries import Unavailable
 from clientbench.errors import SetupError
+from clientbench.model import DriverRun, Row, RunStatus
 from clientbench.options import Options
 from clientbench.registry.shipped import CLIENTS
 from clientbench.registry.spec import select
@@ -23,9 +24,10 @@ from clientbench.report.export.markdown import render
 from clientbench.report.gil import document
 from clientbench.report.sweep import summary
 from clientbench.schema import validate_results
+from clientbench.stats import row_stats
 from clientbench.workload import Workload
 from support import fake_driver
-from support.rows import crashed_run, open_row, results, row
+from support.rows import client, crashed_run, open_row, raw, results, row
 
 # -- run: the exit status and the peers' crash policy ------------------------------------------
 
@@ -178,6 +180,31 @@ def test_sweep_summary():
     ]  # a failed row, a row not run
     assert rps.rows[0][0] == "Python x (sync, GIL held)" and float(rps.rows[0][1]) > float(rps.rows[0][2]) > 0
     assert rps.rows[1][1:] == ["failed", "-"]
+
+
+def test_a_scenario_sweep_reads_what_http3_costs_against_2_and_1_1():
+    def cpu_row(cpu_ns: int) -> Row:
+        r = Row(client("rust-x", None))
+        doc = raw(n=10)  # 2 workers x 10 requests: CPU per request is cpu_ns / 20
+        doc["cpu_ns"] = cpu_ns
+        r.add(DriverRun(r.client, RunStatus.OK, raw=doc, stats=row_stats(doc), returncode=0))
+        return r
+
+    points = [
+        ("long-5KB-h1.1", [cpu_row(200_000)]),
+        ("long-5KB-h2", [cpu_row(400_000)]),
+        ("long-5KB-h3", [cpu_row(800_000)]),
+        ("short-1KB-h2", [cpu_row(1_000_000)]),
+        ("short-1KB-h3", [cpu_row(1_500_000)]),
+    ]
+    text = render(summary(DIMENSIONS["scenario"], points, 1))
+    assert "| Python x (sync) | 2.00 | 4.00 | 1.50 | - |" in text  # long-5KB vs h2, vs h1.1; short-1KB
+    assert (
+        "- Python x (sync): over HTTP/3 a request costs 2.00x HTTP/2's and 4.00x HTTP/1.1's on long connections "
+        "(the median over their sizes); 1.50x HTTP/2's on short ones in client CPU."
+    ) in text
+    # a sweep without HTTP/3 says nothing of it
+    assert "HTTP/3's client CPU" not in render(summary(DIMENSIONS["scenario"], points[:2], 1))
 
 
 # -- the GIL report's reading --------------------------------------------------------------------

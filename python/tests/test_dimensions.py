@@ -38,6 +38,9 @@ def test_every_dimension_has_what_the_sweep_needs():
         ("rtt", 5, BASE),  # the same workload, through a proxy of its own
         ("tls", "1.3", BASE),  # the same workload, on a server of its own
         ("rate", 2000.0, BASE.replace(rate=2000.0)),
+        ("scenario", "long-50KB-h3", BASE.replace(path="/bytes/50000", http="3")),
+        ("scenario", "short-1KB-h1.1", BASE.replace(path="/bytes/1000", connection="new")),
+        ("scenario", "long-2MB-h2", BASE.replace(path="/bytes/2000000", http="2")),
     ],
 )
 def test_a_point_changes_the_workload_as_its_dimension_says(name, value, expected):
@@ -49,7 +52,9 @@ def test_points_are_read_and_checked():
     assert DIMENSIONS["rate"].points("4000,1000,4000") == [1000.0, 4000.0]  # a ladder climbs, once per rate
     assert DIMENSIONS["rate"].points(None) == list(LADDER)
     assert DIMENSIONS["rate"].folder(2000.0) == "rate-2000" and DIMENSIONS["rate"].folder(0.5) == "rate-0.5"
-    for name, values in (("workers", "0"), ("payload", "x"), ("connection", "both"), ("delay", " , "), ("rate", "0")):
+    assert len(DIMENSIONS["scenario"].defaults) == 15  # the seed's five cases over three HTTP versions
+    bad = (("workers", "0"), ("payload", "x"), ("connection", "both"), ("delay", " , "), ("rate", "0"))
+    for name, values in (*bad, ("scenario", "long-5KB"), ("scenario", "medium-5KB-h3"), ("payload", "67108865")):
         with pytest.raises(SetupError, match="--values"):
             DIMENSIONS[name].points(values)
 

@@ -106,3 +106,66 @@ def native_reach(points: Points) -> list[NativeReach]:
                 reached = value
         out.append(NativeReach(label, ratios, reached))
     return out
+
+
+@dataclass(frozen=True)
+class ProtocolCost:
+    """A scenario sweep's row (the QUIC seed's grid): per scenario (long-5KB, ..., short-1KB), HTTP/3's CPU per
+    request over HTTP/2's and HTTP/1.1's (None: not both measured)."""
+
+    label: str
+    scenarios: list[str]
+    over_h2: list[float | None]
+    over_h1: list[float | None]
+
+    @staticmethod
+    def _median_of(ratios: list[float | None], scenarios: list[str], kind: str) -> float | None:
+        picked = sorted(r for r, s in zip(ratios, scenarios, strict=True) if r is not None and s.startswith(kind))
+        if not picked:
+            return None
+        mid = len(picked) // 2
+        return picked[mid] if len(picked) % 2 else (picked[mid - 1] + picked[mid]) / 2
+
+    def sentence(self) -> str | None:
+        parts = []
+        for kind, what in (("long", "long connections (the median over their sizes)"), ("short", "short ones")):
+            h2 = self._median_of(self.over_h2, self.scenarios, kind)
+            h1 = self._median_of(self.over_h1, self.scenarios, kind)
+            if h2 is None and h1 is None:
+                continue
+            against = [f"{x:.2f}x HTTP/{v}'s" for x, v in ((h2, "2"), (h1, "1.1")) if x is not None]
+            parts.append(f"{' and '.join(against)} on {what}")
+        if not parts:
+            return None
+        return f"- {self.label}: over HTTP/3 a request costs " + "; ".join(parts) + " in client CPU."
+
+
+def protocol_costs(points: Points) -> list[ProtocolCost]:
+    """Every row of a scenario sweep that ran over HTTP/3 somewhere: its CPU per request over HTTP/3 against
+    HTTP/2 and HTTP/1.1, scenario by scenario (points: ('long-5KB-h3', rows), ...)."""
+    grid: dict[tuple[str, str], Sequence[Row]] = {}
+    scenarios: list[str] = []
+    for value, rows in points:
+        name, _, version = str(value).rpartition("-h")
+        grid[(name, version)] = rows
+        if name not in scenarios:
+            scenarios.append(name)
+    labels: list[str] = []
+    for (_, version), rows in grid.items():
+        if version == "3":
+            labels += [r.client.label for r in rows if r.client.label not in labels and _median(r, "cpu_us_per_req")]
+
+    def cpu(label: str, name: str, version: str) -> float | None:
+        rows = grid.get((name, version), ())
+        return _median(next((r for r in rows if r.client.label == label), None), "cpu_us_per_req")
+
+    out = []
+    for label in labels:
+        over_h2: list[float | None] = []
+        over_h1: list[float | None] = []
+        for name in scenarios:
+            h3, h2, h1 = cpu(label, name, "3"), cpu(label, name, "2"), cpu(label, name, "1.1")
+            over_h2.append(h3 / h2 if h3 is not None and h2 else None)
+            over_h1.append(h3 / h1 if h3 is not None and h1 else None)
+        out.append(ProtocolCost(label, scenarios, over_h2, over_h1))
+    return out

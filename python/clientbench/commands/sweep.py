@@ -26,7 +26,7 @@ from ..report.export import FILES, export
 from ..report.parts import sweep_part
 from ..report.sweep import index, summary
 from ..report.table import run_table
-from ..workload import Workload, WorkloadError, number
+from ..workload import Workload, number
 from .output import exit_status, show
 
 
@@ -45,11 +45,6 @@ def sweep(
     a client leaves after its first saturated rate) and reads the highest rate each client sustains."""
     if dim.own_servers and options.target:
         raise SetupError(f"sweep {dim.name} starts servers of its own: drop --target")
-    for value in points:  # every point's workload can run, before anything starts
-        try:
-            dim.workload(base, value)
-        except WorkloadError as exc:
-            raise SetupError(f"sweep {dim.name} {value}: {exc}") from None
     testbed = Testbed(options, argv, kind=f"sweep-{dim.name}")
     endpoints: dict[Any, Endpoint] = {}
     written: dict[Any, Results] = {}  # each point's results document, as written

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..analysis.sweep import RETAINED_FROM, Points, native_reach, scaling
+from ..analysis.sweep import RETAINED_FROM, Points, native_reach, protocol_costs, scaling
 from ..dimensions import Dimension
 from ..schema import SWEEP_ID
 from .base import Column, Figure, Heading, Report, Table, Text
@@ -68,6 +68,18 @@ def summary(dim: Dimension, points: Points, repeat: int) -> Report:
                     [[s.label, "-" if s.retention is None else f"{s.retention:.2f}"] for s in scale],
                 ),
             ]
+    if dim.name == "scenario" and (costs := protocol_costs(points)):
+        scenarios = costs[0].scenarios
+        extra += [
+            Heading(
+                "HTTP/3's client CPU per request over HTTP/2's and HTTP/1.1's (generated from the figures above)", 2
+            ),
+            Table(
+                [Column("Client", False), *(Column(f"{s} vs h{v}") for s in scenarios for v in ("2", "1.1"))],
+                [[c.label, *(cell(x) for pair in zip(c.over_h2, c.over_h1, strict=True) for x in pair)] for c in costs],
+            ),
+            Text([s for c in costs if (s := c.sentence()) is not None]),
+        ]
     return Report(
         "sweep",
         [
