@@ -1,21 +1,27 @@
 """Start and stop the axum server (server-axum/) for a run or a test.
 
 The server prints one JSON line on stdout once it is bound, e.g.
-`{"event":"listening","url":"http://127.0.0.1:41234"}`; everything else it writes goes to stderr.
-The process is always stopped when the `Server` context exits (also on Ctrl-C, SIGTERM or an exception),
-and dies with the runner (execution/children.py).
+`{"event":"listening","url":"http://127.0.0.1:41234","urls":["http://127.0.0.1:41234"],"http3":false}`;
+everything else it writes goes to stderr. It listens on one port at every address it is given (`hosts`: the
+loopback origins of `run --hosts N`, or `serve --listen` repeated), one URL each. The process is always stopped
+when the `Server` context exits (also on Ctrl-C, SIGTERM or an exception), and dies with the runner
+(execution/children.py).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import ssl
+import subprocess
 import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..environment.binaries import require
 from ..errors import SetupError
@@ -31,8 +37,40 @@ def https_context(ca_file: str | None = None, insecure: bool = False) -> ssl.SSL
     return ctx
 
 
+#: the addresses a wildcard listener is reached at from this machine
+_LOOPBACK = {"0.0.0.0": "127.0.0.1", "[::]": "[::1]"}
+#: after the server closed its stdout without a listening line, how long it gets to exit (it is exiting: a bind
+#: failure is reported and returned from at once)
+_EXIT_WAIT_S = 5.0
+
+
+def loopback_hosts(n: int) -> tuple[str, ...]:
+    """The first `n` loopback addresses, 127.0.0.1 ... 127.0.0.N: the origins of `run --hosts N`."""
+    if not 1 <= n <= 254:
+        raise SetupError(f"hosts: {n} loopback addresses asked for; 1 to 254 exist (127.0.0.1 ... 127.0.0.254)")
+    return tuple(f"127.0.0.{k}" for k in range(1, n + 1))
+
+
+def origins_used(before: Mapping[str, Any], after: Mapping[str, Any], own: str | None = None) -> int:
+    """How many origins were requested between two /stats documents (`Server.stats_document()`): the authorities
+    of `origin_requests` whose count rose, less `own`, the authority of the /stats request that read `after`
+    (`Server.own_authority`), when that request is its only rise. `origins` itself only grows (every authority
+    seen since start) and cannot tell that."""
+    was, now = before.get("origin_requests") or {}, after.get("origin_requests") or {}
+    rose = {a: n - int(was.get(a, 0)) for a, n in now.items() if n > int(was.get(a, 0))}
+    if own is not None and rose.get(own) == 1:
+        del rose[own]
+    return len(rose)
+
+
 class Server(ManagedProcess):
-    """`with Server(tls=...) as s:` serves on loopback at `s.url` (with tls, trusting `s.ca_file`)."""
+    """`with Server(tls=...) as s:` serves on loopback at `s.url` (with tls, trusting `s.ca_file`).
+
+    `hosts` is where it listens, one port for all: an int N, the loopback origins 127.0.0.1 ... 127.0.0.N (what
+    `run --hosts N` reaches; 1, the default, is 127.0.0.1 alone), or the addresses themselves (IP addresses or
+    names, the first one's URL is `url`). `urls` has one URL per address, in that order. With tls and the
+    generated certificate, every address but the first is also passed as `--tls-name` (a wildcard address
+    names nothing), so that a client verifies each origin."""
 
     reads_stdout = True  # the first line is the URL; the rest is drained into the log
 
@@ -40,7 +78,7 @@ class Server(ManagedProcess):
         self,
         *,
         threads: int | None = None,
-        host: str = "127.0.0.1",
+        hosts: int | Sequence[str] = 1,
         port: int = 0,
         log: Path | None = None,
         start_timeout: float = 20.0,
@@ -56,7 +94,9 @@ class Server(ManagedProcess):
         super().__init__(log, start_timeout, inherit_stderr, cpus)
         self.binary = require("clientbench-server")
         self.threads = threads
-        self.host = host
+        self.hosts = loopback_hosts(hosts) if isinstance(hosts, int) else tuple(hosts)
+        if not self.hosts or isinstance(hosts, str):
+            raise SetupError(f"hosts: {hosts!r} is not a number of loopback addresses or a list of addresses")
         self.port = port
         self.tls_cert, self.tls_key, self.tls_names = tls_cert, tls_key, tls_names
         self.tls = tls
@@ -64,7 +104,10 @@ class Server(ManagedProcess):
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.tls_version = tls_version
         self.url: str = ""
+        self.urls: tuple[str, ...] = ()  # one per address, `url` first
         self.ca_file: str | None = None  # with tls: the throw-away CA the server generated (PEM)
+        self.http3 = False  # with tls, unless off: HTTP/3 at every URL's address and port, over UDP
+        self.udp_addr: str | None = None  # the first address's UDP (HTTP/3)
         self._drain: threading.Thread | None = None
 
     def __enter__(self) -> Server:
@@ -78,8 +121,26 @@ class Server(ManagedProcess):
         super().start()
         return self.url
 
+    @property
+    def tls_names_passed(self) -> tuple[str, ...]:
+        """The certificate's names asked for: `tls_names`, then every address after the first that names a host
+        (not a wildcard), each once."""
+        names = list(self.tls_names)
+        for host in self.hosts[1:]:
+            bare = host.strip("[]")
+            try:
+                if ipaddress.ip_address(bare).is_unspecified:
+                    continue
+            except ValueError:
+                pass  # a host name: the certificate can name it too
+            if bare not in names:
+                names.append(bare)
+        return tuple(names)
+
     def command(self) -> list[str]:
-        cmd = [str(self.binary), "--host", self.host, "--port", str(self.port)]
+        cmd = [str(self.binary), "--port", str(self.port)]
+        for host in self.hosts:
+            cmd += ["--host", host.strip("[]")]
         if self.threads:
             cmd += ["--threads", str(self.threads)]
         if self.tls:
@@ -88,7 +149,7 @@ class Server(ManagedProcess):
                 cmd += ["--tls-cert", str(self.tls_cert), "--tls-key", str(self.tls_key)]
             else:
                 cmd += ["--tls-dir", str(self.tls_dir)]
-                for name in self.tls_names:
+                for name in self.tls_names_passed:
                     cmd += ["--tls-name", name]
             if self.tls_version:
                 cmd += ["--tls-version", self.tls_version]
@@ -109,16 +170,31 @@ class Server(ManagedProcess):
         reader.join(self.start_timeout)
         line = result[0] if result else b""
         if not line:
-            code = self.proc.poll()
-            why = f"exited with status {code}" if code is not None else "printed nothing"
+            if result:  # end of stdout: the server is exiting, and may not be reaped yet (poll() would say None)
+                try:
+                    code: int | None = self.proc.wait(timeout=_EXIT_WAIT_S)
+                except subprocess.TimeoutExpired:
+                    code = None
+                why = f"exited with status {code}" if code is not None else "closed its stdout without a word"
+            else:
+                code = self.proc.poll()
+                why = f"exited with status {code}" if code is not None else "printed nothing"
             raise SetupError(f"server {why} within {self.start_timeout:.0f}s; see its log")
         try:
             msg = json.loads(line)
             if self.tls:
                 self.ca_file = msg.get("ca_file")
-            return str(msg["url"]).rstrip("/")
+            url = str(msg["url"]).rstrip("/")
+            # a server from before several addresses has no urls: then it serves one, if one was asked for
+            urls = tuple(str(u).rstrip("/") for u in msg.get("urls", [url]))
+            self.http3 = msg.get("http3") is True
+            self.udp_addr = msg.get("udp_addr") if self.http3 else None
         except (ValueError, KeyError, TypeError, AttributeError):
             raise SetupError(f"server printed an unexpected first line: {line[:200]!r}") from None
+        if len(urls) != len(self.hosts) or urls[0] != url:
+            raise SetupError(f"server listens at {', '.join(urls)}, not at the {len(self.hosts)} addresses asked for")
+        self.urls = urls
+        return url
 
     def context(self) -> ssl.SSLContext | None:
         """What the runner's own requests (/health, /stats) trust: the generated CA, or for a certificate of the
@@ -130,10 +206,17 @@ class Server(ManagedProcess):
     @property
     def local_url(self) -> str:
         """The URL the runner reaches the server at: a wildcard address (0.0.0.0, ::) as loopback."""
-        scheme, _, rest = self.url.partition("://")
-        host, _, port = rest.rpartition(":")
-        loopback = {"0.0.0.0": "127.0.0.1", "[::]": "[::1]"}.get(host, host)
-        return f"{scheme}://{loopback}:{port}"
+        return _local(self.url)
+
+    @property
+    def local_urls(self) -> tuple[str, ...]:
+        """`urls` as the runner reaches them (a wildcard address as loopback)."""
+        return tuple(_local(u) for u in self.urls)
+
+    @property
+    def own_authority(self) -> str:
+        """The authority the runner's own requests (/health, /stats) name: `local_url`'s host and port."""
+        return self.local_url.partition("://")[2]
 
     def _drain_stdout(self) -> None:
         assert self.proc and self.proc.stdout and self._log
@@ -161,15 +244,20 @@ class Server(ManagedProcess):
 
     def stats(self) -> dict[str, int] | None:
         """GET /stats: connections accepted, TLS handshakes and resumed ones since start, and of the connections
-        those that spoke HTTP/2 where the server counts them (None if unreadable)."""
+        those that spoke HTTP/2 where the server counts them (None if unreadable). Integers only: each can be
+        diffed between two reads (`origins`, the authorities seen since start, only grows: see `origins_used`)."""
+        doc = self.stats_document()
+        return None if doc is None else counters(doc)
+
+    def stats_document(self) -> dict[str, Any] | None:
+        """GET /stats as the server answers it (None if unreadable): the counters, the UDP buffer sizes (or
+        null), and `origin_requests`, each authority's requests since start (see `origins_used`)."""
         try:
             with urllib.request.urlopen(self.local_url + "/stats", timeout=5, context=self.context()) as r:
                 doc = json.loads(r.read())
-            counts = {k: int(doc[k]) for k in ("connections", "tls_handshakes", "tls_resumed")}
-            # and what else the server counts (HTTP/2 connections, QUIC connections and handshakes, h3 streams)
-            counts |= {k: v for k, v in doc.items() if isinstance(v, int) and not isinstance(v, bool)}
-            return counts
-        except (urllib.error.URLError, OSError, ValueError, KeyError, TypeError):
+            counters(doc)  # the counters every server has, or unreadable
+            return dict(doc)
+        except (urllib.error.URLError, OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
     def release(self) -> None:
@@ -180,3 +268,17 @@ class Server(ManagedProcess):
             self._tmp.cleanup()
             self._tmp = None
             self.tls_dir = None
+
+
+def _local(url: str) -> str:
+    scheme, _, rest = url.partition("://")
+    host, _, port = rest.rpartition(":")
+    return f"{scheme}://{_LOOPBACK.get(host, host)}:{port}"
+
+
+def counters(doc: Mapping[str, Any]) -> dict[str, int]:
+    """The integer counters of a /stats document (KeyError, TypeError or ValueError when it lacks the basic ones)."""
+    counts = {k: int(doc[k]) for k in ("connections", "tls_handshakes", "tls_resumed")}
+    # and what else the server counts (HTTP/2 connections, QUIC connections and handshakes, h3 streams, origins)
+    counts |= {k: v for k, v in doc.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return counts
