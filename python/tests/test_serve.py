@@ -48,9 +48,34 @@ def test_serve_tls_on_every_address_prints_the_ca_to_copy(tmp_path):
     lines: list[str] = []
     assert serve(Listen("0.0.0.0", 0), tls=True, tls_dir=tmp_path / "tls", out=lines.append, ready=ready) == 0
     assert seen["hello"] == b"Hello, World!"
+    # with TLS the server speaks HTTP/3 too, and says so
+    assert lines[0].endswith("(HTTP/1.1, HTTP/2 and HTTP/3: QUIC over UDP at the same port); Ctrl-C stops it")
     assert lines[1] == f"the CA to trust: {tmp_path / 'tls' / 'ca.pem'}"
     assert "--target https://THIS-MACHINE:" in lines[2] and "--ca-file ca.pem" in lines[2]
+    assert lines[4].startswith("for HTTP/3 add --http 3 (UDP port ")
     assert (tmp_path / "tls" / "ca.pem").is_file()  # --tls-dir keeps it
+
+
+def test_serve_listens_on_several_addresses_with_one_port(tmp_path):
+    seen = {}
+
+    def ready(server):
+        seen["urls"] = server.urls
+        seen["hello"] = [_get(url + "/", ssl.create_default_context(cafile=server.ca_file)) for url in server.urls]
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    lines: list[str] = []
+    listen = Listen.parse(["127.0.0.1:0", "127.0.0.2:0", "127.0.0.3:0"])
+    assert listen.hosts == ("127.0.0.1", "127.0.0.2", "127.0.0.3") and listen.port == 0
+    assert serve(listen, tls=True, out=lines.append, ready=ready) == 0
+    port = seen["urls"][0].rpartition(":")[2]
+    assert seen["urls"] == tuple(f"https://127.0.0.{k}:{port}" for k in (1, 2, 3))
+    assert seen["hello"] == [b"Hello, World!"] * 3  # each address verified: the certificate names them
+    assert lines[0].startswith(f"serving {', '.join(seen['urls'])} (HTTP/1.1, HTTP/2 and HTTP/3")
+    lines = []
+    seen.clear()
+    assert serve(Listen("127.0.0.1", 0), out=lines.append, ready=ready) == 0
+    assert lines[0].endswith(" (HTTP/1.1 and HTTP/2); Ctrl-C stops it") and not any("HTTP/3" in x for x in lines)
 
 
 @pytest.mark.parametrize(
@@ -61,6 +86,10 @@ def test_serve_tls_on_every_address_prints_the_ca_to_copy(tmp_path):
         (["serve", "--tls-version", "1.3"], "go with --tls"),
         (["serve", "--tls", "--tls-cert", "/nonexistent.pem"], "go together"),
         (["serve", "--tls", "--tls-cert", "/nonexistent.pem", "--tls-key", "/k.pem"], "no such file"),
+        (["serve", "--listen", "127.0.0.1:0", "--listen", "127.0.0.2:8080"], "every --listen takes one port"),
+        # the default (127.0.0.1:8080) is replaced, not kept beside what is given
+        (["serve", "--listen", "127.0.0.2:0", "--listen", "127.0.0.2:0"], "given twice"),
+        (["serve", "--listen", "127.0.0.2:0", "--listen", "nowhere"], "expected HOST:PORT"),
     ],
 )
 def test_bad_serve_flags_are_one_line(capsys, argv, message):
@@ -78,6 +107,18 @@ def test_a_port_in_use_is_one_line(capsys):
         port = taken.getsockname()[1]
         with pytest.raises(SetupError, match="server exited with status 1"):
             serve(Listen("127.0.0.1", port), out=lambda line: None)
+
+
+def test_a_server_that_exits_at_once_is_seen_as_exited(monkeypatch):
+    """Its stdout ends before it is reaped: the start waits for the exit (bounded) rather than poll too early."""
+    from clientbench.execution.server import Server
+
+    monkeypatch.setattr(Server, "command", lambda self: ["/bin/sh", "-c", "exit 3"])
+    for _ in range(20):
+        server = Server()
+        with pytest.raises(SetupError, match="server exited with status 3 "):
+            server.start()
+        assert server.proc is None
 
 
 def test_list_says_whether_each_row_is_installed_or_how_to_get_it(capsys, monkeypatch):

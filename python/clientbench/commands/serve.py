@@ -1,7 +1,8 @@
 """`clientbench serve`: the embedded server on its own, for a second machine (docs/two-machines.md): run `serve`
 there and `run --target` here. It serves HTTP/1.1 and HTTP/2 (prior knowledge over http, ALPN h2 over https) on
 --listen until Ctrl-C or SIGTERM; with --tls, HTTPS with a throw-away CA whose certificate it prints the path of
-(copy it to the client machine for --ca-file), or with a certificate of your own (--tls-cert, --tls-key)."""
+(copy it to the client machine for --ca-file), or with a certificate of your own (--tls-cert, --tls-key), and
+HTTP/3 over QUIC at the same port over UDP. --listen repeated listens on several addresses with one port."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import argparse
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -20,12 +21,32 @@ from ..execution.server import Server
 
 @dataclass(frozen=True)
 class Listen:
+    """Where to listen: `host`, and the addresses in `also`, all at `port`."""
+
     host: str
     port: int
+    also: tuple[str, ...] = ()
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        return (self.host, *self.also)
 
     @classmethod
-    def parse(cls, text: str) -> Listen:
-        """HOST:PORT, [IPv6]:PORT, or :PORT (every address)."""
+    def parse(cls, given: str | Sequence[str]) -> Listen:
+        """HOST:PORT, [IPv6]:PORT, or :PORT (every address); several (--listen repeated) name one port."""
+        texts = [given] if isinstance(given, str) else list(given)
+        parsed = [cls._parse_one(t) for t in texts]
+        seen: set[str] = set()
+        for text, one in zip(texts, parsed, strict=True):
+            if one.port != parsed[0].port:
+                raise SetupError(f"--listen {text!r}: every --listen takes one port, the first's ({parsed[0].port})")
+            if one.host in seen:
+                raise SetupError(f"--listen {text!r}: that address is given twice")
+            seen.add(one.host)
+        return cls(parsed[0].host, parsed[0].port, tuple(one.host for one in parsed[1:]))
+
+    @classmethod
+    def _parse_one(cls, text: str) -> Listen:
         host, sep, port = text.rpartition(":")
         if not sep:
             raise SetupError(f"--listen {text!r}: expected HOST:PORT, e.g. 0.0.0.0:8080 or 127.0.0.1:0")
@@ -37,6 +58,21 @@ class Listen:
         if not 0 <= number <= 65535:
             raise SetupError(f"--listen {text!r}: the port must be within 0 and 65535 (0: any free port)")
         return cls(host, number)
+
+
+class _Repeated(argparse.Action):
+    """A repeatable option whose default (a string) the first use replaces rather than extends (argparse's
+    append keeps the default in the list): the value is the default, or the list of what was given."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        given = getattr(namespace, self.dest)
+        setattr(namespace, self.dest, [*given, values] if isinstance(given, list) else [values])
 
 
 def _positive(text: str) -> int:
@@ -54,6 +90,13 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, signal.SIG_IGN)
     raise _Stop()
+
+
+def protocols(server: Server) -> str:
+    """What `server` serves, as its listening line says."""
+    if server.http3:
+        return "HTTP/1.1, HTTP/2 and HTTP/3: QUIC over UDP at the same port"
+    return "HTTP/1.1 and HTTP/2"
 
 
 def serve(
@@ -82,7 +125,7 @@ def serve(
         tls_dir.mkdir(parents=True, exist_ok=True)
     server = Server(
         threads=threads,
-        host=listen.host,
+        hosts=listen.hosts,
         port=listen.port,
         start_timeout=20.0,
         tls=tls,
@@ -97,7 +140,7 @@ def serve(
     previous = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         server.start()
-        out(f"serving {server.url} (HTTP/1.1 and HTTP/2); Ctrl-C stops it")
+        out(f"serving {', '.join(server.urls)} ({protocols(server)}); Ctrl-C stops it")
         scheme, _, rest = server.url.partition("://")
         host, _, port = rest.rpartition(":")
         if host in ("0.0.0.0", "[::]"):  # every address: the client names this machine
@@ -112,6 +155,8 @@ def serve(
         if host == "THIS-MACHINE":
             names = "a name the certificate holds (--tls-name)" if tls and not tls_cert else "its name or address"
             out(f"(THIS-MACHINE: this machine as the client reaches it, {names})")
+        if server.http3:
+            out(f"for HTTP/3 add --http 3 (UDP port {port} must reach this machine too)")
         sys.stdout.flush()
         ready(server)
         while server.proc is not None and server.proc.poll() is None:
@@ -134,13 +179,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="Serve the benchmark's endpoints (HTTP/1.1 and HTTP/2) until Ctrl-C or SIGTERM, so that "
         "`clientbench run --target URL` on another machine measures across a real network "
         "(docs/two-machines.md). With --tls: HTTPS with a throw-away CA (its certificate's path is printed: "
-        "copy it to the client for --ca-file), or with your own certificate.",
+        "copy it to the client for --ca-file), or with your own certificate, and HTTP/3 over QUIC at the same "
+        "port over UDP.",
     )
     srv.add_argument(
         "--listen",
+        action=_Repeated,
         default="127.0.0.1:8080",
         metavar="HOST:PORT",
-        help="where to listen (default 127.0.0.1:8080; 0.0.0.0:8080 for every address, port 0 for any free one)",
+        help="where to listen (default 127.0.0.1:8080; 0.0.0.0:8080 for every address, port 0 for any free one); "
+        "repeatable with one port, for several addresses (with --tls, each an extra name of the certificate)",
     )
     srv.add_argument("--threads", type=_positive, default=None, help="tokio worker threads (default: one per core)")
     st = srv.add_argument_group("https")
