@@ -1,5 +1,5 @@
-//! reqwest-driver's POST and PUT (`--method`, `--body-size`): the server's `/upload` line is checked on
-//! every response, a wrong one is a counted failure, in both modes and both loops.
+//! reqwest-driver's POST and PUT (`--method`, `--body-size`): the server's `/upload` line (or the body
+//! echoed) is checked on every response, a wrong one is a counted failure, in both modes and both loops.
 
 mod common;
 
@@ -33,14 +33,27 @@ fn uploads_match_the_servers_digest() {
     assert!(total(&doc, "count") >= 25 && total(&doc, "failure_count") == 0, "{doc}");
 }
 
-/// A 200 with another body is a failure `Error: upload digest mismatch: ...`: the server's `/echo`
-/// (which answers the body itself), and a server that answers a line with a wrong digest.
+/// A 200 answer that is the body sent is right too: the server's `/echo` answers the body itself
+/// (docs/raw-format.md, "Request bodies").
+#[test]
+fn an_echo_of_the_body_is_right() {
+    let echo = format!("{}/echo", server());
+    for (mode, size) in [("async", "3"), ("sync", "3"), ("async", "200000"), ("sync", "67")] {
+        let args = ["--url", &echo, "--mode", mode, "--method", "POST", "--body-size", size, "--workers", "2"];
+        let doc = document(&[&args[..], &["--requests", "3"]].concat());
+        assert_eq!(total(&doc, "failure_count"), 0, "{mode} {size}: {doc}");
+        assert_eq!(total(&doc, "bytes"), 6 * size.parse::<u64>().unwrap(), "{mode} {size}");
+    }
+}
+
+/// A 200 with another body is a failure `Error: upload digest mismatch: ...`: a server that answers a line
+/// with a wrong digest, and one that answers as many bytes as were sent, but not them.
 #[test]
 fn a_wrong_answer_is_a_counted_failure() {
-    let echo = format!("{}/echo", server());
     let wrong = fixed_server("3 0000000000000000000000000000000000000000000000000000000000000000");
-    let expected = format!("expected {:?}", upload_line(3));
-    for (url, got) in [(echo.as_str(), "got \"abc\""), (wrong.as_str(), "got \"3 00000000")] {
+    let not_echo = fixed_server("abd");
+    let expected = format!("expected {:?} (or the 3 bytes sent, echoed)", upload_line(3));
+    for (url, got) in [(wrong.as_str(), "got \"3 00000000"), (not_echo.as_str(), "got \"abd\"")] {
         for mode in ["async", "sync"] {
             let args = ["--url", url, "--mode", mode, "--method", "POST", "--body-size", "3", "--workers", "1"];
             let doc = document(&[&args[..], &["--requests", "4"]].concat());

@@ -32,6 +32,13 @@ fn bad_usage_is_one_line_naming_the_flag() {
         (&["--seed", "7"], "--seed"),
         (&["--timeout", "0"], "--timeout"),
         (&["--timeout", "86401"], "--timeout"),
+        // streamed bodies and targets
+        (&["--chunk-size", "0"], "--chunk-size"),
+        (&["--chunk-size", "16777217", "--download", "stream"], "--chunk-size"),
+        (&["--upload", "stream"], "--upload"),
+        (&["--upload", "sideways", "--method", "POST"], "--upload"),
+        (&["--download", "sideways"], "--download"),
+        (&["--targets", "/no/such/targets.txt"], "--targets"),
     ];
     for (args, flag) in cases {
         let out = driver(&[&["--url", url][..], args].concat());
@@ -48,6 +55,29 @@ fn bad_usage_is_one_line_naming_the_flag() {
         assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
         assert!(out.stdout.is_empty() && err.lines().count() == 1 && err.contains("--url"), "{bad}: {err}");
     }
+    // --targets gives each request its method and body; a bad line is named by its number
+    let dir = std::env::temp_dir().join(format!("reqwest-driver-usage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("targets.txt");
+    std::fs::write(&file, format!("GET {url}\n# fine\n\nPOST {url} @{}/missing.bin\n", dir.display())).unwrap();
+    let good = dir.join("good.txt");
+    std::fs::write(&good, format!("GET {url}\n")).unwrap();
+    let (bad_line, good) = (file.to_str().unwrap(), good.to_str().unwrap());
+    for (args, flag, says) in [
+        (&["--targets", bad_line][..], "--targets", "line 4: cannot read the body file"),
+        (&["--targets", good, "--method", "POST", "--body-size", "3"], "--method", "--targets"),
+        (&["--targets", good, "--body-size", "0"], "--body-size", "--targets"),
+    ] {
+        let out = driver(&[&["--url", url][..], args].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            (out.status.code(), out.stdout.is_empty(), err.lines().count()),
+            (Some(2), true, 1),
+            "{args:?}: {err}"
+        );
+        assert!(err.starts_with(&format!("reqwest-driver: error: {flag}")) && err.contains(says), "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
     let out = driver(&["--workers", "2"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--url"));

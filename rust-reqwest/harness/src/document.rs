@@ -66,6 +66,11 @@ struct Workload<'a> {
     record: &'static str,
     client_scope: &'static str,
     http: &'static str,
+    upload: &'static str,
+    download: &'static str,
+    chunk_size: usize,
+    /// The targets file as given (`null`: none).
+    targets: Option<String>,
 }
 
 impl<'a> Workload<'a> {
@@ -84,11 +89,15 @@ impl<'a> Workload<'a> {
             arrival: open.then(|| o.arrival().as_str()),
             // the schedule's seed only with poisson arrivals: uniform ones draw nothing
             seed: (open && o.arrival() == Arrival::Poisson).then(|| o.seed()),
-            method: o.method.as_str(),
+            method: o.method().as_str(),
             body_size: o.body_size.unwrap_or(0),
             record: o.record.as_str(),
             client_scope: o.client_scope.as_str(),
             http: o.http.as_str(),
+            upload: o.upload.as_str(),
+            download: o.download.as_str(),
+            chunk_size: o.chunk_size(),
+            targets: o.targets.as_ref().map(|p| p.to_string_lossy().into_owned()),
         }
     }
 }

@@ -17,10 +17,16 @@
 //! drives it with [`block_on`] (a sync driver's request future is ready at its first poll, a thread's sleep
 //! blocks, so that costs one poll per request and no allocation).
 //!
-//! A POST/PUT sends the same `--body-size` bytes every time (`abc...`, one shared buffer) and checks every
-//! response against the `/upload` line of that body, computed once (a difference is a failure, `Error:
-//! upload digest mismatch: ...`). With `--record histogram` the latencies of the successful requests go
-//! into HdrHistograms (3 significant digits) instead of per-request arrays ([`record`]).
+//! A POST/PUT sends the same `--body-size` bytes every time (`abc...`, one shared buffer, or with `--upload
+//! stream` chunks of `--chunk-size` cut from the pattern as the client takes them: [`body`]) and checks every
+//! response, chunk by chunk, against the `/upload` line of that body, computed once, or the body itself (an
+//! echo), whichever has the answer's length (a difference is a failure, `Error: upload digest mismatch:
+//! ...`). With `--download stream` the answer is taken in pieces of at most `--chunk-size`, each counted and
+//! dropped. With `--targets` worker w's request k goes to target (w + k) mod T instead ([`targets`]; its
+//! answer is counted, not compared). A GET whose answer is read whole is the driver's [`Driver::get`], the
+//! hot loop the benchmark measures, as it always was; everything else goes through [`Driver::send`]. With `--record histogram` the latencies of the
+//! successful requests go into HdrHistograms (3 significant digits) instead of per-request arrays
+//! ([`record`]).
 //!
 //! For `https://` URLs, `--ca-file` / `--insecure` reach every client through [`ClientOptions`] (made once,
 //! before any worker starts, by [`prepare`]: a CA file that cannot be used is bad usage), and the
@@ -40,16 +46,20 @@
 //! start-up.
 //!
 //! * [`options`] — the flags, their checks, and the [`Plan`] and clients' options made from them.
+//! * [`body`] — request bodies (whole or streamed) and the check of their answers.
+//! * [`targets`] — the targets file.
 //! * [`schedule`] — the open loop's intended times and bookkeeping, and the [`Clock`] it runs on.
 //! * [`run`] — the workers, the gate and the measurements.
 //! * [`record`] — what a worker keeps of each request; the histogram buckets.
 //! * [`document`] — the document, printed by [`finish`].
 
+pub mod body;
 pub mod document;
 pub mod options;
 pub mod record;
 pub mod run;
 pub mod schedule;
+pub mod targets;
 mod timer;
 
 use std::future::Future;
@@ -57,16 +67,17 @@ use std::future::Future;
 use clap::ValueEnum;
 use reqwest_bench::{ClientError, ClientOptions};
 
-/// The body type of [`Driver::upload`].
+pub use body::{Answer, Chunks, Outgoing};
+/// The chunk type of bodies.
 pub use bytes::Bytes;
 pub use document::{finish, SCHEMA};
 pub use options::{
-    parse_args, prepare, Arrival, ClientScope, Connection, HttpVersion, Method, Options, Plan, RecordMode,
+    parse_args, prepare, Arrival, ClientScope, Connection, HttpVersion, Method, Options, Plan, RecordMode, Transfer,
 };
 pub use run::{block_on, run_tasks, run_threads, Group};
 pub use schedule::{Clock, Limit, Open, Pacer, Schedule};
 
-/// What a driver measures: how to make a worker's client, and how to do one GET and one upload with it.
+/// What a driver measures: how to make a worker's client, and how to do one GET and any other request with it.
 ///
 /// A blocking client does the request inside the method and returns a ready future
 /// (`std::future::ready`).
@@ -80,16 +91,19 @@ pub trait Driver: Send + Sync + 'static {
     /// failure is an error (a non-2xx status is not).
     fn get(&self, client: &Self::Client, url: &str) -> impl Future<Output = Result<(u16, u64), ClientError>> + Send;
 
-    /// `method` (POST or PUT) `url` with `body`, reading the whole response body: `(status, body bytes
-    /// read, the body's first `keep` bytes)`.
-    fn upload(
+    /// `method` `url` with `body` (none, one buffer, or chunks to stream as the client takes them), giving
+    /// every chunk of the response body to `answer` as the client offers it (which counts and checks it),
+    /// never keeping it: the status once the whole body has been read; any transport or protocol failure
+    /// is an error (a non-2xx status is not). Every request but [`Driver::get`]'s: uploads, a streamed
+    /// download, targets.
+    fn send(
         &self,
         client: &Self::Client,
         method: Method,
         url: &str,
-        body: &Bytes,
-        keep: usize,
-    ) -> impl Future<Output = Result<(u16, u64, Bytes), ClientError>> + Send;
+        body: Outgoing,
+        answer: &mut Answer<'_>,
+    ) -> impl Future<Output = Result<u16, ClientError>> + Send;
 
     /// The TLS version the client negotiated (`TLSv1.3`), if it can tell; reported as `client.tls`.
     fn tls_version(&self, _client: &Self::Client) -> Option<&'static str> {

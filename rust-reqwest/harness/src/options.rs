@@ -8,9 +8,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use clap::ValueEnum;
 use reqwest_bench::{ClientOptions, Http2, TlsConfig, TlsSetupError, Trust};
-use sha2::{Digest, Sha256};
 
+pub use crate::body::{body_pattern, upload_line, DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE};
+use crate::body::{Chunks, Expected, Outgoing, Pattern};
 use crate::schedule::{Limit, Open};
+use crate::targets::Target;
 
 /// Largest `--body-size` (1 GiB).
 pub const MAX_BODY_SIZE: u64 = 1 << 30;
@@ -134,6 +136,24 @@ impl RecordMode {
     }
 }
 
+/// `--upload`, `--download`: how a body goes between the driver and its client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Transfer {
+    /// In one buffer
+    Whole,
+    /// In chunks of --chunk-size bytes
+    Stream,
+}
+
+impl Transfer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transfer::Whole => "whole",
+            Transfer::Stream => "stream",
+        }
+    }
+}
+
 /// The contract's flags, identical for every driver (`#[command(flatten)]` them into the driver's own).
 #[derive(clap::Args, Debug, Clone)]
 pub struct Options {
@@ -173,9 +193,9 @@ pub struct Options {
     /// Open loop, poisson: worker w draws its intervals from SplitMix64 seeded with S + w [default: 1]
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub seed: Option<u64>,
-    /// GET, or POST/PUT with a body of --body-size bytes
-    #[arg(long, value_enum, default_value_t = Method::Get)]
-    pub method: Method,
+    /// GET, or POST/PUT with a body of --body-size bytes [default: GET]
+    #[arg(long, value_enum)]
+    pub method: Option<Method>,
     /// POST/PUT: the request body's length in bytes (abcd...xyzabc...) [default: 0]
     #[arg(long, value_name = "BYTES", value_parser = parse_body_size, allow_negative_numbers = true)]
     pub body_size: Option<u64>,
@@ -188,6 +208,18 @@ pub struct Options {
     /// 1.1, or 2: HTTP/2 (ALPN h2 over https://, prior knowledge over http://)
     #[arg(long, value_enum, default_value_t = HttpVersion::Http11)]
     pub http: HttpVersion,
+    /// whole: the request body in one buffer; stream: in chunks of --chunk-size bytes made as they are sent
+    #[arg(long, value_enum, default_value_t = Transfer::Whole)]
+    pub upload: Transfer,
+    /// whole: the response body as the client reads it; stream: in chunks of at most --chunk-size bytes
+    #[arg(long, value_enum, default_value_t = Transfer::Whole)]
+    pub download: Transfer,
+    /// A streamed body's chunk, 1 to 16777216 bytes [default: 65536]
+    #[arg(long, value_name = "BYTES", value_parser = parse_chunk_size, allow_negative_numbers = true)]
+    pub chunk_size: Option<usize>,
+    /// A file of targets (`METHOD URL [@BODYFILE]` per line) every worker cycles through instead of --url
+    #[arg(long, value_name = "FILE")]
+    pub targets: Option<PathBuf>,
 }
 
 /// What the workers run, made from [`Options`] once they are checked ([`Options::plan`]).
@@ -204,18 +236,70 @@ pub struct Plan {
     pub method: Method,
     /// `--timeout` in ns: a request that took longer failed (`TimeoutError`), whatever it returned.
     pub timeout_ns: u64,
-    /// The body of every POST/PUT (empty for GET).
+    /// The body of every POST/PUT with `--upload whole` (empty otherwise: a streamed body is never whole).
     pub body: Bytes,
-    /// POST/PUT: the `/upload` line every response must be (`"<length> <sha256 hex>"` of the body).
-    pub expect: Option<Bytes>,
+    /// POST/PUT: what every 200 answer must be (the body's `/upload` line, or the body echoed), and the
+    /// pattern a streamed body is cut from.
+    pub expect: Option<Expected>,
     pub record: RecordMode,
     pub scope: ClientScope,
+    pub upload: Transfer,
+    pub download: Transfer,
+    /// `--chunk-size`.
+    pub chunk_size: usize,
+    /// `--targets`: worker w's request k goes to target (w + k) mod T (empty: every request to `url`).
+    pub targets: Vec<Target>,
+}
+
+impl Plan {
+    /// The body of a request to `url`, as the client is given it.
+    pub fn outgoing(&self) -> Outgoing {
+        match (&self.expect, self.upload) {
+            (None, _) => Outgoing::None,
+            (Some(_), Transfer::Whole) => Outgoing::Whole(self.body.clone()),
+            (Some(e), Transfer::Stream) => Outgoing::Stream(Chunks::pattern(&e.pattern, e.body_len, self.chunk_size)),
+        }
+    }
+
+    /// The body of a request to `target`.
+    pub fn target_outgoing(&self, target: &Target) -> Outgoing {
+        match (&target.body, self.upload) {
+            (None, _) if target.method == Method::Get => Outgoing::None,
+            (None, Transfer::Whole) => Outgoing::Whole(Bytes::new()),
+            (None, Transfer::Stream) => Outgoing::Stream(Chunks::bytes(&Bytes::new(), self.chunk_size)),
+            (Some(b), Transfer::Whole) => Outgoing::Whole(b.clone()),
+            (Some(b), Transfer::Stream) => Outgoing::Stream(Chunks::bytes(b, self.chunk_size)),
+        }
+    }
+
+    /// Worker `w`'s request `k` (warm-up and timed requests each counted from 0): its target, with `--targets`.
+    pub fn target(&self, w: u32, k: u64) -> Option<&Target> {
+        match self.targets.len() as u64 {
+            0 => None,
+            t => Some(&self.targets[((u64::from(w) + k) % t) as usize]),
+        }
+    }
+
+    /// `--download stream`: the most a piece of the response is taken in.
+    pub fn piece(&self) -> Option<usize> {
+        (self.download == Transfer::Stream).then_some(self.chunk_size)
+    }
 }
 
 impl Options {
     /// `--requests`, or its default.
     pub fn requests(&self) -> u32 {
         self.requests.unwrap_or(DEFAULT_REQUESTS)
+    }
+
+    /// `--method`, or its default.
+    pub fn method(&self) -> Method {
+        self.method.unwrap_or(Method::Get)
+    }
+
+    /// `--chunk-size`, or its default.
+    pub fn chunk_size(&self) -> usize {
+        self.chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE)
     }
 
     /// `--arrival`, or its default.
@@ -295,16 +379,37 @@ impl Options {
                 "--connection new: cannot be used with --client-scope shared (a shared client is made once)".into()
             );
         }
+        let targets = match &self.targets {
+            None => Vec::new(),
+            Some(file) => {
+                if self.method.is_some() {
+                    return Err("--method: not with --targets (each target has its own method)".into());
+                }
+                if self.body_size.is_some() {
+                    return Err("--body-size: not with --targets (each target has its own body)".into());
+                }
+                crate::targets::read(file)?
+            }
+        };
+        let method = self.method();
         // `--body-size 0` asks a GET for the body it sends anyway: accepted, as the C++ harness and the runner do
-        if self.method == Method::Get && self.body_size.is_some_and(|n| n > 0) {
+        if method == Method::Get && self.body_size.is_some_and(|n| n > 0) {
             return Err("--body-size: a GET sends no body (use --method POST or PUT)".into());
         }
-        let (body, expect) = match self.method {
+        if method == Method::Get && self.upload == Transfer::Stream && targets.is_empty() {
+            return Err("--upload: stream needs a body to stream (--method POST or PUT, or --targets)".into());
+        }
+        let chunk_size = self.chunk_size();
+        let (body, expect) = match method {
             Method::Get => (Bytes::new(), None),
             Method::Post | Method::Put => {
-                let body = body_pattern(self.body_size.unwrap_or(0) as usize);
-                let expect = upload_line(&body);
-                (body, Some(expect))
+                let len = self.body_size.unwrap_or(0);
+                let pattern = Pattern::for_body(len, chunk_size);
+                let body = match self.upload {
+                    Transfer::Whole => body_pattern(len as usize),
+                    Transfer::Stream => Bytes::new(),
+                };
+                (body, Some(Expected::of_pattern(&pattern, len)))
             }
         };
         Ok(Plan {
@@ -315,11 +420,15 @@ impl Options {
             limit,
             open,
             timeout_ns: u64::try_from(Duration::from_secs_f64(self.timeout).as_nanos()).unwrap_or(u64::MAX),
-            method: self.method,
+            method,
             body,
             expect,
             record: self.record,
             scope: self.client_scope,
+            upload: self.upload,
+            download: self.download,
+            chunk_size,
+            targets,
         })
     }
 }
@@ -327,36 +436,29 @@ impl Options {
 /// `--url`: an absolute `http://` or `https://` URL with a host, and a port from 1 to 65535 if it has one
 /// (docs/raw-format.md); what the client refuses beyond that is a counted failure (`InvalidUrl`).
 fn check_url(url: &str) -> Result<(), String> {
+    url_problem(url).map_or(Ok(()), |why| Err(format!("--url: {why}")))
+}
+
+/// Why `url` is not usable as `--url` (or a target's URL), if it is not.
+pub(crate) fn url_problem(url: &str) -> Option<String> {
     if url.chars().any(|c| c <= ' ' || c == '\u{7f}') {
-        return Err(format!("--url: must not contain whitespace or control characters, got {url:?}"));
+        return Some(format!("must not contain whitespace or control characters, got {url:?}"));
     }
     // the url crate's parser (reqwest's): the same one the requests use
-    let parsed = reqwest_bench::reqwest::Url::parse(url).map_err(|e| format!("--url: {url:?} is not a URL: {e}"))?;
+    let parsed = match reqwest_bench::reqwest::Url::parse(url) {
+        Ok(u) => u,
+        Err(e) => return Some(format!("{url:?} is not a URL: {e}")),
+    };
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(format!("--url: must be an http:// or https:// URL, got {url:?}"));
+        return Some(format!("must be an http:// or https:// URL, got {url:?}"));
     }
     if parsed.host_str().is_none_or(str::is_empty) {
-        return Err(format!("--url: has no host: {url:?}"));
+        return Some(format!("has no host: {url:?}"));
     }
     if parsed.port() == Some(0) {
-        return Err(format!("--url: the port must be from 1 to 65535, got {url:?}"));
+        return Some(format!("the port must be from 1 to 65535, got {url:?}"));
     }
-    Ok(())
-}
-
-/// The request body of `--body-size n`: byte i is `b'a' + (i mod 26)`.
-pub fn body_pattern(n: usize) -> Bytes {
-    (0..n).map(|i| b'a' + (i % 26) as u8).collect::<Vec<u8>>().into()
-}
-
-/// What the server's `/upload` answers for `body`: `"<length> <sha256 hex>"`.
-pub fn upload_line(body: &[u8]) -> Bytes {
-    use std::fmt::Write;
-    let mut line = format!("{} ", body.len());
-    for b in Sha256::digest(body) {
-        let _ = write!(line, "{b:02x}");
-    }
-    line.into()
+    None
 }
 
 /// Parse the driver's arguments; bad usage is one line on stderr (clap's error without its usage
@@ -412,6 +514,13 @@ fn parse_rate(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
         _ => Err(format!("must be a positive number of requests/s, got {text}")),
+    }
+}
+
+fn parse_chunk_size(text: &str) -> Result<usize, String> {
+    match text.parse::<i128>() {
+        Ok(v) if (1..=MAX_CHUNK_SIZE as i128).contains(&v) => Ok(v as usize),
+        _ => Err(format!("must be a number of bytes from 1 to {MAX_CHUNK_SIZE} (16 MiB), got {text}")),
     }
 }
 
@@ -508,10 +617,76 @@ mod tests {
         assert_eq!(&upload_line(b"abc")[..], b"3 ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         let plan = parse(&["--method", "PUT", "--body-size", "3"]).unwrap().plan().unwrap();
         assert_eq!((&plan.body[..], plan.method), (&b"abc"[..], Method::Put));
-        assert_eq!(plan.expect.as_deref(), Some(&upload_line(b"abc")[..]));
+        let line = |plan: &Plan| plan.expect.as_ref().map(|e| e.line.clone());
+        assert_eq!(line(&plan).as_deref(), Some(&upload_line(b"abc")[..]));
         let plan = parse(&["--method", "POST"]).unwrap().plan().unwrap();
         let empty = "0 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-        assert_eq!((plan.body.len(), plan.expect.as_deref()), (0, Some(empty.as_bytes())));
+        assert_eq!((plan.body.len(), line(&plan).as_deref()), (0, Some(empty.as_bytes())));
+        assert!(matches!(plan.outgoing(), Outgoing::Whole(b) if b.is_empty()));
+    }
+
+    #[test]
+    fn streamed_bodies() {
+        let o = parse(&[]).unwrap();
+        assert_eq!((o.upload, o.download, o.chunk_size()), (Transfer::Whole, Transfer::Whole, 65536));
+        let args = ["--method", "PUT", "--body-size", "100000", "--upload", "stream", "--chunk-size", "4096"];
+        let plan = parse(&args).unwrap().plan().unwrap();
+        assert_eq!(
+            (plan.upload, plan.download, plan.chunk_size, plan.piece()),
+            (Transfer::Stream, Transfer::Whole, 4096, None)
+        );
+        // the body is never made whole: chunks cut from the pattern, the line hashed from it
+        assert!(plan.body.is_empty());
+        let e = plan.expect.as_ref().unwrap();
+        assert_eq!((e.line.clone(), e.body_len), (upload_line(&body_pattern(100_000)), 100_000));
+        let Outgoing::Stream(chunks) = plan.outgoing() else { panic!("a stream") };
+        let chunks: Vec<Bytes> = chunks.collect();
+        assert_eq!((chunks.len(), chunks[0].len(), chunks[24].len()), (25, 4096, 100_000 - 24 * 4096));
+        assert_eq!(chunks.concat(), body_pattern(100_000).to_vec());
+        // a streamed download of a GET; the chunk size at its bounds
+        let plan = parse(&["--download", "stream", "--chunk-size", "1"]).unwrap().plan().unwrap();
+        assert_eq!((plan.piece(), plan.expect.is_none()), (Some(1), true));
+        assert!(matches!(plan.outgoing(), Outgoing::None));
+        assert_eq!(parse(&["--download", "stream", "--chunk-size", "16777216"]).unwrap().chunk_size(), 16 << 20);
+        // --chunk-size with whole bodies is accepted (and unused)
+        assert!(parse(&["--chunk-size", "10"]).unwrap().plan().is_ok());
+    }
+
+    #[test]
+    fn targets_replace_the_url() {
+        let dir = std::env::temp_dir().join(format!("harness-options-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (file, body) = (dir.join("targets.txt"), dir.join("b.bin"));
+        std::fs::write(&body, b"0123456789").unwrap();
+        std::fs::write(&file, format!("GET http://h/a\nPOST http://h/b @{}\nPUT http://h/c\n", body.display()))
+            .unwrap();
+        let f = file.to_str().unwrap();
+        let plan = parse(&["--targets", f, "--upload", "stream", "--chunk-size", "4"]).unwrap().plan().unwrap();
+        assert_eq!((plan.targets.len(), plan.method, plan.expect.is_none()), (3, Method::Get, true));
+        // worker w's request k: target (w + k) mod 3
+        let urls: Vec<&str> = (0..5).map(|k| plan.target(2, k).unwrap().url.as_str()).collect();
+        assert_eq!(urls, ["http://h/c", "http://h/a", "http://h/b", "http://h/c", "http://h/a"]);
+        let [a, b, c] = &plan.targets[..] else { panic!("three targets") };
+        assert!(matches!(plan.target_outgoing(a), Outgoing::None));
+        let Outgoing::Stream(chunks) = plan.target_outgoing(b) else { panic!("a stream") };
+        assert_eq!(chunks.collect::<Vec<_>>(), [&b"0123"[..], b"4567", b"89"]);
+        assert!(matches!(plan.target_outgoing(c), Outgoing::Stream(s) if s.is_empty()));
+        let plan = parse(&["--targets", f]).unwrap().plan().unwrap();
+        assert!(matches!(plan.target_outgoing(b), Outgoing::Whole(w) if &w[..] == b"0123456789"));
+        assert!(matches!(plan.target_outgoing(c), Outgoing::Whole(w) if w.is_empty()));
+        assert!(parse(&[]).unwrap().plan().unwrap().target(0, 0).is_none());
+        for (args, flag) in [
+            (&["--method", "POST"][..], "--method"),
+            (&["--method", "GET"], "--method"),
+            (&["--body-size", "0"], "--body-size"),
+        ] {
+            let err = parse(&[&["--targets", f][..], args].concat()).unwrap().plan().unwrap_err();
+            assert!(err.starts_with(flag) && err.contains("--targets"), "{args:?}: {err}");
+        }
+        std::fs::write(&file, "GET http://h/a\nGET http://h/b extra\n").unwrap();
+        let err = parse(&["--targets", f]).unwrap().plan().unwrap_err();
+        assert!(err.starts_with(&format!("--targets {f}, line 2: ")), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -553,6 +728,16 @@ mod tests {
             (&["--timeout", "-1"], "--timeout"),
             (&["--timeout", "86401"], "--timeout"),
             (&["--timeout", "nan"], "--timeout"),
+            // streamed bodies and targets (docs/raw-format.md, "Command line")
+            (&["--chunk-size", "0"], "--chunk-size"),
+            (&["--chunk-size", "-1"], "--chunk-size"),
+            (&["--chunk-size", "16777217"], "--chunk-size"),
+            (&["--chunk-size", "64k"], "--chunk-size"),
+            (&["--upload", "chunked"], "--upload"),
+            (&["--download", "lazy"], "--download"),
+            (&["--upload", "stream"], "--upload"),
+            (&["--upload", "stream", "--method", "GET"], "--upload"),
+            (&["--targets", "/no/such/targets.txt"], "--targets"),
         ];
         for (args, flag) in cases {
             let line = usage(args);

@@ -1,6 +1,6 @@
 //! What one worker measured: per request its times (or, with `--record histogram`, its latencies in
 //! HdrHistograms), the bytes, the failures (counted, the first [`MAX_FAILURES`] kept), and what made a
-//! request fail ([`Outcome`], the upload digest check included).
+//! request fail ([`Outcome`]; an upload's answer is checked by [`crate::body::Answer`]).
 
 use bytes::Bytes;
 use hdrhistogram::Histogram;
@@ -17,14 +17,15 @@ pub const SIGNIFICANT_DIGITS: u8 = 3;
 /// What a timed request did.
 #[derive(Debug)]
 pub enum Outcome {
-    /// 200 and the whole body (and, for an upload, the expected line).
+    /// 200 and the whole body (and, for an upload, the expected line or the body echoed).
     Ok { bytes: u64 },
     /// Another status (the body was read).
     Status { status: u16, bytes: u64 },
     /// The request failed.
     Error(ClientError),
-    /// An upload answered 200 with a line other than the expected one.
-    Mismatch { expected: Bytes, got: Bytes, bytes: u64 },
+    /// An upload answered 200 with neither the expected line nor the body of `body_len` bytes it sent;
+    /// `got` is the answer's first bytes.
+    Mismatch { expected: Bytes, body_len: u64, got: Bytes, bytes: u64 },
     /// It ended after `--timeout` (which bounds the whole request), whatever it returned.
     Overtime { took_ns: u64, timeout_ns: u64, bytes: u64 },
 }
@@ -35,16 +36,6 @@ impl Outcome {
         match result {
             Ok((200, bytes)) => Outcome::Ok { bytes },
             Ok((status, bytes)) => Outcome::Status { status, bytes },
-            Err(e) => Outcome::Error(e),
-        }
-    }
-
-    /// An upload's result `(status, body bytes, the body's first bytes)`, checked against `expected`.
-    pub fn of_upload(result: Result<(u16, u64, Bytes), ClientError>, expected: &Bytes) -> Outcome {
-        match result {
-            Ok((200, bytes, head)) if bytes == expected.len() as u64 && head == expected => Outcome::Ok { bytes },
-            Ok((200, bytes, got)) => Outcome::Mismatch { expected: expected.clone(), got, bytes },
-            Ok((status, bytes, _)) => Outcome::Status { status, bytes },
             Err(e) => Outcome::Error(e),
         }
     }
@@ -79,14 +70,15 @@ impl Outcome {
             Outcome::Ok { .. } => None,
             Outcome::Status { status, .. } => Some((format!("status {status}"), Some(*status))),
             Outcome::Error(e) => Some((e.to_string(), None)),
-            Outcome::Mismatch { expected, got, bytes } => {
+            Outcome::Mismatch { expected, body_len, got, bytes } => {
                 let text = |b: &Bytes| String::from_utf8_lossy(b).into_owned();
                 let got = match *bytes == got.len() as u64 {
                     true => format!("{:?}", text(got)),
                     false => format!("{bytes} bytes starting {:?}", text(got)),
                 };
+                let expected = format!("{:?} (or the {body_len} bytes sent, echoed)", text(expected));
                 // `status` is set only for a `status <code>` failure
-                Some((format!("Error: upload digest mismatch: expected {:?}, got {got}", text(expected)), None))
+                Some((format!("Error: upload digest mismatch: expected {expected}, got {got}"), None))
             }
             Outcome::Overtime { took_ns, timeout_ns, .. } => {
                 let s = |ns: u64| ns as f64 / 1e9;
@@ -266,20 +258,20 @@ mod tests {
         }
     }
 
-    fn upload(result: Result<(u16, u64, Bytes), ClientError>) -> Outcome {
-        Outcome::of_upload(result, &Bytes::from_static(b"3 abc"))
+    fn mismatch(got: &'static [u8], bytes: u64) -> Outcome {
+        Outcome::Mismatch { expected: Bytes::from_static(b"3 abc"), body_len: 3, got: Bytes::from_static(got), bytes }
     }
 
     #[test]
-    fn uploads_are_checked_against_the_expected_line() {
-        assert!(matches!(upload(Ok((200, 5, Bytes::from_static(b"3 abc")))), Outcome::Ok { bytes: 5 }));
-        let wrong = upload(Ok((200, 5, Bytes::from_static(b"3 abd")))).failure().unwrap();
-        assert_eq!(wrong, ("Error: upload digest mismatch: expected \"3 abc\", got \"3 abd\"".into(), None));
+    fn a_mismatch_shows_what_was_expected_and_got() {
+        let wrong = mismatch(b"3 abd", 5).failure().unwrap();
+        let expected = "Error: upload digest mismatch: expected \"3 abc\" (or the 3 bytes sent, echoed)";
+        assert_eq!(wrong, (format!("{expected}, got \"3 abd\""), None));
         // a longer body with the right start
-        let long = upload(Ok((200, 9, Bytes::from_static(b"3 abc")))).failure().unwrap();
-        assert_eq!(long.0, "Error: upload digest mismatch: expected \"3 abc\", got 9 bytes starting \"3 abc\"");
-        assert_eq!(upload(Ok((405, 0, Bytes::new()))).failure(), Some(("status 405".into(), Some(405))));
-        let timeout = upload(Err(ClientError::Timeout("request timed out".into()))).failure();
+        let long = mismatch(b"3 abc", 9).failure().unwrap();
+        assert_eq!(long.0, format!("{expected}, got 9 bytes starting \"3 abc\""));
+        assert_eq!(Outcome::Status { status: 405, bytes: 0 }.failure(), Some(("status 405".into(), Some(405))));
+        let timeout = Outcome::Error(ClientError::Timeout("request timed out".into())).failure();
         assert_eq!(timeout, Some(("TimeoutError: request timed out".into(), None)));
     }
 
@@ -290,7 +282,7 @@ mod tests {
         let reason = "TimeoutError: the request took 1.000 s, past --timeout 1 s";
         assert_eq!(slow(Outcome::Ok { bytes: 5 }).failure(), Some((reason.into(), None)));
         assert_eq!(slow(Outcome::Status { status: 500, bytes: 5 }).failure(), Some((reason.into(), None)));
-        assert_eq!(slow(upload(Ok((200, 5, Bytes::from_static(b"3 abd"))))).failure(), Some((reason.into(), None)));
+        assert_eq!(slow(mismatch(b"3 abd", 5)).failure(), Some((reason.into(), None)));
         // its bytes still count; the client's own error keeps its reason; at the timeout exactly, it is in time
         let mut rec = Record::new(RecordMode::Histogram, false, 0);
         rec.record(0, None, 0, second + 1, slow(Outcome::Ok { bytes: 7 }));

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use reqwest_bench::{ClientError, ClientOptions};
 
-use crate::options::{ClientScope, Method, Plan};
+use crate::body::Answer;
+use crate::options::{ClientScope, Method, Plan, Transfer};
 use crate::record::{Outcome, Record};
 use crate::schedule::{Clock, Limit, Pacer, Schedule};
 use crate::{Connection, Driver};
@@ -131,19 +132,35 @@ impl<C> Held<'_, C> {
     }
 }
 
-/// One request of the plan (GET, or POST/PUT with the plan's body, checked against its `/upload` line).
-async fn request<D: Driver>(driver: &D, client: &Result<D::Client, ClientError>, plan: &Plan) -> Outcome {
+/// Worker `w`'s request `k` of the plan: a GET of `--url` (the driver's own loop, as it always was), or
+/// anything else through [`Driver::send`]: a POST/PUT whose answer is checked against the `/upload` line or
+/// the body echoed, a streamed download, the target (w + k) mod T.
+async fn request<D: Driver>(
+    driver: &D,
+    client: &Result<D::Client, ClientError>,
+    plan: &Plan,
+    w: u32,
+    k: u64,
+) -> Outcome {
     let client = match client {
         Ok(c) => c,
         Err(e) => return Outcome::Error(e.clone()),
     };
-    match (plan.method, &plan.expect) {
-        (Method::Post | Method::Put, Some(expect)) => {
-            // a little more than the line, so that a wrong answer shows in the failure's reason
-            let keep = expect.len() + 64;
-            Outcome::of_upload(driver.upload(client, plan.method, &plan.url, &plan.body, keep).await, expect)
+    let whole_get = |method| method == Method::Get && plan.download == Transfer::Whole;
+    match plan.target(w, k) {
+        None if whole_get(plan.method) => Outcome::of_get(driver.get(client, &plan.url).await),
+        None => {
+            let mut answer = Answer::new(plan.expect.as_ref(), plan.piece());
+            let result = driver.send(client, plan.method, &plan.url, plan.outgoing(), &mut answer).await;
+            result.map_or_else(Outcome::Error, |status| answer.outcome(status))
         }
-        _ => Outcome::of_get(driver.get(client, &plan.url).await),
+        Some(t) if whole_get(t.method) && t.body.is_none() => Outcome::of_get(driver.get(client, &t.url).await),
+        Some(t) => {
+            // a target's answer is counted, not compared: the runner knows what each one answers
+            let mut answer = Answer::new(None, plan.piece());
+            let result = driver.send(client, t.method, &t.url, plan.target_outgoing(t), &mut answer).await;
+            result.map_or_else(Outcome::Error, |status| answer.outcome(status))
+        }
     }
 }
 
@@ -162,8 +179,8 @@ async fn worker<D: Driver, G: Gate>(
         None => Held::Own(driver.make_client(co)),
     };
     if client.get().is_ok() {
-        for _ in 0..plan.warmup {
-            let _ = request(driver, client.get(), plan).await; // warmup failures are not measured
+        for k in 0..u64::from(plan.warmup) {
+            let _ = request(driver, client.get(), plan, w, k).await; // warmup failures are not measured
         }
     }
     let clock = gate.pass().await;
@@ -204,7 +221,7 @@ pub(crate) async fn timed<D: Driver, C: Clock>(
             if new_client {
                 *client = Held::Own(driver.make_client(co)); // drops the previous client and its connection
             }
-            let outcome = request(driver, client.get(), plan).await;
+            let outcome = request(driver, client.get(), plan, w, k).await;
             let end = clock.now();
             rec.record(k, None, start, end, outcome.within(end.saturating_sub(start), plan.timeout_ns));
         }
@@ -223,11 +240,12 @@ pub(crate) async fn timed<D: Driver, C: Clock>(
         if new_client {
             *client = Held::Own(driver.make_client(co));
         }
-        let outcome = request(driver, client.get(), plan).await;
+        let k = pacer.sent() - 1; // admitted: counted
+        let outcome = request(driver, client.get(), plan, w, k).await;
         let end = clock.now();
         pacer.finished(end);
         let outcome = outcome.within(end.saturating_sub(start), plan.timeout_ns);
-        rec.record(pacer.sent() - 1, Some(intended), start, end, outcome);
+        rec.record(k, Some(intended), start, end, outcome);
     }
     rec.loop_end = clock.now();
     (rec.late, rec.missed) = (pacer.late(), pacer.missed());

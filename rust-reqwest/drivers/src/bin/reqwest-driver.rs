@@ -6,16 +6,23 @@
 //! is `Sync`: its threads take turns driving its runtime, each request on a connection of the one pool).
 //! `--http 2`: HTTP/2 over ALPN (`https://`) or with prior knowledge (`http://`), both modes.
 //! Everything else (flags, warm-up, the start gate and t0, the timed loop closed or open, the upload check,
-//! failures, the document) is the harness's (the `reqwest-harness` crate); this file only says how to make
-//! a client and do one GET or one POST/PUT (the body's bytes are shared by every request, not copied).
+//! targets, failures, the document) is the harness's (the `reqwest-harness` crate); this file only says how
+//! to make a client, do one GET (the benchmark's hot loop: `Client::get`, which counts the body's chunks),
+//! and send any other request ([`transfer`]: a whole body's bytes shared by every request, not copied; a
+//! streamed one as `reqwest::Body::wrap_stream` of the harness's chunks, sent chunked; the answer's chunks
+//! handed to the harness as reqwest yields them, never kept). `--mode sync` runs the same future on the
+//! blocking client's own runtime: reqwest-bench's `BlockingClient` is the async client on a private
+//! current-thread runtime, not `reqwest::blocking`, so both modes stream through the same calls.
 
 use std::future::Future;
 use std::process::ExitCode;
 
 use clap::Parser;
+use reqwest_bench::api::{Body, Request};
+use reqwest_bench::reqwest::header::HeaderMap;
 use reqwest_bench::reqwest::Method as HttpMethod;
-use reqwest_bench::{BlockingClient, Client, ClientError, ClientOptions, REQWEST_VERSION};
-use reqwest_harness::{self as harness, Bytes, ClientInfo, Driver, Method, Mode};
+use reqwest_bench::{classify, parse_url, BlockingClient, Client, ClientError, ClientOptions, REQWEST_VERSION};
+use reqwest_harness::{self as harness, Answer, ClientInfo, Driver, Method, Mode, Outgoing};
 
 /// Benchmark driver for the reqwest HTTP client (prints one clientbench.raw/2 JSON document).
 #[derive(Parser, Debug)]
@@ -42,15 +49,15 @@ impl Driver for Tasks {
         client.get(url)
     }
 
-    fn upload(
+    fn send(
         &self,
         client: &Client,
         method: Method,
         url: &str,
-        body: &Bytes,
-        keep: usize,
-    ) -> impl Future<Output = Result<(u16, u64, Bytes), ClientError>> + Send {
-        client.send_body(http_method(method), url, body.clone(), keep)
+        body: Outgoing,
+        answer: &mut Answer<'_>,
+    ) -> impl Future<Output = Result<u16, ClientError>> + Send {
+        transfer(client, method, url, body, answer)
     }
 
     fn tls_version(&self, client: &Client) -> Option<&'static str> {
@@ -70,6 +77,40 @@ fn http_method(method: Method) -> HttpMethod {
     }
 }
 
+/// Any request but the hot GET's, through reqwest-bench's `Client::open` with redirects off: the same pool,
+/// limits, idle-connection check and total timeout as `Client::get`, and a body that may be a stream. The
+/// response's chunks go to `answer` as reqwest yields them (each the bytes hyper read; none kept).
+async fn transfer(
+    client: &Client,
+    method: Method,
+    url: &str,
+    body: Outgoing,
+    answer: &mut Answer<'_>,
+) -> Result<u16, ClientError> {
+    let url = parse_url(url)?;
+    let body = match body {
+        Outgoing::None => Body::Empty,
+        Outgoing::Whole(bytes) => Body::Bytes(bytes),
+        // each chunk is cut when hyper asks for the next one
+        Outgoing::Stream(mut chunks) => Body::from_fn(move || Ok(chunks.next())),
+    };
+    let request = Request {
+        method: http_method(method),
+        url,
+        headers: HeaderMap::new(),
+        body,
+        timeout: None, // the client's: the whole request, body included
+        follow_redirects: false,
+        max_redirects: 0,
+    };
+    let mut resp = client.open(request).await?;
+    let status = resp.status().as_u16();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| classify(&e))? {
+        answer.feed(&chunk);
+    }
+    Ok(status)
+}
+
 /// `--mode sync`: the blocking client (its own current-thread runtime), one per thread.
 struct Threads;
 
@@ -84,15 +125,15 @@ impl Driver for Threads {
         std::future::ready(client.get(url, || false))
     }
 
-    fn upload(
+    fn send(
         &self,
         client: &BlockingClient,
         method: Method,
         url: &str,
-        body: &Bytes,
-        keep: usize,
-    ) -> impl Future<Output = Result<(u16, u64, Bytes), ClientError>> + Send {
-        std::future::ready(client.send_body(http_method(method), url, body.clone(), keep, || false))
+        body: Outgoing,
+        answer: &mut Answer<'_>,
+    ) -> impl Future<Output = Result<u16, ClientError>> + Send {
+        std::future::ready(client.run(transfer(client.client(), method, url, body, answer), || false))
     }
 
     fn tls_version(&self, client: &BlockingClient) -> Option<&'static str> {

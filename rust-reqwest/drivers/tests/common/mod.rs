@@ -224,6 +224,12 @@ pub fn check(doc: &Value) {
     }
     assert!(["per-worker", "shared"].contains(&wl["client_scope"].as_str().unwrap()), "{wl}");
     assert!(["1.1", "2"].contains(&wl["http"].as_str().unwrap()), "{wl}");
+    // the streamed forms and targets are recorded as asked (absent would mean the defaults)
+    for key in ["upload", "download"] {
+        assert!(wl.get(key).is_none_or(|v| v == "whole" || v == "stream"), "{wl}");
+    }
+    assert!(wl.get("chunk_size").is_none_or(|c| c.as_u64().is_some_and(|c| (1..=1 << 24).contains(&c))), "{wl}");
+    assert!(wl.get("targets").is_none_or(|t| t.is_null() || t.is_string()), "{wl}");
     let protocol = doc["client"].get("protocol");
     if wl["http"] == "2" {
         assert!(protocol.is_some(), "client.protocol is required with --http 2: {}", doc["client"]);
