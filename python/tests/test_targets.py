@@ -77,3 +77,26 @@ def test_each_worker_cycles_from_its_own_target() -> None:
     assert bodies.sent_total([3, 2]) == (0 + 5 + 0) + (5 + 0)
     assert bodies.received_total([1, 1]) == 13 + 70
     assert Bodies(sent=(0,), received=None).received_total([4]) is None
+
+
+def test_a_run_cycles_targets_over_four_origins(tmp_path: Path) -> None:
+    """`run --targets FILE --hosts 4`: every request right, the bytes each worker's cycle makes (the runner's
+    integrity check), the server's counts show four origins per row, and the drivers' targets file is kept."""
+    import json
+
+    from clientbench import cli
+
+    (tmp_path / "body.bin").write_bytes(b"b" * 3000)
+    (tmp_path / "targets.txt").write_text("GET /bytes/1024\nPOST /upload @body.bin\nGET /\n")
+    code = cli.main(["run", "--targets", str(tmp_path / "targets.txt"), "--hosts", "4", "-c", "py-requests,py-floor",
+                     "-w", "2", "-n", "12", "--warmup", "1", "-r", "1", "-o", str(tmp_path / "out")])  # fmt: skip
+    assert code == 0
+    folder = tmp_path / "out" / "latest"
+    results = json.loads((folder / "results.json").read_text())
+    for row in results["rows"]:
+        assert row["status"] == "ok", row
+        run = row["runs"][0]
+        assert run["server_counts"]["origins"] == 4 and run["stats"]["errors"] == 0
+        assert run["stats"]["sent_bytes"] == 2 * 4 * 3000  # 12 requests a worker: one turn of the 12 targets (4 uploads)
+    lines = (folder / "targets.txt").read_text().splitlines()
+    assert len(lines) == 3 * 4 and lines[4].startswith("POST http://127.0.0.1:") and lines[4].endswith("body.bin")

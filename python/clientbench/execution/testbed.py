@@ -31,7 +31,7 @@ from ..targets import Bodies, Entry, host_urls, resolve, write
 from ..workload import Workload
 from .limits import check_open_files
 from .plan import run_plan
-from .server import Server, https_context
+from .server import Server, counters, https_context, origins_used
 from .toxiproxy import Toxiproxy, through
 from .udp_relay import UdpRelay, through_both
 
@@ -216,6 +216,7 @@ class Testbed:
             tls_dir=self.out / f"tls{suffix}" if tls else None,
             tls_version=tls_version,
             cpus=self.options.pin.server if self.options.pin else None,
+            hosts=self.options.hosts,
         )
         self.servers.append(server)
         with self.console.status("starting the axum server" + (" (HTTPS)" if tls else "")):
@@ -340,22 +341,25 @@ class Testbed:
         status.start()
 
         server = endpoint.server
-        before: list[dict[str, int] | None] = [None]
+        before: list[dict[str, Any] | None] = [None]
         udp_before: list[dict[str, int] | None] = [None]
 
         def on_start(spec: ClientSpec, rep: int) -> None:
             status.update(f"[{done + 1}/{total}] {spec.name}" + (f" (repeat {rep + 1}/{repeat})" if repeat > 1 else ""))
-            before[0] = server.stats() if server is not None else None
+            before[0] = server.stats_document() if server is not None else None
             udp_before[0] = udp_counters()
 
         def on_done(result: DriverRun, rep: int) -> None:
             nonlocal done
             done += 1
-            after = server.stats() if server is not None and before[0] is not None else None
-            if after is not None and before[0] is not None:
+            after_doc = server.stats_document() if server is not None and before[0] is not None else None
+            if server is not None and after_doc is not None and before[0] is not None:
+                after, was = counters(after_doc), counters(before[0])
                 # what the driver's process opened (warm-up included), less the runner's own /stats request
                 own = {"connections": 1, "tls_handshakes": 1 if endpoint.scheme == "https" else 0, "tls_resumed": 0}
-                result.server_counts = {k: after[k] - before[0][k] - own.get(k, 0) for k in after if k in before[0]}
+                result.server_counts = {k: after[k] - was[k] - own.get(k, 0) for k in after if k in was}
+                if "origin_requests" in after_doc:  # `origins` only grows: the authorities the row's requests went to
+                    result.server_counts["origins"] = origins_used(before[0], after_doc, server.own_authority)
             udp_after = udp_counters()
             if udp_after is not None and udp_before[0] is not None:
                 result.udp_errors = {k: v - udp_before[0].get(k, 0) for k, v in udp_after.items()}

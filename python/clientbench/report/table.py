@@ -113,13 +113,26 @@ def _protocol(row: Row, ctx: Context) -> str:
     return str(protocol or "-")
 
 
-def _connections(row: Row, ctx: Context) -> str:
-    """The connections our server counted per run (warm-up included), the median over the repeats."""
-    counts = [r.server_counts["connections"] for r in row.runs if r.server_counts and r.stats is not None]
+def _served(row: Row, key: str) -> list[int]:
+    """A count of our server's per run (warm-up included)."""
+    return [r.server_counts[key] for r in row.runs if r.server_counts and key in r.server_counts and r.stats]
+
+
+def _median_count(counts: list[int]) -> str:
     if not counts:
         return "-"
     median = float(np.median(counts))
     return f"{median:.0f}" if median.is_integer() else f"{median:.1f}"
+
+
+def _connections(row: Row, ctx: Context) -> str:
+    """The connections our server counted per run (warm-up included), the median over the repeats."""
+    return _median_count(_served(row, "connections"))
+
+
+def _origins(row: Row, ctx: Context) -> str:
+    """The origins (authorities) our server saw the row's requests for, the median over the repeats."""
+    return _median_count(_served(row, "origins"))
 
 
 def udp_errors(row: Row) -> int | None:
@@ -192,6 +205,7 @@ COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("TLS resumed", _resumed),
     RunColumn("Protocol", _protocol, numeric=False),
     RunColumn("Conns", _connections),
+    RunColumn("Origins", _origins),
     RunColumn("UDP errs", _udp),
     RunColumn("Status", _status, numeric=False),
 )
@@ -300,11 +314,14 @@ def run_table(rows: Sequence[Row], title: str | None = None, *, terminal: bool =
     # the collector's columns where some driver counted it (tables written before it did keep their columns)
     collected = any(r.aggregate is not None and r.aggregate.median.gc_per_1k_req is not None for r in rows)
     moved = any(_moved(r) >= MOVED_BYTES for r in rows)
+    # the origins our server served a row on, where some row used more than one (--hosts, --targets)
+    many = any(max(_served(r, "origins"), default=0) > 1 for r in rows)
 
     def shown(c: RunColumn) -> bool:
         return (
             (c.terminal or not terminal)
             and (moved or c.label != "MB/s")
+            and (many or c.label != "Origins")
             and (scoped or c.label not in SCOPE_COLUMNS)
             and (bool(dropped) or c.label != "UDP errs")
             and (collected or c.label not in GC_COLUMNS)
