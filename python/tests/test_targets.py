@@ -97,6 +97,6 @@ def test_a_run_cycles_targets_over_four_origins(tmp_path: Path) -> None:
         assert row["status"] == "ok", row
         run = row["runs"][0]
         assert run["server_counts"]["origins"] == 4 and run["stats"]["errors"] == 0
-        assert run["stats"]["sent_bytes"] == 2 * 4 * 3000  # 12 requests a worker: one turn of the 12 targets (4 uploads)
+        assert run["stats"]["sent_bytes"] == 2 * 4 * 3000  # one turn of the 12 targets each: 4 uploads
     lines = (folder / "targets.txt").read_text().splitlines()
     assert len(lines) == 3 * 4 and lines[4].startswith("POST http://127.0.0.1:") and lines[4].endswith("body.bin")
