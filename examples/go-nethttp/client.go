@@ -1,7 +1,7 @@
 package main
 
 // A worker's client: its own http.Client and Transport, so its own keep-alive connection, and one request
-// with the whole body read.
+// with its body sent (whole or streamed) and the whole answer read (into one buffer or in chunks).
 
 import (
 	"bytes"
@@ -70,45 +70,50 @@ type Result struct {
 	ProtoMajor int
 }
 
-// Get does one GET and reads the whole body.
-func (c *Client) Get(url string) (Result, error) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+// Do does one request of the workload, t, and reads the whole answer: into one buffer, or with buf (--download
+// stream) a chunk of at most len(buf) bytes at a time. The workload's upload has its 200 answer checked (a
+// *DigestMismatch when it is neither the /upload line nor the body echoed); a target's answer is not compared.
+func (c *Client) Do(t *Target, buf []byte) (Result, error) {
+	var body io.Reader
+	streamed := t.Method != http.MethodGet && c.o.Upload == "stream"
+	switch {
+	case streamed:
+		body = c.streamedBody(t)
+	case t.Method != http.MethodGet:
+		body = bytes.NewReader(t.Body)
+	}
+	req, err := http.NewRequest(t.Method, t.URL, body)
 	if err != nil {
 		return Result{}, err
+	}
+	if streamed {
+		req.ContentLength = -1 // unknown: net/http sends it chunked over HTTP/1.1
+		// as for a whole body, net/http may resend a request that never reached the server on a reused
+		// connection found closed: it needs the body from its start again
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(c.streamedBody(t)), nil }
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return Result{}, err
 	}
 	defer resp.Body.Close()
-	n, err := io.Copy(io.Discard, resp.Body)
+	var check *answerCheck
+	if t.Check && resp.StatusCode == 200 { // another status is the failure, its body not compared
+		check = newAnswerCheck(c.o.Expected, c.o.Pattern, t.Size)
+	}
+	n, err := readBody(resp.Body, buf, check)
+	if err == nil && check != nil {
+		err = check.Err()
+	}
 	return Result{resp.StatusCode, n, resp.TLS, resp.ProtoMajor}, err
 }
 
-// Upload does one POST/PUT of the contract's body and checks the answer: a 200 with another body than
-// o.Expected is a *DigestMismatch.
-func (c *Client) Upload(url string) (Result, error) {
-	req, err := http.NewRequest(c.o.Method, url, bytes.NewReader(c.o.Body))
-	if err != nil {
-		return Result{}, err
+// streamedBody is t's body in chunks of --chunk-size: a target's from its buffer, the workload's made from the
+// pattern.
+func (c *Client) streamedBody(t *Target) io.Reader {
+	var src source = c.o.Pattern
+	if t.Body != nil {
+		src = inMemory(t.Body)
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return Result{}, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	res := Result{resp.StatusCode, int64(len(body)), resp.TLS, resp.ProtoMajor}
-	if err == nil && resp.StatusCode == 200 && !bytes.Equal(body, c.o.Expected) {
-		err = &DigestMismatch{Got: body, Expected: c.o.Expected}
-	}
-	return res, err
-}
-
-// Do is the request of the workload: a GET, or an upload with --method POST/PUT.
-func (c *Client) Do(url string) (Result, error) {
-	if c.o.Method == http.MethodGet {
-		return c.Get(url)
-	}
-	return c.Upload(url)
+	return newStreamedBody(src, t.Size, c.o.ChunkSize)
 }

@@ -12,12 +12,17 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 )
 
-// DigestMismatch is an upload answered with 200 but not with the length and digest of the body sent.
-type DigestMismatch struct{ Got, Expected []byte }
+// DigestMismatch is an upload answered with 200 but neither with the length and digest of the body sent nor
+// with the body itself (an echo). Got is the answer's start (101 bytes are enough to show it).
+type DigestMismatch struct {
+	Got, Expected []byte
+	Size          int64 // the body sent, which an echo answers back
+}
 
 func (e *DigestMismatch) Error() string {
 	got := e.Got
@@ -25,7 +30,8 @@ func (e *DigestMismatch) Error() string {
 	if len(got) > 100 {
 		got, suffix = got[:100], "..."
 	}
-	return "upload digest mismatch: got " + quote(string(got)+suffix) + ", expected " + quote(string(e.Expected))
+	return "upload digest mismatch: got " + quote(string(got)+suffix) + ", expected " + quote(string(e.Expected)) +
+		" or the " + strconv.FormatInt(e.Size, 10) + " bytes sent"
 }
 
 // Overtime is a request that ended after --timeout, which bounds the whole request: a TimeoutError, whatever it

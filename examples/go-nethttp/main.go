@@ -3,7 +3,8 @@
 //
 // W goroutines, each with its own http.Client and Transport (one keep-alive connection; a new client per
 // timed request with --connection new), a ready gate and t0, the closed or the open loop, the failure classes,
-// uploads with the digest check, samples or HdrHistogram buckets, CPU time and peak RSS.
+// uploads whole or streamed with the answer checked (the /upload line or the echo), answers read whole or in
+// chunks, a file of targets, samples or HdrHistogram buckets, CPU time and peak RSS.
 package main
 
 import (
@@ -96,6 +97,10 @@ func Document(o *Options, g *Group) (map[string]any, error) {
 			"record":       o.Record,
 			"client_scope": o.Scope,
 			"http":         o.HTTP,
+			"upload":       o.Upload,
+			"download":     o.Download,
+			"chunk_size":   o.ChunkSize,
+			"targets":      nullIf(o.TargetsAt, o.TargetsAt == ""),
 		},
 		"wall_ns": g.WallNs,
 		"cpu_ns":  g.CPUNs,

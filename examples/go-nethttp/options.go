@@ -1,14 +1,12 @@
 package main
 
 // The contract's command line (docs/raw-format.md, "Command line"): the flags, their checks (bad usage is one
-// line on stderr naming the flag, exit status 2), the upload body and the answer /upload must give to it, and
-// the TLS settings every worker's client is built with.
+// line on stderr naming the flag, exit status 2), what each request sends (the workload's one request, or the
+// targets file's), and the TLS settings every worker's client is built with.
 
 import (
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,6 +25,8 @@ const (
 	defaultWorkers    = 10
 	defaultTimeoutSec = 30.0
 	maxTimeoutSec     = 86_400.0 // a day: a longer latency does not fit the runner's histograms
+	defaultChunkSize  = 65536
+	maxChunkSize      = 16 << 20 // 16 MiB: the contract's bound on a streamed body's chunk
 )
 
 // Options are the flags as parsed and checked.
@@ -48,9 +48,15 @@ type Options struct {
 	Record     string // samples | histogram
 	Scope      string // per-worker | shared (--client-scope)
 	HTTP       string // 1.1 | 2 (--http)
+	Upload     string // whole | stream (--upload)
+	Download   string // whole | stream (--download)
+	ChunkSize  int    // a streamed body's chunk, bytes (--chunk-size)
+	TargetsAt  string // --targets FILE ("" without)
 
-	Body     []byte      // what every POST/PUT sends (nil for GET)
-	Expected []byte      // what /upload answers to Body
+	Body     []byte      // what every POST/PUT sends, in one buffer with --upload whole (nil for GET or streamed)
+	Expected []byte      // what /upload answers to the workload's body
+	Pattern  *Pattern    // the contract's body pattern, a chunk's worth of it (streamed bodies, echo checks)
+	Targets  []*Target   // what worker w's request k sends: Targets[(w + k) mod T] (one without --targets)
 	TLS      *tls.Config // from --ca-file / --insecure
 }
 
@@ -151,12 +157,24 @@ func bodySize(dst *int) *checked {
 	}}
 }
 
+func chunkSize(dst *int) *checked {
+	return &checked{strconv.Itoa(*dst), func(s string) error {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 || v > maxChunkSize {
+			return fmt.Errorf("must be a whole number of bytes from 1 to %d (16 MiB), got %q", maxChunkSize, s)
+		}
+		*dst = v
+		return nil
+	}}
+}
+
 // ParseOptions parses the command line (without the program name). A *UsageError is bad usage; flag.ErrHelp
 // asks for the usage text, which has then been written to `help`.
 func ParseOptions(args []string, help io.Writer) (*Options, error) {
 	o := &Options{
 		Workers: defaultWorkers, Timeout: defaultTimeoutSec, Connection: "keep-alive", Arrival: "uniform",
-		Seed: 1, Method: "GET", Record: "samples", Scope: "per-worker", HTTP: "1.1",
+		Seed: 1, Method: "GET", Record: "samples", Scope: "per-worker", HTTP: "1.1", Upload: "whole",
+		Download: "whole", ChunkSize: defaultChunkSize,
 	}
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported as one line below
@@ -177,6 +195,10 @@ func ParseOptions(args []string, help io.Writer) (*Options, error) {
 	fs.Var(oneOf(&o.Record, "samples", "histogram"), "record", "samples or histogram")
 	fs.Var(oneOf(&o.Scope, "per-worker", "shared"), "client-scope", "per-worker clients, or one shared by all workers")
 	fs.Var(oneOf(&o.HTTP, "1.1", "2"), "http", "HTTP/1.1, or 2 (ALPN h2 over https, prior knowledge over http)")
+	fs.Var(oneOf(&o.Upload, "whole", "stream"), "upload", "the request body in one buffer, or streamed in chunks")
+	fs.Var(oneOf(&o.Download, "whole", "stream"), "download", "the response body read whole, or in chunks, each dropped")
+	fs.Var(chunkSize(&o.ChunkSize), "chunk-size", "a streamed body's chunk, bytes (default 65536, at most 16 MiB)")
+	fs.StringVar(&o.TargetsAt, "targets", "", "a file of 'METHOD URL [@BODYFILE]' lines every worker cycles through")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(help, "usage: %s --url URL [flags] (the clientbench driver contract, docs/raw-format.md)\n", prog)
@@ -230,13 +252,25 @@ func (o *Options) finish(given map[string]bool) error {
 		return usagef("--ca-file and --insecure exclude each other")
 	case o.Connection == "new" && o.Scope == "shared":
 		return usagef("--connection new goes with --client-scope per-worker (a shared client is made once)")
+	case given["targets"] && given["method"]:
+		return usagef("--method goes without --targets (each target names its method)")
+	case given["targets"] && given["body-size"]:
+		return usagef("--body-size goes without --targets (each target names its body)")
+	case o.Upload == "stream" && o.Method == "GET" && !given["targets"]:
+		return usagef("--upload stream goes with --method POST or PUT, or --targets (a GET sends no body)")
 	}
 	if !given["duration"] && !given["requests"] {
 		o.Requests = defaultRequests
 	}
-	if o.Method != "GET" {
-		o.Body = UploadBody(o.BodySize)
-		o.Expected = UploadAnswer(o.Body)
+	o.Pattern = NewPattern(o.ChunkSize)
+	if given["targets"] {
+		targets, err := ReadTargets(o.TargetsAt)
+		if err != nil {
+			return err
+		}
+		o.Targets = targets
+	} else {
+		o.Targets = []*Target{o.workloadTarget()}
 	}
 	switch {
 	case o.Insecure:
@@ -257,40 +291,57 @@ func (o *Options) finish(given map[string]bool) error {
 	return nil
 }
 
+// workloadTarget is the one request of a run without --targets: --url with --method and the pattern body,
+// whose answer is checked.
+func (o *Options) workloadTarget() *Target {
+	t := &Target{Method: o.Method, URL: o.URL}
+	if o.Method != "GET" {
+		t.Size, t.Check = int64(o.BodySize), true
+		if o.Upload == "whole" {
+			o.Body = UploadBody(o.BodySize)
+			t.Body = o.Body
+		}
+		o.Expected = o.Pattern.Answer(int64(o.BodySize)) // hashed chunk by chunk: a streamed body is never whole
+	}
+	return t
+}
+
 // checkURL: --url is an absolute http:// or https:// URL with a host, and a port from 1 to 65535 if it has one
 // (docs/raw-format.md); what net/http refuses beyond that is a counted failure (InvalidUrl).
 func checkURL(text string) error {
-	if strings.IndexFunc(text, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
-		return usagef("--url must not contain whitespace or control characters: %q", text)
-	}
-	u, err := url.Parse(text)
-	switch {
-	case err != nil:
-		return usagef("--url %q is not a URL: %v", text, err)
-	case u.Scheme != "http" && u.Scheme != "https": // url.Parse lowers the scheme
-		return usagef("--url must be an http:// or https:// URL, got %q", text)
-	case u.Hostname() == "":
-		return usagef("--url has no host: %q", text)
-	}
-	if port := u.Port(); port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return usagef("--url: the port must be from 1 to 65535, got %q", text)
-		}
+	if why := urlProblem(text); why != "" {
+		return usagef("--url %s", why)
 	}
 	return nil
 }
 
-// UploadBody is the contract's request body: byte i is 'a' + (i mod 26).
+// urlProblem says what makes text unusable as a request's URL ("" when it is usable).
+func urlProblem(text string) string {
+	if strings.IndexFunc(text, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		return fmt.Sprintf("must not contain whitespace or control characters: %q", text)
+	}
+	u, err := url.Parse(text)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%q is not a URL: %v", text, err)
+	case u.Scheme != "http" && u.Scheme != "https": // url.Parse lowers the scheme
+		return fmt.Sprintf("must be an http:// or https:// URL, got %q", text)
+	case u.Hostname() == "":
+		return fmt.Sprintf("has no host: %q", text)
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Sprintf("has a port out of 1 to 65535: %q", text)
+		}
+	}
+	return ""
+}
+
+// UploadBody is the contract's request body in one buffer: byte i is 'a' + (i mod 26).
 func UploadBody(size int) []byte {
 	b := make([]byte, size)
 	for i := range b {
 		b[i] = byte('a' + i%26)
 	}
 	return b
-}
-
-// UploadAnswer is what the server's /upload answers to body: "<length> <sha256 hex>".
-func UploadAnswer(body []byte) []byte {
-	sum := sha256.Sum256(body)
-	return []byte(strconv.Itoa(len(body)) + " " + hex.EncodeToString(sum[:]))
 }

@@ -37,7 +37,8 @@ type Worker struct {
 	unsent                      *unsent // the open loop stopped at D with these requests of its schedule left
 	timeout                     float64 // --timeout, s: a request that took longer failed (Overtime)
 	tls                         *TLSInfo
-	protoMajor                  int // the HTTP major version of the last successful response
+	protoMajor                  int    // the HTTP major version of the last successful response
+	buf                         []byte // --download stream: the chunk each answer is read into (nil: whole)
 }
 
 type unsent struct {

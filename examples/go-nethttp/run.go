@@ -2,7 +2,8 @@ package main
 
 // The workers (docs/raw-format.md, "The workload"): W goroutines, each with its own client; a ready gate, so
 // t0 is taken once every worker has made its client and done its warm-up; then the timed loop, closed (N
-// sequential requests) or open (on the worker's schedule).
+// sequential requests) or open (on the worker's schedule). Worker w's request k goes to target (w + k) mod T,
+// k counted from 0 in the warm-up and again in the timed loop.
 
 import (
 	"crypto/tls"
@@ -50,6 +51,9 @@ func Run(o *Options) *Group {
 	workers := make([]*Worker, o.Workers)
 	for i := range workers {
 		workers[i] = newWorker(o.Requests, o.OpenLoop(), o.Timeout)
+		if o.Download == "stream" {
+			workers[i].buf = make([]byte, o.ChunkSize) // each streamed answer is read into it, a chunk at a time
+		}
 	}
 	var ready, done sync.WaitGroup
 	ready.Add(o.Workers)
@@ -67,15 +71,15 @@ func Run(o *Options) *Group {
 			if client == nil {
 				client = NewClient(o, false)
 			}
-			for range o.Warmup {
-				_, _ = client.Do(o.URL) // warm-up failures are not measured
+			for k := range o.Warmup {
+				_, _ = client.Do(Pick(o.Targets, i, k), w.buf) // warm-up failures are not measured
 			}
 			ready.Done()
 			<-gate
 			if o.OpenLoop() {
 				client = openLoop(w, i, client, o, t0)
 			} else {
-				client = closedLoop(w, client, o)
+				client = closedLoop(w, i, client, o)
 			}
 			if shared == nil {
 				client.Close()
@@ -100,13 +104,14 @@ func Run(o *Options) *Group {
 
 func durationNs(o *Options) int64 { return int64(o.Duration * 1e9) }
 
-// send does request k: with --connection new on a new client (and connection), made in the timed section.
-func send(w *Worker, client *Client, o *Options) (*Client, Result, error) {
+// send does worker `index`'s request k: with --connection new on a new client (and connection), made in the
+// timed section.
+func send(w *Worker, index, k int, client *Client, o *Options) (*Client, Result, error) {
 	if o.Connection == "new" {
 		client.Close()
 		client = NewClient(o, false)
 	}
-	res, err := client.Do(o.URL)
+	res, err := client.Do(Pick(o.Targets, index, k), w.buf)
 	if w.tls == nil && res.TLS != nil {
 		w.tls = tlsInfo(res.TLS)
 	}
@@ -116,7 +121,7 @@ func send(w *Worker, client *Client, o *Options) (*Client, Result, error) {
 	return client, res, err
 }
 
-func closedLoop(w *Worker, client *Client, o *Options) *Client {
+func closedLoop(w *Worker, index int, client *Client, o *Options) *Client {
 	w.loopStart = now()
 	for k := range o.Requests {
 		start := now()
@@ -124,7 +129,7 @@ func closedLoop(w *Worker, client *Client, o *Options) *Client {
 			res Result
 			err error
 		)
-		client, res, err = send(w, client, o)
+		client, res, err = send(w, index, k, client, o)
 		w.Record(k, start, now(), res.Status, res.Bytes, err)
 	}
 	w.loopEnd = now()
@@ -163,7 +168,7 @@ func openLoop(w *Worker, index int, client *Client, o *Options, t0 int64) *Clien
 			res Result
 			err error
 		)
-		client, res, err = send(w, client, o)
+		client, res, err = send(w, index, k, client, o)
 		end := now()
 		w.RecordOpen(k, dueRel, t, end, res.Status, res.Bytes, err)
 		t = end

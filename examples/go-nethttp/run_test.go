@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,6 +29,36 @@ func testServerWith(t *testing.T, tlsOn, h2 bool) (*httptest.Server, *atomic.Int
 		_, _ = w.Write(UploadAnswer(body))
 	})
 	mux.HandleFunc("/wrong", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "3 nope") })
+	// the body back (POST /echo); the body back with its last byte changed; /upload for a chunked body only
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		_, _ = w.Write(body)
+	})
+	mux.HandleFunc("/bad-echo", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if len(body) > 0 {
+			body[len(body)-1]++
+		}
+		_, _ = w.Write(body)
+	})
+	mux.HandleFunc("/chunked", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.ContentLength != -1 || len(r.TransferEncoding) != 1 || r.TransferEncoding[0] != "chunked" {
+			w.WriteHeader(http.StatusLengthRequired)
+			return
+		}
+		_, _ = w.Write(UploadAnswer(body))
+	})
+	// N bytes (GET /n/N), and 200 only for the body "hello body" (a target's)
+	mux.HandleFunc("/n/", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/n/"))
+		_, _ = w.Write(bytes.Repeat([]byte("x"), n))
+	})
+	mux.HandleFunc("/hello-body", func(w http.ResponseWriter, r *http.Request) {
+		if body, _ := io.ReadAll(r.Body); string(body) != "hello body" {
+			w.WriteHeader(http.StatusBadRequest)
+		}
+	})
 	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) })
 	mux.HandleFunc("/stall", func(w http.ResponseWriter, r *http.Request) { time.Sleep(500 * time.Millisecond) })
 	// the headers at once, then a byte every 100 ms: no read waits long, the whole body takes 0.6 s
@@ -231,5 +264,90 @@ func TestHTTP2IsAskedForAndRecorded(t *testing.T) {
 	g := Run(options(t, "--url", s.URL+"/", "--workers", "1", "--requests", "2", "--http", "2", "--insecure"))
 	if r := reasons(g); len(r) != 0 || g.Workers[0].protoMajor != 1 {
 		t.Errorf("fallback: %v, HTTP/%d", r, g.Workers[0].protoMajor)
+	}
+}
+
+func TestStreamedAndWholeBodiesAreCheckedAgainstTheLineOrTheEcho(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		s, _ := testServerWith(t, false, h2)
+		for _, upload := range []string{"whole", "stream"} {
+			for _, download := range []string{"whole", "stream"} {
+				args := []string{"--workers", "2", "--requests", "3", "--warmup", "1", "--method", "POST",
+					"--body-size", "100000", "--upload", upload, "--download", download, "--chunk-size", "1000"}
+				if h2 {
+					args = append(args, "--http", "2")
+				}
+				for _, path := range []string{"/upload", "/echo"} {
+					g := Run(options(t, append(args, "--url", s.URL+path)...))
+					want := int64(3 * 100_000)
+					if path == "/upload" {
+						want = 3 * int64(len(UploadAnswer(UploadBody(100_000))))
+					}
+					for _, w := range g.Workers {
+						if w.failureCount != 0 || w.bytes != want {
+							t.Errorf("h2 %v, %s %s %s: %v, %d bytes, want %d", h2, upload, download, path, reasons(g),
+								w.bytes, want)
+						}
+					}
+				}
+				bad := Run(options(t, append(args, "--url", s.URL+"/bad-echo")...))
+				if r := reasons(bad); len(r) != 6 || !strings.HasPrefix(r[0], "Error: upload digest mismatch: got 'abcd") {
+					t.Errorf("h2 %v, %s %s, a wrong echo: %v", h2, upload, download, r)
+				}
+			}
+		}
+	}
+	// over HTTP/1.1 a streamed body goes chunked, a whole one with its length
+	s, _ := testServer(t, false)
+	args := []string{"--url", s.URL + "/chunked", "--workers", "1", "--requests", "2", "--method", "PUT",
+		"--body-size", "5000", "--chunk-size", "1000"}
+	if r := reasons(Run(options(t, append(args, "--upload", "stream")...))); len(r) != 0 {
+		t.Errorf("streamed: %v", r)
+	}
+	if r := reasons(Run(options(t, args...))); len(r) != 2 || r[0] != "status 411" {
+		t.Errorf("whole: %v", r)
+	}
+}
+
+func TestTargetsAreCycledAndTheirAnswersNotCompared(t *testing.T) {
+	s, _ := testServer(t, false)
+	path := targetsFile(t, "GET "+s.URL+"/n/1", "# the body is sent, its answer is not compared",
+		"POST "+s.URL+"/hello-body @BODY", "PUT "+s.URL+"/wrong @BODY", "GET "+s.URL+"/n/10")
+	for _, upload := range []string{"whole", "stream"} {
+		for _, download := range []string{"whole", "stream"} {
+			o := options(t, "--url", s.URL+"/n/1", "--targets", path, "--workers", "3", "--requests", "5",
+				"--warmup", "2", "--upload", upload, "--download", download, "--chunk-size", "3")
+			g := Run(o)
+			// answers of 1, 0, 6 ("3 nope") and 10 bytes; worker w's timed request k to target (w + k) mod 4
+			for w, want := range []int64{1 + 0 + 6 + 10 + 1, 0 + 6 + 10 + 1 + 0, 6 + 10 + 1 + 0 + 6} {
+				if got := g.Workers[w]; got.failureCount != 0 || got.bytes != want {
+					t.Errorf("%s %s, worker %d: %v, %d bytes, want %d", upload, download, w, reasons(g), got.bytes, want)
+				}
+			}
+			doc, err := Document(o, g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wl := doc["workload"].(map[string]any)
+			if wl["targets"] != path || wl["upload"] != upload || wl["download"] != download || wl["chunk_size"] != 3 {
+				t.Errorf("workload %v", wl)
+			}
+		}
+	}
+	// a failing target is counted at its request's index
+	path = targetsFile(t, "GET "+s.URL+"/n/1", "GET "+s.URL+"/status")
+	g := Run(options(t, "--url", s.URL+"/n/1", "--targets", path, "--workers", "2", "--requests", "3", "--warmup", "1"))
+	for w, want := range [][]int{{1}, {0, 2}} {
+		var got []int
+		for _, f := range g.Workers[w].failures {
+			got = append(got, f.Index)
+		}
+		if !slices.Equal(got, want) || g.Workers[w].failures[0].Reason != "status 500" {
+			t.Errorf("worker %d failed at %v, want %v", w, got, want)
+		}
+	}
+	o := options(t, "--url", s.URL+"/")
+	if doc, _ := Document(o, Run(o)); doc["workload"].(map[string]any)["targets"] != nil {
+		t.Errorf("no --targets: %v", doc["workload"])
 	}
 }
