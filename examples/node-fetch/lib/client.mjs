@@ -1,8 +1,9 @@
 // A worker's client: its own undici Agent (one connection: connections 1, pipelining 1) handed to Node's
 // built-in fetch as its dispatcher, or with --client-scope shared one Agent for every worker (up to W
-// connections); and one request with the whole body read.
+// connections); and one request with its body sent (whole or streamed) and the whole answer read (into one
+// buffer or in chunks).
 import { Agent, buildConnector } from 'undici';
-import { DigestMismatch } from './failures.mjs';
+import { AnswerCheck, readBody, streamedBody } from './body.mjs';
 
 /** An Agent and what its connections negotiated: `tls` ({version, cipher}) and `protocol` (ALPN's pick). */
 export function makeAgent(o, shared = false) {
@@ -34,25 +35,31 @@ export function makeAgent(o, shared = false) {
   return { agent, seen };
 }
 
-/** One request of the workload with `agent`: a GET, or with --method POST/PUT an upload whose answer is
- * checked (a 200 with another body is a DigestMismatch). Resolves to {status, bytes}; rejects on failure,
- * after --timeout seconds at the latest (a TimeoutError). */
-export async function request(agent, o) {
+/** One request, `target` (the workload's, or a target's of --targets), with `agent`: its body sent whole or as
+ * a stream of --chunk-size chunks (`duplex: 'half'`: the request's body is sent before the answer is read), the
+ * answer read whole or in chunks. The workload's upload has its 200 answer checked (a DigestMismatch when it is
+ * neither the /upload line nor the body echoed); a target's answer is not compared. Resolves to {status, bytes};
+ * rejects on failure, after --timeout seconds at the latest (a TimeoutError). */
+export async function request(agent, o, target) {
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(new DOMException(`request timed out after ${o.timeout} s`, 'TimeoutError')),
     o.timeout * 1000,
   );
   try {
-    if (o.body === null) {
-      const r = await fetch(o.url, { dispatcher: agent, signal: controller.signal });
-      const body = await r.arrayBuffer(); // the whole body
-      return { status: r.status, bytes: body.byteLength };
+    const init = { method: target.method, dispatcher: agent, signal: controller.signal };
+    if (target.method !== 'GET' && o.upload === 'stream') {
+      init.body = streamedBody(target.body ?? o.pattern, target.size, o.chunkSize);
+      init.duplex = 'half';
+    } else if (target.body !== null) {
+      init.body = target.body;
     }
-    const r = await fetch(o.url, { method: o.method, body: o.body, dispatcher: agent, signal: controller.signal });
-    const body = Buffer.from(await r.arrayBuffer());
-    if (r.status === 200 && !body.equals(o.expected)) throw new DigestMismatch(body, o.expected);
-    return { status: r.status, bytes: body.length };
+    const r = await fetch(target.url, init);
+    // another status than 200 is the failure, its body not compared
+    const check = target.check && r.status === 200 ? new AnswerCheck(o.expected, o.pattern, target.size) : null;
+    const bytes = await readBody(r, o.download === 'stream' ? o.chunkSize : null, check);
+    check?.verify();
+    return { status: r.status, bytes };
   } finally {
     clearTimeout(timer);
   }

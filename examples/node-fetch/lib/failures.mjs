@@ -2,13 +2,15 @@
 // otherwise "<Class>: <message>" with the classes every harness shares. fetch rejects with a TypeError
 // ("fetch failed", "terminated") whose `cause` chain holds undici's or the socket's error and its code.
 
-/** An upload answered with 200 but not with the length and digest of the body sent. */
+/** An upload answered with 200 but neither with the length and digest of the body sent nor with the body itself
+ * (an echo of `size` bytes). `got` is the answer's start (101 bytes are enough to show it), `nbytes` its length. */
 export class DigestMismatch extends Error {
-  constructor(got, expected) {
+  constructor(got, expected, size = null, nbytes = got.length) {
     const shown = got.length <= 100 ? got.toString('latin1') : `${got.subarray(0, 100).toString('latin1')}...`;
-    super(`upload digest mismatch: got '${shown}', expected '${expected.toString()}'`);
+    const echo = size === null ? '' : ` or the ${size} bytes sent`;
+    super(`upload digest mismatch: got '${shown}', expected '${expected.toString()}'${echo}`);
     this.name = 'DigestMismatch';
-    this.nbytes = got.length;
+    this.nbytes = nbytes;
   }
 }
 

@@ -1,15 +1,19 @@
 // The contract's command line (docs/raw-format.md, "Command line"): the flags, their checks (bad usage is one
-// line on stderr naming the flag, exit status 2), the upload body and the answer /upload must give to it, and
-// the TLS options every worker's Agent connects with.
-import { createHash } from 'node:crypto';
+// line on stderr naming the flag, exit status 2), what each request sends (the workload's one request, or the
+// targets file's), and the TLS options every worker's Agent connects with.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { Pattern, uploadBody } from './body.mjs';
+import { readTargets } from './targets.mjs';
 
 const MAX_BODY_SIZE = 2 ** 30; // the server's /upload accepts up to 1 GiB
 const MAX_RATE_PER_WORKER = 1_000_000; // a worker's schedule may not be finer than 1 µs
 const DEFAULT_REQUESTS = 100;
 const MAX_TIMEOUT_S = 86_400; // a day: a longer latency does not fit the runner's histograms
 const MAX_SEED = (1n << 64n) - 1n; // SplitMix64's state
+const DEFAULT_CHUNK_SIZE = 65536;
+const MAX_CHUNK_SIZE = 16 * 2 ** 20; // 16 MiB: the contract's bound on a streamed body's chunk
+export { MAX_BODY_SIZE };
 
 export class UsageError extends Error {}
 
@@ -29,11 +33,15 @@ const FLAGS = {
   rate: { type: 'string' },
   arrival: { type: 'string' }, // without --rate: bad usage; default uniform
   seed: { type: 'string' }, // likewise; default 1
-  method: { type: 'string', default: 'GET' },
+  method: { type: 'string' }, // default GET; not with --targets
   'body-size': { type: 'string' },
   record: { type: 'string', default: 'samples' },
   'client-scope': { type: 'string', default: 'per-worker' },
   http: { type: 'string', default: '1.1' },
+  upload: { type: 'string', default: 'whole' },
+  download: { type: 'string', default: 'whole' },
+  'chunk-size': { type: 'string', default: String(DEFAULT_CHUNK_SIZE) },
+  targets: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 };
 
@@ -41,6 +49,7 @@ export const USAGE = `usage: node-fetch-driver --url URL [--workers W] [--reques
        [--timeout SECONDS] [--connection keep-alive|new] [--ca-file PATH | --insecure]
        [--rate R [--arrival uniform|poisson] [--seed S]] [--method GET|POST|PUT] [--body-size BYTES]
        [--record samples|histogram] [--client-scope per-worker|shared] [--http 1.1|2]
+       [--upload whole|stream] [--download whole|stream] [--chunk-size BYTES] [--targets FILE]
 (the clientbench driver contract: docs/raw-format.md)`;
 
 function whole(flag, text, min, max = Number.MAX_SAFE_INTEGER) {
@@ -68,19 +77,24 @@ function seed(text) {
 /** --url: an absolute http:// or https:// URL with a host, and a port from 1 to 65535 if it has one
  * (docs/raw-format.md); what fetch refuses beyond that is a counted failure (InvalidUrl). */
 function checkUrl(text) {
-  if (/[\x00-\x20\x7f]/.test(text)) throw new UsageError(`--url: must not contain whitespace or control characters`);
+  const why = urlProblem(text);
+  if (why !== null) throw new UsageError(`--url: ${why}`);
+}
+
+/** What makes `text` unusable as a request's URL (null when it is usable). */
+export function urlProblem(text) {
+  if (/[\x00-\x20\x7f]/.test(text)) return 'must not contain whitespace or control characters';
   let u;
   try {
     u = new URL(text);
   } catch {
-    throw new UsageError(`--url: '${text}' is not a URL`);
+    return `'${text}' is not a URL`;
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw new UsageError(`--url: must be an http:// or https:// URL, got '${text}'`);
-  }
-  if (u.hostname === '') throw new UsageError(`--url: has no host: '${text}'`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `must be an http:// or https:// URL, got '${text}'`;
+  if (u.hostname === '') return `has no host: '${text}'`;
   // URL() refuses ports above 65535 and leaves out the scheme's default; 0 is left
-  if (u.port === '0') throw new UsageError(`--url: the port must be from 1 to 65535, got '${text}'`);
+  if (u.port === '0') return `the port must be from 1 to 65535, got '${text}'`;
+  return null;
 }
 
 function timeout(text) {
@@ -123,11 +137,15 @@ export function parseOptions(argv) {
     rate: values.rate === undefined ? null : positive('rate', values.rate),
     arrival: oneOf('arrival', values.arrival ?? 'uniform', 'uniform', 'poisson'),
     seed: values.seed === undefined ? 1n : seed(values.seed), // a BigInt: SplitMix64's state
-    method: oneOf('method', values.method, 'GET', 'POST', 'PUT'),
+    method: oneOf('method', values.method ?? 'GET', 'GET', 'POST', 'PUT'),
     bodySize: values['body-size'] === undefined ? null : whole('body-size', values['body-size'], 0, MAX_BODY_SIZE),
     record: oneOf('record', values.record, 'samples', 'histogram'),
     clientScope: oneOf('client-scope', values['client-scope'], 'per-worker', 'shared'),
     http: oneOf('http', values.http, '1.1', '2'),
+    upload: oneOf('upload', values.upload, 'whole', 'stream'),
+    download: oneOf('download', values.download, 'whole', 'stream'),
+    chunkSize: whole('chunk-size', values['chunk-size'], 1, MAX_CHUNK_SIZE),
+    targetsFile: values.targets ?? null,
   };
   if (o.duration !== null && o.rate === null) throw new UsageError('--duration goes with --rate (an open loop)');
   if (o.duration !== null && o.requests !== null) throw new UsageError('--duration and --requests exclude each other');
@@ -143,14 +161,30 @@ export function parseOptions(argv) {
   if (o.connection === 'new' && o.clientScope === 'shared') {
     throw new UsageError('--connection new goes with --client-scope per-worker (a shared client is made once)');
   }
+  if (o.targetsFile !== null && values.method !== undefined) throw new UsageError('--method goes without --targets (each target names its method)');
+  if (o.targetsFile !== null && o.bodySize !== null) throw new UsageError('--body-size goes without --targets (each target names its body)');
+  if (o.upload === 'stream' && o.method === 'GET' && o.targetsFile === null) {
+    throw new UsageError('--upload stream goes with --method POST or PUT, or --targets (a GET sends no body)');
+  }
   if (o.http === '2' && o.url.toLowerCase().startsWith('http://')) {
     throw new Unsupported('HTTP/2 over http:// (prior knowledge): undici 6 speaks HTTP/2 over TLS only');
   }
   o.bodySize ??= 0;
+  o.pattern = new Pattern(o.chunkSize);
   o.body = o.expected = null;
-  if (o.method !== 'GET') {
-    o.body = uploadBody(o.bodySize);
-    o.expected = uploadAnswer(o.body);
+  if (o.targetsFile !== null) {
+    o.targets = readTargets(o.targetsFile);
+    const plain = o.http === '2' && o.targets.find((t) => t.url.toLowerCase().startsWith('http://'));
+    if (plain) throw new Unsupported(`HTTP/2 over http:// (prior knowledge, ${plain.url}): undici 6 speaks HTTP/2 over TLS only`);
+  } else {
+    // the workload's one request: --url with --method and the pattern body, whose answer is checked
+    const target = { method: o.method, url: o.url, body: null, size: 0, check: false };
+    if (o.method !== 'GET') {
+      if (o.upload === 'whole') o.body = target.body = uploadBody(o.bodySize);
+      o.expected = o.pattern.answer(o.bodySize); // hashed chunk by chunk: a streamed body is never whole
+      Object.assign(target, { size: o.bodySize, check: true });
+    }
+    o.targets = [target];
   }
   o.tls = { rejectUnauthorized: !o.insecure };
   if (o.caFile !== null) {
@@ -163,16 +197,4 @@ export function parseOptions(argv) {
   return o;
 }
 
-const ALPHABET = Buffer.from('abcdefghijklmnopqrstuvwxyz');
-
-/** The contract's request body: byte i is 'a' + (i mod 26). */
-export function uploadBody(size) {
-  const body = Buffer.allocUnsafe(size);
-  for (let i = 0; i < size; i += ALPHABET.length) ALPHABET.copy(body, i, 0, Math.min(ALPHABET.length, size - i));
-  return body;
-}
-
-/** What the server's /upload answers to `body`: "<length> <sha256 hex>". */
-export function uploadAnswer(body) {
-  return Buffer.from(`${body.length} ${createHash('sha256').update(body).digest('hex')}`);
-}
+export { uploadAnswer, uploadBody } from './body.mjs'; // where the tests and users have found them

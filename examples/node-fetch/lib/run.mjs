@@ -1,10 +1,12 @@
 // The workers (docs/raw-format.md, "The workload"): W async tasks on Node's event loop, each with its own
 // Agent; every task makes its client and does its warm-up, then (all ready) t0 is taken and the timed loops
-// start together, closed (N sequential requests) or open (on the worker's schedule).
+// start together, closed (N sequential requests) or open (on the worker's schedule). Worker w's request k goes
+// to target (w + k) mod T, k counted from 0 in the warm-up and again in the timed loop.
 import { makeAgent, request } from './client.mjs';
 import { failureClass } from './failures.mjs';
 import { Worker } from './record.mjs';
 import { schedule, sleepUntil } from './schedule.mjs';
+import { pick } from './targets.mjs';
 
 const BASE = process.hrtime.bigint();
 /** The monotonic clock, ns (from the driver's start, so a Number holds it exactly). */
@@ -28,9 +30,9 @@ class Slot {
   /** One request with the current Agent. undici 6 leaves an Agent whose TLS connect failed on a host name
    * check (ERR_TLS_CERT_ALTNAME_INVALID) hanging on its next request until the timeout: after a TLSError the
    * worker goes on with a new Agent, as the next request would connect anew anyway (the failure is counted). */
-  async call() {
+  async call(target) {
     try {
-      return await request(this.agent, this.o);
+      return await request(this.agent, this.o, target);
     } catch (err) {
       if (failureClass(err) === 'TLSError') {
         this.retired.push(this.agent);
@@ -40,13 +42,13 @@ class Slot {
     }
   }
 
-  async send() {
+  async send(target) {
     if (this.o.connection === 'new') {
       const old = this.agent;
       ({ agent: this.agent, seen: this.seen } = makeAgent(this.o));
       await old.destroy(); // idle: nothing to wait for (close() can hang after a failed TLS connect)
     }
-    return this.call();
+    return this.call(target);
   }
 
   async destroy() {
@@ -54,7 +56,7 @@ class Slot {
   }
 }
 
-async function closedLoop(w, slot, o) {
+async function closedLoop(w, index, slot, o) {
   w.loopStart = now();
   for (let k = 0; k < o.requests; k++) {
     const start = now();
@@ -62,7 +64,7 @@ async function closedLoop(w, slot, o) {
     let nbytes = 0;
     let error = null;
     try {
-      ({ status, bytes: nbytes } = await slot.send());
+      ({ status, bytes: nbytes } = await slot.send(pick(o.targets, index, k)));
     } catch (err) {
       error = err;
       nbytes = err?.nbytes ?? 0;
@@ -99,7 +101,7 @@ async function openLoop(w, index, slot, o, t0) {
     let nbytes = 0;
     let error = null;
     try {
-      ({ status, bytes: nbytes } = await slot.send());
+      ({ status, bytes: nbytes } = await slot.send(pick(o.targets, index, k)));
     } catch (err) {
       error = err;
       nbytes = err?.nbytes ?? 0;
@@ -121,10 +123,10 @@ export async function run(o) {
   const shared = o.clientScope === 'shared' ? new Slot(o, true) : null;
   const slots = workers.map(() => shared ?? new Slot(o));
   await Promise.all(
-    slots.map(async (slot) => {
-      for (let i = 0; i < o.warmup; i++) {
+    slots.map(async (slot, index) => {
+      for (let k = 0; k < o.warmup; k++) {
         try {
-          await slot.call();
+          await slot.call(pick(o.targets, index, k));
         } catch {
           // warm-up failures are not measured
         }
@@ -133,7 +135,7 @@ export async function run(o) {
   );
   const t0 = now();
   const cpu0 = cpuNs();
-  await Promise.all(workers.map((w, i) => (open ? openLoop(w, i, slots[i], o, t0) : closedLoop(w, slots[i], o))));
+  await Promise.all(workers.map((w, i) => (open ? openLoop(w, i, slots[i], o, t0) : closedLoop(w, i, slots[i], o))));
   const wallNs = now() - t0;
   const cpu = cpuNs() - cpu0;
   await Promise.all([...new Set(slots)].map((s) => s.destroy()));

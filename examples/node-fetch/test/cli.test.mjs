@@ -1,7 +1,7 @@
 // The driver as a program: exit statuses, one-line errors, HTTP/2 and a shared client.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createSecureServer } from 'node:http2';
 import { tmpdir } from 'node:os';
@@ -54,6 +54,27 @@ test('the document of a run', async () => {
   }
 });
 
+test('the document records the bodies’ flags and the targets file', async () => {
+  const server = createServer((req, res) => req.pipe(res)); // an echo
+  const port = await listen(server);
+  const path = join(mkdtempSync(join(tmpdir(), 'cb-targets-')), 'targets');
+  writeFileSync(path, `POST http://127.0.0.1:${port}/\n`);
+  try {
+    const url = `http://127.0.0.1:${port}/`;
+    const run = (...args) => promisify(execFile)(process.execPath, [DRIVER, '--url', url, '--workers', '1', '--requests', '2', ...args]);
+    const streamed = JSON.parse((await run('--method', 'PUT', '--body-size', '5', '--upload', 'stream', '--download', 'stream',
+      '--chunk-size', '2')).stdout);
+    const w = streamed.workload;
+    assert.deepEqual([w.upload, w.download, w.chunk_size, w.targets], ['stream', 'stream', 2, null]);
+    assert.deepEqual([streamed.workers[0].bytes, streamed.workers[0].failure_count], [10, 0]); // the echo, checked
+    const targets = JSON.parse((await run('--targets', path)).stdout).workload;
+    assert.deepEqual([targets.upload, targets.download, targets.chunk_size, targets.targets, targets.method],
+      ['whole', 'whole', 65536, path, 'GET']);
+  } finally {
+    server.close();
+  }
+});
+
 test('the document records the seed of a Poisson schedule only, every digit of it', async () => {
   const server = createServer((req, res) => res.end('hello'));
   const port = await listen(server);
@@ -95,7 +116,7 @@ test('--http 2 offers h2 over TLS and records the protocol', async (t) => {
     return;
   }
   const server = createSecureServer({ key: readFileSync(key), cert: readFileSync(cert), allowHTTP1: true },
-    (req, res) => res.end('hello'));
+    (req, res) => (req.method === 'POST' ? req.pipe(res) : res.end('hello'))); // POST: an echo
   const port = await listen(server);
   try {
     const url = `https://127.0.0.1:${port}/`;
@@ -103,6 +124,10 @@ test('--http 2 offers h2 over TLS and records the protocol', async (t) => {
       '--ca-file', cert]));
     assert.deepEqual([h2.protocol, h2.workers[0].failureCount], ['HTTP/2', 0]);
     assert.equal(h2.tls.version, 'TLSv1.3');
+    const streamed = await run(parseOptions(['--url', url, '--workers', '2', '--requests', '3', '--http', '2',
+      '--ca-file', cert, '--method', 'POST', '--body-size', '100000', '--upload', 'stream', '--download', 'stream']));
+    assert.deepEqual([streamed.protocol, streamed.workers.map((w) => [w.failureCount, w.bytes])],
+      ['HTTP/2', [[0, 300_000], [0, 300_000]]]);
     const h1 = await run(parseOptions(['--url', url, '--workers', '1', '--requests', '2', '--insecure']));
     assert.deepEqual([h1.protocol, h1.workers[0].failureCount], ['HTTP/1.1', 0]);
   } finally {

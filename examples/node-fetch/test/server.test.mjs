@@ -1,9 +1,12 @@
 // The workers end to end against an in-test server with the contract's faults, counting its connections.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { parseOptions } from '../lib/options.mjs';
+import { parseOptions, uploadAnswer, uploadBody } from '../lib/options.mjs';
 import { run } from '../lib/run.mjs';
 
 let server;
@@ -30,6 +33,20 @@ before(async () => {
     const body = Buffer.concat(chunks);
     if (req.url === '/upload') {
       res.end(`${body.length} ${createHash('sha256').update(body).digest('hex')}`);
+    } else if (req.url === '/echo') {
+      res.end(body); // the body back
+    } else if (req.url === '/bad-echo') {
+      if (body.length > 0) body[body.length - 1]++;
+      res.end(body);
+    } else if (req.url === '/chunked') {
+      // /upload for a chunked body only
+      const chunked = req.headers['transfer-encoding'] === 'chunked' && req.headers['content-length'] === undefined;
+      if (chunked) res.end(`${body.length} ${createHash('sha256').update(body).digest('hex')}`);
+      else res.writeHead(411).end();
+    } else if (req.url.startsWith('/n/')) {
+      res.end('x'.repeat(Number(req.url.slice(3)))); // N bytes
+    } else if (req.url === '/hello-body') {
+      res.writeHead(body.toString() === 'hello body' ? 200 : 400).end(); // a target's body arrived
     } else if (req.url === '/wrong') {
       res.end('3 nope');
     } else if (req.url === '/status') {
@@ -98,4 +115,53 @@ test('the open loop keeps to its schedule and stops at D', async () => {
   assert.ok(g.wallNs < 5e9, 'it stops by itself at D (plus a request)');
   const held = await go('--url', `${base}/stall`, '--workers', '1', '--rate', '100', '--requests', '3');
   assert.deepEqual([held.workers[0].late, held.workers[0].latencies.length], [2, 3]);
+});
+
+test('streamed and whole bodies are checked against the /upload line or the echo', async () => {
+  for (const upload of ['whole', 'stream']) {
+    for (const download of ['whole', 'stream']) {
+      const args = ['--workers', '2', '--requests', '3', '--warmup', '1', '--method', 'POST', '--body-size', '100000',
+        '--upload', upload, '--download', download, '--chunk-size', '1000'];
+      for (const [path, per] of [['/upload', uploadAnswer(uploadBody(100_000)).length], ['/echo', 100_000]]) {
+        const g = await go('--url', `${base}${path}`, ...args);
+        assert.deepEqual(g.workers.map((w) => [w.failureCount, w.bytes]), [[0, 3 * per], [0, 3 * per]],
+          `${upload} ${download} ${path}: ${reasons(g)}`);
+      }
+      const r = reasons(await go('--url', `${base}/bad-echo`, ...args));
+      assert.equal(r.length, 6, `${upload} ${download}: ${r}`);
+      assert.ok(r[0].startsWith("Error: upload digest mismatch: got 'abcd"), r[0]);
+    }
+  }
+  // over HTTP/1.1 a streamed body goes chunked, a whole one with its length
+  const args = ['--url', `${base}/chunked`, '--workers', '1', '--requests', '2', '--method', 'PUT', '--body-size', '5000',
+    '--chunk-size', '1000'];
+  assert.deepEqual(reasons(await go(...args, '--upload', 'stream')), []);
+  assert.deepEqual(reasons(await go(...args)), ['status 411', 'status 411']);
+});
+
+function targetsFile(...lines) {
+  const dir = mkdtempSync(join(tmpdir(), 'cb-targets-'));
+  writeFileSync(join(dir, 'body'), 'hello body');
+  const path = join(dir, 'targets');
+  writeFileSync(path, lines.join('\n').replaceAll('@BODY', `@${join(dir, 'body')}`));
+  return path;
+}
+
+test('targets are cycled and their answers not compared', async () => {
+  const path = targetsFile(`GET ${base}/n/1`, '# the body is sent, its answer is not compared',
+    `POST ${base}/hello-body @BODY`, `PUT ${base}/wrong @BODY`, `GET ${base}/n/10`);
+  for (const upload of ['whole', 'stream']) {
+    for (const download of ['whole', 'stream']) {
+      const g = await go('--url', `${base}/n/1`, '--targets', path, '--workers', '3', '--requests', '5', '--warmup', '2',
+        '--upload', upload, '--download', download, '--chunk-size', '3');
+      // answers of 1, 0, 6 ('3 nope') and 10 bytes; worker w's timed request k to target (w + k) mod 4
+      assert.deepEqual(g.workers.map((w) => [w.failureCount, w.bytes]),
+        [[0, 1 + 0 + 6 + 10 + 1], [0, 0 + 6 + 10 + 1 + 0], [0, 6 + 10 + 1 + 0 + 6]], `${upload} ${download}: ${reasons(g)}`);
+    }
+  }
+  // a failing target is counted at its request's index
+  const failing = targetsFile(`GET ${base}/n/1`, `GET ${base}/status`);
+  const g = await go('--url', `${base}/n/1`, '--targets', failing, '--workers', '2', '--requests', '3', '--warmup', '1');
+  assert.deepEqual(g.workers.map((w) => w.failures.map((f) => [f.index, f.reason])),
+    [[[1, 'status 500']], [[0, 'status 500'], [2, 'status 500']]]);
 });

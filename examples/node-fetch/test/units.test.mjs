@@ -1,10 +1,15 @@
 // The driver's parts without a server: usage errors, the upload, the schedules, the histograms.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AnswerCheck, Pattern, readBody, streamedBody } from '../lib/body.mjs';
 import { DigestMismatch } from '../lib/failures.mjs';
 import { UsageError, parseOptions, uploadAnswer, uploadBody } from '../lib/options.mjs';
 import { documentJSON, histogram, Worker } from '../lib/record.mjs';
 import { countMissed, poisson, sleepUntil, splitmix64, uniform } from '../lib/schedule.mjs';
+import { pick } from '../lib/targets.mjs';
 
 test('bad usage is one line naming the flag', () => {
   for (const [args, flag] of [
@@ -40,6 +45,15 @@ test('bad usage is one line naming the flag', () => {
     ['--url 127.0.0.1:8080', '--url'],
     ['--url http://h:0/', '--url'],
     ['--url http://h:65536/', '--url'],
+    // streamed bodies and targets
+    ['--url http://h/ --upload chunked', '--upload'],
+    ['--url http://h/ --download lazily', '--download'],
+    ['--url http://h/ --chunk-size 0', '--chunk-size'],
+    ['--url http://h/ --chunk-size 16777217', '--chunk-size'],
+    ['--url http://h/ --chunk-size 1k', '--chunk-size'],
+    ['--url http://h/ --upload stream', '--upload'],
+    ['--url http://h/ --targets /no/such/targets', '--targets'],
+    ['--url http://h/ --targets /dev/null', '--targets'], // no targets in it
   ]) {
     assert.throws(
       () => parseOptions(args.split(' ')),
@@ -164,4 +178,171 @@ test('histograms are of the successful requests', () => {
   assert.deepEqual(doc.histograms.service.counts, [[1000, 2]]);
   // corrected, from the intended start: 1000 and 6000 - 1000
   assert.deepEqual(doc.histograms.corrected.counts, [[1000, 1], [5000, 1]]);
+});
+
+test('streamed bodies: the flags and their defaults', () => {
+  const o = parseOptions(['--url', 'http://h/']);
+  assert.deepEqual([o.upload, o.download, o.chunkSize, o.targetsFile], ['whole', 'whole', 65536, null]);
+  assert.deepEqual(o.targets, [{ method: 'GET', url: 'http://h/', body: null, size: 0, check: false }]);
+  // a streamed upload is never whole in memory: no body, the answer hashed from the pattern
+  const s = parseOptions('--url http://h/ --method POST --body-size 3 --upload stream --chunk-size 1'.split(' '));
+  assert.deepEqual([s.body, s.targets[0].body, s.targets[0].size, s.targets[0].check, s.chunkSize], [null, null, 3, true, 1]);
+  assert.equal(s.expected.toString(), '3 ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  assert.equal(parseOptions('--url http://h/ --download stream --chunk-size 16777216'.split(' ')).chunkSize, 2 ** 24);
+});
+
+test('the pattern at any offset is the body’s', () => {
+  const body = uploadBody(1000);
+  for (const chunk of [1, 7, 26, 27, 100]) {
+    const p = new Pattern(chunk);
+    for (let off = 0; off + chunk <= 1000; off += 13) {
+      for (const n of [0, 1, chunk]) assert.ok(p.at(off, n).equals(body.subarray(off, off + n)), `${chunk} ${off} ${n}`);
+    }
+    assert.ok(p.matches(3, body.subarray(3)));
+    assert.ok(!p.matches(3, body.subarray(4)));
+    for (const size of [0, 1, 3, 26, 99, 1000]) assert.deepEqual(p.answer(size), uploadAnswer(body.subarray(0, size)));
+  }
+});
+
+async function chunksOf(stream) {
+  const sizes = [];
+  const parts = [];
+  for await (const c of stream) {
+    sizes.push(c.byteLength);
+    parts.push(Buffer.from(c));
+  }
+  return [sizes, Buffer.concat(parts)];
+}
+
+test('a streamed body is chunks of C made as they are pulled', async () => {
+  const [sizes, got] = await chunksOf(streamedBody(new Pattern(1000), 2500, 1000));
+  assert.deepEqual(sizes, [1000, 1000, 500]);
+  assert.ok(got.equals(uploadBody(2500)));
+  const [bSizes, bGot] = await chunksOf(streamedBody(Buffer.from('hello body'), 10, 3));
+  assert.deepEqual([bSizes, bGot.toString()], [[3, 3, 3, 1], 'hello body']);
+  assert.deepEqual((await chunksOf(streamedBody(new Pattern(7), 0, 7)))[0], []);
+  // nothing is made before it is asked for
+  let made = 0;
+  const counting = { subarray: (a, b) => (made++, Buffer.alloc(b - a)) };
+  const reader = streamedBody(counting, 100, 10).getReader();
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(made, 0);
+  await reader.read();
+  assert.equal(made, 1);
+});
+
+test('every worker cycles through the targets from its own index', () => {
+  const targets = ['0', '1', '2'];
+  const cycle = (w) => [0, 1, 2, 3, 4].map((k) => pick(targets, w, k)).join('');
+  assert.deepEqual([0, 1, 2, 4].map(cycle), ['01201', '12012', '20120', '12012']);
+});
+
+/** Feeds `answer` to a check in random pieces of at most 10 bytes, as a streamed read gives it. */
+function checked(answer, line, size) {
+  const c = new AnswerCheck(line, new Pattern(10), size);
+  for (let i = 0; i < answer.length; ) {
+    const n = 1 + Math.floor(Math.random() * 10);
+    c.feed(answer.subarray(i, i + n));
+    i += n;
+  }
+  return () => c.verify();
+}
+
+test('an upload’s answer is the /upload line or the echo', () => {
+  const body = uploadBody(1000);
+  const line = uploadAnswer(body);
+  const wrongEcho = Buffer.from(body);
+  wrongEcho[999] = 'z'.charCodeAt(0);
+  for (const [name, answer, ok] of [
+    ['the line', line, true],
+    ['the echo', body, true],
+    ["a line's prefix", line.subarray(0, 10), false],
+    ['the line and more', Buffer.concat([line, Buffer.from('x')]), false],
+    ['a short echo', body.subarray(0, 999), false],
+    ['an echo with a wrong last byte', wrongEcho, false],
+    ['another line', uploadAnswer(body.subarray(0, 999)), false],
+    ['nothing', Buffer.alloc(0), false],
+  ]) {
+    if (ok) assert.doesNotThrow(checked(answer, line, 1000), name);
+    else assert.throws(checked(answer, line, 1000), DigestMismatch, name);
+  }
+  // 67 bytes and their line are both 67 bytes long: the answer may be either
+  const l67 = uploadAnswer(uploadBody(67));
+  assert.equal(l67.length, 67);
+  assert.doesNotThrow(checked(l67, l67, 67));
+  assert.doesNotThrow(checked(uploadBody(67), l67, 67));
+  // the reason shows the answer's first 100 bytes, and counts all of them
+  assert.throws(checked(body, line, 999), (err) => err.message ===
+    `upload digest mismatch: got '${body.subarray(0, 100)}...', expected '${line}' or the 999 bytes sent` && err.nbytes === 1000);
+});
+
+test('a body is read whole or in pieces of at most C', async () => {
+  const body = uploadBody(1000);
+  for (const chunk of [null, 64]) {
+    const c = new AnswerCheck(uploadAnswer(body), new Pattern(64), 1000);
+    assert.equal(await readBody(new Response(body), chunk, c), 1000);
+    c.verify();
+  }
+  const seen = [];
+  const spy = { feed: (b) => seen.push(b.byteLength) };
+  await readBody(new Response(new Blob([uploadBody(300)]).stream()), 128, spy);
+  assert.ok(seen.every((n) => n <= 128) && seen.reduce((a, b) => a + b) === 300, `${seen}`);
+  // a body that breaks off: the bytes read so far go with the error
+  let pulls = 0;
+  const broken = new ReadableStream({
+    pull(c) {
+      if (pulls++ === 0) c.enqueue(new Uint8Array(3));
+      else c.error(new Error('cut'));
+    },
+  });
+  await assert.rejects(readBody(new Response(broken), 2, null), (err) => err.message === 'cut' && err.nbytes === 3);
+});
+
+/** A targets file (and a body file beside it) in a new folder. */
+function targetsFile(...lines) {
+  const dir = mkdtempSync(join(tmpdir(), 'cb-targets-'));
+  writeFileSync(join(dir, 'body'), 'hello body');
+  const path = join(dir, 'targets');
+  writeFileSync(path, lines.join('\n').replaceAll('@BODY', `@${join(dir, 'body')}`));
+  return path;
+}
+
+test('a targets file is read once with its bodies', () => {
+  const path = targetsFile('# a comment', '', 'GET http://h/a', '  POST http://h:8080/upload @BODY  ',
+    'PUT https://[::1]/x @BODY', 'POST http://h/empty');
+  const o = parseOptions(['--url', 'http://h/a', '--targets', path, '--upload', 'stream']);
+  assert.deepEqual(o.targets.map((t) => [t.method, t.url, t.body?.toString() ?? null, t.size, t.check]), [
+    ['GET', 'http://h/a', null, 0, false],
+    ['POST', 'http://h:8080/upload', 'hello body', 10, false],
+    ['PUT', 'https://[::1]/x', 'hello body', 10, false],
+    ['POST', 'http://h/empty', null, 0, false],
+  ]);
+  assert.equal(o.targets[1].body, o.targets[2].body, 'a body file named twice is read once');
+});
+
+test('a bad target is one line naming the file and the line', () => {
+  for (const [line, why] of [
+    ['DELETE http://h/', 'GET, POST or PUT'],
+    ['get http://h/', 'GET, POST or PUT'],
+    ['GET', 'not a target'],
+    ['GET http://h/ extra', 'not a target'],
+    ['POST http://h/ @BODY @BODY', 'not a target'],
+    ['GET /relative/path', 'URL'],
+    ['GET ftp://h/', 'URL'],
+    ['GET http://h:0/', 'URL'],
+    ['GET http://h/ @BODY', 'a GET sends no body'],
+    ['POST http://h/ @relative/body', 'absolute'],
+    ['POST http://h/ @/no/such/body', 'body file'],
+    ['Host: example.com', 'GET, POST or PUT'], // a header line of vegeta's form
+  ]) {
+    const path = targetsFile('# line 1', 'GET http://h/', line);
+    assert.throws(() => parseOptions(['--url', 'http://h/', '--targets', path]), (err) =>
+      err instanceof UsageError && !err.message.includes('\n') && err.message.includes(`--targets ${path}, line 3: `) &&
+      err.message.includes(why), line);
+  }
+  const path = targetsFile('GET http://h/');
+  for (const flag of ['--method GET', '--body-size 0']) {
+    assert.throws(() => parseOptions(['--url', 'http://h/', '--targets', path, ...flag.split(' ')]),
+      (err) => err instanceof UsageError && err.message.includes(flag.split(' ')[0]), flag);
+  }
 });
