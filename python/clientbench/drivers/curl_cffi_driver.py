@@ -71,8 +71,10 @@ async def close_async(session: cr.AsyncSession[cr.Response]) -> None:
     await session.close()
 
 
-# not shareable: a Session gives every thread a curl handle, and so a connection, of its own (curl_cffi has no curl
-# share handle), which would be W per-worker clients under a shared name; the AsyncSession multiplexes its tasks
+# not shareable: a Session gives every thread a curl handle, and so a connection, of its own, which would be W
+# per-worker clients under a shared name; curl_cffi 0.17's CurlShare can share the connection cache, but only for
+# serialized use (libcurl does not share connections between concurrent threads). The AsyncSession multiplexes its
+# tasks on one curl multi handle.
 SYNC = sdk.SyncClient(
     "curl_cffi", make_client, request, upload, cr.Session.close, shareable=False, http2=True, protocol=protocol
 )
