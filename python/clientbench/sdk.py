@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
@@ -70,7 +72,8 @@ def http2(opts: Options) -> bool:
     return bool(opts.http == "2")
 
 
-LOOPS = ("asyncio", "uvloop")
+#: the event loops an async plugin runs on (`--loop`): asyncio's own, uvloop and rloop (both from `make peers`)
+LOOPS = ("asyncio", "uvloop", "rloop")
 
 
 def _no_close(client: object) -> None:
@@ -143,9 +146,12 @@ class SyncClient(_Labels, Generic[C]):
 
 @dataclass(frozen=True)
 class AsyncClient(_Labels, Generic[C]):
-    """An async library: W tasks on one event loop (asyncio, or uvloop with `--loop uvloop`), each with its
-    own client. As SyncClient, with `request` and `upload` coroutine functions; `make_client` and `close`
-    may be plain functions or coroutine functions."""
+    """An async library: W tasks on one event loop (asyncio, or uvloop / rloop with `--loop uvloop` / `--loop
+    rloop`), each with its own client. As SyncClient, with `request` and `upload` coroutine functions;
+    `make_client` and `close` may be plain functions or coroutine functions. `loops_without_tls`: the loops of
+    LOOPS on which the library cannot make TLS connections, each with why (rloop 0.5.0 has no TLS in its
+    transports: a library on asyncio's streams or protocols has none there, one with its own I/O or its own TLS
+    has): `--loop` one of them with an https:// URL exits 3 (`unsupported: ...`); over http the row runs."""
 
     make_client: Callable[[Options], Awaitable[C] | C]
     request: harness.AsyncRequest[C]
@@ -153,6 +159,7 @@ class AsyncClient(_Labels, Generic[C]):
     close: Callable[[C], Awaitable[None] | None] | None = None
     _: KW_ONLY
     protocol: harness.AsyncProtocol[C] | None = None
+    loops_without_tls: Mapping[str, str] = field(default_factory=dict)
     mode: ClassVar[str] = "async"
 
     def driver(self) -> harness.AsyncDriver[C]:
@@ -187,6 +194,42 @@ def refuse(plugin: Plugin, args: Options) -> None:
         unsupported(f"--client-scope shared ({plugin.library}'s client cannot give several workers one pool)")
     if args.http == "2" and not plugin.http2:
         unsupported(f"HTTP/2 ({plugin.library} speaks HTTP/1.1 only)")
+    if isinstance(plugin, AsyncClient) and args.url.startswith("https:") and args.loop in plugin.loops_without_tls:
+        unsupported(f"--loop {args.loop} over https ({plugin.loops_without_tls[args.loop]})")
+
+
+def loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """`--loop NAME`'s event loop factory: None for asyncio's own; uvloop's `new_event_loop`, rloop's as
+    `_rloop_loop` makes it (exit 3, `unsupported: ...`, where that package is not installed)."""
+    if name == "asyncio":
+        return None
+    try:
+        module = importlib.import_module(name)
+    except ImportError as exc:
+        unsupported(f"--loop {name} ({exc})")
+    factory: Callable[[], asyncio.AbstractEventLoop] = module.new_event_loop
+    return (lambda: _rloop_loop(factory)) if name == "rloop" else factory
+
+
+def _rloop_loop(new_event_loop: Callable[[], asyncio.AbstractEventLoop]) -> asyncio.AbstractEventLoop:
+    """An rloop loop that ends as asyncio's does when a task raises SystemExit or KeyboardInterrupt (the harness's
+    `unsupported()` while the loop runs): rloop 0.5.0 hands them to its exception handler and runs on, forever.
+    This handler stops the loop instead, so that run_until_complete raises them from the finished task; anything
+    else it logs as asyncio's default handler does. rloop calls a handler with the context alone (asyncio with the
+    loop and the context)."""
+    loop = new_event_loop()
+
+    def handler(*args: Any) -> None:
+        context: dict[str, Any] = args[-1]
+        exc = context.get("exception")
+        if isinstance(exc, SystemExit | KeyboardInterrupt):
+            loop.stop()
+        else:
+            log = logging.getLogger("asyncio")
+            log.error(context.get("message") or "Unhandled exception in event loop", exc_info=exc or False)
+
+    loop.set_exception_handler(handler)
+    return loop
 
 
 def run(plugin: Plugin, argv: list[str] | None = None, description: str = "") -> int:
@@ -198,16 +241,11 @@ def run(plugin: Plugin, argv: list[str] | None = None, description: str = "") ->
     if isinstance(plugin, SyncClient):
         doc = plugin.driver().run(args, info)
     else:
-        loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None
-        if args.loop == "uvloop":
-            try:
-                import uvloop
-            except ImportError as exc:
-                unsupported(f"--loop uvloop ({exc})")
-            loop_factory = uvloop.new_event_loop
-            info["library"] = f"{plugin.library}+uvloop"
-            info["library_version"] = f"{info['library_version']} (uvloop {installed_version('uvloop')})"
-        doc = plugin.driver().run(args, info, loop_factory)
+        factory = loop_factory(args.loop)
+        if factory is not None:  # the loop is part of the row: `httpx+uvloop`, `httpx+rloop`
+            info["library"] = f"{plugin.library}+{args.loop}"
+            info["library_version"] = f"{info['library_version']} ({args.loop} {installed_version(args.loop)})"
+        doc = plugin.driver().run(args, info, factory)
     harness.emit(doc)
     if plugin.exit_after_document:
         harness.skip_teardown()
