@@ -4,10 +4,12 @@ through the runner (which validates each document against the raw schema); the P
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import beast_client
@@ -15,7 +17,8 @@ import pytest
 import reqwest_client
 from clientbench.execution.driver_process import run_driver
 from clientbench.model import RunStatus
-from clientbench.registry.shipped import CLIENTS
+from clientbench.registry.shipped import CLIENTS, LOOP_TRANSPORTS
+from clientbench.registry.spec import PythonDriver
 from clientbench.workload import Workload
 from support.pools import pool_race
 from support.rawserver import RawServer, answer
@@ -140,6 +143,7 @@ def test_new_connection_mode(spec, server):
 
 #: a body the real server never sends: the integrity check proves the requests went to the counting server
 COUNTED = b"counted body\r\n"
+
 
 @pytest.mark.parametrize("connection", ["keep-alive", "new"])
 def test_connections_opened(spec, connection):
@@ -288,17 +292,27 @@ def test_urllib3_future_sits_beside_urllib3_not_over_it():
     assert hooks == []
 
 
-def test_every_async_python_row_also_runs_on_uvloop():
+def test_every_async_python_row_also_runs_on_uvloop_and_rloop():
     """The event loop is part of an async row's result: each async Python row has its uvloop twin, named
-    `...-uvloop`, labelled `<library>+uvloop`, run with --loop uvloop."""
+    `...-uvloop`, labelled `<library>+uvloop`, run with --loop uvloop, and its rloop twin likewise, but for the
+    libraries on the loop's transports, which rloop does not do whole (and our binding's row, listed apart from
+    the peers: uvloop only)."""
     rows = {c.name: c for c in CLIENTS}
     on_asyncio = [c for c in PYTHON if c.client.mode == "async" and "--loop" not in c.command.args]
     assert {c.name for c in on_asyncio} >= {"py-aiohttp", "py-reqwest-async", "py-wreq-async", "py-httpx2-async",
-                                            "py-niquests-async", "py-pyqwest-async"}  # fmt: skip
+                                            "py-niquests-async", "py-pyqwest-async", "py-impit-async",
+                                            "py-primp-async", "py-ry-async", "py-httpr-async", "py-aiosonic",
+                                            "py-httpx-aiohttp"}  # fmt: skip
+    without_rloop = LOOP_TRANSPORTS | {"py-aiohttp", "py-reqwest-async"}
     for c in on_asyncio:
-        twin = rows[c.name.removesuffix("-async") + "-uvloop"]
-        assert twin.client.library == c.client.library + "+uvloop" and twin.client.mode == "async"
-        assert twin.command.plugin == c.command.plugin and twin.command.args == ("--loop", "uvloop")
+        for loop in ("uvloop", "rloop"):
+            twin = rows.get(c.name.removesuffix("-async") + f"-{loop}")
+            if loop == "rloop" and c.name in without_rloop:
+                assert twin is None, twin
+                continue
+            assert twin is not None, (c.name, loop)
+            assert twin.client.library == f"{c.client.library}+{loop}" and twin.client.mode == "async"
+            assert twin.command.plugin == c.command.plugin and twin.command.args == ("--loop", loop)
 
 
 @pytest.mark.parametrize("name", ["py-pyqwest-sync", "py-pyqwest-async"])
@@ -312,3 +326,139 @@ def test_pyqwest_counts_insecure_as_failures_saying_why(name, tls_server):
     assert run.stats is not None and run.stats.errors == run.stats.requests == 4, run.reason
     reasons = {f["reason"] for w in run.raw["workers"] for f in w["failures"]}
     assert reasons == {"TLSError: ValueError: pyqwest cannot skip certificate verification (--insecure)"}
+
+
+# -- the peers of late 2026: impit, primp, ry, httpr, aiosonic, geventhttpclient, httpx-aiohttp; rloop ----------------
+
+#: each new peer's distribution (as pinned) and the module its rows import
+NEW_PEERS = {
+    "impit": "impit",
+    "primp": "primp",
+    "ry": "ry",
+    "httpr": "httpr",
+    "aiosonic": "aiosonic",
+    "gevent": "gevent",
+    "geventhttpclient": "geventhttpclient",
+    "httpx-aiohttp": "httpx_aiohttp",
+    "rloop": "rloop",
+    "curl_cffi": "curl_cffi",
+}
+
+
+def _row(name: str):
+    spec = next(c for c in CLIENTS if c.name == name)
+    _needs(spec.needs_module)
+    return spec
+
+
+def _needs(module: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"peer {module} is not installed here (make peers)")
+
+
+@pytest.mark.parametrize("distribution, module", sorted(NEW_PEERS.items()))
+def test_the_new_peers_are_their_pins(distribution, module):
+    _needs(module)
+    assert metadata.version(distribution) == _pinned(distribution)
+
+
+#: the new peers' rows and whether their library does the contract's --http 2
+HTTP2 = {
+    "py-impit-sync": False,
+    "py-impit-async": False,
+    "py-primp-sync": True,
+    "py-primp-async": True,
+    "py-ry-sync": True,
+    "py-ry-async": True,
+    "py-httpr-sync": True,
+    "py-httpr-async": True,
+    "py-aiosonic": False,
+    "py-httpx-aiohttp": False,
+    "py-geventhttpclient": False,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HTTP2))
+def test_the_new_peers_share_a_client_and_ask_for_http2_or_say_they_cannot(name, server):
+    spec = _row(name)
+    shared = Workload(3, 4, 1, 5, client_scope="shared")
+    run = run_driver(spec, server.url + "/", shared, row_timeout_s=60, expected_body_bytes=len(HELLO))
+    assert run.status is RunStatus.OK and run.raw["workload"]["client_scope"] == "shared", run.reason
+    run = run_driver(spec, server.url + "/", Workload(2, 3, 1, 5, http="2"), row_timeout_s=60)
+    if HTTP2[name]:  # prior knowledge over http: the server speaks h2c
+        assert run.status is RunStatus.OK and run.raw["client"]["protocol"] == "HTTP/2", run.reason
+    else:
+        assert run.status is RunStatus.UNSUPPORTED and run.reason.startswith("unsupported: HTTP/2"), run.reason
+
+
+@pytest.mark.parametrize("name", ["py-primp-sync", "py-primp-async"])
+def test_primp_over_tls_reports_no_protocol_it_cannot_tell(name, tls_server, server):
+    """primp offers h2 by ALPN over TLS whatever --http says, and its responses do not say their version: over https
+    its document has no client.protocol, and a note why; over http it is held to HTTP/1.1 as every row."""
+    from clientbench.drivers.primp_driver import TLS_NOTE
+
+    spec = _row(name)
+    ca = ["--ca-file", tls_server.ca_file]
+    run = run_driver(spec, tls_server.url + "/", Workload(2, 3, 1, 5), row_timeout_s=60, driver_flags=ca)
+    assert run.status is RunStatus.OK, run.reason
+    assert "protocol" not in run.raw["client"] and run.raw["client"]["notes"] == TLS_NOTE
+    run = run_driver(spec, server.url + "/", Workload(2, 3, 1, 5), row_timeout_s=60)
+    assert run.raw["client"]["protocol"] == "HTTP/1.1" and "notes" not in run.raw["client"]
+
+
+@pytest.mark.parametrize("name", ["py-impit-sync", "py-impit-async"])
+def test_impit_trusts_the_ca_file_through_ssl_cert_file(name, tls_server):
+    """impit takes no CA file: its plugin hands --ca-file to its verifier through SSL_CERT_FILE; without it the
+    throw-away CA is not trusted (a TLSError)."""
+    spec = _row(name)
+    wl = Workload(2, 3, 1, 5)
+    run = run_driver(spec, tls_server.url + "/", wl, row_timeout_s=60, driver_flags=["--ca-file", tls_server.ca_file])
+    assert run.status is RunStatus.OK, run.reason
+    run = run_driver(spec, tls_server.url + "/", wl, row_timeout_s=60)
+    reasons = {f["reason"].split(":", 1)[0] for w in run.raw["workers"] for f in w["failures"]}
+    assert run.stats is not None and run.stats.errors == run.stats.requests and reasons == {"TLSError"}
+
+
+@pytest.mark.parametrize("name", ["py-httpr-sync", "py-httpr-async"])
+def test_httpr_reports_an_untrusted_certificate_as_a_connect_error(name, tls_server):
+    """httpr 0.7.8's exceptions keep reqwest's top-level message only: a failed TLS handshake is the same
+    ConnectError as a refused connection, and the row counts it as httpr says (docs/peers.md). A release that
+    keeps the cause fails this test: then its rows pass check-driver's untrusted-CA check, and the docs change."""
+    spec = _row(name)
+    run = run_driver(spec, tls_server.url + "/", Workload(2, 1, 0, 5), row_timeout_s=60)
+    reasons = {f["reason"] for w in run.raw["workers"] for f in w["failures"]}
+    assert run.stats is not None and run.stats.errors == run.stats.requests == 2
+    assert reasons == {f"ConnectionError: ConnectError: error sending request for url ({tls_server.url}/)"}
+
+
+@pytest.mark.parametrize("name", ["py-aiosonic", "py-httpx-aiohttp"])
+def test_no_tls_on_rloop_is_unsupported_over_https_and_runs_over_http(name, tls_server, server):
+    spec = _row(name)
+    _needs("rloop")
+    rloop = dataclasses.replace(spec, command=PythonDriver(spec.command.plugin, ("--loop", "rloop")))
+    flags = ["--ca-file", tls_server.ca_file]
+    run = run_driver(rloop, tls_server.url + "/", Workload(1, 2, 0, 5), row_timeout_s=60, driver_flags=flags)
+    assert run.status is RunStatus.UNSUPPORTED, run.reason
+    assert run.reason.startswith("unsupported: --loop rloop over https (rloop 0.5.0 has no TLS"), run.reason
+    run = run_driver(rloop, server.url + "/", Workload(2, 3, 1, 5), row_timeout_s=60, expected_body_bytes=len(HELLO))
+    assert run.status is RunStatus.OK and run.raw["client"]["library"] == f"{spec.client.library}+rloop", run.reason
+
+
+def test_geventhttpclient_runs_its_workers_as_greenlets(server):
+    """Its driver process re-executes itself with gevent's patches first: the harness's W threads are greenlets of
+    one OS thread, which wait for the server together (4 x /delay/300 take about 300 ms, not 1200)."""
+    spec = _row("py-geventhttpclient")
+    run = run_driver(spec, server.url + "/delay/300", Workload(4, 1, 0, 5), row_timeout_s=60)
+    assert run.status is RunStatus.OK, run.reason
+    assert run.raw["client"]["concurrency"].startswith("gevent greenlets") and run.raw["client"]["mode"] == "sync"
+    assert 0.3e9 <= run.raw["wall_ns"] < 0.9e9
+    assert run.raw["client"]["library_version"] == f"{_pinned('geventhttpclient')} (gevent {_pinned('gevent')})"
+
+
+def test_geventhttpclient_plugin_will_not_replace_a_process_not_its_own():
+    """Loaded in another program (here pytest), unpatched, the plugin refuses rather than exec over it."""
+    _needs("geventhttpclient")
+    from clientbench.drivers import geventhttpclient_driver
+
+    with pytest.raises(RuntimeError, match="its own driver process"):
+        geventhttpclient_driver.plugin()

@@ -53,16 +53,27 @@ def _spec(
 
 PeerRow = tuple[str, str, str, str, tuple[str, ...], str]
 
+#: async peers on the event loop's own transports, which rloop 0.5.0 does not do whole: no TLS (aiohttp's, niquests',
+#: aiosonic's and httpx-aiohttp's connections need it; the last two plugins say so, `--loop rloop` over https exiting
+#: 3) and no connection reset reported (httpx's and httpx2's, on its plain connections with TLS of their own, wait
+#: for the timeout instead): no -rloop row. The others do their own I/O (Rust's runtimes, libcurl): whole on rloop.
+LOOP_TRANSPORTS = frozenset(
+    {"py-httpx-async", "py-httpx2-async", "py-niquests-async", "py-aiosonic", "py-httpx-aiohttp"}
+)
 
-def _on_uvloop(*rows: PeerRow) -> list[PeerRow]:
-    """Each async row on asyncio, followed by the same row on uvloop (`--loop uvloop`; `py-httpx-async` ->
-    `py-httpx-uvloop`, its library `httpx+uvloop` as its document says); aiohttp's uvloop row is listed as is."""
+
+def _on_loops(*rows: PeerRow) -> list[PeerRow]:
+    """Each async row on asyncio, followed by the same row on uvloop (`--loop uvloop`) and on rloop (`--loop
+    rloop`): `py-wreq-async` -> `py-wreq-uvloop`, `py-wreq-rloop`, its library `wreq+uvloop`, `wreq+rloop` as its
+    document says; no rloop row for a library on the loop's transports (LOOP_TRANSPORTS); aiohttp's uvloop row is
+    listed as is."""
     out: list[PeerRow] = []
     for name, library, mode, plugin, extra, needs in rows:
         out.append((name, library, mode, plugin, extra, needs))
         if mode == "async" and not extra:
             base = name.removesuffix("-async")
-            out.append((f"{base}-uvloop", f"{library}+uvloop", mode, plugin, ("--loop", "uvloop"), needs))
+            loops = ("uvloop",) if name in LOOP_TRANSPORTS else ("uvloop", "rloop")
+            out.extend((f"{base}-{loop}", f"{library}+{loop}", mode, plugin, ("--loop", loop), needs) for loop in loops)
     return out
 
 
@@ -171,7 +182,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
         floor=True,
         extra="core",
     ),
-    # -- peers from PyPI (make peers; make run-all): each async row also on uvloop ------------------
+    # -- peers from PyPI (make peers; make run-all): each async row also on uvloop and rloop ---------
     *(
         _spec(
             name,
@@ -184,7 +195,7 @@ CLIENTS: tuple[ClientSpec, ...] = (
             default=False,
             optional=True,
         )
-        for name, library, mode, plugin, extra, needs in _on_uvloop(
+        for name, library, mode, plugin, extra, needs in _on_loops(
             ("py-httpx-sync", "httpx", "sync", "httpx_driver:SYNC", (), "httpx"),
             ("py-httpx-async", "httpx", "async", "httpx_driver:ASYNC", (), "httpx"),
             ("py-httpx2-sync", "httpx2", "sync", "httpx2_driver:SYNC", (), "httpx2"),
@@ -204,6 +215,25 @@ CLIENTS: tuple[ClientSpec, ...] = (
             ("py-rnet-async", "rnet", "async", "rnet_driver:ASYNC", (), "rnet"),
             ("py-curl_cffi-sync", "curl_cffi", "sync", "curl_cffi_driver:SYNC", (), "curl_cffi"),
             ("py-curl_cffi-async", "curl_cffi", "async", "curl_cffi_driver:ASYNC", (), "curl_cffi"),
+            ("py-impit-sync", "impit", "sync", "impit_driver:SYNC", (), "impit"),
+            ("py-impit-async", "impit", "async", "impit_driver:ASYNC", (), "impit"),
+            ("py-primp-sync", "primp", "sync", "primp_driver:SYNC", (), "primp"),
+            ("py-primp-async", "primp", "async", "primp_driver:ASYNC", (), "primp"),
+            ("py-ry-sync", "ry", "sync", "ry_driver:SYNC", (), "ry"),
+            ("py-ry-async", "ry", "async", "ry_driver:ASYNC", (), "ry"),
+            ("py-httpr-sync", "httpr", "sync", "httpr_driver:SYNC", (), "httpr"),
+            ("py-httpr-async", "httpr", "async", "httpr_driver:ASYNC", (), "httpr"),
+            ("py-aiosonic", "aiosonic", "async", "aiosonic_driver:ASYNC", (), "aiosonic"),
+            ("py-httpx-aiohttp", "httpx-aiohttp", "async", "httpx_aiohttp_driver:ASYNC", (), "httpx_aiohttp"),
+            # its plugin re-executes the driver process with gevent's patches first: a function that returns it
+            (
+                "py-geventhttpclient",
+                "geventhttpclient",
+                "sync",
+                "geventhttpclient_driver:plugin",
+                (),
+                "geventhttpclient",
+            ),
         )
     ),
 )

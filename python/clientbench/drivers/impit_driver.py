@@ -1,0 +1,83 @@
+"""Python `impit` (Apify's client on Rust's reqwest and rustls, from PyPI): sync (`impit.Client` per thread) or async
+(`impit.AsyncClient` per task), without a browser fingerprint (impit's default).
+
+What impit cannot be asked for, and how the rows live with it:
+- a CA file: impit's verifier (rustls-platform-verifier, built once per process with the first client) reads the
+  system's roots, which `SSL_CERT_FILE` replaces, beside webpki's roots it embeds. With --ca-file the plugin sets
+  `SSL_CERT_FILE` before it builds its first client, so that CA is trusted (with webpki's public roots);
+- HTTP/2: without a fingerprint impit offers no ALPN protocol (so HTTP/1.1 over TLS) and has no prior knowledge
+  over http: `--http 2` is unsupported;
+- a pool size: reqwest's pool keeps every idle connection, so a worker's client holds its one connection and a
+  shared client opens one per concurrent request, up to W;
+- a short body's class: impit raises `RemoteProtocolError` ("Remote protocol error occurred.") for exactly a
+  connection closed before the end of the message (hyper's IncompleteMessage, an unexpected EOF in the body: its
+  errors.rs), which the contract calls a ConnectionError; the plugin re-raises it as one, the name kept.
+"""
+
+from __future__ import annotations
+
+import os
+
+import impit
+
+from .. import sdk
+
+
+def _trust(opts: sdk.Options) -> bool:
+    """impit's `verify`; with --ca-file, `SSL_CERT_FILE` for the verifier its first client builds."""
+    if opts.ca_file:
+        # read once, when the first client builds impit's verifier: every client of this process has this CA
+        os.environ["SSL_CERT_FILE"] = opts.ca_file
+    return not opts.insecure
+
+
+# timeout: connect to the end of the body (reqwest's total timeout); no redirects, no cookies (impit's defaults)
+def make_client(opts: sdk.Options) -> impit.Client:
+    return impit.Client(timeout=opts.timeout, verify=_trust(opts))
+
+
+def _closed(exc: impit.RemoteProtocolError) -> ConnectionError:
+    return ConnectionError(f"RemoteProtocolError: {exc} (a connection closed before the end of the response)")
+
+
+def request(client: impit.Client, url: str) -> tuple[int, int]:
+    try:
+        r = client.get(url)  # not streamed: the whole body is read
+    except impit.RemoteProtocolError as exc:
+        raise _closed(exc) from exc
+    return r.status_code, len(r.content)
+
+
+def upload(client: impit.Client, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+    try:
+        r = client.request(method, url, content=body)
+    except impit.RemoteProtocolError as exc:
+        raise _closed(exc) from exc
+    return r.status_code, r.content
+
+
+async def make_async_client(opts: sdk.Options) -> impit.AsyncClient:
+    return impit.AsyncClient(timeout=opts.timeout, verify=_trust(opts))
+
+
+async def request_async(client: impit.AsyncClient, url: str) -> tuple[int, int]:
+    try:
+        r = await client.get(url)
+    except impit.RemoteProtocolError as exc:
+        raise _closed(exc) from exc
+    return r.status_code, len(r.content)
+
+
+async def upload_async(client: impit.AsyncClient, url: str, method: str, body: bytes) -> tuple[int, bytes]:
+    try:
+        r = await client.request(method, url, content=body)
+    except impit.RemoteProtocolError as exc:
+        raise _closed(exc) from exc
+    return r.status_code, r.content
+
+
+# impit's clients have no close(): dropping one closes its pool
+SYNC = sdk.SyncClient("impit", make_client, request, upload)
+# impit 0.15.1 aborts (SIGABRT, nothing on stderr) in interpreter finalization after async requests in about 1 run
+# of 6 (3 tasks x 6 requests of /bytes/100000), after the document was printed.
+ASYNC = sdk.AsyncClient("impit", make_async_client, request_async, upload_async, exit_after_document=True)
