@@ -351,3 +351,7 @@ pub fn run_tasks<D: Driver>(driver: D, plan: &Plan, co: &ClientOptions) -> Resul
 #[cfg(test)]
 #[path = "run_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "run_bodies_tests.rs"]
+mod bodies_tests;
