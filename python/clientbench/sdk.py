@@ -46,6 +46,7 @@ __all__ = [
     "Plugin",
     "SyncClient",
     "http2",
+    "http3",
     "installed_version",
     "pool_size",
     "run",
@@ -72,6 +73,15 @@ def http2(opts: Options) -> bool:
     return bool(opts.http == "2")
 
 
+def http3(opts: Options) -> bool:
+    """`--http 3`: ask the library for HTTP/3 (QUIC; https only, the harness checked it)."""
+    return bool(opts.http == "3")
+
+
+#: the directions of a streamed form (`stream=`): both, unless the plugin says `streams=("download",)`
+STREAMS = ("upload", "download")
+
+
 #: the event loops an async plugin runs on (`--loop`): asyncio's own, uvloop and rloop (both from `make peers`)
 LOOPS = ("asyncio", "uvloop", "rloop")
 
@@ -95,6 +105,8 @@ class _Labels:
     exit_after_document: bool = False
     shareable: bool = True
     http2: bool = False
+    http3: bool = False
+    streams: tuple[str, ...] = STREAMS
     mode: ClassVar[str]
 
     def client_info(self) -> dict[str, Any]:
@@ -128,9 +140,16 @@ class SyncClient(_Labels, Generic[C]):
     What the client can do (a mode it cannot do exits 3, `unsupported: ...`): `shareable` (default True: one
     client may serve all W workers at once from one pool, `--client-scope shared`; `make_client` sizes its pool with
     `pool_size(opts)`), `http2` (default False: the client speaks HTTP/2 when `http2(opts)`, and HTTP/1.1 only
-    otherwise, also where its library would offer h2 by itself), and `protocol(client, url)`, one GET that
-    returns its response's HTTP version (with --http 2, the document's `client.protocol`; the row says HTTP/1.1
-    otherwise)."""
+    otherwise, also where its library would offer h2 by itself), `http3` (default False: the client speaks HTTP/3
+    when `http3(opts)`), and `protocol(client, url)`, one GET that returns its response's HTTP version (with
+    --http 2 or 3, the document's `client.protocol`; the row says HTTP/1.1 otherwise).
+
+    Streamed bodies (`--upload stream`, `--download stream`; docs/raw-format.md): `stream(client, method, url,
+    content, chunk_size)` -> a context manager of `(status, pieces)`: `content` is None (GET), the body's bytes,
+    or an iterator of chunks to send as they come (the library's streamed, chunked upload); `pieces` iterates
+    the response body in chunks of at most `chunk_size` bytes as the library reads them, or whole (one piece)
+    when `chunk_size` is None. The harness counts and checks the pieces. `streams`: the directions it streams
+    (default both; ("download",) for a library that cannot send an iterator)."""
 
     make_client: Callable[[Options], C]
     request: harness.SyncRequest[C]
@@ -138,10 +157,19 @@ class SyncClient(_Labels, Generic[C]):
     close: Callable[[C], None] | None = None
     _: KW_ONLY
     protocol: harness.SyncProtocol[C] | None = None
+    stream: harness.SyncStream[C] | None = None
     mode: ClassVar[str] = "sync"
 
     def driver(self) -> harness.SyncDriver[C]:
-        return harness.SyncDriver(self.make_client, self.request, self.close or _no_close, self.upload, self.protocol)
+        return harness.SyncDriver(
+            self.make_client,
+            self.request,
+            self.close or _no_close,
+            self.upload,
+            self.protocol,
+            self.stream,
+            self.streams,
+        )
 
 
 @dataclass(frozen=True)
@@ -151,7 +179,9 @@ class AsyncClient(_Labels, Generic[C]):
     `make_client` and `close` may be plain functions or coroutine functions. `loops_without_tls`: the loops of
     LOOPS on which the library cannot make TLS connections, each with why (rloop 0.5.0 has no TLS in its
     transports: a library on asyncio's streams or protocols has none there, one with its own I/O or its own TLS
-    has): `--loop` one of them with an https:// URL exits 3 (`unsupported: ...`); over http the row runs."""
+    has): `--loop` one of them with an https:// URL exits 3 (`unsupported: ...`); over http the row runs.
+    `stream` returns an async context manager of `(status, pieces)`, `pieces` an async iterator; `content` is an
+    async iterator of chunks when the upload streams."""
 
     make_client: Callable[[Options], Awaitable[C] | C]
     request: harness.AsyncRequest[C]
@@ -159,6 +189,7 @@ class AsyncClient(_Labels, Generic[C]):
     close: Callable[[C], Awaitable[None] | None] | None = None
     _: KW_ONLY
     protocol: harness.AsyncProtocol[C] | None = None
+    stream: harness.AsyncStream[C] | None = None
     loops_without_tls: Mapping[str, str] = field(default_factory=dict)
     mode: ClassVar[str] = "async"
 
@@ -174,7 +205,9 @@ class AsyncClient(_Labels, Generic[C]):
             if inspect.isawaitable(done):
                 await done
 
-        return harness.AsyncDriver(make_client, self.request, close_client, self.upload, self.protocol)
+        return harness.AsyncDriver(
+            make_client, self.request, close_client, self.upload, self.protocol, self.stream, self.streams
+        )
 
 
 Plugin = SyncClient[Any] | AsyncClient[Any]
@@ -194,6 +227,11 @@ def refuse(plugin: Plugin, args: Options) -> None:
         unsupported(f"--client-scope shared ({plugin.library}'s client cannot give several workers one pool)")
     if args.http == "2" and not plugin.http2:
         unsupported(f"HTTP/2 ({plugin.library} speaks HTTP/1.1 only)")
+    if args.http == "3" and not plugin.http3:
+        unsupported(f"HTTP/3 ({plugin.library} has no HTTP/3)")
+    for direction in STREAMS:
+        if getattr(args, direction) == "stream" and (plugin.stream is None or direction not in plugin.streams):
+            unsupported(f"--{direction} stream ({plugin.library} has no streamed {direction}s here)")
     if isinstance(plugin, AsyncClient) and args.url.startswith("https:") and args.loop in plugin.loops_without_tls:
         unsupported(f"--loop {args.loop} over https ({plugin.loops_without_tls[args.loop]})")
 

@@ -36,7 +36,12 @@ SyncProtocol = Callable[[C, str], "str | None"]
 AsyncProtocol = Callable[[C, str], Awaitable["str | None"]]
 
 #: the names libraries give HTTP versions, as the document writes them
-_VERSIONS = {"2": "HTTP/2", "2.0": "HTTP/2", "h2": "HTTP/2", "h2c": "HTTP/2", "1.1": "HTTP/1.1", "1.0": "HTTP/1.0"}
+_VERSIONS = {
+    **{v: "HTTP/3" for v in ("3", "3.0", "h3")},
+    **{v: "HTTP/2" for v in ("2", "2.0", "h2", "h2c")},
+    "1.1": "HTTP/1.1",
+    "1.0": "HTTP/1.0",
+}
 
 
 def _no_close(client: object) -> None:
@@ -53,9 +58,9 @@ def protocol_name(version: object) -> str | None:
 
 
 def _probe_sync(probe: SyncProtocol[C] | None, client: C | None, args: argparse.Namespace) -> str | None:
-    """With --http 2, the protocol of one untimed GET after the timed group. Otherwise the plugin keeps its
+    """With --http 2 or 3, the protocol of one untimed GET after the timed group. Otherwise the plugin keeps its
     library on HTTP/1.1 (the SDK's rule), and no request is sent outside the workload."""
-    if probe is None or getattr(args, "http", "1.1") != "2":
+    if probe is None or getattr(args, "http", "1.1") not in ("2", "3"):
         return "HTTP/1.1"
     if client is None:
         return None
@@ -66,7 +71,7 @@ def _probe_sync(probe: SyncProtocol[C] | None, client: C | None, args: argparse.
 
 
 async def _probe_async(probe: AsyncProtocol[C] | None, client: C | None, args: argparse.Namespace) -> str | None:
-    if probe is None or getattr(args, "http", "1.1") != "2":
+    if probe is None or getattr(args, "http", "1.1") not in ("2", "3"):
         return "HTTP/1.1"
     if client is None:
         return None
