@@ -23,8 +23,22 @@ from clientbench.registry.spec import ClientSpec
 from support.pools import pool_race
 
 BROKEN = Path(__file__).resolve().parent / "support" / "broken_drivers"
-#: how many checks check-driver makes (docs/bring-your-own-client.md's table), 4 of them of the open loop
+#: how many checks check-driver makes (docs/bring-your-own-client.md's table)
 CHECKS = 44
+#: what a shipped row's library cannot do, by library and check, and why (docs/peers.md): these checks fail or
+#: are unsupported for its rows, every other one passes
+KNOWN: dict[str, dict[str, str]] = {
+    "httpr": {
+        # its exceptions keep reqwest's top-level message only and drop the cause (httpr 0.7.8)
+        "fault: untrusted CA": "an untrusted certificate raises the ConnectError a refused connection raises",
+        "fault: reset mid-body": "a reset mid-body raises DecodingError ('error decoding response body')",
+        "fault: truncated body": "a body cut short raises DecodingError ('error decoding response body')",
+    },
+}
+#: A peer's loop variants (-uvloop, -rloop) run its plugin on another event loop: here two of them stand for the
+#: rest (each row still meets the contract in test_drivers.py, and runs in run-all; our bindings' all run here)
+LOOP_SAMPLES = {"py-httpx-uvloop", "py-pyreqwest-rloop"}
+
 
 @pytest.fixture(scope="module")
 def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
@@ -40,7 +54,12 @@ def _installed(spec: ClientSpec) -> bool:
     return not spec.client.optional or importlib.util.find_spec(spec.needs_module or "") is not None
 
 
-SHIPPED = [pytest.param(s, id=s.name) for s in CLIENTS if _installed(s)]
+def _checked(spec: ClientSpec) -> bool:
+    peer_loop = spec.client.optional and spec.name.endswith(("-uvloop", "-rloop"))
+    return _installed(spec) and (not peer_loop or spec.name in LOOP_SAMPLES)
+
+
+SHIPPED = [pytest.param(s, id=s.name) for s in CLIENTS if _checked(s)]
 
 
 def _script(name: str) -> ClientSpec:
@@ -57,12 +76,17 @@ def test_every_shipped_driver_passes(spec: ClientSpec, bed: Servers) -> None:
     outcomes = check(spec, bed, jobs=2)
     assert len(outcomes) == CHECKS
     race = pool_race(spec)  # check-driver is right to fail them then; the one check they may fail
+    known = KNOWN.get(spec.client.library.split("+", 1)[0], {})
     failed = [
         f"{o.check}: {o.why}"
         for o in outcomes
-        if o.status != PASS and not (race and o.check == "connections: keep-alive" and "expected 2" in o.why)
+        if o.status != PASS
+        and not (race and o.check == "connections: keep-alive" and "expected 2" in o.why)
+        and not any(o.check.startswith(k) for k in known)
     ]
-    assert not failed, failed  # none fails, and every one is supported (uploads, the open loop)
+    assert not failed, failed  # none fails, and every one is supported (uploads, streams, targets, the open loop)
+    # and what a library cannot do still fails: when it starts to work, KNOWN loses the entry
+    assert all(any(o.check.startswith(k) and o.status != PASS for o in outcomes) for k in known), known
 
 
 def test_the_base_of_the_broken_drivers_passes(bed: Servers) -> None:

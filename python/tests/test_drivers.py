@@ -15,6 +15,7 @@ from pathlib import Path
 import beast_client
 import pytest
 import reqwest_client
+from clientbench.conformance.faults import WRONG_ANSWER, FaultServer
 from clientbench.execution.driver_process import run_driver
 from clientbench.model import RunStatus
 from clientbench.registry.shipped import CLIENTS, LOOP_TRANSPORTS
@@ -217,18 +218,21 @@ def test_uploads_are_sent_whole_and_checked(python_spec, server, method, size):
     assert run.stats.requests == workers_of(python_spec, 2) * 3 and run.stats.errors == 0
 
 
-def test_a_wrong_upload_answer_is_a_counted_failure(python_spec, server):
-    """/echo answers with the body itself, not its length and digest: every request fails, each with the
-    contract's reason."""
+def test_an_echo_is_right_and_a_wrong_upload_answer_a_counted_failure(python_spec, server):
+    """/echo answers with the body itself, which is a right answer (docs/raw-format.md); the fault server's /wrong
+    answers neither the body nor its length and digest: every request fails, each with the contract's reason."""
     wl = Workload(2, 2, 0, 10, method="POST", body_size=30)
-    run = run_driver(python_spec, server.url + "/echo", wl, row_timeout_s=120)
+    run = run_driver(python_spec, server.url + "/echo", wl, row_timeout_s=120, expected_body_bytes=30)
+    assert run.status is RunStatus.OK, run.reason
+    with FaultServer() as faults:
+        run = run_driver(python_spec, faults.url + "/wrong", wl, row_timeout_s=120)
     assert run.stats is not None, run.reason
     assert run.status is RunStatus.FAILED and run.stats.errors == run.stats.requests == workers_of(python_spec, 2) * 2
     reasons = {f["reason"] for w in run.raw["workers"] for f in w["failures"]}
     assert reasons == {
-        f"Error: upload digest mismatch: got 'abcdefghijklmnopqrstuvwxyzabcd', expected '{upload_answer(30).decode()}'"
+        f"Error: upload digest mismatch: got {WRONG_ANSWER.decode()!r}, expected '{upload_answer(30).decode()}'"
     }
-    assert run.stats.body_bytes == run.stats.requests * 30  # the answers still count as received
+    assert run.stats.body_bytes == run.stats.requests * len(WRONG_ANSWER)  # the answers still count as received
 
 
 def test_open_loop_smoke(python_spec, server):
