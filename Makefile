@@ -300,7 +300,7 @@ $(STAMPS)/sdists: $(WHEEL_DEPS)
 # their own under build/native-wheel). python/tests/test_installed.py installs them as a user does, and
 # bindings/tests/test_wheels_aarch64.py runs the aarch64 executables under qemu. `make test` builds the aarch64
 # wheel while the suites run (scripts/run-tests.sh). Each is built again when dist/ lost its files.
-NATIVE_SRC  := $(shell find server-axum/src rust-reqwest cpp-beast native -type f -not -path '*/tests/*' \
+NATIVE_SRC  := $(shell find server-axum/src rust-reqwest cpp-beast udp-relay native -type f -not -path '*/tests/*' \
                  -not -path '*/__pycache__/*' 2>/dev/null) server-axum/Cargo.toml Cargo.toml Cargo.lock \
                $(wildcard .cargo/config.toml) python/clientbench/__init__.py python/clientbench/network.py
 NATIVE_DEPS := $(NATIVE_SRC) bindings/beast/licenses/OpenSSL-LICENSE.txt scripts/build-native-wheel.sh \

@@ -5,9 +5,9 @@
 #   scripts/build-native-wheel.sh                      # manylinux_2_28 x86-64 and aarch64
 #   WHEEL_ARCHS=x86_64 scripts/build-native-wheel.sh   # one architecture only
 #
-# Each wheel's clientbench_native/bin/ holds seven executables, built on this machine for <arch>-linux-gnu against
+# Each wheel's clientbench_native/bin/ holds eight executables, built on this machine for <arch>-linux-gnu against
 # glibc 2.28's symbol versions (aarch64 cross-built) and stripped:
-# - clientbench-server, reqwest-driver, reqwest-soak: `cargo build --release --target <arch>-unknown-linux-gnu`,
+# - clientbench-server, reqwest-driver, reqwest-soak, udp-relay: `cargo build --release --target <arch>-unknown-linux-gnu`,
 #   zig cc (scripts/wheel-toolchain.sh, as for the beast wheel) the linker and the C compiler of aws-lc-sys and
 #   zstd-sys; TLS is rustls + aws-lc-rs, compiled in. Cargo's output goes to build/native-wheel/cargo-target-*,
 #   apart from `make build`'s target/.
@@ -39,7 +39,7 @@ read -r -a ARCHS <<< "${WHEEL_ARCHS:-x86_64 aarch64}"
 # scratch of this architecture set: `make test` builds the aarch64 wheel while the x86-64 one builds
 SCRATCH=$(IFS=-; echo "${ARCHS[*]}")
 mkdir -p "$W" "$LOGS" "$DIST" "$CACHE"
-EXECUTABLES=(clientbench-server reqwest-driver reqwest-soak beast-driver floor-driver beast-soak toxiproxy-server)
+EXECUTABLES=(clientbench-server reqwest-driver reqwest-soak udp-relay beast-driver floor-driver beast-soak toxiproxy-server)
 
 log() { printf '[build-native-wheel] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -67,7 +67,7 @@ if [[ " ${ARCHS[*]} " == *" aarch64 "* ]] && command -v rustup >/dev/null \
         || die "rustup target add aarch64-unknown-linux-gnu failed (see $LOGS/rustup-target.log)"
 fi
 
-# ARCH OUT: the server, the Rust driver and probe into OUT
+# ARCH OUT: the server, the Rust driver and probe, the UDP relay into OUT
 build_rust() {
     local arch=$1 out=$2 triple=$1-unknown-linux-gnu var
     var=${triple//-/_}
@@ -77,10 +77,10 @@ build_rust() {
     env "CARGO_TARGET_${var^^}_LINKER=$ZBIN/zcc-$arch" "CC_$var=$ZBIN/zcc-$arch" "CXX_$var=$ZBIN/zc++-$arch" \
         "AR_$var=ar" CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_TARGET_DIR="$W/cargo-target-$SCRATCH" \
         cargo build --release --target "$triple" --manifest-path "$ROOT/Cargo.toml" \
-            -p clientbench-server -p reqwest-drivers -p reqwest-probes \
-            --bin clientbench-server --bin reqwest-driver --bin reqwest-soak \
+            -p clientbench-server -p reqwest-drivers -p reqwest-probes -p udp-relay \
+            --bin clientbench-server --bin reqwest-driver --bin reqwest-soak --bin udp-relay \
         > "$LOGS/rust-$arch.log" 2>&1 || die "the Rust build for $arch failed (see $LOGS/rust-$arch.log)"
-    cp "$W/cargo-target-$SCRATCH/$triple/release/"{clientbench-server,reqwest-driver,reqwest-soak} "$out/"
+    cp "$W/cargo-target-$SCRATCH/$triple/release/"{clientbench-server,reqwest-driver,reqwest-soak,udp-relay} "$out/"
 }
 
 # ARCH OUT: the C++ drivers and probe into OUT
@@ -168,7 +168,7 @@ for arch in "${ARCHS[@]}"; do rm -f "$DIST"/clientbench_native-*_"$arch".whl; do
 for whl in "$OUT"/clientbench_native-*.whl; do
     auditwheel_show_ok "$whl" "$LOGS/auditwheel-show-$SCRATCH.log" \
         || { cat "$LOGS/auditwheel-show-$SCRATCH.log" >&2; die "$whl is not manylinux_2_28"; }
-    # what pip installs: the seven executables, executable, and nothing auditwheel grafted in (.libs)
+    # what pip installs: the eight executables, executable, and nothing auditwheel grafted in (.libs)
     "$TOOLS/bin/python" -I - "$whl" "${EXECUTABLES[@]}" <<'EOF' || die "$whl does not hold what it must"
 import sys, zipfile
 whl, names = sys.argv[1], sys.argv[2:]

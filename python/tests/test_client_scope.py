@@ -120,7 +120,7 @@ def test_the_protocol_probe_is_worker_zeros_client_after_the_timed_group():
     "argv, message",
     [
         (["--client-scope", "global"], "argument --client-scope: invalid choice"),
-        (["--http", "3"], "argument --http: invalid choice"),
+        (["--http", "4"], "argument --http: invalid choice"),
         (["--connection", "new", "--client-scope", "shared"], "--connection new does not go with --client-scope"),
     ],
 )
