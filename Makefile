@@ -53,7 +53,7 @@ REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '
 
 .PHONY: help run run-all stability gil sweep soak sanitize test test-setup test-python lint actionlint build system-deps test-deps venv peers \
         rust rust-tests cpp \
-        http3 bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha inferno examples freethreaded compiler-cache stop-compiler-cache clean clean-cache \
+        http3 quic-server bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha inferno examples freethreaded compiler-cache stop-compiler-cache clean clean-cache \
         dist native-wheels native-wheel-x86_64 native-wheel-aarch64 clientbench-dist wheelhouse
 
 help:  ## list the targets
@@ -96,7 +96,7 @@ PYTEST_WORKERS ?= 4
 # tokio's test-util, so a `cargo build` first would compile tokio and all that sits on it a second time, and
 # the binaries the suites then run would be the test build's anyway (cargo puts them in target/release).
 TEST_SETUP := system-deps venv rust-tests cpp bindings peers freethreaded wheels-x86_64 sdists native-wheel-x86_64 \
-              clientbench-dist wheelhouse toxiproxy inferno examples test-deps
+              clientbench-dist wheelhouse toxiproxy inferno examples test-deps quic-server
 
 test: system-deps venv compiler-cache  ## set up everything, run every test suite (cargo, ctest, go, node, pytest), sum each one up
 	MAKE="$(MAKE)" PYTEST_WORKERS=$(PYTEST_WORKERS) CPP_BUILD=$(CPP_BUILD) scripts/run-tests.sh
@@ -107,7 +107,7 @@ test-setup: $(TEST_SETUP)  ## what `make test` sets up before its suites
 # free-threaded interpreters, toxiproxy, the example drivers, the test tools), without the wheels and the sdists.
 # Rust as `make test` builds it (rust-tests, not rust: the two builds' features differ, so alternating them
 # would compile tokio and all on it once more, then relink at every switch).
-test-python: system-deps venv rust-tests cpp bindings peers freethreaded toxiproxy examples test-deps  ## the runner's tests alone (python/tests), with the set-up they need
+test-python: system-deps venv rust-tests cpp bindings peers freethreaded toxiproxy examples test-deps quic-server  ## the runner's tests alone (python/tests), with the set-up they need
 	$(VPY) -m pytest -q -rfEs -n $(PYTEST_WORKERS) --durations=10 python/tests
 
 rust-tests: compiler-cache  ## cargo's release build of every workspace test, and of the server, drivers and probe they run
@@ -373,6 +373,17 @@ $(TOXIPROXY): python/clientbench/network.py
 	  mv $$d/server $$d/toxiproxy-server && (cd $$d && sha256sum toxiproxy-server > toxiproxy-server.sha256); \
 	fi
 	@mkdir -p $(dir $@) && cp $(TOXIPROXY_CACHED) $@
+
+# A QUIC server nobody here wrote (Hypercorn on aioquic, python/requirements-quic.txt): the HTTP/3 rows are checked
+# against it (python/tests/test_outside_quic.py). A venv of its own, so the runner's venv stays what users install.
+QUIC_SERVER := build/quic-server
+
+quic-server: $(QUIC_SERVER)/.installed  ## Hypercorn + aioquic (pinned) in build/quic-server: the tests' outside HTTP/3 server
+
+$(QUIC_SERVER)/.installed: python/requirements-quic.txt
+	@rm -rf $(QUIC_SERVER) && $(PYTHON) -m venv $(QUIC_SERVER)
+	$(STEP) quic-server $(QUIC_SERVER)/bin/python -m pip install -q --disable-pip-version-check -r python/requirements-quic.txt
+	@touch $@
 
 # oha (a load generator nobody here wrote) for the open loop's cross-check (docs/open-loop.md): built from
 # crates.io into the cache; a measuring tool, not a dependency of the project
