@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterable, AsyncIterator
+
 import aiohttp
 
 from .. import sdk
+from .streaming import awhole
 
 
 async def make_client(opts: sdk.Options) -> aiohttp.ClientSession:
@@ -27,6 +31,19 @@ async def upload(session: aiohttp.ClientSession, url: str, method: str, body: by
         return r.status, await r.read()
 
 
+@contextlib.asynccontextmanager
+async def stream(
+    session: aiohttp.ClientSession,
+    method: str,
+    url: str,
+    content: bytes | AsyncIterable[bytes] | None,
+    chunk: int | None,
+) -> AsyncIterator[tuple[int, AsyncIterable[bytes]]]:
+    """The body read by content.iter_chunked(C); an async iterator as `data` is sent chunked."""
+    async with session.request(method, url, data=content) as r:
+        yield r.status, r.content.iter_chunked(chunk) if chunk else awhole(r.read)
+
+
 ASYNC = sdk.AsyncClient(
-    "aiohttp", make_client, request, upload, aiohttp.ClientSession.close, version=aiohttp.__version__
+    "aiohttp", make_client, request, upload, aiohttp.ClientSession.close, version=aiohttp.__version__, stream=stream
 )

@@ -3,11 +3,14 @@ module (each driver module imports its own library, so a row needs only its own 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
 from .. import sdk
+from .streaming import awhole, whole
 
 
 def plugins(lib: ModuleType) -> tuple[sdk.SyncClient[Any], sdk.AsyncClient[Any]]:
@@ -43,6 +46,14 @@ def plugins(lib: ModuleType) -> tuple[sdk.SyncClient[Any], sdk.AsyncClient[Any]]
     def protocol(client: Any, url: str) -> str:
         return str(client.get(url).http_version)
 
+    @contextlib.contextmanager
+    def stream(
+        client: Any, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+    ) -> Iterator[tuple[int, Iterable[bytes]]]:
+        """client.stream(): the body read by iter_bytes(C); an iterator as `content` is sent chunked."""
+        with client.stream(method, url, content=content) as r:
+            yield r.status_code, r.iter_bytes(chunk) if chunk else whole(r.read())
+
     async def make_async_client(opts: sdk.Options) -> Any:
         return lib.AsyncClient(**options(opts))
 
@@ -57,9 +68,25 @@ def plugins(lib: ModuleType) -> tuple[sdk.SyncClient[Any], sdk.AsyncClient[Any]]
     async def protocol_async(client: Any, url: str) -> str:
         return str((await client.get(url)).http_version)
 
+    @contextlib.asynccontextmanager
+    async def stream_async(
+        client: Any, method: str, url: str, content: bytes | AsyncIterable[bytes] | None, chunk: int | None
+    ) -> AsyncIterator[tuple[int, AsyncIterable[bytes]]]:
+        """As stream(), with aiter_bytes(C) and an async iterator as `content`."""
+        async with client.stream(method, url, content=content) as r:
+            yield r.status_code, r.aiter_bytes(chunk) if chunk else awhole(r.aread)
+
     name, version = lib.__name__, lib.__version__
     sync = sdk.SyncClient(
-        name, make_client, request, upload, lib.Client.close, version=version, http2=http2, protocol=protocol
+        name,
+        make_client,
+        request,
+        upload,
+        lib.Client.close,
+        version=version,
+        http2=http2,
+        protocol=protocol,
+        stream=stream,
     )
     async_ = sdk.AsyncClient(
         name,
@@ -70,5 +97,6 @@ def plugins(lib: ModuleType) -> tuple[sdk.SyncClient[Any], sdk.AsyncClient[Any]]
         version=version,
         http2=http2,
         protocol=protocol_async,
+        stream=stream_async,
     )
     return sync, async_

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
 import niquests
 
 from .. import sdk
+from .streaming import awhole, whole
 
 
 def _options(opts: sdk.Options) -> dict[str, Any]:
@@ -39,6 +42,15 @@ def upload(session: niquests.Session, url: str, method: str, body: bytes) -> tup
     return int(r.status_code or 0), r.content or b""
 
 
+@contextlib.contextmanager
+def stream(
+    session: niquests.Session, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+) -> Iterator[tuple[int, Iterable[bytes]]]:
+    """stream=True: the body read by iter_content(C) as it arrives; an iterator as `data` is sent chunked."""
+    with session.request(method, url, data=content, stream=True) as r:
+        yield int(r.status_code or 0), r.iter_content(chunk) if chunk else whole(r.content or b"")
+
+
 def protocol(session: niquests.Session, url: str) -> str:
     return _version(session.get(url).http_version)
 
@@ -65,6 +77,26 @@ async def upload_async(session: niquests.AsyncSession, url: str, method: str, bo
     return int(r.status_code or 0), r.content or b""
 
 
+@contextlib.asynccontextmanager
+async def stream_async(
+    session: niquests.AsyncSession,
+    method: str,
+    url: str,
+    content: bytes | AsyncIterable[bytes] | None,
+    chunk: int | None,
+) -> AsyncIterator[tuple[int, AsyncIterable[bytes]]]:
+    """As stream(): `await r.iter_content(C)`, an async iterator as `data`."""
+    r = await session.request(method, url, data=content, stream=True)
+    try:
+
+        async def read() -> bytes:
+            return await r.content or b""  # an AsyncResponse's content is awaited
+
+        yield int(r.status_code or 0), await r.iter_content(chunk) if chunk else awhole(read)
+    finally:
+        await r.close()
+
+
 async def protocol_async(session: niquests.AsyncSession, url: str) -> str:
     return _version((await session.get(url)).http_version)
 
@@ -78,6 +110,7 @@ SYNC = sdk.SyncClient(
     version=niquests.__version__,
     http2=True,
     protocol=protocol,
+    stream=stream,
 )
 ASYNC = sdk.AsyncClient(
     "niquests",
@@ -88,4 +121,5 @@ ASYNC = sdk.AsyncClient(
     version=niquests.__version__,
     http2=True,
     protocol=protocol_async,
+    stream=stream_async,
 )

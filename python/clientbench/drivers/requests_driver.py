@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterable, Iterator
+
 import requests
 
 from .. import sdk
+from .streaming import whole
 
 
 def make_client(opts: sdk.Options) -> requests.Session:
@@ -29,5 +33,16 @@ def upload(session: requests.Session, url: str, method: str, body: bytes) -> tup
     return r.status_code, r.content
 
 
+@contextlib.contextmanager
+def stream(
+    session: requests.Session, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+) -> Iterator[tuple[int, Iterable[bytes]]]:
+    """stream=True: the body read by iter_content(C) as it arrives; an iterator as `data` is sent chunked."""
+    with session.request(method, url, data=content, stream=True, timeout=session.timeout) as r:  # type: ignore[attr-defined]
+        yield r.status_code, r.iter_content(chunk) if chunk else whole(r.content)
+
+
 # HTTP/1.1 only (http2=False); a Session serves the threads of an application (urllib3's pool is thread-safe)
-SYNC = sdk.SyncClient("requests", make_client, request, upload, requests.Session.close, version=requests.__version__)
+SYNC = sdk.SyncClient(
+    "requests", make_client, request, upload, requests.Session.close, version=requests.__version__, stream=stream
+)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterable, Iterator
+
 import urllib3
 from urllib3.util import parse_url
 
 from .. import sdk
+from .streaming import whole
 
 
 def make_client(opts: sdk.Options) -> urllib3.HTTPConnectionPool:
@@ -40,4 +44,19 @@ def upload(pool: urllib3.HTTPConnectionPool, url: str, method: str, body: bytes)
     return r.status, r.data
 
 
-SYNC = sdk.SyncClient("urllib3", make_client, request, upload, urllib3.HTTPConnectionPool.close)
+@contextlib.contextmanager
+def stream(
+    pool: urllib3.HTTPConnectionPool, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+) -> Iterator[tuple[int, Iterable[bytes]]]:
+    """preload_content=False: the body read by stream(C) as it arrives; an iterator as `body` is sent chunked."""
+    r = pool.request(method, url, body=content, preload_content=False)
+    try:
+        yield r.status, r.stream(chunk) if chunk else whole(r.read())
+    except BaseException:
+        r.close()  # a body not read to its end: its connection is not reused
+        raise
+    finally:
+        r.release_conn()
+
+
+SYNC = sdk.SyncClient("urllib3", make_client, request, upload, urllib3.HTTPConnectionPool.close, stream=stream)
