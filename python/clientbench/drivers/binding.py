@@ -7,18 +7,26 @@ function that imports its binding when its row runs: `beast_held`, `beast_releas
 `fetch(url, method=..., body=..., release_gil=...)`, the same path returning the body; with the GIL held the
 threads run one at a time) and `reqwest_async` (W asyncio tasks, each with its own `AsyncClient`).
 
+Streamed bodies (--upload/--download stream) go through the application API, `Client.stream(method, url,
+body=...)`: the body an iterator of chunks (sent chunked), the response read by `iter_bytes()` in the pieces the
+binding receives (it takes no chunk size); `stream()` releases the GIL while it waits, whatever `--gil` says. The
+reqwest AsyncClient reads an iterable body whole before it sends it: its row streams downloads only.
+
     python -m clientbench.plugin clientbench.drivers.binding:beast_held [the contract's flags]
     python -m clientbench.drivers.binding --binding beast|reqwest [--gil held|released] [--mode sync|async] ...
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
 from .. import sdk
 from ..harness.options import Parser
+from .streaming import awhole, whole
 
 MODULES = {"beast": "beast_client", "reqwest": "reqwest_client"}
 
@@ -80,6 +88,22 @@ def _version(response: Any, opts: sdk.Options) -> str | None:
     return str(version) if version is not None else None if sdk.http2(opts) else "HTTP/1.1"
 
 
+@contextlib.contextmanager
+def stream(
+    client: Any, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+) -> Iterator[tuple[int, Iterable[bytes]]]:
+    with client.stream(method, url, body=content) as r:
+        yield r.status, r.iter_bytes() if chunk else whole(r.read())
+
+
+@contextlib.asynccontextmanager
+async def stream_async(
+    client: Any, method: str, url: str, content: bytes | AsyncIterable[bytes] | None, chunk: int | None
+) -> AsyncIterator[tuple[int, AsyncIterable[bytes]]]:
+    async with client.stream(method, url, body=content) as r:
+        yield r.status, r.aiter_bytes() if chunk else awhole(r.aread)
+
+
 def sync_plugin(binding: str, gil: str) -> sdk.SyncClient[Any]:
     mod: Any = importlib.import_module(MODULES[binding])
     release = gil == "released"
@@ -119,6 +143,7 @@ def sync_plugin(binding: str, gil: str) -> sdk.SyncClient[Any]:
         info=info,
         http2=can["http2"],
         protocol=protocol,
+        stream=stream,
     )
 
 
@@ -157,6 +182,8 @@ def reqwest_async() -> sdk.AsyncClient[Any]:
         info=info,
         http2=can["http2"],
         protocol=protocol,
+        stream=stream_async,
+        streams=("download",),  # the AsyncClient reads an iterable body whole first
     )
 
 

@@ -3,17 +3,24 @@ one connection; its request's bytes are built once per URL; a response is read w
 between requests and framed by its Content-Length (a chunked or otherwise framed answer is a ProtocolError, as
 the C++ floor treats it). What this row costs per request is what the interpreter and the shared timing loop cost
 before any client runs: every Python row's overhead is measured against it, as the native rows' against
-cpp-floor."""
+cpp-floor.
+
+Streamed bodies: an upload from an iterator is sent with `Transfer-Encoding: chunked`, each chunk framed as it
+comes (one `sendmsg` of its size line, the chunk and its CRLF); a streamed download is read by `recv_into` a
+C-byte buffer kept between requests, each piece a view of it (valid until the next piece)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import socket
 import ssl
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from .. import sdk
+from .streaming import whole
 
 #: the largest response head the floor reads (a longer one is a ProtocolError)
 MAX_HEAD = 64 * 1024
@@ -33,6 +40,8 @@ class Floor:
     buf: bytearray = field(default_factory=lambda: bytearray(256 * 1024))
     have: int = 0  # bytes of buf already received beyond the last response (a keep-alive peer sends none)
     requests: dict[str, bytes] = field(default_factory=dict)  # URL -> the request's bytes, built once
+    piece: bytearray = field(default_factory=bytearray)  # a streamed download's C-byte buffer
+    unread: int = 0  # the bytes of a streamed download's body not read yet
 
     def connect(self) -> socket.socket:
         if self.sock is None:
@@ -49,13 +58,15 @@ class Floor:
             finally:
                 self.sock = None
 
-    def request_bytes(self, url: str, method: str = "GET", body: bytes = b"") -> bytes:
-        key = f"{method} {url} {len(body)}"
+    def request_bytes(self, url: str, method: str = "GET", body: bytes = b"", chunked: bool = False) -> bytes:
+        key = f"{method} {url} {'chunked' if chunked else len(body)}"
         head = self.requests.get(key)
         if head is None:
             u = urlsplit(url)
             target = (u.path or "/") + (f"?{u.query}" if u.query else "")
             length = f"Content-Length: {len(body)}\r\n" if method != "GET" else ""
+            if chunked:
+                length = "Transfer-Encoding: chunked\r\n"
             head = f"{method} {target} HTTP/1.1\r\nHost: {u.netloc}\r\n{length}\r\n".encode("latin-1")
             self.requests[key] = head
         return head
@@ -64,18 +75,67 @@ class Floor:
         """Send one request, read its response; (status, the body: a view of the buffer, valid until the next)."""
         sock = self.connect()
         try:
-            if not body:
-                sock.sendall(head)
-            elif isinstance(sock, ssl.SSLSocket):  # TLS has no scatter/gather send
-                sock.sendall(head + body)
-            else:
-                sent = sock.sendmsg([head, body])  # one system call, no copy of the body
-                if sent < len(head) + len(body):
-                    sock.sendall((head + body)[sent:])
+            _send(sock, [head, body] if body else [head])
             return self._response(sock, keep)
         except BaseException:
             self.close()  # a connection in an unknown state is not reused
             raise
+
+    @contextlib.contextmanager
+    def stream(
+        self, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+    ) -> Iterator[tuple[int, Iterable[bytes]]]:
+        """The streamed form: `content` whole (Content-Length) or chunk by chunk (chunked), the body read whole
+        (chunk None) or in pieces of at most `chunk` bytes."""
+        sock = self.connect()
+        try:
+            if content is None or isinstance(content, bytes):
+                body = content or b""
+                head = self.request_bytes(url, method, body)
+                _send(sock, [head, body] if body else [head])
+            else:
+                parts = [self.request_bytes(url, method, chunked=True)]
+                for piece in content:
+                    if piece:  # (an empty chunk would end the body)
+                        parts += (b"%x\r\n" % len(piece), piece, b"\r\n")
+                        _send(sock, parts)
+                        parts = []
+                _send(sock, [*parts, b"0\r\n\r\n"])
+            if chunk is None:
+                status, body_view = self._response(sock, keep=True)
+                yield status, whole(bytes(body_view))
+                return
+            status, length, closes, start, end = self._head(sock)
+            self.unread = length
+            yield status, self._pieces(sock, start, end, length, chunk)  # type: ignore[misc]  # views as bytes
+            if self.unread or closes:  # a body not read to its end leaves the connection in its middle
+                self.close()
+        except BaseException:
+            self.close()
+            raise
+
+    def _pieces(self, sock: socket.socket, start: int, end: int, length: int, chunk: int) -> Iterator[memoryview]:
+        """The body in pieces of at most `chunk` bytes: first what the head's reads brought, then recv_into the
+        C-byte buffer (never past the body's end)."""
+        left = length
+        have = min(end - start, length)
+        for at in range(start, start + have, chunk):
+            piece = memoryview(self.buf)[at : min(at + chunk, start + have)]
+            left = self.unread = left - len(piece)
+            yield piece  # a view: the harness compares and measures it, and drops it before the next
+        rest = end - (start + have)
+        if rest:  # a pipelining server's next bytes: keep them at the front (none from ours)
+            self.buf[:rest] = self.buf[start + have : end]
+        self.have = rest
+        if len(self.piece) != chunk:
+            self.piece = bytearray(chunk)
+        view = memoryview(self.piece)
+        while left:
+            n = sock.recv_into(view, min(chunk, left))
+            if n == 0:
+                raise ConnectionResetError("the server closed the connection before the whole response")
+            left = self.unread = left - n
+            yield view[:n]
 
     def _recv(self, sock: socket.socket, at: int) -> int:
         if at >= len(self.buf):
@@ -85,7 +145,9 @@ class Floor:
             raise ConnectionResetError("the server closed the connection before the whole response")
         return at + n
 
-    def _response(self, sock: socket.socket, keep: bool) -> tuple[int, memoryview]:
+    def _head(self, sock: socket.socket) -> tuple[int, int, bool, int, int]:
+        """Read a response's head: (status, Content-Length, whether the server closes, where the body starts in
+        buf, how far buf is filled)."""
         end = self.have
         while (head_end := self.buf.find(b"\r\n\r\n", 0, end)) < 0:
             if end > MAX_HEAD:
@@ -107,7 +169,10 @@ class Floor:
                 closes = True
         if length is None:
             raise ProtocolError("a response without Content-Length")
-        body_start = head_end + 4
+        return int(parts[1]), length, closes, head_end + 4, end
+
+    def _response(self, sock: socket.socket, keep: bool) -> tuple[int, memoryview]:
+        status, length, closes, body_start, end = self._head(sock)
         while end < body_start + length:
             end = self._recv(sock, end)
         body = memoryview(self.buf)[body_start : body_start + length]
@@ -117,7 +182,19 @@ class Floor:
         self.have = rest
         if closes or not keep:
             self.close()
-        return int(parts[1]), body
+        return status, body
+
+
+def _send(sock: socket.socket, parts: list[bytes]) -> None:
+    """Send these bytes, one system call where it can (no copy of a body)."""
+    if len(parts) == 1:
+        sock.sendall(parts[0])
+    elif isinstance(sock, ssl.SSLSocket):  # TLS has no scatter/gather send
+        sock.sendall(b"".join(parts))
+    else:
+        sent = sock.sendmsg(parts)
+        if sent < sum(len(p) for p in parts):
+            sock.sendall(b"".join(parts)[sent:])
 
 
 @functools.cache
@@ -151,4 +228,6 @@ def upload(floor: Floor, url: str, method: str, body: bytes) -> tuple[int, bytes
 
 
 # HTTP/1.1 only; one connection of its own per worker (no pool to share)
-SYNC = sdk.SyncClient("raw socket", make_client, request, upload, Floor.close, version="-", shareable=False)
+SYNC = sdk.SyncClient(
+    "raw socket", make_client, request, upload, Floor.close, version="-", shareable=False, stream=Floor.stream
+)
