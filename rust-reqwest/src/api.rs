@@ -89,7 +89,7 @@ pub struct Head {
     /// In received order, lower-case names, values decoded lossily as UTF-8. When the body was decoded,
     /// reqwest has removed `Content-Encoding` and `Content-Length`.
     pub headers: Vec<(String, String)>,
-    /// `HTTP/1.1`, `HTTP/2` ([`crate::version_name`]).
+    /// `HTTP/1.1`, `HTTP/2`, `HTTP/3` ([`crate::version_name`]).
     pub http_version: &'static str,
 }
 
@@ -167,14 +167,17 @@ impl Client {
             Body::Stream(s) => {
                 let (permit, first) = self.shape().enter(&url, left()?).await?;
                 settle_idle_connections().await;
-                let mut rb =
-                    http.request(method.clone(), url.clone()).headers(self.hop_headers(&headers, &url)).body(s);
+                let rb = crate::request_builder(&http, self.options.http3, method.clone(), url.clone());
+                let mut rb = rb.headers(self.hop_headers(&headers, &url)).body(s);
                 if let Some(t) = left()? {
                     rb = rb.timeout(t);
                 }
                 let resp = rb.send().await.map_err(|e| self.shape().explain(classify(&e)));
                 drop(first);
                 let mut resp = resp?;
+                if self.options.http3 {
+                    resp = crate::protocol::h3_checked(resp, &method);
+                }
                 if let Some(p) = permit {
                     resp.extensions_mut().insert(p);
                 }
@@ -195,7 +198,7 @@ impl Client {
             if !follow_redirects {
                 return Ok(resp);
             }
-            let Some(next) = next_url(&resp)? else { return Ok(resp) };
+            let Some(next) = self.next_url(&resp)? else { return Ok(resp) };
             if hops >= max_redirects {
                 return Err(too_many(max_redirects, &url, &next));
             }
@@ -220,7 +223,7 @@ impl Client {
     ) -> Result<reqwest::Response, ClientError> {
         let mut hops = 0;
         loop {
-            let Some(next) = next_url(&resp)? else { return Ok(resp) };
+            let Some(next) = self.next_url(&resp)? else { return Ok(resp) };
             let status = resp.status().as_u16();
             if matches!(status, 307 | 308) && body.is_none() && method != Method::GET && method != Method::HEAD {
                 return Ok(resp); // the streamed body cannot be repeated
@@ -236,6 +239,19 @@ impl Client {
             let left = deadline.left()?;
             resp = send_on(&http, self.shape(), None, method.clone(), next, hop, body.clone(), left).await?;
             self.note_response(&resp);
+        }
+    }
+
+    /// [`next_url`], which a client with HTTP/3 can follow over QUIC only: a redirect to `http://` is
+    /// [`ClientError::Protocol`], as any other redirect that cannot be followed.
+    fn next_url(&self, resp: &reqwest::Response) -> Result<Option<Url>, ClientError> {
+        let next = next_url(resp)?;
+        match next {
+            Some(n) if self.options.http3 && n.scheme() != "https" => Err(ClientError::Protocol(format!(
+                "the redirect from {} cannot be followed over HTTP/3: its Location {n} is not https://",
+                resp.url()
+            ))),
+            next => Ok(next),
         }
     }
 

@@ -1,5 +1,7 @@
 //! `ClientError`: the failure classes every clientbench client reports (docs/raw-format.md, "Failure
-//! reasons"), and the classification of `reqwest::Error` into them.
+//! reasons"), and the classification of `reqwest::Error` into them: over TCP from hyper's errors and the
+//! `io::Error`s under them, over QUIC (HTTP/3) from h3's stream and connection errors and quinn's connection
+//! errors ([`h3_class`]).
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -34,8 +36,10 @@ pub enum ClientError {
     Tls(String),
     /// Refused, reset, unresolvable host, closed before the response was complete, ...
     Connection(ConnectionKind, String),
-    /// The server's bytes are not valid HTTP/1.1 (bad status line, bad headers, bad chunked framing), or a
-    /// redirect's `Location` cannot be followed (it does not parse, or is not `http(s)://`).
+    /// The server's bytes are not valid HTTP/1.1 (bad status line, bad headers, bad chunked framing), it broke
+    /// HTTP/3's or QUIC's rules (an h3 protocol error code, a body that does not add up to its
+    /// `Content-Length`), or a redirect's `Location` cannot be followed (it does not parse, or is not
+    /// `http(s)://`).
     Protocol(String),
     /// A body larger than [`crate::ClientOptions::max_body_size`] (decoded); its failure class is
     /// `ProtocolError`.
@@ -157,6 +161,9 @@ fn classify_chain(err: &reqwest::Error) -> Option<Class> {
         return Some(Class::Tls);
     }
     for e in sources(err) {
+        if let Some(class) = h3_class(e) {
+            return Some(class);
+        }
         if let Some(h) = e.downcast_ref::<hyper::Error>() {
             if h.is_parse() || h.is_parse_status() {
                 return Some(Class::Protocol);
@@ -188,11 +195,136 @@ fn classify_chain(err: &reqwest::Error) -> Option<Class> {
     None
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Class {
     Timeout,
     Tls,
     Connection(ConnectionKind),
     Protocol,
+}
+
+/// An HTTP/3 body whose DATA frames do not add up to its `Content-Length` (RFC 9114 §4.1.2: malformed),
+/// which neither h3 nor reqwest 0.13 checks ([`crate::h3_checked`]).
+#[derive(Debug)]
+pub(crate) struct LengthMismatch(pub String);
+
+impl fmt::Display for LengthMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl StdError for LengthMismatch {}
+
+/// The class of an error of the HTTP/3 stack (h3, quinn), or `None` for any other error. reqwest puts them
+/// boxed in its source chain; h3's errors have no `source()`, so what they carry is looked into here.
+fn h3_class(e: &(dyn StdError + 'static)) -> Option<Class> {
+    use h3::error::StreamError;
+    if e.is::<LengthMismatch>() {
+        return Some(Class::Protocol);
+    }
+    if let Some(q) = e.downcast_ref::<quinn::ConnectionError>() {
+        return Some(quic_class(q));
+    }
+    if e.is::<quinn::ConnectError>() {
+        // the connection could not even start (no usable address, a name QUIC cannot carry, ...)
+        return Some(Class::Connection(ConnectionKind::Other));
+    }
+    if let Some(c) = e.downcast_ref::<h3::error::ConnectionError>() {
+        return Some(h3_connection_class(c));
+    }
+    let s = e.downcast_ref::<StreamError>()?;
+    Some(match s {
+        // the request was never sent: the server's GOAWAY closes the connection to new requests
+        StreamError::RemoteClosing { .. } => Class::Connection(ConnectionKind::Closed),
+        StreamError::ConnectionError { 0: c, .. } => h3_connection_class(c),
+        // the server reset the stream (RESET_STREAM or STOP_SENDING), with a code that says why
+        StreamError::RemoteTerminate { code, .. } => code_class(code.value(), ConnectionKind::Reset),
+        // h3 found the stream's frames malformed (or gave up on it); a header block over the peer's limit
+        StreamError::StreamError { code, .. } => code_class(code.value(), ConnectionKind::Other),
+        StreamError::HeaderTooBig { .. } => Class::Protocol,
+        StreamError::Undefined { 0: inner, .. } => {
+            h3_class(inner.as_ref()).unwrap_or(Class::Connection(ConnectionKind::Other))
+        }
+        _ => Class::Connection(ConnectionKind::Other),
+    })
+}
+
+/// An h3 connection error: its HTTP/3 error code, a timeout, or quinn's error under it.
+fn h3_connection_class(c: &h3::error::ConnectionError) -> Class {
+    use h3::error::{ConnectionError, LocalError};
+    use h3::quic::ConnectionErrorIncoming as Incoming;
+    match c {
+        ConnectionError::Timeout { .. } => Class::Timeout,
+        ConnectionError::Local { error: LocalError::Application { code, .. }, .. } => {
+            code_class(code.value(), ConnectionKind::Closed)
+        }
+        ConnectionError::Local { .. } => Class::Connection(ConnectionKind::Closed),
+        ConnectionError::Remote { 0: incoming, .. } => match incoming {
+            Incoming::ApplicationClose { error_code } => code_class(*error_code, ConnectionKind::Closed),
+            Incoming::Timeout => Class::Timeout,
+            Incoming::Undefined(inner) => h3_class(inner.as_ref()).unwrap_or(Class::Connection(ConnectionKind::Other)),
+            _ => Class::Connection(ConnectionKind::Other),
+        },
+        _ => Class::Connection(ConnectionKind::Other),
+    }
+}
+
+/// An HTTP/3 error code (RFC 9114 §8.1, RFC 9204 §6): H3_NO_ERROR is a connection closed (`closed`, or a
+/// stream reset); the codes of a malformed message, frame, stream or setting (and QPACK's) are protocol
+/// errors; the others (internal error, excessive load, request rejected or cancelled, ...) say that the
+/// server gave up on the request: `closed`, the kind of connection failure the caller reports.
+fn code_class(code: u64, closed: ConnectionKind) -> Class {
+    match code {
+        // H3_GENERAL_PROTOCOL_ERROR, H3_STREAM_CREATION_ERROR, H3_CLOSED_CRITICAL_STREAM, H3_FRAME_UNEXPECTED,
+        // H3_FRAME_ERROR, H3_ID_ERROR, H3_SETTINGS_ERROR, H3_MISSING_SETTINGS, H3_MESSAGE_ERROR; QPACK's
+        0x101 | 0x103..=0x106 | 0x108..=0x10a | 0x10e | 0x200..=0x202 => Class::Protocol,
+        _ => Class::Connection(closed),
+    }
+}
+
+/// How a QUIC connection (quinn) ended: timed out (the handshake or an idle connection: no packet from the
+/// peer for quinn's idle timeout, as when nothing answers on the UDP port, which no ICMP error tells an
+/// unconnected socket), a TLS alert (QUIC's CRYPTO_ERROR codes 0x100-0x1ff, RFC 9001 §4.8, from either
+/// side), a protocol violation, or closed or reset by the peer.
+fn quic_class(q: &quinn::ConnectionError) -> Class {
+    use quinn::ConnectionError as Q;
+    let crypto = |code: quinn::TransportErrorCode| (0x100..=0x1ff).contains(&u64::from(code));
+    match q {
+        Q::TimedOut => Class::Timeout,
+        Q::TransportError(t) if crypto(t.code) => Class::Tls,
+        Q::ConnectionClosed(c) if crypto(c.error_code) => Class::Tls,
+        Q::ConnectionClosed(c) if c.error_code == quinn::TransportErrorCode::NO_ERROR => {
+            Class::Connection(ConnectionKind::Closed)
+        }
+        Q::VersionMismatch | Q::TransportError(_) | Q::ConnectionClosed(_) => Class::Protocol,
+        Q::ApplicationClosed(c) => code_class(c.error_code.into_inner(), ConnectionKind::Closed),
+        Q::Reset => Class::Connection(ConnectionKind::Reset),
+        Q::LocallyClosed => Class::Connection(ConnectionKind::Closed),
+        Q::CidsExhausted => Class::Connection(ConnectionKind::Other),
+    }
+}
+
+/// True when `err` (from sending, before any response head) says that the server did not process the
+/// request, so that it may go again whatever its method (RFC 9114 §4.1.1, §5.2): h3 refused to open its
+/// stream because the server had sent the connection a GOAWAY; the server reset it with
+/// H3_REQUEST_REJECTED; or the server closed the connection gracefully (H3_NO_ERROR), which it does once the
+/// requests it accepted are answered, so an unanswered one was not accepted (a request sent after the
+/// server's GOAWAY and before the client read it, or on a connection reqwest's pool handed out in the moment
+/// between the close and its driver task noticing it).
+pub(crate) fn is_unprocessed_h3(err: &reqwest::Error) -> bool {
+    use h3::error::{Code, ConnectionError, StreamError};
+    use h3::quic::ConnectionErrorIncoming as Incoming;
+    let graceful = |c: &ConnectionError| {
+        matches!(c, ConnectionError::Remote { 0: Incoming::ApplicationClose { error_code }, .. }
+            if *error_code == Code::H3_NO_ERROR.value())
+    };
+    sources(err).any(|e| match e.downcast_ref::<StreamError>() {
+        Some(StreamError::RemoteClosing { .. }) => true,
+        Some(StreamError::RemoteTerminate { code, .. }) => *code == Code::H3_REQUEST_REJECTED,
+        Some(StreamError::ConnectionError { 0: c, .. }) => graceful(c),
+        _ => e.downcast_ref::<ConnectionError>().is_some_and(graceful),
+    })
 }
 
 /// Classify a `reqwest::Error` (from sending the request or from reading the body).
@@ -242,4 +374,50 @@ pub(crate) fn is_stale_connection(err: &reqwest::Error) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// QUIC's and HTTP/3's codes in the library's classes: TLS alerts, protocol violations, closes.
+    #[test]
+    fn quic_and_h3_errors_have_the_tcp_classes() {
+        use quinn::{ConnectionError as Q, TransportErrorCode as Code, VarInt};
+        // quinn's TransportError is quinn-proto's, named through its code only
+        let transport = |code: Code| Q::TransportError(code.into());
+        let closed = |error_code| quinn::ConnectionClose { error_code, frame_type: None, reason: Default::default() };
+        let app = |code: u32| {
+            Q::ApplicationClosed(quinn::ApplicationClose {
+                error_code: VarInt::from_u32(code),
+                reason: Default::default(),
+            })
+        };
+        let cases = [
+            (Q::TimedOut, Class::Timeout),
+            // certificate_unknown (46) and handshake_failure (40) alerts, from either side
+            (transport(Code::crypto(46)), Class::Tls),
+            (Q::ConnectionClosed(closed(Code::crypto(40))), Class::Tls),
+            (transport(Code::PROTOCOL_VIOLATION), Class::Protocol),
+            (Q::ConnectionClosed(closed(Code::FRAME_ENCODING_ERROR)), Class::Protocol),
+            (Q::ConnectionClosed(closed(Code::NO_ERROR)), Class::Connection(ConnectionKind::Closed)),
+            (Q::VersionMismatch, Class::Protocol),
+            (Q::Reset, Class::Connection(ConnectionKind::Reset)),
+            (app(0x100), Class::Connection(ConnectionKind::Closed)),
+            (app(0x101), Class::Protocol),
+            (app(0x10e), Class::Protocol),
+            (app(0x201), Class::Protocol),
+            (app(0x102), Class::Connection(ConnectionKind::Closed)),
+            (app(0x10b), Class::Connection(ConnectionKind::Closed)),
+        ];
+        for (error, class) in cases {
+            assert_eq!(quic_class(&error), class, "{error:?}");
+            assert_eq!(h3_class(&error), Some(class), "{error:?}");
+        }
+        assert_eq!(h3_class(&LengthMismatch("short".into())), Some(Class::Protocol));
+        assert_eq!(h3_class(&io::Error::other("not h3")), None);
+        // a stream reset by the server: REQUEST_REJECTED is a reset, a malformed message a protocol error
+        assert_eq!(code_class(0x10b, ConnectionKind::Reset), Class::Connection(ConnectionKind::Reset));
+        assert_eq!(code_class(0x10e, ConnectionKind::Reset), Class::Protocol);
+    }
 }

@@ -4,8 +4,9 @@
 //!
 //! Scope: HTTP/1.1 over `http://` and `https://` (rustls; see [`tls`] for the crypto provider and root
 //! store, and [`TlsConfig`] for the three ways to check a certificate: the system's roots, a CA file, or
-//! none), and HTTP/2 when [`ClientOptions::http2`] asks for it ([`Http2`]: ALPN `h2` over TLS, or prior
-//! knowledge); every other scheme is an [`ClientError::InvalidUrl`]. The benchmark path ([`Client::get`],
+//! none), HTTP/2 when [`ClientOptions::http2`] asks for it ([`Http2`]: ALPN `h2` over TLS, or prior
+//! knowledge), and HTTP/3 over QUIC when [`ClientOptions::http3`] does (`https://` only); every other scheme
+//! is an [`ClientError::InvalidUrl`]. The benchmark path ([`Client::get`],
 //! [`Client::fetch`]) follows no redirects (a 3xx is returned like any other status) and never decompresses;
 //! [`api`] is the Python binding's user-facing request (redirects, default headers, decompression, streamed
 //! uploads) next to it. TLS failures (untrusted, expired or wrong-name certificate, a failed
@@ -91,6 +92,14 @@ pub struct ClientOptions {
     pub max_body_size: Option<u64>,
     /// HTTP/1.1 only (the default), or HTTP/2 over ALPN or with prior knowledge.
     pub http2: Http2,
+    /// HTTP/3 only, with prior knowledge (reqwest's `http3_prior_knowledge`): every request goes over QUIC to
+    /// its URL's host and UDP port, never over TCP, so `https://` only (an `http://` URL is
+    /// [`ClientError::InvalidUrl`], a redirect to one [`ClientError::Protocol`]); not with `http2` (a
+    /// [`ClientError::Usage`] error when the client is built). One QUIC connection per origin carries every
+    /// request to it; a client has a QUIC endpoint (a UDP socket) of its own. QUIC failures have the classes of
+    /// the TCP ones (see [`classify`]). reqwest applies `connect_timeout` to TCP connects only: the QUIC
+    /// handshake is bounded by `timeout` and `read_timeout` (and quinn's 30 s idle timeout).
+    pub http3: bool,
     /// At most this many requests in flight, and idle connections kept, per origin (see [`limit`]); a
     /// request waits for its turn at most the connect timeout (and what is left of its total timeout).
     /// `None` (the default): no bound, and the idle connections are all kept (until reqwest's idle
@@ -113,6 +122,7 @@ impl ClientOptions {
             cookies: None,
             max_body_size: None,
             http2: Http2::Off,
+            http3: false,
             max_connections: None,
         }
     }
@@ -136,7 +146,7 @@ pub fn build_client(timeout: Duration) -> Result<reqwest::Client, ClientError> {
 }
 
 /// The shared reqwest configuration: one keep-alive pool per client, HTTP/1.1 only unless
-/// [`ClientOptions::http2`] says otherwise, TCP_NODELAY,
+/// [`ClientOptions::http2`] or [`ClientOptions::http3`] says otherwise, TCP_NODELAY,
 /// no proxy unless [`ClientOptions::proxy`] says so (by default neither from the environment nor the
 /// system), no redirects, no decompression, `timeout` as the total deadline of each request (connect,
 /// TLS handshake, send, response head and the whole body), the options' connect and read timeouts, rustls
@@ -146,9 +156,16 @@ pub fn build_client_with(options: &ClientOptions) -> Result<reqwest::Client, Cli
 }
 
 fn builder_with(options: &ClientOptions, decompress: bool) -> Result<reqwest::Client, ClientError> {
-    let mut tls = options.tls.rustls_config();
+    if options.http3 && options.http2 != Http2::Off {
+        return Err(ClientError::Usage("a client speaks HTTP/3 or HTTP/2, not both: ask for one".into()));
+    }
+    // only a client with HTTP/3 gets a configuration that can do QUIC: reqwest then gives it a QUIC endpoint
+    // (tls.rs, "QUIC only when asked")
+    let mut tls = if options.http3 { options.tls.quic_config() } else { options.tls.rustls_config() };
     let mut b = reqwest::Client::builder();
     b = match options.http2 {
+        // the requests still say HTTP/3 each (reqwest sends one over QUIC only then: `request_builder`)
+        Http2::Off if options.http3 => b.http3_prior_knowledge(),
         Http2::Off => b.http1_only(),
         Http2::Alpn => {
             tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
@@ -350,8 +367,8 @@ impl Client {
         self.tls_seen.clone()
     }
 
-    /// The HTTP version of this client's most recent response (`HTTP/1.1`, `HTTP/2`); `None` before the
-    /// first. Clones of a client (the threads or tasks that share it) share it.
+    /// The HTTP version of this client's most recent response (`HTTP/1.1`, `HTTP/2`, `HTTP/3`); `None` before
+    /// the first. Clones of a client (the threads or tasks that share it) share it.
     pub fn http_version(&self) -> Option<&'static str> {
         version_of_code(self.version_seen.load(Ordering::Relaxed))
     }
@@ -360,7 +377,13 @@ impl Client {
     pub(crate) fn note(&self, resp: &reqwest::Response) {
         if let Some(TlsSeen(slot)) = &self.tls_seen {
             let info = resp.extensions().get::<reqwest::tls::TlsInfo>();
-            slot.store(info.and_then(|i| i.version()).map_or(0, tls::version_code), Ordering::Relaxed);
+            let version = match info.and_then(|i| i.version()) {
+                Some(v) => Some(v),
+                // reqwest gives no TlsInfo over HTTP/3; QUIC's handshake is TLS 1.3, always (RFC 9001)
+                None if resp.version() == reqwest::Version::HTTP_3 => Some(reqwest::tls::Version::TLS_1_3),
+                None => None,
+            };
+            slot.store(version.map_or(0, tls::version_code), Ordering::Relaxed);
         }
         // written only when it changes: the threads that share a client read the line, never bounce it
         let code = version_code(resp.version());
@@ -375,6 +398,7 @@ impl Client {
             limiter: self.limiter.as_deref(),
             first: self.first_contact.as_deref(),
             prior_knowledge: self.options.http2 == Http2::PriorKnowledge,
+            http3: self.options.http3,
         }
     }
 
@@ -488,9 +512,13 @@ pub(crate) async fn send_on(
 ) -> Result<reqwest::Response, ClientError> {
     let started = Instant::now();
     let (permit, _first) = shape.enter(&url, timeout.or(client_timeout)).await?;
-    let mut resp = send_unlimited(http, client_timeout, method, url, headers, body, timeout, started)
+    let head = method.clone();
+    let mut resp = send_unlimited(http, shape.http3, client_timeout, method, url, headers, body, timeout, started)
         .await
         .map_err(|e| shape.explain(e))?;
+    if shape.http3 {
+        resp = protocol::h3_checked(resp, &head);
+    }
     if let Some(p) = permit {
         resp.extensions_mut().insert(p);
     }
@@ -500,6 +528,7 @@ pub(crate) async fn send_on(
 #[allow(clippy::too_many_arguments)]
 async fn send_unlimited(
     http: &reqwest::Client,
+    http3: bool,
     client_timeout: Option<Duration>,
     method: Method,
     url: Url,
@@ -510,7 +539,7 @@ async fn send_unlimited(
 ) -> Result<reqwest::Response, ClientError> {
     settle_idle_connections().await;
     let build = |timeout: Option<Duration>| {
-        let mut rb = http.request(method.clone(), url.clone()).headers(headers.clone());
+        let mut rb = request_builder(http, http3, method.clone(), url.clone()).headers(headers.clone());
         if let Some(b) = &body {
             rb = rb.body(b.clone());
         }
@@ -519,22 +548,53 @@ async fn send_unlimited(
         }
         rb
     };
-    match build(timeout).send().await {
-        Ok(resp) => Ok(resp),
-        Err(e) if method.is_idempotent() && error::is_stale_connection(&e) => {
-            let left = match timeout.or(client_timeout) {
-                Some(total) => {
-                    let left = total.saturating_sub(started.elapsed());
-                    if left.is_zero() {
-                        return Err(classify(&e));
-                    }
-                    Some(left)
-                }
-                None => None,
-            };
-            build(left).send().await.map_err(|e| classify(&e))
+    // What is left of the total timeout (`Some(None)`: there is none), or `None` once it has expired.
+    let left = || match timeout.or(client_timeout) {
+        None => Some(None),
+        Some(total) => Some(Some(total.saturating_sub(started.elapsed()))).filter(|l| l != &Some(Duration::ZERO)),
+    };
+    let mut sent = build(timeout).send().await;
+    // HTTP/3: a request the server did not process (h3 refused it after the server's GOAWAY, the server
+    // rejected it or closed the connection gracefully without answering it: error::is_unprocessed_h3) goes
+    // again whatever its method. reqwest's pool hands a connection with a GOAWAY out until the server closes it
+    // (a few round trips later), so the request goes again every GOAWAY_PAUSE until a new connection takes
+    // it, for at most GOAWAY_WAIT and within its timeout.
+    let goaway = Instant::now();
+    while let Err(e) = &sent {
+        if !error::is_unprocessed_h3(e) || goaway.elapsed() >= GOAWAY_WAIT {
+            break;
         }
+        let Some(l) = left().filter(|l| l.is_none_or(|l| l > GOAWAY_PAUSE)) else { break };
+        tokio::time::sleep(GOAWAY_PAUSE).await;
+        sent = build(l.map(|l| l - GOAWAY_PAUSE)).send().await;
+    }
+    match sent {
+        Ok(resp) => Ok(resp),
+        Err(e) if method.is_idempotent() && error::is_stale_connection(&e) => match left() {
+            None => Err(classify(&e)),
+            Some(l) => build(l).send().await.map_err(|e| classify(&e)),
+        },
         Err(e) => Err(classify(&e)),
+    }
+}
+
+/// How often a request the server did not process is sent again over HTTP/3, and for how long ([`send_unlimited`]).
+const GOAWAY_PAUSE: Duration = Duration::from_millis(5);
+const GOAWAY_WAIT: Duration = Duration::from_secs(2);
+
+/// A request of `http`: with HTTP/3 it says so, as reqwest 0.13 sends a request over QUIC only when its version
+/// is HTTP/3 (`http3_prior_knowledge` alone leaves requests on TCP).
+pub(crate) fn request_builder(
+    http: &reqwest::Client,
+    http3: bool,
+    method: Method,
+    url: Url,
+) -> reqwest::RequestBuilder {
+    let rb = http.request(method, url);
+    if http3 {
+        rb.version(reqwest::Version::HTTP_3)
+    } else {
+        rb
     }
 }
 

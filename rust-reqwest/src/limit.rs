@@ -136,6 +136,9 @@ pub struct Shape<'a> {
     /// The client speaks HTTP/2 with prior knowledge ([`crate::Http2::PriorKnowledge`]): a connection that
     /// breaks says so ([`Shape::explain`]).
     pub prior_knowledge: bool,
+    /// The client speaks HTTP/3 ([`crate::ClientOptions::http3`]): `https://` only, every request asks for
+    /// HTTP/3.
+    pub http3: bool,
 }
 
 impl Shape<'_> {
@@ -146,6 +149,12 @@ impl Shape<'_> {
         url: &Url,
         left: Option<Duration>,
     ) -> Result<(Option<Permit>, Option<FirstGuard>), ClientError> {
+        if self.http3 && url.scheme() != "https" {
+            // QUIC is always encrypted: no HTTP/3 over http://, and the client never falls back to TCP
+            return Err(ClientError::InvalidUrl(format!(
+                "{url}: HTTP/3 runs over QUIC, which is always TLS: the client speaks HTTP/3 to https:// URLs only"
+            )));
+        }
         let permit = match self.limiter {
             Some(l) => Some(l.acquire(url, left).await?),
             None => None,

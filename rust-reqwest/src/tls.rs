@@ -15,6 +15,15 @@
 //! ML-KEM either), TLS 1.2 and 1.3, ALPN `http/1.1`. Each client has its own TLS session cache (rustls's
 //! in-memory default, tickets and session IDs), so its later connections to a server resume the session,
 //! but two clients never share one.
+//!
+//! **QUIC only when asked.** With its `http3` feature, reqwest gives every client it builds inside a tokio
+//! runtime a QUIC endpoint, HTTP/3 asked for or not: a UDP socket (and a second one, closed again, to probe
+//! for GRO), a task, and quinn's receive buffer (128 MiB of address space where the kernel has UDP GRO).
+//! Building a client took 70-120 µs instead of 4-8 µs here, and held one more file descriptor: the cost a
+//! `--connection new` row of HTTP/1.1 or 2 would have paid per request. reqwest skips the endpoint when the
+//! client's rustls configuration cannot do QUIC, so a client without HTTP/3 is configured
+//! ([`TlsConfig::rustls_config`]) from [`tcp_provider`]: the same cipher suites, minus their QUIC keys, which
+//! TLS over TCP never uses. A client with HTTP/3 gets [`TlsConfig::quic_config`].
 
 use std::fmt;
 use std::io;
@@ -23,10 +32,10 @@ use std::sync::{Arc, OnceLock};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
-use rustls::crypto::CryptoProvider;
+use rustls::crypto::{CipherSuiteCommon, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme, SupportedCipherSuite, Tls13CipherSuite};
 
 /// The crypto provider of every client (built once).
 pub fn provider() -> Arc<CryptoProvider> {
@@ -45,12 +54,45 @@ pub enum Trust {
     Insecure,
 }
 
+/// The provider of connections over TCP: [`provider`]'s cipher suites without their QUIC keys (rustls's
+/// `Tls13CipherSuite::quic`: `None` opts a suite out of QUIC), so that reqwest makes no QUIC endpoint for a
+/// client configured with it (see the module docs). TLS over TCP is unchanged: the same suites, in the same
+/// order, with the same key schedule and record protection. Built once per process (the suites live as
+/// long).
+pub fn tcp_provider() -> Arc<CryptoProvider> {
+    static TCP: OnceLock<Arc<CryptoProvider>> = OnceLock::new();
+    TCP.get_or_init(|| {
+        let mut p = (*provider()).clone();
+        for suite in &mut p.cipher_suites {
+            if let SupportedCipherSuite::Tls13(s) = *suite {
+                let common = CipherSuiteCommon {
+                    suite: s.common.suite,
+                    hash_provider: s.common.hash_provider,
+                    confidentiality_limit: s.common.confidentiality_limit,
+                };
+                let tcp_only =
+                    Tls13CipherSuite { common, hkdf_provider: s.hkdf_provider, aead_alg: s.aead_alg, quic: None };
+                *suite = SupportedCipherSuite::Tls13(Box::leak(Box::new(tcp_only)));
+            }
+        }
+        Arc::new(p)
+    })
+    .clone()
+}
+
 /// A [`Trust`] made ready for clients: cheap to clone, shared by every client made with it.
 #[derive(Clone)]
 pub struct TlsConfig {
-    /// The rustls configuration every client starts from (see [`TlsConfig::rustls_config`]).
-    template: Arc<rustls::ClientConfig>,
+    templates: Arc<Templates>,
     trust: Trust,
+}
+
+/// The rustls configurations every client starts from: over TCP ([`TlsConfig::rustls_config`]), and for
+/// HTTP/3 ([`TlsConfig::quic_config`], made at the first client that asks for it).
+struct Templates {
+    tcp: rustls::ClientConfig,
+    quic: OnceLock<rustls::ClientConfig>,
+    verifier: Arc<dyn ServerCertVerifier>,
 }
 
 impl fmt::Debug for TlsConfig {
@@ -139,27 +181,41 @@ impl TlsConfig {
         &self.trust
     }
 
-    /// The rustls configuration of every client with this trust: TLS 1.2 and 1.3, ALPN http/1.1.
     fn with_verifier(verifier: Arc<dyn ServerCertVerifier>, trust: Trust) -> TlsConfig {
-        let mut config = rustls::ClientConfig::builder_with_provider(provider())
-            .with_safe_default_protocol_versions()
-            .expect("the aws-lc-rs provider supports TLS 1.2 and 1.3")
-            .dangerous()
-            .with_custom_certificate_verifier(verifier)
-            .with_no_client_auth();
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        TlsConfig { template: Arc::new(config), trust }
+        let tcp = client_config(tcp_provider(), verifier.clone());
+        TlsConfig { templates: Arc::new(Templates { tcp, quic: OnceLock::new(), verifier }), trust }
     }
 
-    /// A new rustls configuration for one client: this trust, TLS 1.2 and 1.3, ALPN http/1.1, and a session
-    /// cache of its own (rustls's default: up to 256 sessions, tickets and session IDs). A copy of a
-    /// template made once (building it anew for each client cost about twice as many instructions, which
-    /// `--connection new` pays inside the timed loop).
+    /// A new rustls configuration for one client over TCP: this trust, TLS 1.2 and 1.3, ALPN http/1.1, no QUIC
+    /// ([`tcp_provider`]), and a session cache of its own (rustls's default: up to 256 sessions, tickets and
+    /// session IDs). A copy of a template made once (building it anew for each client cost about twice as
+    /// many instructions, which `--connection new` pays inside the timed loop).
     pub fn rustls_config(&self) -> rustls::ClientConfig {
-        let mut config = (*self.template).clone();
+        let mut config = self.templates.tcp.clone();
         config.resumption = rustls::client::Resumption::default();
         config
     }
+
+    /// [`TlsConfig::rustls_config`] for a client with HTTP/3: the same, with [`provider`]'s QUIC keys (reqwest
+    /// sets ALPN `h3` on its QUIC copy; QUIC negotiates TLS 1.3 only).
+    pub fn quic_config(&self) -> rustls::ClientConfig {
+        let t = &self.templates;
+        let mut config = t.quic.get_or_init(|| client_config(provider(), t.verifier.clone())).clone();
+        config.resumption = rustls::client::Resumption::default();
+        config
+    }
+}
+
+/// The rustls configuration of every client with `verifier`: TLS 1.2 and 1.3, ALPN http/1.1.
+fn client_config(provider: Arc<CryptoProvider>, verifier: Arc<dyn ServerCertVerifier>) -> rustls::ClientConfig {
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("the aws-lc-rs provider supports TLS 1.2 and 1.3")
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config
 }
 
 fn signature_schemes() -> Vec<SignatureScheme> {

@@ -34,7 +34,7 @@ struct ClientJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     tls: Option<TlsJson>,
     /// The HTTP version of worker 0's client's most recent response (another worker's when worker 0 has
-    /// none); with `--http 2` always present, `null` when no request got a response.
+    /// none); with `--http 2` or `3` always present, `null` when no request got a response.
     #[serde(skip_serializing_if = "Option::is_none")]
     protocol: Option<Option<&'static str>>,
 }
@@ -173,7 +173,7 @@ pub fn finish(prog: &str, info: ClientInfo, mode: Mode, o: &Options, outcome: Re
             tls: records.iter().find_map(|r| r.tls_version).map(|version| TlsJson { version, cipher: None }),
             protocol: match (records.iter().find_map(|r| r.protocol), o.http) {
                 (Some(p), _) => Some(Some(p)),
-                (None, HttpVersion::Http2) => Some(None),
+                (None, HttpVersion::Http2 | HttpVersion::Http3) => Some(None),
                 (None, HttpVersion::Http11) => None,
             },
         },

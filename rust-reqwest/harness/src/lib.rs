@@ -32,8 +32,9 @@
 //! before any worker starts, by [`prepare`]: a CA file that cannot be used is bad usage), and the
 //! negotiated TLS version of worker 0's client is reported as `client.tls` (`{"version": "TLSv1.3",
 //! "cipher": null}`: reqwest does not tell the cipher suite; absent for `http://`). `--http 2` asks the
-//! clients for HTTP/2 (ALPN over `https://`, prior knowledge over `http://`), and the HTTP version of worker
-//! 0's client's most recent response is `client.protocol`.
+//! clients for HTTP/2 (ALPN over `https://`, prior knowledge over `http://`), `--http 3` for HTTP/3 over QUIC
+//! (`https://` only: an `http://` URL or target is bad usage), and the HTTP version of worker 0's client's
+//! most recent response is `client.protocol`.
 //!
 //! With `--client-scope shared` one client is made before the workers start (so before the gate) and every
 //! worker sends through it; its warm-up is still K requests per worker, from the workers. A driver that
@@ -110,13 +111,13 @@ pub trait Driver: Send + Sync + 'static {
         None
     }
 
-    /// The HTTP version of the client's most recent response (`HTTP/1.1`, `HTTP/2`), if it can tell;
+    /// The HTTP version of the client's most recent response (`HTTP/1.1`, `HTTP/2`, `HTTP/3`), if it can tell;
     /// reported as `client.protocol`.
     fn protocol(&self, _client: &Self::Client) -> Option<&'static str> {
         None
     }
 
-    /// What this driver cannot do at all, if anything (`HTTP/2`, `a shared client`): the run is then not
+    /// What this driver cannot do at all, if anything (`HTTP/3`, `a shared client`): the run is then not
     /// made, and the driver exits 3 with `unsupported: <what>` ([`unsupported`]).
     fn unsupported(&self, _options: &Options) -> Option<String> {
         None

@@ -107,6 +107,9 @@ pub enum HttpVersion {
     /// HTTP/2: ALPN h2 over https://, prior knowledge (h2c) over http://
     #[value(name = "2")]
     Http2,
+    /// HTTP/3 over QUIC, https:// only
+    #[value(name = "3")]
+    Http3,
 }
 
 impl HttpVersion {
@@ -114,6 +117,7 @@ impl HttpVersion {
         match self {
             HttpVersion::Http11 => "1.1",
             HttpVersion::Http2 => "2",
+            HttpVersion::Http3 => "3",
         }
     }
 }
@@ -205,7 +209,7 @@ pub struct Options {
     /// per-worker: every worker makes its own client; shared: one client serves every worker
     #[arg(long, value_enum, default_value_t = ClientScope::PerWorker)]
     pub client_scope: ClientScope,
-    /// 1.1, or 2: HTTP/2 (ALPN h2 over https://, prior knowledge over http://)
+    /// 1.1; 2: HTTP/2 (ALPN h2 over https://, prior knowledge over http://); 3: HTTP/3 over QUIC (https:// only)
     #[arg(long, value_enum, default_value_t = HttpVersion::Http11)]
     pub http: HttpVersion,
     /// whole: the request body in one buffer; stream: in chunks of --chunk-size bytes made as they are sent
@@ -326,11 +330,11 @@ impl Options {
         self.url.trim_start().get(..8).is_some_and(|p| p.eq_ignore_ascii_case("https://"))
     }
 
-    /// The clients' options: the timeout, the trust (a CA file is read now), TLS info for `https://`, and
-    /// with `--http 2` HTTP/2 (ALPN over `https://`, prior knowledge over `http://`).
+    /// The clients' options: the timeout, the trust (a CA file is read now), TLS info for `https://`, with
+    /// `--http 2` HTTP/2 (ALPN over `https://`, prior knowledge over `http://`), with `--http 3` HTTP/3.
     pub fn client_options(&self) -> Result<ClientOptions, TlsSetupError> {
         let http2 = match (self.http, self.is_https()) {
-            (HttpVersion::Http11, _) => Http2::Off,
+            (HttpVersion::Http11 | HttpVersion::Http3, _) => Http2::Off,
             (HttpVersion::Http2, true) => Http2::Alpn,
             (HttpVersion::Http2, false) => Http2::PriorKnowledge,
         };
@@ -338,6 +342,7 @@ impl Options {
             tls: TlsConfig::new(&self.trust())?,
             tls_info: self.is_https(),
             http2,
+            http3: self.http == HttpVersion::Http3,
             ..ClientOptions::new(Duration::from_secs_f64(self.timeout))
         })
     }
@@ -347,6 +352,9 @@ impl Options {
     /// with the flag.
     pub fn plan(&self) -> Result<Plan, String> {
         check_url(&self.url)?;
+        if self.http == HttpVersion::Http3 && self.targets.is_none() && !self.is_https() {
+            return Err(format!("--http: 3 is HTTP/3 over QUIC, which needs an https:// URL, got {:?}", self.url));
+        }
         if self.rate.is_none() {
             if self.arrival.is_some() {
                 return Err("--arrival: goes with --rate (an open loop)".into());
@@ -388,7 +396,17 @@ impl Options {
                 if self.body_size.is_some() {
                     return Err("--body-size: not with --targets (each target has its own body)".into());
                 }
-                crate::targets::read(file)?
+                let targets = crate::targets::read(file)?;
+                let plain =
+                    targets.iter().find(|t| !t.url.get(..8).is_some_and(|p| p.eq_ignore_ascii_case("https://")));
+                if let (HttpVersion::Http3, Some(t)) = (self.http, plain) {
+                    return Err(format!(
+                        "--http: 3 is HTTP/3 over QUIC, which needs https:// URLs: {} has target {:?}",
+                        file.display(),
+                        t.url
+                    ));
+                }
+                targets
             }
         };
         let method = self.method();

@@ -64,6 +64,29 @@ fn scope_and_http_flags() {
 }
 
 #[test]
+fn http3_is_https_only() {
+    let tls = |args: &[&str]| Cli::try_parse_from([&["driver", "--url", "HTTPS://127.0.0.1:1/"][..], args].concat());
+    let o = tls(&["--http", "3", "--client-scope", "shared"]).unwrap().o;
+    assert!(o.plan().is_ok());
+    let co = o.client_options().unwrap();
+    assert_eq!((o.http.as_str(), co.http3, co.http2, co.tls_info), ("3", true, Http2::Off, true));
+    assert!(!tls(&["--http", "2"]).unwrap().o.client_options().unwrap().http3);
+    let err = parse(&["--http", "3"]).unwrap().plan().unwrap_err();
+    assert!(err.starts_with("--http: 3 is HTTP/3 over QUIC, which needs an https:// URL"), "{err}");
+    // targets replace the URL: each of them must be https://
+    let dir = std::env::temp_dir().join(format!("harness-h3-targets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("targets.txt");
+    std::fs::write(&file, "GET https://h/a\nGET Https://h/b\n").unwrap();
+    let f = file.to_str().unwrap();
+    assert_eq!(parse(&["--http", "3", "--targets", f]).unwrap().plan().unwrap().targets.len(), 2);
+    std::fs::write(&file, "GET https://h/a\nGET http://h/b\n").unwrap();
+    let err = parse(&["--http", "3", "--targets", f]).unwrap().plan().unwrap_err();
+    assert!(err.starts_with("--http: 3 is HTTP/3 over QUIC") && err.contains("\"http://h/b\""), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn open_loop_flags() {
     let plan = parse(&["--rate", "250.5", "--duration", "1.5", "--arrival", "poisson", "--seed", "7"])
         .unwrap()
@@ -183,7 +206,9 @@ fn bad_usage_is_one_line_naming_the_flag() {
         (&["--requests", "-2"], "--requests"),
         (&["--warmup", "-2"], "--warmup"),
         (&["--client-scope", "global"], "--client-scope"),
+        // HTTP/3 is QUIC, always TLS: not over the http:// URL of these cases
         (&["--http", "3"], "--http"),
+        (&["--http", "4"], "--http"),
         (&["--http", "1.0"], "--http"),
         (&["--connection", "new", "--client-scope", "shared"], "--connection"),
         // the contract's rules (docs/raw-format.md, "Command line")

@@ -5,6 +5,8 @@
 //! `--client-scope shared`: one of those for all W (a `Client` is a handle on one pool; a `BlockingClient`
 //! is `Sync`: its threads take turns driving its runtime, each request on a connection of the one pool).
 //! `--http 2`: HTTP/2 over ALPN (`https://`) or with prior knowledge (`http://`), both modes.
+//! `--http 3`: HTTP/3 over QUIC (`https://` only), both modes: one QUIC connection per client and origin (a
+//! new client per request with `--connection new`: a QUIC handshake per request, on a UDP socket of its own).
 //! Everything else (flags, warm-up, the start gate and t0, the timed loop closed or open, the upload check,
 //! targets, failures, the document) is the harness's (the `reqwest-harness` crate); this file only says how
 //! to make a client, do one GET (the benchmark's hot loop: `Client::get`, which counts the body's chunks),

@@ -223,7 +223,7 @@ pub fn check(doc: &Value) {
         assert!(wl.get(key).is_some(), "workload.{key} is missing: {wl}");
     }
     assert!(["per-worker", "shared"].contains(&wl["client_scope"].as_str().unwrap()), "{wl}");
-    assert!(["1.1", "2"].contains(&wl["http"].as_str().unwrap()), "{wl}");
+    assert!(["1.1", "2", "3"].contains(&wl["http"].as_str().unwrap()), "{wl}");
     // the streamed forms and targets are recorded as asked (absent would mean the defaults)
     for key in ["upload", "download"] {
         assert!(wl.get(key).is_none_or(|v| v == "whole" || v == "stream"), "{wl}");
@@ -231,11 +231,11 @@ pub fn check(doc: &Value) {
     assert!(wl.get("chunk_size").is_none_or(|c| c.as_u64().is_some_and(|c| (1..=1 << 24).contains(&c))), "{wl}");
     assert!(wl.get("targets").is_none_or(|t| t.is_null() || t.is_string()), "{wl}");
     let protocol = doc["client"].get("protocol");
-    if wl["http"] == "2" {
-        assert!(protocol.is_some(), "client.protocol is required with --http 2: {}", doc["client"]);
+    if wl["http"] != "1.1" {
+        assert!(protocol.is_some(), "client.protocol is required with --http 2 and 3: {}", doc["client"]);
     }
     if let Some(p) = protocol.filter(|p| !p.is_null()) {
-        assert!(["HTTP/1.1", "HTTP/2"].contains(&p.as_str().unwrap()), "{p}");
+        assert!(["HTTP/1.1", "HTTP/2", "HTTP/3"].contains(&p.as_str().unwrap()), "{p}");
     }
     let open = wl["loop"] == "open";
     assert_eq!(open, !wl["rate"].is_null());
