@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
 from pyreqwest.client import Client, ClientBuilder, SyncClient, SyncClientBuilder
 
 from .. import sdk
+from .streaming import awhole, whole
 
 
 def _timeout(opts: sdk.Options) -> datetime.timedelta:
@@ -60,6 +63,32 @@ def upload(client: SyncClient, url: str, method: str, body: bytes) -> tuple[int,
     return r.status, bytes(r.bytes())
 
 
+def _with_body(builder: Any, content: Any) -> Any:
+    """The request's body: none, bytes, or an (async) iterator of chunks, body_stream(): sent chunked."""
+    if content is None:
+        return builder
+    return builder.body_bytes(content) if isinstance(content, bytes) else builder.body_stream(content)
+
+
+def _read(reader: Any, chunk: int) -> Iterator[bytes]:
+    while (piece := reader.read(chunk)) is not None:
+        yield piece
+
+
+async def _aread(reader: Any, chunk: int) -> AsyncIterator[bytes]:
+    while (piece := await reader.read(chunk)) is not None:
+        yield piece
+
+
+@contextlib.contextmanager
+def stream(
+    client: SyncClient, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+) -> Iterator[tuple[int, Iterable[bytes]]]:
+    """build_streamed(): the body read by its body_reader's read(C) as it arrives."""
+    with _with_body(client.request(method, url), content).build_streamed() as r:
+        yield r.status, _read(r.body_reader, chunk) if chunk else whole(r.bytes())
+
+
 async def make_async_client(opts: sdk.Options) -> Client:
     client: Client = _configure(ClientBuilder(), opts).build()
     return client
@@ -81,11 +110,21 @@ async def upload_async(client: Client, url: str, method: str, body: bytes) -> tu
     return r.status, bytes(await r.bytes())
 
 
+@contextlib.asynccontextmanager
+async def stream_async(
+    client: Client, method: str, url: str, content: bytes | AsyncIterable[bytes] | None, chunk: int | None
+) -> AsyncIterator[tuple[int, AsyncIterable[bytes]]]:
+    async with _with_body(client.request(method, url), content).build_streamed() as r:
+        yield r.status, _aread(r.body_reader, chunk) if chunk else awhole(r.bytes)
+
+
 async def close_async(client: Client) -> None:
     await client.close()
 
 
-SYNC = sdk.SyncClient("pyreqwest", make_client, request, upload, SyncClient.close, http2=True, protocol=protocol)
+SYNC = sdk.SyncClient(
+    "pyreqwest", make_client, request, upload, SyncClient.close, http2=True, protocol=protocol, stream=stream
+)
 # pyreqwest 0.15.1 aborts in interpreter finalization after async requests in about half the runs ("Fatal Python
 # error: PyGILState_Release: thread state ... must be current"), after the document was printed.
 ASYNC = sdk.AsyncClient(
@@ -97,4 +136,5 @@ ASYNC = sdk.AsyncClient(
     exit_after_document=True,
     http2=True,
     protocol=protocol_async,
+    stream=stream_async,
 )

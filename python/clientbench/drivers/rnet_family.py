@@ -5,11 +5,12 @@ but for how a client is configured and how a response is read and closed: one de
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .. import sdk
+from .streaming import awhole, whole
 
 
 def versions(opts: sdk.Options) -> dict[str, bool]:
@@ -59,6 +60,19 @@ async def aclosing(response: Any) -> AsyncIterator[Any]:
         await response.close()
 
 
+def _data(streamer: Iterable[Any]) -> Iterator[bytes]:
+    """A Streamer's body pieces (bytes, or wreq's memoryviews), without the trailers wreq's may end with."""
+    for piece in streamer:
+        if isinstance(piece, bytes | memoryview):
+            yield piece  # type: ignore[misc]  # a memoryview is compared and measured as bytes
+
+
+async def _adata(streamer: AsyncIterable[Any]) -> AsyncIterator[bytes]:
+    async for piece in streamer:
+        if isinstance(piece, bytes | memoryview):
+            yield piece  # type: ignore[misc]
+
+
 def plugins(
     library: str,
     lib: Any,
@@ -72,11 +86,13 @@ def plugins(
     close: Callable[[Any], None] | None = None,
     aclose: Callable[[Any], Any] | None = None,
     exit_after_document: bool = False,
+    async_streams: tuple[str, ...] = ("upload", "download"),
 ) -> tuple[sdk.SyncClient[Any], sdk.AsyncClient[Any]]:
     """`sync_client` per thread and `async_client` per task (one for all with --client-scope shared), made with
     `make_config(opts)`. A response is used inside `opened(response)` (sync) or `aopened(response)` (async), which
-    close it; `status(response)` is its status as an int."""
-    methods = {"POST": lib.Method.POST, "PUT": lib.Method.PUT}
+    close it; `status(response)` is its status as an int; `async_streams` the directions the async client
+    streams."""
+    methods = {"GET": lib.Method.GET, "POST": lib.Method.POST, "PUT": lib.Method.PUT}
 
     def make_client(opts: sdk.Options) -> Any:
         return sync_client(**make_config(opts))
@@ -93,6 +109,20 @@ def plugins(
         with opened(client.get(url)) as r:
             return version_name(r.version)
 
+    @contextlib.contextmanager
+    def stream(
+        client: Any, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+    ) -> Iterator[tuple[int, Iterable[bytes]]]:
+        """The response's stream(): its pieces as the library reads them (it takes no chunk size); a generator
+        as `body` is sent chunked."""
+        body = {} if content is None else {"body": content}
+        with opened(client.request(methods[method], url, **body)) as r:
+            if chunk is None:
+                yield status(r), whole(r.bytes())
+                return
+            with r.stream() as streamer:
+                yield status(r), _data(streamer)
+
     async def make_async_client(opts: sdk.Options) -> Any:
         return async_client(**make_config(opts))
 
@@ -108,9 +138,29 @@ def plugins(
         async with aopened(await client.get(url)) as r:
             return version_name(r.version)
 
+    @contextlib.asynccontextmanager
+    async def stream_async(
+        client: Any, method: str, url: str, content: bytes | AsyncIterable[bytes] | None, chunk: int | None
+    ) -> AsyncIterator[tuple[int, AsyncIterable[bytes]]]:
+        body = {} if content is None else {"body": content}
+        async with aopened(await client.request(methods[method], url, **body)) as r:
+            if chunk is None:
+                yield status(r), awhole(r.bytes)
+                return
+            async with r.stream() as streamer:
+                yield status(r), _adata(streamer)
+
     flags: dict[str, Any] = {"exit_after_document": exit_after_document, "http2": True}
-    sync = sdk.SyncClient(library, make_client, request, upload, close, protocol=protocol, **flags)
+    sync = sdk.SyncClient(library, make_client, request, upload, close, protocol=protocol, stream=stream, **flags)
     async_ = sdk.AsyncClient(
-        library, make_async_client, request_async, upload_async, aclose, protocol=protocol_async, **flags
+        library,
+        make_async_client,
+        request_async,
+        upload_async,
+        aclose,
+        protocol=protocol_async,
+        stream=stream_async,
+        streams=async_streams,
+        **flags,
     )
     return sync, async_
