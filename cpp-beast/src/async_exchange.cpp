@@ -138,7 +138,7 @@ void Exchange::resume(std::unique_ptr<AsyncConn> c) {
     conn_ = std::move(c);
     SSL* ssl = conn_->open && conn_->https ? conn_->tls->native_handle() : nullptr;
     if (conn_->open &&
-        idle_usable(conn_->socket(), ssl, conn_->buffer, d_.start - conn_->idle_since >= idle_check_after)) {
+        idle_usable(conn_->socket(), ssl, conn_->buffer, check_idle(d_.start, conn_->idle_since, wire.idempotent))) {
         reused_ = true;
         return write();
     }
@@ -268,6 +268,7 @@ void Exchange::connected() {
     if (!conn_->https) client_->set_info(std::nullopt);
     conn_->buffer.clear();
     conn_->open = true;
+    conn_->broken = false;
     conn_->generation = client_->generation;
     client_->opened.fetch_add(1, std::memory_order_relaxed);
     write();
@@ -280,20 +281,15 @@ void Exchange::write() {
     arm();
     busy_ = true;
     with_stream([&](auto& s) {
-        net::async_write(s, net::buffer(wire.bytes), [x = self()](const beast::error_code& e, std::size_t) {
+        net::async_write(s, net::buffer(wire.bytes), [x = self()](const beast::error_code& e, std::size_t sent) {
             x->busy_ = false;
             if (x->stopped()) return;
-            if (e) {
-                if (x->reused_ && x->attempt_ == 0 && is_stale_connection(e)) {
-                    if (x->wire.idempotent) return x->retry();
-                    x->drop_conn();
-                    return x->finish_error(std::make_exception_ptr(ConnectionError(
-                        "connection to " + x->where + " closed by the server as the request was sent (" +
-                            x->wire.method + " is not idempotent: not re-sent, the server may have received it)",
-                        ConnectionError::Kind::reset)));
-                }
-                return x->fail_ec(e, Phase::write, x->where);
-            }
+            if (e && sent == 0 && x->reused_ && x->attempt_ == 0 && is_stale_connection(e))
+                return x->retry();  // found closed before a byte went out: it cannot have reached the server
+            // the server closed or reset the connection: its answer may have come first (as the Client's)
+            if (e && !is_stale_connection(e)) return x->fail_ec(e, Phase::write, x->where);
+            x->write_error_ = e;
+            x->conn_->broken = bool(e);
             x->read();
         });
     });
@@ -343,6 +339,7 @@ void Exchange::on_read(beast::error_code ec) {
         }
     }
     if (ec) {
+        if (write_error_ && !interim_ && !parser.got_some()) return write_failed();
         if (reused_ && attempt_ == 0 && !interim_ && !parser.got_some() && is_stale_connection(ec)) {
             if (wire.idempotent) return retry();
             drop_conn();
@@ -359,7 +356,7 @@ void Exchange::on_read(beast::error_code ec) {
         interim_ = true;
         return read();
     }
-    if (parser.is_done() && conn_ && (!parser.keep_alive() || parser.status == 101)) drop_conn();
+    if (parser.is_done() && conn_ && (!parser.keep_alive() || parser.status == 101 || conn_->broken)) drop_conn();
     headed();
 }
 
@@ -408,7 +405,7 @@ void Exchange::on_rest(beast::error_code ec, bool redirect) {
         if (!ec) drop_conn();
     }
     if (ec) return read_failed(ec);
-    if (conn_ && (!parser.keep_alive() || parser.status == 101)) drop_conn();
+    if (conn_ && (!parser.keep_alive() || parser.status == 101 || conn_->broken)) drop_conn();
     while (parser.pending()) {  // a whole body: nothing is left held back
         parser.drain(ec);
         if (ec) return read_failed(ec);
@@ -420,7 +417,22 @@ void Exchange::on_rest(beast::error_code ec, bool redirect) {
     hop();
 }
 
+// No answer came after a write the server cut short: what the failed write means.
+void Exchange::write_failed() {
+    const beast::error_code e = write_error_;
+    if (reused_ && attempt_ == 0) {
+        if (wire.idempotent) return retry();
+        drop_conn();
+        return finish_error(std::make_exception_ptr(
+            ConnectionError("connection to " + where + " closed by the server as the request was sent (" + wire.method +
+                                " is not idempotent: not re-sent, the server may have received it)",
+                            ConnectionError::Kind::reset)));
+    }
+    fail_ec(e, Phase::write, where);
+}
+
 void Exchange::retry() {
+    write_error_ = {};
     drop_conn();
     ++attempt_;
     interim_ = false;

@@ -87,6 +87,7 @@ private:
     void read_rest(bool redirect);
     void on_rest(beast::error_code ec, bool redirect);
     void retry();
+    void write_failed();
 
     void finish_ok();
     void finish_error(std::exception_ptr e);
@@ -126,11 +127,12 @@ private:
     std::string tunnel_request_;
     int attempt_ = 0;
     bool reused_ = false;
-    bool interim_ = false;      // a 1xx came: the response has started
-    bool busy_ = false;         // an operation on conn_ is pending
-    bool waiting_ = false;      // in the origin's queue
-    bool handing_ = false;      // the pool posted a resume()
-    std::exception_ptr abort_;  // why it is abandoned (cancel(), a timeout); the pending operation ends first
+    bool interim_ = false;           // a 1xx came: the response has started
+    bool busy_ = false;              // an operation on conn_ is pending
+    bool waiting_ = false;           // in the origin's queue
+    bool handing_ = false;           // the pool posted a resume()
+    beast::error_code write_error_;  // the server cut the request short: its answer may still be read
+    std::exception_ptr abort_;       // why it is abandoned (cancel(), a timeout); the pending operation ends first
     // streaming
     ChunkCallback on_chunk_;
     bool stream_closed_ = false;

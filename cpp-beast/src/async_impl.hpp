@@ -53,6 +53,7 @@ struct AsyncConn {
     std::uint16_t port = 0;
     bool https = false;
     bool open = false;
+    bool broken = false;           // the request could not be sent whole (its answer came anyway): closed after it
     std::uint64_t generation = 0;  // the pool's when it was opened (a close() since: it closes when handed back)
     Clock::time_point idle_since{};
     AsyncOrigin* origin = nullptr;

@@ -71,7 +71,7 @@ void Exchange::on_piece(beast::error_code ec) {
         if (!ec) drop_conn();
     }
     if (ec) return read_failed(ec);
-    if (r.is_done() && conn_ && (!r.keep_alive() || r.status == 101)) drop_conn();
+    if (r.is_done() && conn_ && (!r.keep_alive() || r.status == 101 || conn_->broken)) drop_conn();
     pump();
 }
 

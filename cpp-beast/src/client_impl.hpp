@@ -49,6 +49,7 @@ struct Connection {
     std::uint16_t port = 0;
     bool https = false;  // the open (or last) connection is tls, not stream
     bool open = false;
+    bool broken = false;             // the request could not be sent whole (its answer came anyway): closed after it
     Clock::time_point idle_since{};  // back in the pool (open) since then
     // the socket's SO_SNDTIMEO / SO_RCVTIMEO as last set (plain http; zero: not set, i.e. none)
     std::chrono::microseconds send_slice{0};
@@ -151,10 +152,17 @@ bool tls_alert_reply(const beast::error_code& ec, const beast::flat_buffer& buff
 void check_tunnel(int status, const std::string& reason, std::size_t extra, const ProxyServer& proxy,
                   const std::string& where);
 
-// A kept-alive connection idle for less than this is re-used without looking at its socket first: a server
-// does not close a connection it has just answered on without saying so (Connection: close), and if it does,
-// the retry rules of roundtrip() apply. Past it, the connection is checked (reusable()) before every use.
+// A kept-alive connection idle for less than this is re-used without looking at its socket first (a syscall per
+// request saved in a busy loop): a server seldom closes a connection it has just answered on without saying so
+// (Connection: close), and if it does, the retry rules of roundtrip() apply. Past it, and always for a request
+// that cannot be sent again (not idempotent: tinyproxy, for one, closes every connection after its answer), the
+// connection is checked (reusable()) before use.
 constexpr std::chrono::milliseconds idle_check_after{10};
+
+// Whether a kept-alive connection idle since `idle_since` is to be checked before a request started at `start`.
+inline bool check_idle(Clock::time_point start, Clock::time_point idle_since, bool idempotent) {
+    return !idempotent || start - idle_since >= idle_check_after;
+}
 
 }  // namespace detail
 
@@ -212,7 +220,7 @@ struct Client::Impl {
     static bool reusable(Connection& c, bool peek);
     void set_info(std::optional<TlsInfo> value);
     std::unique_ptr<Connection> acquire(const Url& u, Deadline& d, const CancelCheck& cancel, const std::string& where,
-                                        bool& reused);
+                                        bool idempotent, bool& reused);
     void connect(Connection& c, const Url& u, Deadline& d, const CancelCheck& cancel, const std::string& where);
     void tunnel(Connection& c, const Url& u, const detail::ProxyServer& proxy, Deadline& d, const CancelCheck& cancel,
                 const std::string& where);

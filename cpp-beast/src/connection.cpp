@@ -368,11 +368,11 @@ void Client::Impl::set_info(std::optional<TlsInfo> value) {
 // and for https the TLS handshake). `reused`: an open kept-alive connection is re-used. A connection that the
 // server closed while it sat idle is replaced here, before anything is sent on it.
 std::unique_ptr<Connection> Client::Impl::acquire(const Url& u, Deadline& d, const CancelCheck& cancel,
-                                                  const std::string& where, bool& reused) {
+                                                  const std::string& where, bool idempotent, bool& reused) {
     Origin* o = nullptr;
     std::unique_ptr<Connection> c = checkout(u, d, cancel, where, o);
-    // the socket is looked at only after the connection sat idle for a while (idle_check_after)
-    if (c && c->open && reusable(*c, d.start - c->idle_since >= idle_check_after)) {
+    // the socket is looked at after the connection sat idle for a while, or for a request that cannot be re-sent
+    if (c && c->open && reusable(*c, check_idle(d.start, c->idle_since, idempotent))) {
         reused = true;
         return c;
     }
@@ -478,6 +478,7 @@ void Client::Impl::connect(Connection& c, const Url& u, Deadline& d, const Cance
     c.buffer.clear();
     c.send_slice = c.receive_slice = std::chrono::microseconds(0);  // a new socket: no timeouts set
     c.open = true;
+    c.broken = false;
     open_connections.fetch_add(1, std::memory_order_relaxed);
     owner.connections_.fetch_add(1, std::memory_order_relaxed);
 }

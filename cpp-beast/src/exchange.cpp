@@ -60,45 +60,68 @@ void Client::Impl::read_failed(Connection& c, const ResponseReader& parser, cons
     throw_read_error(parser, ec, where, tls_alert);
 }
 
-// After the whole response: Connection: close, HTTP/1.0, a body delimited by EOF, or a protocol switch
-// we did not ask for end the connection.
+// After the whole response: Connection: close, HTTP/1.0, a body delimited by EOF, a protocol switch we did not
+// ask for, or a request that could not be sent whole end the connection.
 void Client::Impl::finished(Connection& c, const ResponseReader& parser) {
-    if (!parser.keep_alive() || parser.status == 101) drop(c);
+    if (!parser.keep_alive() || parser.status == 101 || c.broken) drop(c);
 }
+
+namespace {
+
+// The request on the wire: its head (and body), or its head and a streamed body's pieces as the source gives them,
+// the first with the head (one write for a small body), then the last chunk. Stops at the first write error.
+// Returns the bytes of the first write that the kernel (or the TLS layer) took.
+template <class Io>
+std::size_t send_request(Io& io, const Wire& req, const BodySource* upload, beast::error_code& ec) {
+    if (!upload) return io.write(req.bytes, ec);
+    std::string piece;
+    const auto next = [&] {  // an exception ends the request: roundtrip() closes the connection
+        for (;;) {
+            piece.clear();
+            if (!(*upload)(piece)) return false;
+            if (!piece.empty()) return true;
+        }
+    };
+    bool more = next();
+    const std::size_t sent = io.write(req.bytes + chunk_frame(more ? std::string_view(piece) : std::string_view()), ec);
+    while (!ec && more) {
+        more = next();
+        io.write(chunk_frame(more ? std::string_view(piece) : std::string_view()), ec);
+    }
+    return sent;
+}
+
+}  // namespace
 
 // Sends the request (and its streamed body: `upload`) and reads the response (or, spec.header_only, its header)
 // on the open connection. Returns true when the request is to be sent again on a new connection (see
-// roundtrip()).
+// roundtrip()). A write that failed because the server closed or reset the connection may have come after
+// the server's answer (a 413 to a body it did not want, a redirect it did not read the body for: RFC 9112 9.5
+// asks a client to watch for one): that answer is read and is the response, the connection closed after it.
 template <class Io>
 bool Client::Impl::exchange(Connection& c, Io& io, const Wire& req, std::optional<ResponseReader>& reader,
                             const ReadSpec& spec, Deadline& d, const std::string& where, bool may_retry,
                             const BodySource* upload) {
-    beast::error_code ec;
-    io.write(req.bytes, ec);
-    if (ec) {
+    beast::error_code write_error;
+    const std::size_t sent = send_request(io, req, upload, write_error);
+    if (write_error && may_retry && sent == 0 && is_stale_connection(write_error)) {
+        drop(c);  // found closed before a byte of the request went out: it cannot have reached the server
+        return true;
+    }
+    const auto write_failed = [&] {  // no answer came: what the failed write means
         drop(c);
-        if (may_retry && is_stale_connection(ec)) {
+        if (may_retry && is_stale_connection(write_error)) {
             if (req.idempotent) return true;
             throw ConnectionError("connection to " + where + " closed by the server as the request was sent (" +
                                       req.method + " is not idempotent: not re-sent, the server may have received it)",
                                   ConnectionError::Kind::reset);
         }
-        fail(ec, Phase::write, where);
-    }
-    if (upload) {  // each piece as the source gives it, then the last chunk
-        std::string piece;
-        for (bool more = true; more;) {
-            piece.clear();
-            more = (*upload)(piece);  // an exception ends the request: roundtrip() closes the connection
-            if (more && piece.empty()) continue;
-            io.write(chunk_frame(piece), ec);
-            if (ec) {
-                drop(c);
-                fail(ec, Phase::write, where);
-            }
-        }
-    }
+        fail(write_error, Phase::write, where);
+    };
+    if (write_error && !is_stale_connection(write_error)) return write_failed();
+    c.broken = bool(write_error);  // an answer may still be read; the connection then goes
 
+    beast::error_code ec;
     bool interim = false;  // a 1xx interim response was received: the response has started
     for (;;) {
         ResponseReader& parser = reader.emplace(spec.keep, spec.keep);
@@ -130,6 +153,7 @@ bool Client::Impl::exchange(Connection& c, Io& io, const Wire& req, std::optiona
         }
         if (ec) {
             const bool started = interim || parser.got_some();
+            if (write_error && !started) return write_failed();
             if (may_retry && !started && is_stale_connection(ec)) {
                 drop(c);
                 if (req.idempotent) return true;
@@ -154,10 +178,12 @@ bool Client::Impl::exchange(Connection& c, Io& io, const Wire& req, std::optiona
 // One request/response exchange on the pool's connection to u, returned (out of the pool) afterwards.
 // acquire() has already replaced a kept-alive connection found closed. If the server closes a re-used
 // connection after that check (a race with its idle timeout), the request is sent again once, on a new
-// connection, only when that is harmless: no byte of the response had arrived, the method is idempotent (a
-// repeat has the effect of one request, RFC 9110 9.2.2) and the body is not streamed. A request that failed
-// before all of it was written is no exception: what the kernel took may have reached the server. `reader`
-// is (re)created for each attempt; after a failure it holds what was received.
+// connection, only when that is harmless: no byte of the response had arrived, the body is not streamed, and
+// either no byte of the request could be written (the connection was found closed as it went out: the request
+// cannot have reached the server; hyper-util, under reqwest, re-sends such an unstarted request whatever its
+// method too) or the method is idempotent (a repeat has the effect of one request, RFC 9110 9.2.2). A POST or
+// PATCH of which some bytes went out is never re-sent. `reader` is (re)created for each attempt; after a
+// failure it holds what was received.
 std::unique_ptr<Client::Impl::Connection> Client::Impl::roundtrip(const Url& u, const Wire& req,
                                                                   std::optional<ResponseReader>& reader,
                                                                   const ReadSpec& spec, Deadline& d,
@@ -166,7 +192,7 @@ std::unique_ptr<Client::Impl::Connection> Client::Impl::roundtrip(const Url& u, 
     for (int attempt = 0;; ++attempt) {
         reader.reset();
         bool reused = false;
-        auto c = acquire(u, d, cancel, where, reused);
+        auto c = acquire(u, d, cancel, where, req.idempotent && !upload, reused);
         const bool may_retry = reused && attempt == 0 && !upload;  // a streamed body cannot be sent twice
         bool retry = false;
         try {

@@ -1,12 +1,17 @@
 // A body streamed as it is sent (RequestOptions::upload, Transfer-Encoding: chunked): framing, a source that
-// throws, the redirects it cannot follow, and the retry rule (idempotent methods only, never a streamed body).
+// throws, the redirects it cannot follow, the retry rule (never a streamed body; a POST only when not a byte
+// of it went out), and the server's answer to a body it did not read.
+#include "async_support.hpp"
+#include "beast_client/async_client.hpp"
 #include "beast_client/client.hpp"
 #include "test_server.hpp"
 
 #include <gtest/gtest.h>
 
+#include <future>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace test_support;
@@ -150,4 +155,67 @@ TEST(Upload, AStreamedBodyIsNeverSentAgain) {
     ASSERT_EQ(c.get(server.url("/setup")), 200);  // a new connection, kept
     EXPECT_EQ(c.send("PUT", server.url("/bytes"), {}, "twice", RequestOptions{}).status, 200);
     EXPECT_EQ(c.connections_opened(), 3u);  // re-sent on a third one
+}
+
+// The server answers a request whose body it does not want (a 413) and closes, unread data and all (a reset):
+// the client's write fails, and the answer that came before is the response (RFC 9112 9.5), the connection
+// closed after it. A streamed body and a buffered one, the Client's and the AsyncClient's.
+TEST(Upload, TheAnswerToABodyTheServerDidNotReadIsTheResponse) {
+    TestServer server([](Conn& c) {
+        if (!c.read_request()) return;  // the head (and what came with it)
+        c.write("HTTP/1.1 413 Content Too Large\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbig!");
+        c.close();
+    });
+    Client c(Timeouts{5s, {}, {}}, {});
+    RequestOptions o;
+    const std::string piece(64 * 1024, 'x');
+    int left = 256;  // 16 MiB: far more than the socket buffers hold
+    o.upload = [&](std::string& chunk) {
+        if (left-- == 0) return false;
+        chunk = piece;
+        return true;
+    };
+    const auto r = c.send("POST", server.url("/up"), {}, {}, o);
+    EXPECT_EQ(r.status, 413);
+    EXPECT_EQ(r.body, "big!");
+    EXPECT_FALSE(c.connected());
+    beast_client::IoThread io;
+    beast_client::AsyncClient a(io, Timeouts{5s, {}, {}}, {});
+    Result<beast_client::Response> answer;
+    a.request("POST", server.url("/up"), {}, std::string(16 << 20, 'y'), answer.callback());
+    EXPECT_EQ(answer.get().status, 413);
+}
+
+// The server closes (FIN) or resets a kept-alive connection right after answering on it, without saying so
+// (tinyproxy does so after every answer): the next request, a POST, which could not be sent again, finds it
+// closed (the idle check runs before every such request; a reset one takes no byte of it) and goes out once,
+// on a new connection.
+TEST(Upload, APostOnAConnectionTheServerClosedGoesOutOnceOnANewOne) {
+    for (const bool reset : {false, true}) {
+        std::promise<void> closed;
+        auto was_closed = closed.get_future();
+        TestServer server([&](Conn& c) {
+            std::string req;
+            if (!c.read_request(&req)) return;
+            c.write(kHello);
+            if (c.index() == 0) {
+                if (reset)
+                    c.reset();
+                else
+                    c.close();
+                closed.set_value();
+                return;
+            }
+            while (c.read_request()) c.write(kHello);
+        });
+        Client c(Timeouts{5s, {}, {}}, {});
+        ASSERT_EQ(c.get(server.url("/first")), 200);
+        ASSERT_EQ(was_closed.wait_for(5s), std::future_status::ready);
+        std::this_thread::sleep_for(1ms);  // the FIN or RST is in (on loopback, at once)
+        EXPECT_EQ(c.request("POST", server.url("/post"), {}, "once").status, 200) << reset;
+        EXPECT_EQ(c.connections_opened(), 2u) << reset;
+        int posts = 0;
+        for (const auto& q : server.requests()) posts += q.rfind("POST /post ", 0) == 0;
+        EXPECT_EQ(posts, 1) << reset;
+    }
 }

@@ -10,17 +10,19 @@
 // in parallel. A connection is re-opened after `Connection: close`, an HTTP/1.0 or EOF-delimited response, or an
 // error. Each connection has its own io_context, run by the thread that uses it. (AsyncClient, in
 // beast_client/async_client.hpp, is the same client on an io_context of a thread of its own.)
-// Before a kept-alive connection that sat idle for 10 ms or more is re-used, a non-blocking peek checks that
-// the server has not closed it meanwhile (its keep-alive timeout); if it has, a new connection is opened
-// transparently, for every method, before anything is sent. (A connection idle for less is re-used as it is:
+// Before a kept-alive connection that sat idle for 10 ms or more is re-used, and before any request that could
+// not be sent again (not idempotent, or a streamed body), a non-blocking peek checks that the server has not
+// closed it meanwhile (its keep-alive timeout); if it has, a new connection is opened transparently, for every
+// method, before anything is sent. (An idempotent request on a connection idle for less takes it as it is:
 // servers close idle connections after seconds, and requests in a busy loop pay no extra syscall.) Over TLS
 // the peek looks at the TCP socket under the TLS layer: an idle connection must be silent, so any byte there
 // (a close_notify or another alert, or the FIN) means it is going away and it is replaced too. If the server
 // closes a re-used connection after that check (a race with its timeout: EOF / reset before any byte of the
-// response), the request is sent again, once, on a new connection, only when its method is idempotent (GET,
-// HEAD, PUT, DELETE, OPTIONS, TRACE; RFC 9110 9.2.2) and its body is not streamed (RequestOptions::upload). A
-// POST, PATCH or other request is never re-sent, even when the connection failed before all of it went out:
-// what the kernel took may have reached the server. It fails with ConnectionError. Nothing else is retried.
+// response), the request is sent again, once, on a new connection, when that is harmless and its body is not
+// streamed (RequestOptions::upload): no byte of it could be written (the connection was found closed as it went
+// out: it cannot have reached the server), or its method is idempotent (GET, HEAD, PUT, DELETE, OPTIONS, TRACE;
+// RFC 9110 9.2.2). A POST, PATCH or other request of which some bytes went out is never re-sent: it fails with
+// ConnectionError. Nothing else is retried.
 //
 // Timeouts (Timeouts): `total` bounds each whole request (resolve + connect + TLS handshake + write + read,
 // including that retry; for a ResponseStream, until its body is read), `connect` the resolve + TCP connect +
