@@ -11,52 +11,6 @@
 
 namespace beast_py {
 
-namespace {
-
-// A request's arguments, converted with the GIL held; then sent without it.
-struct Prepared {
-    std::string method;
-    std::string url;
-    bc::Headers headers;
-    Body body;
-    bc::RequestOptions options;
-};
-
-void prepare(Prepared& p, const PyClient& self, const std::string& method, const std::string& url,
-             const py::object& params, const py::object& headers, const py::object& body, const py::object& json,
-             const py::object& timeout, const py::object& follow_redirects) {
-    const ClientSettings& s = self.settings;
-    p.method = method;
-    bc::reject_control_characters(url);  // before add_query() drops the fragment
-    p.url = bc::add_query(url, to_params(params));
-    p.headers = merge_headers(s.headers, to_headers(headers));
-    if (!body.is_none() && !json.is_none()) throw py::type_error("pass body or json, not both");
-    if (!json.is_none()) {
-        const py::object text = py::module_::import("json").attr("dumps")(json);
-        p.body.set_owned(utf8(text));
-        const bool typed = std::any_of(p.headers.begin(), p.headers.end(), [](const auto& h) {
-            std::string n = h.first;
-            for (char& c : n) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-            return n == "content-type";
-        });
-        if (!typed) p.headers.emplace_back("Content-Type", "application/json");
-    } else {
-        p.body.set(body);
-    }
-    const auto t = to_seconds(timeout, "timeout");
-    p.options.timeout = t ? to_duration(t, "timeout") : std::nullopt;
-    if (!follow_redirects.is_none() && !PyBool_Check(follow_redirects.ptr()))
-        throw py::type_error("follow_redirects must be True, False or None");
-    p.options.follow_redirects = follow_redirects.is_none() ? s.follow_redirects : follow_redirects.ptr() == Py_True;
-    p.options.max_redirects = s.max_redirects;
-    p.options.decompress = s.decompress;
-    p.options.user_agent = s.user_agent;
-    p.options.max_body_size = s.max_body_size;
-    p.options.cookies = s.cookies;
-}
-
-}  // namespace
-
 void register_client(py::module_& m) {
     // dynamic_attr: instances take arbitrary attributes (a __dict__), like plain Python objects
     py::class_<PyClient> client_cls(
@@ -65,72 +19,45 @@ void register_client(py::module_& m) {
         "Safe to share between threads: each request takes a connection of its own from the pool (at most\n"
         "max_connections per origin) and releases the GIL while it waits on the network.");
     client_cls
-        .def(
-            py::init([](const py::object& timeout, const py::object& verify, const py::object& connect_timeout,
-                        const py::object& read_timeout, bool follow_redirects, int max_redirects,
-                        const py::object& headers, bool decompress, const py::object& user_agent,
-                        const py::object& cookies, const py::object& max_body_size, const py::object& max_connections) {
-                ClientSettings s;
-                s.timeout = to_seconds(timeout, "timeout");  // ValueError before anything else
-                s.connect_timeout = to_seconds(connect_timeout, "connect_timeout");
-                s.read_timeout = to_seconds(read_timeout, "read_timeout");
-                s.follow_redirects = follow_redirects;
-                if (max_redirects < 0) throw py::value_error("max_redirects must be >= 0");
-                s.max_redirects = max_redirects;
-                s.decompress = decompress;
-                if (user_agent.is_none())
-                    s.user_agent = std::string("beast-client/") + BEAST_CLIENT_PY_VERSION;
-                else
-                    s.user_agent = text_of(user_agent, "user_agent");
-                s.headers = to_headers(headers);
-                // checked now (ValueError), not at the first request
-                bc::validate_headers(s.headers);
-                bc::validate_headers({{"User-Agent", s.user_agent}});
-                if (!PyBool_Check(cookies.ptr()))
-                    throw py::type_error(std::string("cookies must be True or False, not ") +
-                                         Py_TYPE(cookies.ptr())->tp_name);
-                if (cookies.ptr() == Py_True) s.cookies = std::make_shared<bc::CookieJar>();
-                s.max_body_size = to_size(max_body_size, "max_body_size");
-                if (PyLong_Check(max_connections.ptr()) && !PyBool_Check(max_connections.ptr())) {
-                    int overflow = 0;
-                    const long long n = PyLong_AsLongLongAndOverflow(max_connections.ptr(), &overflow);
-                    if (overflow < 0 || (overflow == 0 && n < 1))
-                        throw py::value_error("max_connections must be >= 1, or None (no bound)");
-                }
-                s.max_connections = to_size(max_connections, "max_connections");
-                bc::TlsConfig tls = to_tls_config(verify);
-                const std::string path = tls.ca_file;
-                try {
-                    return std::make_unique<PyClient>(std::move(s), std::move(tls), verify);
-                } catch (const std::system_error& e) {  // the CA bundle cannot be opened: as open() reports it
-                    const int err = e.code().value();
-                    const auto filename = py::reinterpret_steal<py::object>(PyUnicode_DecodeFSDefault(path.c_str()));
-                    if (!filename) throw py::error_already_set();
-                    // OSError(errno, strerror, filename) is FileNotFoundError, PermissionError, ... by errno
-                    py::object exc = py::reinterpret_borrow<py::object>(PyExc_OSError)(
-                        err, std::generic_category().message(err), filename);
-                    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
-                    throw py::error_already_set();
-                }
-            }),
-            py::arg("timeout") = py::none(), py::arg("verify") = true, py::kw_only(), py::arg("connect_timeout") = 10.0,
-            py::arg("read_timeout") = 30.0, py::arg("follow_redirects") = true, py::arg("max_redirects") = 10,
-            py::arg("headers") = py::none(), py::arg("decompress") = true, py::arg("user_agent") = py::none(),
-            py::arg("cookies") = false, py::arg("max_body_size") = py::none(), py::arg("max_connections") = py::none(),
-            "timeout: seconds allowed for each whole request (connect, TLS handshake, send, receive the\n"
-            "whole body), > 0; None (the default): no total limit. connect_timeout: resolve + TCP connect +\n"
-            "TLS handshake. read_timeout: the longest wait for the next bytes of the response.\n"
-            "verify (https:// URLs), as in requests: True = the system's trust store; a path (str or\n"
-            "os.PathLike) = trust the CA certificates in this PEM file (or c_rehash directory) instead;\n"
-            "False = no verification at all (UNSAFE: anyone on the path can impersonate the server).\n"
-            "A CA bundle that cannot be opened raises FileNotFoundError / PermissionError (OSError);\n"
-            "one without any PEM certificate ValueError; a verify of another type TypeError.\n"
-            "follow_redirects / max_redirects, headers (sent with every request), decompress (gzip, deflate),\n"
-            "user_agent and cookies (True: a cookie jar) apply to request() and stream(), never to get(),\n"
-            "fetch_len() or fetch(); max_body_size (bytes, decoded) bounds the body request() keeps\n"
-            "(BodyTooLarge). max_connections: the most connections open or in use per origin at once\n"
-            "(None, the default: no bound); a request finding them all busy waits for one, at most\n"
-            "connect_timeout and what is left of its timeout (then TimeoutError).")
+        .def(py::init([](const py::object& timeout, const py::object& verify, const py::object& connect_timeout,
+                         const py::object& read_timeout, bool follow_redirects, int max_redirects,
+                         const py::object& headers, bool decompress, const py::object& user_agent,
+                         const py::object& cookies, const py::object& max_body_size, const py::object& max_connections,
+                         bool trust_env, const py::object& proxy) {
+                 ClientSettings s =
+                     client_settings(timeout, connect_timeout, read_timeout, follow_redirects, max_redirects, headers,
+                                     decompress, user_agent, cookies, max_body_size, max_connections, trust_env, proxy);
+                 bc::TlsConfig tls = to_tls_config(verify);
+                 const std::string path = tls.ca_file;
+                 try {
+                     return std::make_unique<PyClient>(std::move(s), std::move(tls), verify);
+                 } catch (const std::system_error& e) {  // the CA bundle cannot be opened: as open() reports it
+                     raise_os_error(e, path);
+                 }
+             }),
+             py::arg("timeout") = py::none(), py::arg("verify") = true, py::kw_only(),
+             py::arg("connect_timeout") = 10.0, py::arg("read_timeout") = 30.0, py::arg("follow_redirects") = true,
+             py::arg("max_redirects") = 10, py::arg("headers") = py::none(), py::arg("decompress") = true,
+             py::arg("user_agent") = py::none(), py::arg("cookies") = false, py::arg("max_body_size") = py::none(),
+             py::arg("max_connections") = py::none(), py::arg("trust_env") = true, py::arg("proxy") = py::none(),
+             "timeout: seconds allowed for each whole request (connect, TLS handshake, send, receive the\n"
+             "whole body), > 0; None (the default): no total limit. connect_timeout: resolve + TCP connect +\n"
+             "TLS handshake. read_timeout: the longest wait for the next bytes of the response.\n"
+             "verify (https:// URLs), as in requests: True = the system's trust store; a path (str or\n"
+             "os.PathLike) = trust the CA certificates in this PEM file (or c_rehash directory) instead;\n"
+             "False = no verification at all (UNSAFE: anyone on the path can impersonate the server).\n"
+             "A CA bundle that cannot be opened raises FileNotFoundError / PermissionError (OSError);\n"
+             "one without any PEM certificate ValueError; a verify of another type TypeError.\n"
+             "follow_redirects / max_redirects, headers (sent with every request), decompress (gzip, deflate,\n"
+             "br, zstd),\n"
+             "user_agent and cookies (True: a cookie jar) apply to request() and stream(), never to get(),\n"
+             "fetch_len() or fetch(); max_body_size (bytes, decoded) bounds the body request() keeps\n"
+             "(BodyTooLarge). max_connections: the most connections open or in use per origin at once\n"
+             "(None, the default: no bound); a request finding them all busy waits for one, at most\n"
+             "connect_timeout and what is left of its timeout (then TimeoutError).\n"
+             "trust_env: proxies from HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY (and the lower-case\n"
+             "forms), read now; proxy: 'http://[user:password@]host:port' for every URL (it wins over the\n"
+             "environment; another scheme or a bad URL is a ValueError).")
         .def("__enter__", [](py::object self) { return self; })
         .def("__exit__",
              [](PyClient& c, const py::args&) {
@@ -194,7 +121,7 @@ void register_client(py::module_& m) {
                const py::object& follow_redirects, bool release_gil) {
                 bc::Client& c = self.open();
                 Prepared p;
-                prepare(p, self, method, url, params, headers, body, json, timeout, follow_redirects);
+                prepare(p, self.settings, method, url, params, headers, body, json, timeout, follow_redirects, true);
                 PyClient::Finish finish{self};
                 bc::Response r = run_interruptible(release_gil, [&](const bc::CancelCheck& check) {
                     return c.send(p.method, p.url, p.headers, p.body.data(), p.options, check);
@@ -206,7 +133,7 @@ void register_client(py::module_& m) {
             py::arg("timeout") = py::none(), py::arg("follow_redirects") = py::none(), py::arg("release_gil") = true,
             "Send any request and return the complete Response (GIL released during I/O by default).\n"
             "params are appended to the URL's query; headers override the client's by name; body is a\n"
-            "bytes-like object (or an iterable of them, or a binary file: read into memory first), json any\n"
+            "bytes-like object (or an iterable of them, or a binary file: streamed, chunked), json any\n"
             "value json.dumps accepts; timeout (seconds) replaces the client's total timeout;\n"
             "follow_redirects=None uses the client's setting.")
         .def(
@@ -217,7 +144,7 @@ void register_client(py::module_& m) {
                 PyClient& self = self_obj.cast<PyClient&>();
                 bc::Client& c = self.open();
                 Prepared p;
-                prepare(p, self, method, url, params, headers, body, json, timeout, follow_redirects);
+                prepare(p, self.settings, method, url, params, headers, body, json, timeout, follow_redirects, true);
                 std::unique_ptr<bc::ResponseStream> stream;
                 {
                     PyClient::Finish finish{self};

@@ -163,7 +163,7 @@ std::vector<std::pair<std::string, std::string>> to_params(const py::object& par
     return out;
 }
 
-void Body::set(const py::object& body) {
+void Body::set(const py::object& body, bool stream) {
     if (body.is_none()) return;
     if (py::isinstance<py::str>(body))
         throw py::type_error("body must be bytes-like (or an iterable of bytes / a binary file), not str: encode it");
@@ -173,14 +173,49 @@ void Body::set(const py::object& body) {
         return;
     }
     if (py::hasattr(body, "read")) {
-        append(body.attr("read")(), "body.read()");
+        if (stream) {
+            file_ = body;
+            streamed_ = true;
+        } else {
+            append(body.attr("read")(), "body.read()");
+        }
         return;
     }
     if (!py::hasattr(body, "__iter__"))
         throw py::type_error(std::string("body must be bytes-like, an iterable of bytes-like objects or a binary "
                                          "file object, not ") +
                              Py_TYPE(body.ptr())->tp_name);
+    if (stream) {
+        iterator_ = body.attr("__iter__")();
+        streamed_ = true;
+        return;
+    }
     for (const auto& chunk : body) append(py::reinterpret_borrow<py::object>(chunk), "each chunk of body");
+}
+
+bc::BodySource Body::source() {
+    return [this](std::string& piece) -> bool {
+        py::gil_scoped_acquire gil;  // the request runs without it
+        py::object next;
+        if (file_) {
+            next = file_.attr("read")(64 * 1024);
+        } else {
+            auto* item = PyIter_Next(iterator_.ptr());
+            if (item == nullptr) {
+                if (PyErr_Occurred()) throw py::error_already_set();
+                return false;
+            }
+            next = py::reinterpret_steal<py::object>(item);
+        }
+        const char* what = file_ ? "body.read()" : "each chunk of body";
+        if (py::isinstance<py::str>(next) || !PyObject_CheckBuffer(next.ptr()))
+            throw py::type_error(std::string(what) + " must be bytes-like, not " + Py_TYPE(next.ptr())->tp_name);
+        Py_buffer v;
+        if (PyObject_GetBuffer(next.ptr(), &v, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+        piece.assign(static_cast<const char*>(v.buf), static_cast<std::size_t>(v.len));
+        PyBuffer_Release(&v);
+        return !(file_ && piece.empty());  // a file's end: read() gave nothing
+    };
 }
 
 void Body::append(const py::object& chunk, const char* what) {

@@ -67,7 +67,8 @@ bc::Headers merge_headers(const bc::Headers& defaults, bc::Headers request);
 std::vector<std::pair<std::string, std::string>> to_params(const py::object& params);
 
 // The request body: a buffer-protocol object, held (not copied) while the request runs; an iterable of
-// bytes-like objects or a binary file object (.read()), read into memory first (sent with Content-Length).
+// bytes-like objects or a binary file object (.read()): with `stream`, read piece by piece while the request is
+// sent (source(): chunked), otherwise read into memory first (sent with Content-Length).
 class Body {
 public:
     Body() = default;
@@ -77,7 +78,7 @@ public:
         if (has_view_) PyBuffer_Release(&view_);
     }
 
-    void set(const py::object& body);
+    void set(const py::object& body, bool stream = false);
 
     void set_owned(std::string data) { owned_ = std::move(data); }
 
@@ -86,12 +87,22 @@ public:
         return owned_;
     }
 
+    // Whether the body is read as it is sent (an iterable or a file, with `stream`).
+    bool streamed() const { return streamed_; }
+    // Its pieces: each read with the GIL taken (the iterator's next item, or file.read() of up to 64 KiB); what
+    // the iterable or the file raises ends the request and is raised as itself, as is a TypeError for a piece
+    // that is not bytes-like. The Body must outlive the request.
+    bc::BodySource source();
+
 private:
     void append(const py::object& chunk, const char* what);
 
     Py_buffer view_{};
     bool has_view_ = false;
     std::string owned_;
+    bool streamed_ = false;
+    py::object iterator_;  // streamed: the iterable's iterator, or
+    py::object file_;      // the file
 };
 
 // header bytes are decoded as Latin-1 (never fails), as http.client does

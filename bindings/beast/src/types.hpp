@@ -8,6 +8,7 @@
 #include "beast_client/client.hpp"
 #include "beast_client/cookies.hpp"
 #include "convert.hpp"
+#include "settings.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -20,10 +21,6 @@
 #include <utility>
 #include <vector>
 
-#ifndef BEAST_CLIENT_PY_VERSION  // set by CMakeLists.txt from pyproject.toml's version: there is no other
-#error "BEAST_CLIENT_PY_VERSION is not defined: build with scikit-build-core (pip install ./bindings/beast)"
-#endif
-
 namespace beast_py {
 
 // Fork safety. A child made by fork() inherits the parent's clients as they are: their pooled sockets and their
@@ -34,19 +31,6 @@ namespace beast_py {
 // in the child (its copies of the sockets close when the child exits).
 extern std::atomic<std::uint64_t> fork_generation_counter;
 inline std::uint64_t fork_generation() { return fork_generation_counter.load(std::memory_order_relaxed); }
-
-// Client(...)'s settings beyond the C++ client's (immutable after construction: read without a lock).
-struct ClientSettings {
-    std::optional<double> timeout, connect_timeout, read_timeout;
-    bool follow_redirects = true;
-    int max_redirects = 10;
-    bool decompress = true;
-    std::string user_agent;
-    bc::Headers headers;                     // the default headers
-    std::shared_ptr<bc::CookieJar> cookies;  // cookies=True (kept by a forked child's new C++ client)
-    std::optional<std::uint64_t> max_body_size;
-    std::optional<std::uint64_t> max_connections;  // per origin; None: no bound
-};
 
 // The Python Client: the C++ client plus the Python-level "closed" state (as in reqwest_client: after
 // close(), requests raise RuntimeError).
@@ -65,12 +49,11 @@ struct PyClient {
     // Loading a large CA bundle takes a while: without the GIL, unless it must stay held (renew()).
     static std::unique_ptr<bc::Client> make_client(const ClientSettings& s, const bc::TlsConfig& tls,
                                                    bool release_gil) {
-        const bc::Timeouts t{to_duration(s.timeout, "timeout"), to_duration(s.connect_timeout, "connect_timeout"),
-                             to_duration(s.read_timeout, "read_timeout")};
+        const bc::Timeouts t = timeouts_of(s);
         std::optional<py::gil_scoped_release> nogil;
         if (release_gil) nogil.emplace();
         return std::make_unique<bc::Client>(t, tls, std::chrono::milliseconds(50),
-                                            static_cast<std::size_t>(s.max_connections.value_or(0)));
+                                            static_cast<std::size_t>(s.max_connections.value_or(0)), s.proxy);
     }
 
     const ClientSettings settings;

@@ -1,7 +1,7 @@
 import os
-from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
+from collections.abc import Awaitable, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from types import TracebackType
-from typing import IO, Any, Protocol, final
+from typing import IO, Any, Protocol, TypedDict, final
 
 from typing_extensions import Buffer
 
@@ -28,6 +28,23 @@ _ParamValue = str | int | float | None
 _Params = Mapping[str, _ParamValue | Sequence[_ParamValue]] | Sequence[tuple[str, _ParamValue]]
 _HeadersArg = Mapping[str, str] | Sequence[tuple[str, str]]
 _Body = Buffer | Iterable[Buffer] | _SupportsRead | IO[bytes]
+
+class _ClientOptions(TypedDict, total=False):
+    """The constructor's keyword-only options (their defaults: Client's signature), taken as **options by
+    beast_client.AsyncClient; RawAsyncClient and Client list them themselves."""
+
+    connect_timeout: float | None
+    read_timeout: float | None
+    follow_redirects: bool
+    max_redirects: int
+    headers: _HeadersArg | None
+    decompress: bool
+    user_agent: str | None
+    cookies: bool
+    max_body_size: int | None
+    max_connections: int | None
+    trust_env: bool
+    proxy: str | None
 
 @final
 class Headers:
@@ -63,7 +80,7 @@ class Response:
         """As received (Content-Encoding / Content-Length describe the encoded body); the same object each time."""
     @property
     def body(self) -> bytes:
-        """The whole body, decoded when it was gzip / deflate compressed."""
+        """The whole body, decoded when it was gzip / deflate / br / zstd compressed."""
     def text(self) -> str:
         """The body decoded with the Content-Type's charset (UTF-8 by default), errors replaced."""
     def json(self) -> Any:
@@ -115,6 +132,8 @@ class Client:
         cookies: bool = False,
         max_body_size: int | None = None,
         max_connections: int | None = None,
+        trust_env: bool = True,
+        proxy: str | None = None,
     ) -> None:
         """timeout: seconds for each whole request (connect, TLS handshake, send, receive the body), > 0;
         None: no total limit. connect_timeout: resolve + TCP connect + TLS handshake. read_timeout: the
@@ -131,6 +150,10 @@ class Client:
         The client may be shared by threads: each request takes a connection of its own from the pool.
         max_connections: the most connections open or in use per origin (None: no bound); a request that
         finds them all busy waits for one, at most connect_timeout and what is left of its timeout.
+
+        trust_env: proxies from HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY (and the lower-case forms), read
+        now. proxy: "http://[user:password@]host:port" for every URL, winning over the environment (ValueError for
+        another scheme or a bad URL).
         """
     def get(self, url: str, *, release_gil: bool = True) -> int:
         """GET url, read the whole body, return the status (body size: last_body_bytes)."""
@@ -191,3 +214,90 @@ class Client:
     ) -> bool: ...
     @property
     def _connections_opened(self) -> int: ...
+
+@final
+class Completer:
+    """Internal: resolves one event loop's futures (register fileno() with loop.add_reader(fd, drain))."""
+    def __init__(self) -> None: ...
+    def fileno(self) -> int: ...
+    def drain(self) -> None: ...
+
+@final
+class RawStream:
+    """Internal: the response of RawAsyncClient.stream. Use beast_client.AsyncClient.stream."""
+    @property
+    def status(self) -> int: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def headers(self) -> Headers: ...
+    def next_chunk(self, completer: Completer) -> Awaitable[bytes | None]: ...
+    def close(self) -> None: ...
+
+@final
+class RawAsyncClient:
+    """Internal: methods return futures of the running loop. Use beast_client.AsyncClient."""
+    def __init__(
+        self,
+        timeout: float | None = None,
+        verify: bool | str | os.PathLike[str] = True,
+        *,
+        connect_timeout: float | None = 10.0,
+        read_timeout: float | None = 30.0,
+        follow_redirects: bool = True,
+        max_redirects: int = 10,
+        headers: _HeadersArg | None = None,
+        decompress: bool = True,
+        user_agent: str | None = None,
+        cookies: bool = False,
+        max_body_size: int | None = None,
+        max_connections: int | None = None,
+        trust_env: bool = True,
+        proxy: str | None = None,
+    ) -> None: ...
+    def get(self, url: str, completer: Completer) -> Awaitable[int]: ...
+    def fetch_len(self, url: str, completer: Completer) -> Awaitable[tuple[int, int]]: ...
+    def fetch(
+        self, url: str, completer: Completer, *, method: str = "GET", body: Buffer | None = None
+    ) -> Awaitable[tuple[int, bytes]]: ...
+    def request(
+        self,
+        method: str,
+        url: str,
+        completer: Completer,
+        *,
+        params: _Params | None = None,
+        headers: _HeadersArg | None = None,
+        body: Buffer | None = None,
+        json: Any = None,
+        timeout: float | None = None,
+        follow_redirects: bool | None = None,
+    ) -> Awaitable[Response]: ...
+    def stream(
+        self,
+        method: str,
+        url: str,
+        completer: Completer,
+        *,
+        params: _Params | None = None,
+        headers: _HeadersArg | None = None,
+        body: Buffer | None = None,
+        json: Any = None,
+        timeout: float | None = None,
+        follow_redirects: bool | None = None,
+    ) -> Awaitable[RawStream]: ...
+    @property
+    def timeout(self) -> float | None: ...
+    @property
+    def connect_timeout(self) -> float | None: ...
+    @property
+    def read_timeout(self) -> float | None: ...
+    @property
+    def verify(self) -> bool | str | os.PathLike[str]: ...
+    @property
+    def tls_info(self) -> dict[str, str] | None: ...
+    @property
+    def closed(self) -> bool: ...
+    def close(self) -> None: ...
