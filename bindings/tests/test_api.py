@@ -9,6 +9,7 @@ from __future__ import annotations
 import array
 import ast
 import base64
+import inspect
 import io
 import json
 from collections.abc import Callable, Iterator, Mapping
@@ -152,17 +153,22 @@ def test_redirect_to_another_scheme(client: Any, mod: ModuleType, http_app: App)
 # -- decoding ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("coding", ["gzip", "deflate"])
-def test_gzip_and_deflate_are_decoded(client: Any, mod: ModuleType, server: Server, coding: str) -> None:
-    r = client.request("GET", server.url + "/" + coding)
+CODINGS = [("gzip", "gzip"), ("deflate", "deflate"), ("brotli", "br"), ("zstd", "zstd")]  # (endpoint, coding)
+
+
+@pytest.mark.parametrize(("path", "coding"), CODINGS)
+def test_every_coding_is_decoded(client: Any, mod: ModuleType, server: Server, path: str, coding: str) -> None:
+    r = client.request("GET", server.url + "/" + path)
     assert r.status == 200
-    assert r.json()["coding"] == coding
+    assert r.json()["coding"] == path
     if kind_of(mod) == "beast":
         assert r.headers["content-encoding"] == coding  # left as received
     else:
         assert "content-encoding" not in r.headers  # a documented difference: reqwest removes it
+    with client.stream("GET", server.url + "/" + path) as s:
+        assert json.loads(s.read())["coding"] == path
     sent = client.request("GET", server.url + "/headers").json()
-    assert {"gzip", "deflate"} <= {c.strip() for c in sent["accept-encoding"][0].split(",")}
+    assert {"gzip", "deflate", "br", "zstd"} <= {c.strip() for c in sent["accept-encoding"][0].split(",")}
 
 
 @pytest.mark.parametrize("path", ["/gzip", "/deflate"])
@@ -373,8 +379,8 @@ def test_request_params_headers_json(mod: ModuleType, http_app: App) -> None:
         assert header_of(doc, "x-rep") == ["1", "2"]
         assert header_of(doc, "content-type") == ["application/json"]
         assert header_of(doc, "user-agent") == [f"{mod.__name__.replace('_', '-')}/{mod.__version__}"]
-        # a documented difference: the codings each decodes
-        codings = {"beast": "gzip, deflate", "reqwest": "zstd,gzip,deflate,br"}
+        # the same codings, each library's way of writing them
+        codings = {"beast": "gzip, deflate, br, zstd", "reqwest": "zstd,gzip,deflate,br"}
         assert header_of(doc, "accept-encoding") == [codings[kind_of(mod)]]
         assert json.loads(doc["body"]) == {"k": ["v", 1]}
         # the caller's Content-Type wins over the json default
@@ -392,10 +398,10 @@ def test_bytes_like_bodies(client: Any, server: Server, body: Any) -> None:
     assert echo["body_encoding"] == "base64" and echo["body"] == "YQD/"
 
 
-def test_body_kinds(client: Any, mod: ModuleType, server: Server, tmp_path: Path) -> None:
-    """Every kind of body arrives whole. Buffers go with Content-Length; an iterable or a file is a documented
-    difference: beast reads it first (Content-Length), reqwest's Client streams it (chunked)."""
-    streamed = "content-length" if kind_of(mod) == "beast" else "transfer-encoding"
+def test_body_kinds(client: Any, server: Server, tmp_path: Path) -> None:
+    """Every kind of body arrives whole. Buffers go with Content-Length; an iterable or a file is streamed
+    (chunked), read as it is sent."""
+    streamed = "transfer-encoding"
     for body, framing in (
         (b"abc", "content-length"),
         (bytearray(b"abc"), "content-length"),
@@ -415,6 +421,32 @@ def test_body_kinds(client: Any, mod: ModuleType, server: Server, tmp_path: Path
         echo = client.request("PUT", server.url + "/anything", body=f).json()
     assert echo["body_len"] == 20 and echo["body_encoding"] == "base64"
     assert base64.b64decode(echo["body"]) == b"\x00\xff" * 10
+
+
+def test_a_streamed_body_is_read_as_it_is_sent(client: Any, server: Server) -> None:
+    """The iterable's items are taken while the request goes out: a generator sees the request under way."""
+    seen: list[int] = []
+
+    def pieces() -> Iterator[bytes]:
+        for i in range(3):
+            seen.append(i)
+            yield b"%d" % i
+
+    echo = client.request("POST", server.url + "/anything", body=pieces()).json()
+    assert echo["body"] == "012" and echo["headers"]["transfer-encoding"] == ["chunked"]
+    assert seen == [0, 1, 2]
+
+
+def test_a_307_to_a_streamed_body_is_returned(client: Any, server: Server) -> None:
+    """A streamed body cannot be sent twice: the 307/308 is the answer; a 303 is followed (as a GET without
+    body); a bytes body is sent again to the 307's Location."""
+    for status in (307, 308):
+        url = f"{server.url}/redirect-to?url=/anything&status={status}"
+        r = client.request("POST", url, body=iter([b"once"]))
+        assert r.status == status and r.url == url
+        assert client.request("POST", url, body=b"twice").json()["body"] == "twice"
+    r = client.request("POST", f"{server.url}/redirect-to?url=/anything&status=303", body=iter([b"x"]))
+    assert r.status == 200 and r.json()["method"] == "GET"
 
 
 def test_upload_source_errors_propagate(client: Any, server: Server) -> None:
@@ -449,12 +481,18 @@ STUBS = {
     "beast": REPO / "bindings/beast/python/beast_client/_core.pyi",
     "reqwest": REPO / "bindings/reqwest/python/reqwest_client/_core.pyi",
 }
-#: what the contract lets differ: reqwest's proxy options, and tls_info (reqwest cannot tell the cipher: None)
-ALLOWED = {("Client", "__init__"), ("Client", "tls_info")}
+#: what the contract lets differ: reqwest's http2 option, and tls_info (reqwest cannot tell the cipher: None);
+#: the raw async client's constructor, whose options beast lists and reqwest takes as **options
+ALLOWED = {
+    ("Client", "__init__"),
+    ("Client", "tls_info"),
+    ("RawAsyncClient", "__init__"),
+    ("RawAsyncClient", "tls_info"),
+}
 #: reqwest's own members (HTTP/2: the version a response came with; beast_client speaks HTTP/1.1 only)
-REQWEST_ONLY = {("Response", "http_version"), ("StreamResponse", "http_version")}
-#: reqwest's constructor options after beast's: the proxies and http2
-REQWEST_INIT = ", trust_env: bool=True, proxy: str | None=None, http2: Literal[False, 'alpn', 'prior_knowledge']=False"
+REQWEST_ONLY = {("Response", "http_version"), ("StreamResponse", "http_version"), ("RawStream", "http_version")}
+#: reqwest's constructor option after beast's: http2
+REQWEST_INIT = ", http2: Literal[False, 'alpn', 'prior_knowledge']=False"
 MAX_CONNECTIONS = ", max_connections: int | None=None"
 
 
@@ -484,7 +522,16 @@ def _signatures(path: Path) -> dict[tuple[str, str], str]:
 def test_stub_signatures_match() -> None:
     beast = _signatures(STUBS["beast"])
     reqwest = _signatures(STUBS["reqwest"])
-    shared = ["Headers", "Response", "StreamResponse", "Client", "_BytesIterator"]
+    shared = [
+        "Headers",
+        "Response",
+        "StreamResponse",
+        "Client",
+        "_BytesIterator",
+        "Completer",
+        "RawStream",
+        "RawAsyncClient",
+    ]
     for cls in shared:
         names_b = {m for c, m in beast if c == cls}
         names_r = {m for c, m in reqwest if c == cls and (c, m) not in REQWEST_ONLY}
@@ -492,12 +539,14 @@ def test_stub_signatures_match() -> None:
     for key in sorted(beast.keys() & reqwest.keys()):
         if key[0] in shared and key not in ALLOWED:
             assert beast[key] == reqwest[key], key
-    # the constructor: the same parameters, and reqwest's three more (max_connections is shared, after
-    # max_body_size, in the stub of a beast_client that has it)
+    # the constructor: the same parameters, and reqwest's http2 after them
     init_b = beast[("Client", "__init__")]
     init_r = reqwest[("Client", "__init__")]
-    expected = init_b if MAX_CONNECTIONS in init_b else init_b.replace(") -> ", MAX_CONNECTIONS + ") -> ")
-    assert init_r == expected.replace(") -> ", REQWEST_INIT + ") -> ")
+    assert MAX_CONNECTIONS in init_b and ", trust_env: bool=True, proxy: str | None=None" in init_b
+    assert init_r == init_b.replace(") -> ", REQWEST_INIT + ") -> ")
+    # the raw async client takes what the Client takes (beast lists it, reqwest's stub says **options)
+    raw_b = beast[("RawAsyncClient", "__init__")]
+    assert raw_b == init_b, "RawAsyncClient's options are Client's"
     # the aliases the signatures use are the same
     aliases = {}
     for name, path in STUBS.items():
@@ -511,3 +560,22 @@ def test_stub_signatures_match() -> None:
             and not n.targets[0].id.startswith("__")
         }
     assert aliases["beast"] == aliases["reqwest"]
+
+
+def test_async_clients_have_the_same_api() -> None:
+    """beast_client.AsyncClient and reqwest_client.AsyncClient (each package's Python wrapper): the same
+    methods with the same signatures, the same properties (reqwest's http_version on a streamed response
+    aside: HTTP/2)."""
+    import beast_client
+    import reqwest_client
+
+    def public(cls: type) -> set[str]:
+        return {n for n in dir(cls) if not n.startswith("_") or n in ("__init__", "__aenter__", "__aexit__")}
+
+    b, r = beast_client.AsyncClient, reqwest_client.AsyncClient
+    assert public(b) == public(r)
+    for name in sorted(public(b)):
+        member = getattr(b, name)
+        if callable(member):
+            assert inspect.signature(member) == inspect.signature(getattr(r, name)), name
+    assert public(beast_client.AsyncStreamResponse) == public(reqwest_client.AsyncStreamResponse) - {"http_version"}

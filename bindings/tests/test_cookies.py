@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from clientbench.execution.server import Server
-from support.binding_clients import BINDINGS, FACTORIES, make
+from support.binding_clients import BINDINGS, FACTORIES, is_async, make
 from support.dualserver import DualHandler, DualServer, answer_url, scripted
 
 T = 10.0
@@ -73,7 +73,7 @@ def test_set_and_sent_back(new: Callable[..., Any], kind: str, server: Server) -
     assert cookies_sent(c, server.url + "/headers") == {"a=3", "b=2"}
     # stream() stores and sends too
     with_stream = new(cookies=True)
-    if kind == "reqwest-async":
+    if is_async(kind):
         with_stream.stream_read("GET", server.url + "/cookies/set?s=1")
     else:
         with with_stream.stream("GET", server.url + "/cookies/set?s=1") as s:
@@ -174,8 +174,8 @@ def test_threads_share_the_jar(new: Callable[..., Any], kind: str, server: Serve
         except BaseException as e:  # reported by the main thread
             errors.append(e)
 
-    # beast_client rejects concurrent use of one client: its threads take turns
-    concurrent = kind == "reqwest"
+    # an AsyncClient's adapter runs one event loop, one thread's: its threads take turns
+    concurrent = not is_async(kind)
     threads = [threading.Thread(target=set_one, args=(i,)) for i in range(4)]
     for t in threads:
         t.start()

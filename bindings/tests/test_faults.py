@@ -1,5 +1,5 @@
 """The fault catalogue of the bindings: every case for beast_client.Client, reqwest_client.Client and
-reqwest_client.AsyncClient: the documented exception within the timeout, never a hang, and the client (and the
+both AsyncClients: the documented exception within the timeout, never a hang, and the client (and the
 process) still usable. Bad URLs, refused and timed-out connections, responses broken at every point, malformed
 and oversized responses, and the valid variants (chunked, empty, 64 MiB, keep-alive closed by the server,
 `Connection: close`, a 500, a server restarted on the same port).
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from clientbench.execution.server import Server
 from support import rawserver as rs
-from support.binding_clients import FACTORIES, MODULES, make
+from support.binding_clients import FACTORIES, MODULES, is_async, make
 
 TIMEOUT = 1.0
 SLACK = 2.0  # an error must arrive within TIMEOUT + SLACK
@@ -46,7 +46,7 @@ def ways_to_get(client: Any, url: str, held: bool = False) -> dict[str, Callable
     held (sync clients). Only against a server that need not answer: these raw servers are Python threads
     of this process, which cannot run while a request holds the GIL."""
     ways: dict[str, Callable[[], Any]] = {"get": lambda: client.get(url)}
-    if held and client.kind != "reqwest-async":
+    if held and not is_async(client.kind):
         ways["get held"] = lambda: client.get(url, release_gil=False)
     ways["fetch_len"] = lambda: client.fetch_len(url)
     ways["request"] = lambda: client.request("GET", url)

@@ -1,6 +1,6 @@
 """The benchmark path of uploads, fetch(url, *, method, body, release_gil) (docs/binding-api.md): POST and
 PUT to the axum server's /upload (which answers the length and SHA-256 of what it received), GET, the
-bare request it sends, its argument errors, the GIL released and held; and reqwest_client.AsyncClient.fetch.
+bare request it sends, its argument errors, the GIL released and held; and both AsyncClients' fetch.
 Each test runs for beast_client and reqwest_client."""
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from collections.abc import Callable
 from types import ModuleType
 
 import pytest
-import reqwest_client
 from clientbench.execution.server import Server
 from support.binding_clients import BINDINGS
 from support.httpapp import App
@@ -161,12 +160,12 @@ def test_fetch_releases_the_gil_unless_told(mod: ModuleType, server: Server) -> 
     assert r >= 5 * max(h, 1), f"counter progress released={released} held={held}"
 
 
-# -- reqwest_client.AsyncClient.fetch --------------------------------------------------------------
+# -- AsyncClient.fetch -----------------------------------------------------------------------------
 
 
-def test_async_fetch_uploads(server: Server) -> None:
+def test_async_fetch_uploads(mod: ModuleType, server: Server) -> None:
     async def main() -> None:
-        async with reqwest_client.AsyncClient(timeout=10.0) as c:
+        async with mod.AsyncClient(timeout=10.0) as c:
             for method in ("POST", "PUT"):
                 for n in (0, 3, 1_000_003):
                     body = pattern(n)

@@ -1,4 +1,4 @@
-"""Fork safety of every binding client (beast_client.Client, reqwest_client.Client, reqwest_client.AsyncClient;
+"""Fork safety of every binding client (beast_client.Client, reqwest_client.Client and both AsyncClients;
 docs/binding-api.md, "Fork"): after `fork()` (multiprocessing's fork start method, or a bare `os.fork()`) a
 child gets working clients, the one it inherited (already used by the parent) and new ones: their runtimes
 and pools are made anew in the child, which never sends a byte on a connection the parent pooled. The
@@ -30,28 +30,27 @@ import reqwest_client
 from clientbench.execution.server import Server
 from support.rawserver import Conn, RawServer
 
-KINDS = ["beast", "reqwest", "reqwest-async"]
+KINDS = ["beast", "beast-async", "reqwest", "reqwest-async"]
 T = 5.0  # each request's own timeout
 CHILD_LIMIT = 30.0  # seconds a child may take in all
 
 
 def open_client(kind: str, **options: Any) -> Any:
-    if kind == "beast":
-        return beast_client.Client(timeout=T, **options)
-    if kind == "reqwest":
-        return reqwest_client.Client(timeout=T, **options)
-    return reqwest_client.AsyncClient(timeout=T, **options)
+    module = beast_client if kind.startswith("beast") else reqwest_client
+    if kind.endswith("-async"):
+        return module.AsyncClient(timeout=T, **options)
+    return module.Client(timeout=T, **options)
 
 
 def request(kind: str, c: Any, url: str) -> Any:
-    if kind == "reqwest-async":
+    if kind.endswith("-async"):
         return asyncio.run(c.request("GET", url))
     return c.request("GET", url)
 
 
 def tags(kind: str, c: Any, url: str) -> list[str]:
     """The connections (their tags) that a request() and a fetch() of `c` went out on."""
-    if kind == "reqwest-async":
+    if kind.endswith("-async"):
 
         async def both() -> list[str]:
             r = await c.request("GET", url)
@@ -204,7 +203,7 @@ def test_a_stream_opened_before_fork_stays_the_parents(kind: str, raw_server: Ca
 
     srv = raw_server(half_then_rest)
     c = open_client(kind)
-    if kind == "reqwest-async":
+    if kind.endswith("-async"):
         loop = asyncio.new_event_loop()
         ctx = c.stream("GET", srv.url + "/")
         s = loop.run_until_complete(ctx.__aenter__())
@@ -246,7 +245,7 @@ def test_a_stream_opened_before_fork_stays_the_parents(kind: str, raw_server: Ca
     assert "fork" in said, said
     release.set()
     assert first + rest() == body
-    if kind == "reqwest-async":
+    if kind.endswith("-async"):
         loop.run_until_complete(ctx.__aexit__(None, None, None))
         loop.close()
     else:

@@ -1,5 +1,5 @@
 """One behaviour on hostile input, in every binding client (beast_client.Client, reqwest_client.Client and
-reqwest_client.AsyncClient; docs/binding-api.md, "Hostile input"):
+both AsyncClients; docs/binding-api.md, "Hostile input"):
 - a control character (CR, LF, NUL, any of U+0000-U+001F and U+007F) anywhere in a URL, and CR, LF or NUL
   in a method, a header name or value (default ones included) is a ValueError before anything is sent: the
   raw server sees no connection at all;

@@ -4,8 +4,8 @@ Servers close idle keep-alive connections after a while (nginx: `keepalive_timeo
 The next request from a client that pooled such a connection must go out on a new connection, for every
 method: a client that writes it into the closed connection gets "connection closed before message
 completed", and can then only re-send it blindly, which is wrong for POST and PATCH (the server may
-have received it). Every binding client is checked: beast_client.Client, reqwest_client.Client and
-reqwest_client.AsyncClient.
+have received it). Every binding client is checked: beast_client.Client, reqwest_client.Client and both
+AsyncClients.
 
 The server here answers every request with ``<METHOD> <body>``, logs it, and closes a connection once
 it has been idle for IDLE_TIMEOUT. With ``close="fin"`` it closes only its sending side and listens on:
@@ -19,11 +19,12 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from support.binding_clients import FACTORIES, make
+from support.binding_clients import FACTORIES, is_async, make
+from support.rawserver import Conn, Handler, RawServer
 
 IDLE_TIMEOUT = 0.3  # the server closes a connection idle for this long
 PAUSE = 0.7  # the clients wait this long between rounds: the idle connection is closed by then
@@ -189,9 +190,38 @@ def test_get_after_the_server_closed_the_idle_connection(client: Any) -> None:
     with IdleClosingServer("fin") as server:
         for _ in range(3):
             assert client.get(server.url) == 200
-            if client.kind != "reqwest-async":  # AsyncClient has no last_body_bytes
+            if not is_async(client.kind):  # AsyncClient has no last_body_bytes
                 assert client.last_body_bytes == len("GET ")
             time.sleep(PAUSE)
     assert server.answered == ["GET "] * 3
     assert server.late == []
     assert server.connections == 3
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_request_the_server_closed_on_is_sent_again_only_when_idempotent(
+    client: Any, raw_server: Callable[[Handler], RawServer], method: str
+) -> None:
+    """One retry rule in every client (docs/binding-api.md, "Connections"): the server reads the next request
+    on a kept-alive connection and closes it unanswered (its idle timeout and the request crossed). GET and PUT
+    are sent again, once, on a new connection; POST and PATCH, which may have reached the server, are not: a
+    ConnectionError, and the server saw them once."""
+
+    def first_answered(conn: Conn) -> None:
+        if conn.read_request(timeout=5) is not None:
+            conn.respond()
+            conn.read_request(timeout=5)  # the next one goes unanswered: the handler's end closes
+
+    srv = raw_server(first_answered)
+    url = srv.url + "/"
+    assert client.request("GET", url).status == 200  # a kept-alive connection (request()'s pool: reqwest has two)
+    body = None if method == "GET" else b"body"
+    if method in ("GET", "PUT"):
+        assert client.request(method, url, body=body).status == 200
+        sent, connections = 2, 2
+    else:
+        with pytest.raises(ConnectionError):
+            client.request(method, url, body=body)
+        sent, connections = 1, 1
+    assert sum(h.startswith(method.encode() + b" ") for h in srv.heads) == sent + (method == "GET")
+    assert srv.accepted == connections

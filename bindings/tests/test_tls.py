@@ -1,7 +1,7 @@
-"""HTTPS with the three binding clients (beast_client.Client, reqwest_client.Client, reqwest_client.AsyncClient):
+"""HTTPS with every binding client (beast_client.Client, reqwest_client.Client and both AsyncClients):
 verification against a CA file (str or Path), the system's roots and verify=False, tls_info, keep-alive over
-TLS, a certificate for another name, an expired one, the wrong scheme either way, and a silent server during
-the handshake.
+TLS, session resumption (TLS 1.2 and 1.3), a certificate for another name, an expired one, the wrong scheme
+either way, and a silent server during the handshake.
 
 Servers: the project's axum server with `--tls` (its throw-away CA), Python `ssl` + `http.server` servers with
 certificates made here with the `openssl` CLI (one for another host name, one expired), and Debian's nginx
@@ -188,6 +188,32 @@ def test_keep_alive_over_tls(make: Callable[..., Any], tls_server: Server) -> No
     # 1 connection of the client + 1 of the second /stats request
     assert after["connections"] - before["connections"] == 2, (before, after)
     assert after["tls_handshakes"] - before["tls_handshakes"] == 2, (before, after)
+
+
+@pytest.fixture(scope="module", params=["1.2", "1.3"])
+def versioned_tls_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The axum server over HTTPS with TLS 1.2 only, or 1.3 only (`--tls-version`)."""
+    with Server(tls=True, tls_dir=tmp_path_factory.mktemp("tls-" + request.param), tls_version=request.param) as s:
+        yield s
+
+
+def test_later_connections_resume_the_session(make: Callable[..., Any], versioned_tls_server: Server) -> None:
+    """Each client keeps its TLS sessions per origin (TLS 1.2 sessions, TLS 1.3 tickets): each of its later
+    connections to the server resumes one, as the server counts them (/stats: tls_resumed); another client has
+    none to offer."""
+    s = versioned_tls_server
+    version = "TLSv" + str(s.tls_version)
+    c = make(verify=s.ca_file)
+    before = stats(s)
+    for _ in range(3):
+        assert c.get(s.url + "/close") == 200  # the server closes each connection: a new one, a new handshake
+    after = stats(s)
+    assert c.tls_info and c.tls_info["version"] == version
+    # the client's three handshakes and that of the second /stats (urllib: never resumed)
+    assert after["tls_handshakes"] - before["tls_handshakes"] == 4, (before, after)
+    assert after["tls_resumed"] - before["tls_resumed"] == 2, (before, after)
+    assert make(verify=s.ca_file).get(s.url + "/") == 200  # a client of its own
+    assert stats(s)["tls_resumed"] == after["tls_resumed"]
 
 
 # -- 2. verify=False, default trust store ----------------------------------------------------------------

@@ -1,6 +1,8 @@
 // beast-driver: the clientbench workload with the Boost.Beast client (beast_client::Client), W threads.
-// https:// URLs too: --ca-file / --insecure become the client's TlsConfig. A GET is Client::get (the body
-// counted, not kept); a POST / PUT is Client::request, whose response body the harness checks. With
+// https:// URLs too: --ca-file / --insecure become the client's TlsConfig. A GET read whole is Client::get (the
+// body counted, not kept); a POST / PUT with both bodies whole is Client::request, whose response body the
+// harness checks; --upload stream is RequestOptions::upload (chunked, each chunk taken from the harness as the
+// library writes), --download stream Client::stream's pieces (redirects and decoding off in both). With
 // --client-scope shared one Client (its pool bounded to W connections per origin) serves every thread.
 // --http 2: unsupported (exit 3), Boost.Beast speaks HTTP/1.1.
 #include "beast_client/client.hpp"
@@ -26,11 +28,39 @@ public:
         const int status = client_.get(url, bytes);
         return {status, bytes};
     }
-    harness::Fetch upload(const std::string& url, const std::string& method, std::string_view body) override {
-        // the calling thread's last response (Fetch::body points into it): threads may share this client
-        thread_local beast_client::Response last;
-        last = client_.request(method, url, {}, body);
-        return {last.status, last.body.size(), last.body};
+    int send(const std::string& url, const std::string& method, harness::Outgoing& body,
+             harness::Answer& answer) override {
+        const bool stream_up = body.kind == harness::Outgoing::Kind::stream;
+        if (!stream_up && answer.piece() == 0) {  // both whole: request(), the response body in one buffer
+            // the calling thread's buffer, re-used (threads may share this client)
+            thread_local beast_client::Response last;
+            last = client_.request(method, url, {}, body.whole);
+            answer.feed(last.body);
+            return last.status;
+        }
+        // the same exchange as request(): no redirects, no Accept-Encoding
+        beast_client::RequestOptions options;
+        options.follow_redirects = false;
+        options.decompress = false;
+        if (stream_up) {  // sent with Transfer-Encoding: chunked, each chunk taken as the client writes
+            options.upload = [&chunks = body.chunks](std::string& chunk) {
+                std::string_view piece;
+                if (!chunks.next(piece)) return false;
+                chunk.assign(piece.data(), piece.size());  // the library's chunk buffer (re-used: no allocation)
+                return true;
+            };
+        }
+        if (answer.piece() == 0) {  // a streamed upload read whole
+            const beast_client::Response r = client_.send(method, url, {}, {}, options);
+            answer.feed(r.body);
+            return r.status;
+        }
+        // --download stream: the pieces as the library reads them (the harness cuts longer ones to C)
+        const std::unique_ptr<beast_client::ResponseStream> stream =
+            client_.stream(method, url, {}, body.whole, options);
+        thread_local std::string piece;
+        while (stream->next(piece)) answer.feed(piece);
+        return stream->status();
     }
     std::optional<beast_client::TlsInfo> tls_info() const override { return client_.tls_info(); }
     // the client sends HTTP/1.1 requests and keeps a connection only for an HTTP/1.1 response

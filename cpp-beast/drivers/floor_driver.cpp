@@ -3,8 +3,10 @@
 // Each worker owns one blocking TCP socket (TCP_NODELAY) and, per request, writes one pre-built
 // `GET <target> HTTP/1.1` request and reads exactly one response: the head up to CRLFCRLF, the status
 // code, Content-Length, then exactly that many body bytes (counted, not kept). A POST / PUT is pre-built the
-// same way, with its Content-Length and body; its response body is kept (the first 4 KiB) for the harness to
-// compare with the /upload line. No HTTP library, no
+// same way, with its Content-Length and body; its response body is handed to the harness as it is read, which
+// compares it with the /upload line (or the body echoed) without keeping it. --upload stream writes the head with
+// `Transfer-Encoding: chunked`, then each chunk in its framing as the harness cuts it (never the whole body);
+// --download stream reads the body at most --chunk-size bytes per read(). No HTTP library, no
 // allocation per request, no event loop: what is left is the kernel, the loopback and the server, i.e.
 // the physical limit of this machine and server for the workload. It is deliberately minimal: responses
 // without Content-Length (chunked, EOF-delimited) are a ProtocolError, and the timeout applies to each
@@ -13,9 +15,9 @@
 // contract bounds the whole request.
 //
 // A GET or PUT (idempotent, so sending it again is harmless) on a re-used connection that the server closed
-// meanwhile (EOF or reset before any response byte) is retried once on a new connection, a POST only when
-// none of it had been written, and `Connection: close` is honoured. (Unlike the Beast client, it does not check an idle
-// connection before re-using it.)
+// meanwhile (EOF or reset before any response byte) is retried once on a new connection (a streamed body from
+// its first chunk again), a POST only when none of it had been written, and `Connection: close` is honoured. (Unlike
+// the Beast client, it does not check an idle connection before re-using it.)
 //
 // https:// URLs: the same, with OpenSSL used directly on the blocking socket (SSL_connect, SSL_write of the
 // pre-built request, SSL_read of exactly one Content-Length response), still no HTTP library. TLS 1.2 and 1.3,
@@ -23,8 +25,8 @@
 // certificate (OpenSSL's own checks, SSL_set1_host), or nothing with --insecure. A failed handshake is a
 // TLSError; the connection is closed without a close_notify. An http:// request runs no TLS code.
 #include "beast_client/client.hpp"
+#include "floor_tls.hpp"
 #include "harness.hpp"
-#include "trust_store.hpp"
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -46,7 +48,6 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -64,8 +65,8 @@ constexpr std::size_t kHeadLimit = 64 * 1024;
 // Request bodies up to this size are part of the pre-built request (one write); larger ones are written
 // separately from the harness's single copy, so W workers do not each hold one.
 constexpr std::size_t kInlineBody = 1024 * 1024;
-// An upload's response (the /upload line) is compared in full; this much of a longer one is kept.
-constexpr std::size_t kKeptBody = 4096;
+// A streamed chunk up to this size is copied into its framing (one write); a larger one is written as it is.
+constexpr std::size_t kCopiedChunk = 64 * 1024;
 
 bool iequals_prefix(std::string_view line, std::string_view name) {
     if (line.size() < name.size()) return false;
@@ -83,62 +84,9 @@ std::string_view trim(std::string_view s) {
 // Thrown when a re-used connection turns out to be closed before any byte of the response.
 struct Stale {};
 
-// OpenSSL's text for the oldest error in this thread's queue (which is then emptied).
-std::string openssl_error(const char* fallback) {
-    const unsigned long e = ERR_get_error();
-    ERR_clear_error();
-    if (e == 0) return fallback;
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    return buf;
-}
-
-using SslCtx = std::shared_ptr<SSL_CTX>;
-
-// The TLS client settings: TLS 1.2-1.3, and what to trust.
-SslCtx make_ssl_ctx(const harness::ClientOptions& o) {
-    SslCtx ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
-    if (!ctx) throw TLSError("cannot create a TLS context: " + openssl_error("out of memory"));
-    SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
-#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
-    SSL_CTX_set_options(ctx.get(), SSL_OP_IGNORE_UNEXPECTED_EOF);  // a close without close_notify is an EOF
-#endif
-    if (o.insecure) {
-        SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
-        return ctx;
-    }
-    SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
-    if (o.ca_file.empty()) {
-        X509_STORE* store = beast_client::detail::system_trust_store();  // shared with the Beast client
-        if (!store) throw TLSError("cannot load the system's trust store");
-        SSL_CTX_set1_cert_store(ctx.get(), store);
-    } else {
-        if (std::FILE* f = std::fopen(o.ca_file.c_str(), "r"))
-            std::fclose(f);
-        else
-            throw std::system_error(errno, std::generic_category(), "cannot open the CA file '" + o.ca_file + "'");
-        if (SSL_CTX_load_verify_locations(ctx.get(), o.ca_file.c_str(), nullptr) != 1)
-            throw std::invalid_argument("the CA file '" + o.ca_file + "' holds no usable PEM certificate (" +
-                                        openssl_error("unknown error") + ")");
-    }
-    return ctx;
-}
-
-// One SSL_CTX per process for all FloorClients (they all have the driver's options): creating one costs
-// ~0.5 ms with OpenSSL 3, which --connection new would otherwise pay per request. SSL_new() on a shared SSL_CTX
-// is thread-safe.
-SslCtx shared_ssl_ctx(const harness::ClientOptions& o) {
-    static std::mutex mutex;
-    // never destroyed: OpenSSL's own atexit clean-up may run before static destructors would
-    static auto* const made = new std::vector<std::pair<std::string, SslCtx>>();
-    const std::string key = (o.insecure ? "insecure\n" : "verify\n") + o.ca_file;
-    std::lock_guard<std::mutex> lock(mutex);
-    for (const auto& [k, ctx] : *made)
-        if (k == key) return ctx;
-    SslCtx ctx = make_ssl_ctx(o);
-    made->emplace_back(key, ctx);
-    return ctx;
-}
+using floor_tls::openssl_error;
+using floor_tls::shared_ssl_ctx;
+using floor_tls::SslCtx;
 
 class FloorClient final : public harness::Client {
 public:
@@ -152,25 +100,30 @@ public:
     std::optional<std::string> protocol() const override { return "HTTP/1.1"; }
 
     harness::Fetch get(const std::string& url) override {
-        if (url != url_text_ || keep_body_) prepare(url, "GET", {});
-        return send(true);
+        if (url != url_text_ || method_ != "GET" || streamed_) prepare(url, "GET", {}, false);
+        answer_ = nullptr;
+        return send_kept(true);
     }
 
-    harness::Fetch upload(const std::string& url, const std::string& method, std::string_view body) override {
-        if (url != url_text_ || !keep_body_ || method != method_ || body.data() != body_.data() ||
-            body.size() != body_.size())
-            prepare(url, method, body);
-        harness::Fetch fetch = send(method == "PUT");
-        fetch.body = kept_;
-        return fetch;
+    int send(const std::string& url, const std::string& method, harness::Outgoing& body,
+             harness::Answer& answer) override {
+        const bool streamed = body.kind == harness::Outgoing::Kind::stream;
+        if (url != url_text_ || method != method_ || streamed != streamed_ || body.whole.data() != body_.data() ||
+            body.whole.size() != body_.size())
+            prepare(url, method, body.whole, streamed);
+        answer_ = &answer;
+        outgoing_ = &body;
+        from_start_ = body.chunks;  // a request sent again sends its chunks again
+        return send_kept(method != "POST").status;
     }
 
 private:
     std::string where() const { return url_.host + ":" + std::to_string(url_.port); }
 
     // Builds the request of `method` with `body` (none for a GET) once: the head, with the body appended when
-    // it is small; a larger one is written from the harness's copy, shared by every worker.
-    void prepare(const std::string& url, const std::string& method, std::string_view body) {
+    // it is small; a larger one is written from the harness's copy, shared by every worker. A streamed body
+    // (`streamed`) goes after the head in chunked framing, each chunk taken from the harness as it is written.
+    void prepare(const std::string& url, const std::string& method, std::string_view body, bool streamed) {
         if (url != url_text_) {
             const beast_client::Url u = beast_client::parse_url(url);  // InvalidUrl on bad input
             disconnect();
@@ -178,11 +131,14 @@ private:
             url_text_ = url;
         }
         method_ = method;
-        keep_body_ = method != "GET";
+        streamed_ = streamed;
         body_ = body;
         request_ =
             method + " " + url_.target + " HTTP/1.1\r\nHost: " + url_.host + ":" + std::to_string(url_.port) + "\r\n";
-        if (keep_body_) request_ += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+        if (streamed)
+            request_ += "Transfer-Encoding: chunked\r\n";
+        else if (method != "GET")
+            request_ += "Content-Length: " + std::to_string(body.size()) + "\r\n";
         request_ += "\r\n";
         separate_body_ = body.size() > kInlineBody;
         if (!separate_body_) request_ += body;
@@ -191,7 +147,7 @@ private:
     // One exchange on the kept connection. A re-used connection that turns out closed before any byte of the
     // response is replaced and the request sent again, once, when that is harmless: the method is idempotent
     // or no byte of the request had been written.
-    harness::Fetch send(bool idempotent) {
+    harness::Fetch send_kept(bool idempotent) {
         const bool reused = fd_ >= 0;
         if (!reused) connect_socket();
         try {
@@ -339,11 +295,12 @@ private:
         throw TLSError(std::string("TLS error: ") + what + " " + where() + ": " + text);
     }
 
-    // Reads more bytes into buf_ at have_; returns false on EOF.
-    bool fill() {
+    // Reads more bytes (at most `limit`) into buf_ at have_; returns false on EOF.
+    bool fill(std::size_t limit = SIZE_MAX) {
+        const std::size_t room_left = std::min(buf_.size() - have_, limit);
         if (ssl_) {
             for (;;) {
-                const int room = static_cast<int>(std::min<std::size_t>(buf_.size() - have_, INT_MAX));
+                const int room = static_cast<int>(std::min<std::size_t>(room_left, INT_MAX));
                 const int n = SSL_read(ssl_, buf_.data() + have_, room);
                 if (n > 0) {
                     have_ += static_cast<std::size_t>(n);
@@ -356,7 +313,7 @@ private:
             }
         }
         for (;;) {
-            const ssize_t n = ::recv(fd_, buf_.data() + have_, buf_.size() - have_, 0);
+            const ssize_t n = ::recv(fd_, buf_.data() + have_, room_left, 0);
             if (n > 0) {
                 have_ += static_cast<std::size_t>(n);
                 return true;
@@ -394,10 +351,20 @@ private:
         }
     }
 
-    // An upload's response body: its first kKeptBody bytes are kept for the harness's check.
-    void keep(const char* data, std::uint64_t n) {
-        const std::size_t room = kKeptBody - kept_.size();
-        kept_.append(data, static_cast<std::size_t>(std::min<std::uint64_t>(n, room)));
+    // One chunk of a streamed body in chunked framing: one write when it is small enough to copy, else three.
+    void write_chunk(std::string_view data) {
+        char size[24];
+        const int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+        if (data.size() > kCopiedChunk) {
+            write_all(std::string_view(size, static_cast<std::size_t>(n)));
+            write_all(data);
+            write_all("\r\n");
+            return;
+        }
+        frame_.assign(size, static_cast<std::size_t>(n));
+        frame_.append(data);
+        frame_ += "\r\n";
+        write_all(frame_);
     }
 
     harness::Fetch exchange() {
@@ -405,6 +372,12 @@ private:
         wrote_ = false;
         write_all(request_);
         if (separate_body_) write_all(body_);
+        if (streamed_) {
+            outgoing_->chunks = from_start_;
+            std::string_view piece;
+            while (outgoing_->chunks.next(piece)) write_chunk(piece);
+            write_all("0\r\n\r\n");
+        }
         // read the head
         have_ = 0;
         std::size_t head_end = std::string_view::npos;
@@ -469,15 +442,15 @@ private:
         if (bodiless) length = 0;
         // body: what came with the head, then exactly the rest
         std::uint64_t got = std::min<std::uint64_t>(have_ - (head_end + 4), length);
-        if (keep_body_) {
-            kept_.clear();
-            keep(buf_.data() + head_end + 4, got);
-        }
+        if (answer_) answer_->feed(std::string_view(buf_.data() + head_end + 4, static_cast<std::size_t>(got)));
+        // --download stream: reads of at most C bytes
+        const std::size_t piece = answer_ && answer_->piece() ? answer_->piece() : SIZE_MAX;
         while (got < length) {
             have_ = 0;
-            if (!fill()) throw ConnectionError("connection to " + where() + " closed in the middle of the body");
+            if (!fill(static_cast<std::size_t>(std::min<std::uint64_t>(piece, length - got))))
+                throw ConnectionError("connection to " + where() + " closed in the middle of the body");
             const std::uint64_t n = std::min<std::uint64_t>(have_, length - got);
-            if (keep_body_) keep(buf_.data(), n);
+            if (answer_) answer_->feed(std::string_view(buf_.data(), static_cast<std::size_t>(n)));
             got += n;
         }
         have_ = 0;
@@ -494,12 +467,15 @@ private:
     std::string url_text_;
     beast_client::Url url_{};
     std::string method_;
-    std::string request_;         // the head, and the body when it is at most kInlineBody bytes
-    std::string_view body_;       // the harness's request body
-    bool separate_body_ = false;  // body_ is written after request_
-    bool keep_body_ = false;      // an upload: the response body is kept (kept_)
-    bool wrote_ = false;          // a byte of the current request has been written
-    std::string kept_;
+    std::string request_;                    // the head, and the body when it is at most kInlineBody bytes
+    std::string_view body_;                  // the harness's request body
+    bool separate_body_ = false;             // body_ is written after request_
+    bool streamed_ = false;                  // the body is outgoing_'s chunks, in chunked framing
+    bool wrote_ = false;                     // a byte of the current request has been written
+    harness::Outgoing* outgoing_ = nullptr;  // send(): the body
+    harness::Chunks from_start_;             // send(): its chunks from the start
+    harness::Answer* answer_ = nullptr;      // send(): takes the response body (get(): counted only)
+    std::string frame_;                      // a streamed chunk in its framing
     std::vector<char> buf_;
     std::size_t have_ = 0;
 };

@@ -221,7 +221,15 @@ void json_workload(std::string& out, const harness::Options& o) {
     out += ",\"body_size\":" + std::to_string(o.body_size);
     out += std::string(",\"record\":\"") + (o.histogram ? "histogram" : "samples") + "\"";
     out += std::string(",\"client_scope\":\"") + (o.shared ? "shared" : "per-worker") + "\"";
-    out += std::string(",\"http\":\"") + (o.http2 ? "2" : "1.1") + "\"}";
+    out += std::string(",\"http\":\"") + (o.http2 ? "2" : "1.1") + "\"";
+    out += std::string(",\"upload\":\"") + (o.upload_stream ? "stream" : "whole") + "\"";
+    out += std::string(",\"download\":\"") + (o.download_stream ? "stream" : "whole") + "\"";
+    out += ",\"chunk_size\":" + std::to_string(o.chunk_size) + ",\"targets\":";
+    if (o.targets.empty())
+        out += "null";
+    else
+        json_string(out, o.targets);  // the file as given
+    out += '}';
 }
 
 }  // namespace

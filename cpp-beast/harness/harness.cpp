@@ -6,17 +6,21 @@
 // and opens the gate, so no timed loop starts before t0. Then each worker runs its timed loop: closed (N
 // sequential requests) or open (open_loop() on the worker's Schedule, schedule.hpp). With --client-scope shared,
 // one client made before the threads start (max_connections = W) serves every worker. With --connection new, a
-// new client, hence a new connection, for every timed request, created inside the timed section. A failed
-// request's reason is `status <code>`, failure_reason() of the exception (harness.hpp), or, for an upload whose
-// response is not the expected /upload line, `Error: upload digest mismatch: ...`. The document
-// (clientbench.raw/2) is written by document.cpp once every worker has finished.
+// new client, hence a new connection, for every timed request, created inside the timed section. A GET of --url
+// read whole is the client's get() (the hot loop); everything else goes through its send(): a POST / PUT body
+// (one view of the pattern, or with --upload stream chunks of --chunk-size cut from it as the client takes them:
+// body.hpp), whose answer is checked piece by piece against the /upload line or the body echoed; --download
+// stream (pieces of at most C); with --targets worker w's request k goes to target (w + k) mod T (targets.hpp;
+// its answer counted, not compared). A failed request's reason is `status <code>`, failure_reason() of the
+// exception (harness.hpp), or, for an upload whose answer is neither, `Error: upload digest mismatch: ...`. The
+// document (clientbench.raw/2) is written by document.cpp once every worker has finished.
 #include "harness.hpp"
 
 #include "beast_client/client.hpp"
 #include "options.hpp"
 #include "run.hpp"
 #include "schedule.hpp"
-#include "upload.hpp"
+#include "targets.hpp"
 
 #include <cxxabi.h>
 #include <sys/prctl.h>
@@ -36,6 +40,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <typeinfo>
 #include <utility>
 #include <vector>
@@ -149,27 +154,74 @@ struct Run {
     const harness::Driver& driver;
     const Options& o;
     harness::ClientOptions client_options;
-    bool upload;                        // POST / PUT
-    std::string body;                   // POST / PUT: the request body, built once
-    std::string expected;               // its /upload line
-    harness::Client* shared = nullptr;  // --client-scope shared: every worker's client
-    std::string shared_error;           // --client-scope shared: why it could not be made
-    std::int64_t timeout_ns = 0;        // --timeout: a request that took longer failed
+    bool upload;                           // POST / PUT
+    harness::Pattern pattern;              // POST / PUT: the body's bytes (whole, or the buffer chunks are cut from)
+    harness::Expected expected;            // POST / PUT: its /upload line, or the body echoed
+    std::vector<harness::Target> targets;  // --targets: worker w's request k goes to (w + k) mod T
+    harness::Client* shared = nullptr;     // --client-scope shared: every worker's client
+    std::string shared_error;              // --client-scope shared: why it could not be made
+    std::int64_t timeout_ns = 0;           // --timeout: a request that took longer failed
+
+    std::size_t piece() const { return o.download_stream ? o.chunk_size : 0; }
+    // a body as the client is given it: one buffer, or chunks cut as it takes them
+    harness::Outgoing outgoing(std::string_view whole, const harness::Chunks& chunks) const {
+        harness::Outgoing out;
+        out.kind = o.upload_stream ? harness::Outgoing::Kind::stream : harness::Outgoing::Kind::whole;
+        if (o.upload_stream)
+            out.chunks = chunks;
+        else
+            out.whole = whole;
+        return out;
+    }
 };
+
+// Worker w's request k: a GET of --url read whole (the driver's get, the hot loop the benchmark measures, as it
+// always was), or anything else through the driver's send: an upload whose answer is checked against the /upload
+// line or the body echoed, a streamed download, the target (w + k) mod T (its answer counted, not compared).
+// Returns the status; `bytes` the body bytes; `mismatch` the reason of an upload's wrong 200 answer.
+int request(const Run& run, harness::Client& client, long w, long k, std::uint64_t& bytes, std::string& mismatch) {
+    const Options& o = run.o;
+    if (run.targets.empty() && !run.upload && !o.download_stream) {
+        const harness::Fetch fetch = client.get(o.url);
+        bytes = fetch.bytes;
+        return fetch.status;
+    }
+    if (run.targets.empty()) {
+        harness::Outgoing body;  // a GET's: none
+        if (run.upload) {
+            const std::size_t whole = o.upload_stream ? 0 : static_cast<std::size_t>(o.body_size);
+            body = run.outgoing(run.pattern.slice(0, whole),
+                                harness::Chunks::of_pattern(run.pattern, o.body_size, o.chunk_size));
+        }
+        harness::Answer answer(run.upload ? &run.expected : nullptr, run.piece());
+        const int status = client.send(o.url, o.method, body, answer);
+        bytes = answer.bytes();
+        if (status == 200 && !answer.right()) mismatch = answer.mismatch();
+        return status;
+    }
+    const auto t = static_cast<std::size_t>(w + k) % run.targets.size();
+    const harness::Target& target = run.targets[t];
+    if (target.method == "GET" && !o.download_stream) {
+        const harness::Fetch fetch = client.get(target.url);
+        bytes = fetch.bytes;
+        return fetch.status;
+    }
+    harness::Outgoing body;
+    if (target.method != "GET") {
+        const std::string_view bytes_of = target.body ? std::string_view(*target.body) : std::string_view();
+        body = run.outgoing(bytes_of, harness::Chunks::of_bytes(bytes_of, o.chunk_size));
+    }
+    harness::Answer answer(nullptr, run.piece());
+    const int status = client.send(target.url, target.method, body, answer);
+    bytes = answer.bytes();
+    return status;
+}
 
 // A worker's client: its own, or the shared one.
 struct WorkerClient {
     std::unique_ptr<harness::Client> own;
     harness::Client* use = nullptr;
 };
-
-// The start of a response body for a failure reason: printable ASCII, at most 100 bytes.
-std::string excerpt(std::string_view body, std::uint64_t length) {
-    std::string out;
-    for (const char c : body.substr(0, 100)) out += c >= 0x20 && c < 0x7f ? c : '?';
-    if (length > out.size()) out += "... (" + std::to_string(length) + " bytes)";
-    return out;
-}
 
 // "the request took 3.004 s, past --timeout 1 s": the reason of a request that ended after --timeout.
 std::string overtime_text(std::int64_t took_ns, double timeout_s) {
@@ -182,8 +234,8 @@ std::string overtime_text(std::int64_t took_ns, double timeout_s) {
 // One request of the worker's loop, started at `start` (the steady clock): records its start, service time,
 // bytes and failure, and returns its end. Its reason, first to last: the client's error; ended after --timeout
 // (TimeoutError, whatever it returned: the timeout bounds the whole request); a status other than 200; an
-// upload's answer other than the /upload line.
-inline std::int64_t perform(const Run& run, Worker& w, WorkerClient& wc, long k, std::int64_t start) {
+// upload's answer other than the /upload line (or the body echoed).
+inline std::int64_t perform(const Run& run, Worker& w, long w_index, WorkerClient& wc, long k, std::int64_t start) {
     const Options& o = run.o;
     std::optional<int> status;
     std::uint64_t nbytes = 0;
@@ -199,19 +251,11 @@ inline std::int64_t perform(const Run& run, Worker& w, WorkerClient& wc, long k,
                 wc.own = make_client(run.driver, run.client_options);
                 wc.use = wc.own.get();
             }
-            harness::Client* client = wc.use;
-            if (run.upload) {
-                const harness::Fetch fetch = client->upload(o.url, o.method, run.body);
-                status = fetch.status;
-                nbytes = fetch.bytes;
-                mismatch = fetch.status == 200 && (fetch.bytes != run.expected.size() || fetch.body != run.expected);
-                if (mismatch)
-                    error = "Error: upload digest mismatch: expected '" + run.expected + "', got '" +
-                            excerpt(fetch.body, fetch.bytes) + "'";
-            } else {
-                const harness::Fetch fetch = client->get(o.url);
-                status = fetch.status;
-                nbytes = fetch.bytes;
+            std::string wrong;
+            status = request(run, *wc.use, w_index, k, nbytes, wrong);
+            if (!wrong.empty()) {
+                mismatch = true;
+                error = std::move(wrong);
             }
         } catch (const std::exception& e) {
             error = harness::failure_reason(e);
@@ -257,10 +301,9 @@ void run_worker(const Run& run, long index, Worker& w, StartGate& gate) {
         }
         for (long k = 0; k < o.warmup; ++k) {
             try {
-                if (run.upload)
-                    client.use->upload(o.url, o.method, run.body);
-                else
-                    client.use->get(o.url);
+                std::uint64_t bytes = 0;
+                std::string mismatch;
+                request(run, *client.use, index, k, bytes, mismatch);
             } catch (...) {  // warmup failures are not measured
             }
         }
@@ -279,7 +322,7 @@ void run_worker(const Run& run, long index, Worker& w, StartGate& gate) {
 
     w.loop_start = now_ns();
     if (!o.open()) {
-        for (long k = 0; k < o.requests; ++k) perform(run, w, client, k, now_ns());
+        for (long k = 0; k < o.requests; ++k) perform(run, w, index, client, k, now_ns());
     } else {
         // Linux delays a sleeping thread's wake-up by up to its timer slack (50 µs by default) to batch
         // timers; that delay would be charged to every request's corrected latency, so the worker asks for none
@@ -290,7 +333,7 @@ void run_worker(const Run& run, long index, Worker& w, StartGate& gate) {
         const harness::LoopCounts counts =
             harness::open_loop(schedule, limits, t0, clock, [&](long k, std::int64_t intended, std::int64_t start) {
                 w.intended.push_back(intended);
-                return perform(run, w, client, k, start);
+                return perform(run, w, index, client, k, start);
             });
         w.late = counts.late;
         w.missed = counts.missed;
@@ -305,11 +348,22 @@ void run_worker(const Run& run, long index, Worker& w, StartGate& gate) {
     }
 }
 
-int run_group(const harness::Driver& d, const Options& o) {
-    Run run{d, o, client_options(o), o.upload(), {}, {}, nullptr, {}, static_cast<std::int64_t>(o.timeout * 1e9)};
+int run_group(const harness::Driver& d, const Options& o, std::vector<harness::Target> targets) {
+    Run run{d,
+            o,
+            client_options(o),
+            o.upload(),
+            harness::Pattern(),
+            {},
+            std::move(targets),
+            nullptr,
+            {},
+            static_cast<std::int64_t>(o.timeout * 1e9)};
     if (run.upload) {
-        run.body = harness::upload_body(o.body_size);
-        run.expected = harness::upload_digest_line(run.body);
+        // a whole body is one view of the pattern's buffer (shared by every worker), a streamed one is cut from it
+        run.pattern =
+            o.upload_stream ? harness::Pattern::for_body(o.body_size, o.chunk_size) : harness::Pattern(o.body_size);
+        run.expected = {run.pattern.upload_line(o.body_size), o.body_size, &run.pattern};
     }
     std::unique_ptr<harness::Client> shared;  // outlives the workers
     if (o.shared) {
@@ -393,6 +447,21 @@ int harness::main(int argc, char** argv, const Driver& d) {
         std::fprintf(stderr, "unsupported: --client-scope shared (%s)\n", d.not_shareable.c_str());
         return 3;
     }
+    for (const auto& [asked, why, flag] :
+         {std::make_tuple(options->upload_stream, &d.no_upload_stream, "--upload stream"),
+          std::make_tuple(options->download_stream, &d.no_download_stream, "--download stream"),
+          std::make_tuple(!options->targets.empty(), &d.no_targets, "--targets")})
+        if (asked && !why->empty()) {
+            std::fprintf(stderr, "unsupported: %s (%s)\n", flag, why->c_str());
+            return 3;
+        }
+    std::vector<Target> targets;
+    try {
+        if (!options->targets.empty()) targets = read_targets(options->targets);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "%s: error: %s (see --help)\n", kProg, e.message.c_str());
+        return 2;
+    }
     if (!options->ca_file.empty()) {  // a CA file that cannot be used is a usage error, not N failed requests
         try {
             make_client(d, client_options(*options));
@@ -402,7 +471,7 @@ int harness::main(int argc, char** argv, const Driver& d) {
         }
     }
     try {
-        return run_group(d, *options);
+        return run_group(d, *options, std::move(targets));
     } catch (const std::exception& e) {
         std::fprintf(stderr, "%s: internal error: %s\n", kProg, one_line(e.what()).c_str());
         return 1;

@@ -1,10 +1,11 @@
 // The clientbench driver harness for C++ clients (docs/raw-format.md): command line, W worker threads,
 // start gate, the closed or open loop, timing, failure accounting and the clientbench.raw/2 JSON document. A
-// driver supplies only how to create a worker's client (one keep-alive connection) and how to do one GET, or
-// one POST / PUT with a body, with it.
+// driver supplies only how to create a worker's client (one keep-alive connection) and how to do one GET, and
+// any other request (an upload, whole or streamed; a streamed download; a target), with it.
 #pragma once
 
 #include "beast_client/client.hpp"  // TlsInfo
+#include "body.hpp"                 // Outgoing, Answer
 
 #include <cstddef>
 #include <cstdint>
@@ -17,24 +18,25 @@
 
 namespace harness {
 
-/// What one request returned: the status and the body bytes read (the whole body); for an upload also the
-/// response body itself (at least its first 4 KiB; valid until the client's next request), which the harness
-/// compares with the /upload line it expects.
+/// What a GET of Client::get returned: the status and the body bytes read (the whole body, not kept).
 struct Fetch {
     int status = 0;
     std::uint64_t bytes = 0;
-    std::string_view body = {};
 };
 
-/// One worker's client (owning its keep-alive connection). `get` and `upload` throw (preferably a
+/// One worker's client (owning its keep-alive connection). `get` and `send` throw (preferably a
 /// beast_client::Error subclass, whose type name is the failure class) on any transport or protocol error;
 /// non-2xx statuses are returned.
 class Client {
 public:
     virtual ~Client();
+    /// GET `url`, the body read whole and counted: the benchmark's hot loop (--url, --download whole).
     virtual Fetch get(const std::string& url) = 0;
-    /// Sends `body` with `method` (POST or PUT) and reads the whole response, keeping its body (Fetch::body).
-    virtual Fetch upload(const std::string& url, const std::string& method, std::string_view body) = 0;
+    /// Every other request: `method` `url` with `body` (none, one buffer, or Chunks to take as the client sends
+    /// them: --upload stream), giving the response body to `answer` as the client reads it (in pieces of at most
+    /// answer.piece() bytes when that is not 0: --download stream), never keeping it. Returns the status once the
+    /// whole body has been read.
+    virtual int send(const std::string& url, const std::string& method, Outgoing& body, Answer& answer) = 0;
     /// The negotiated TLS version and cipher of the client's (last) connection; nullopt for plain http or
     /// when the client cannot tell. Worker 0's ends up in the document's client section ("tls").
     virtual std::optional<beast_client::TlsInfo> tls_info() const { return std::nullopt; }
@@ -64,12 +66,16 @@ struct Driver {
     /// starts) to check the file: an exception then is a usage error (exit status 2).
     std::function<std::unique_ptr<Client>(const ClientOptions&)> make_client;
     /// Whether one client of make_client may be used by every worker at once (--client-scope shared: get and
-    /// upload called from W threads; Fetch::body then valid until the calling thread's next request). When
+    /// send called from W threads). When
     /// not, --client-scope shared exits 3 with "unsupported: " and this reason.
     bool shareable = false;
     std::string not_shareable = "its client cannot be shared by threads";
     /// No C++ driver speaks HTTP/2: --http 2 exits 3 with "unsupported: HTTP/2 (<why>)".
     std::string no_http2 = "the client speaks HTTP/1.1";
+    /// What the driver cannot do, each exiting 3 with "unsupported: <flag> (<why>)" when asked; empty: it can.
+    std::string no_upload_stream = {};    // --upload stream
+    std::string no_download_stream = {};  // --download stream
+    std::string no_targets = {};          // --targets
 };
 
 /// The canonical failure reason of an exception, the same in every language's harness: `<Class>: <message>`,

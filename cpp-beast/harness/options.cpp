@@ -1,6 +1,8 @@
 // The driver contract's command line (options.hpp).
 #include "options.hpp"
 
+#include "body.hpp"  // kMaxChunkSize
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -16,6 +18,7 @@ const char* const harness::kUsage =
     "        [--timeout SECONDS] [--connection keep-alive|new] [--ca-file PATH | --insecure]\n"
     "        [--rate R [--arrival uniform|poisson] [--seed S]] [--method GET|POST|PUT] [--body-size BYTES]\n"
     "        [--record samples|histogram] [--client-scope per-worker|shared] [--http 1.1|2]\n"
+    "        [--upload whole|stream] [--download whole|stream] [--chunk-size BYTES] [--targets FILE]\n"
     "\n"
     "  --url URL           URL every request goes to (http[s]://host:port/path), required\n"
     "  --workers W         threads, each with its own client (default 10)\n"
@@ -39,6 +42,13 @@ const char* const harness::kUsage =
     "  --client-scope S    per-worker: each worker makes its own client (default); shared: one client,\n"
     "                      made once, serves every worker (its pool keeps up to W connections)\n"
     "  --http V            1.1 (default) or 2 (HTTP/2: exit status 3 when the driver cannot)\n"
+    "  --upload U          whole: the request body in one buffer (default); stream: in chunks of\n"
+    "                      --chunk-size bytes, made as the client sends them\n"
+    "  --download D        whole: the response body read into one buffer (default); stream: in chunks of at\n"
+    "                      most --chunk-size bytes, each counted and dropped\n"
+    "  --chunk-size BYTES  a streamed body's chunk, 1 to 16777216 (default 65536)\n"
+    "  --targets FILE      every worker cycles through the requests of FILE (`METHOD URL [@BODYFILE]` per\n"
+    "                      line) instead of --url's; --url is still checked\n"
     "  -h, --help          show this help\n";
 
 namespace {
@@ -89,10 +99,27 @@ std::size_t parse_body_size(const std::string& text) {
     return static_cast<std::size_t>(value);
 }
 
+std::size_t parse_chunk_size(const std::string& text) {
+    long long value = 0;
+    const char* first = text.data();
+    const char* last = first + text.size();
+    const auto [ptr, ec] = std::from_chars(first, last, value);
+    if (text.empty() || ec != std::errc() || ptr != last || value < 1 ||
+        value > static_cast<long long>(harness::kMaxChunkSize))
+        throw UsageError{"--chunk-size must be a number of bytes from 1 to 16777216 (16 MiB), got '" + text + "'"};
+    return static_cast<std::size_t>(value);
+}
+
+bool whole_or_stream(const std::string& flag, const std::string& value) {
+    if (value != "whole" && value != "stream") throw UsageError{flag + " must be whole or stream, got '" + value + "'"};
+    return value == "stream";
+}
+
 bool takes_value(const std::string& flag) {
     for (const char* f :
-         {"--url", "--workers", "--requests", "--duration", "--warmup", "--timeout", "--connection", "--ca-file",
-          "--rate", "--arrival", "--seed", "--method", "--body-size", "--record", "--client-scope", "--http"})
+         {"--url",          "--workers", "--requests", "--duration", "--warmup",     "--timeout",   "--connection",
+          "--ca-file",      "--rate",    "--arrival",  "--seed",     "--method",     "--body-size", "--record",
+          "--client-scope", "--http",    "--upload",   "--download", "--chunk-size", "--targets"})
         if (flag == f) return true;
     return false;
 }
@@ -105,6 +132,8 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
     bool have_requests = false;
     bool have_arrival = false;
     bool have_seed = false;
+    bool have_method = false;
+    bool have_body_size = false;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
         if (arg == "-h" || arg == "--help") return std::nullopt;
@@ -163,8 +192,10 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
             if (value != "GET" && value != "POST" && value != "PUT")
                 throw UsageError{"--method must be GET, POST or PUT, got '" + value + "'"};
             o.method = value;
+            have_method = true;
         } else if (arg == "--body-size") {
             o.body_size = parse_body_size(value);
+            have_body_size = true;
         } else if (arg == "--record") {
             if (value != "samples" && value != "histogram")
                 throw UsageError{"--record must be samples or histogram, got '" + value + "'"};
@@ -176,6 +207,15 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
         } else if (arg == "--http") {
             if (value != "1.1" && value != "2") throw UsageError{"--http must be 1.1 or 2, got '" + value + "'"};
             o.http2 = value == "2";
+        } else if (arg == "--upload") {
+            o.upload_stream = whole_or_stream(arg, value);
+        } else if (arg == "--download") {
+            o.download_stream = whole_or_stream(arg, value);
+        } else if (arg == "--chunk-size") {
+            o.chunk_size = parse_chunk_size(value);
+        } else if (arg == "--targets") {
+            if (value.empty()) throw UsageError{"--targets must not be empty"};
+            o.targets = value;
         } else {
             o.timeout = parse_number(arg, value, "seconds");
             if (o.timeout > kMaxTimeout) throw UsageError{"--timeout must be at most 86400 s (a day), got " + value};
@@ -199,6 +239,12 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
         throw UsageError{"--connection new cannot be used with --client-scope shared (a shared client is made once)"};
     if (o.body_size > 0 && !o.upload())
         throw UsageError{"--body-size goes with --method POST or PUT (a GET sends no body)"};
+    if (!o.targets.empty() && have_method)
+        throw UsageError{"--method: not with --targets (each target has its own method)"};
+    if (!o.targets.empty() && have_body_size)
+        throw UsageError{"--body-size: not with --targets (each target has its own body)"};
+    if (o.upload_stream && !o.upload() && o.targets.empty())
+        throw UsageError{"--upload stream needs a body to stream (--method POST or PUT, or --targets)"};
     return o;
 }
 

@@ -25,9 +25,13 @@ struct Options {
     std::uint64_t seed = 1;
     std::string method = "GET";
     std::size_t body_size = 0;
-    bool histogram = false;  // --record histogram
-    bool shared = false;     // --client-scope shared: one client for every worker
-    bool http2 = false;      // --http 2
+    bool histogram = false;          // --record histogram
+    bool shared = false;             // --client-scope shared: one client for every worker
+    bool http2 = false;              // --http 2
+    bool upload_stream = false;      // --upload stream: the body given to the client in chunks of chunk_size
+    bool download_stream = false;    // --download stream: the answer read in chunks of at most chunk_size
+    std::size_t chunk_size = 65536;  // --chunk-size (body.hpp: kDefaultChunkSize)
+    std::string targets;             // --targets FILE (empty: every request to --url)
 
     bool open() const { return rate.has_value(); }
     bool upload() const { return method != "GET"; }

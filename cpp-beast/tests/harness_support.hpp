@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,12 +28,9 @@ struct Outcome {
     std::string err;  // stderr
 };
 
-// Runs harness::main as "test-driver --url http://127.0.0.1:9/ <flags>" with `make_client` (its clients
-// shareable by the workers or not).
-inline Outcome run_main(MakeClient make_client, std::vector<std::string> flags, std::string url = "http://127.0.0.1:9/",
-                        bool shareable = false) {
-    harness::Driver driver{"test-driver", "C++", "fake", "0", "", "", std::move(make_client)};
-    driver.shareable = shareable;
+// Runs harness::main with `driver` as "test-driver --url <url> <flags>".
+inline Outcome run_with(const harness::Driver& driver, std::vector<std::string> flags,
+                        std::string url = "http://127.0.0.1:9/") {
     std::vector<std::string> args{"test-driver", "--url", std::move(url)};
     args.insert(args.end(), flags.begin(), flags.end());
     std::vector<char*> argv;
@@ -44,6 +42,15 @@ inline Outcome run_main(MakeClient make_client, std::vector<std::string> flags, 
     o.err = testing::internal::GetCapturedStderr();
     o.out = testing::internal::GetCapturedStdout();
     return o;
+}
+
+// Runs harness::main as "test-driver --url http://127.0.0.1:9/ <flags>" with `make_client` (its clients
+// shareable by the workers or not).
+inline Outcome run_main(MakeClient make_client, std::vector<std::string> flags, std::string url = "http://127.0.0.1:9/",
+                        bool shareable = false) {
+    harness::Driver driver{"test-driver", "C++", "fake", "0", "", "", std::move(make_client)};
+    driver.shareable = shareable;
+    return run_with(driver, std::move(flags), std::move(url));
 }
 
 // Runs harness::main and returns stdout (the exit status in *exit_status).
@@ -70,27 +77,64 @@ inline std::vector<std::int64_t> ints(const json::value& array) {
     return out;
 }
 
-// One answer of a ScriptedClient: what `get` / `upload` return, or throw.
-using Step = std::function<harness::Fetch()>;
-
-// What ScriptedClients were asked to upload (it outlives them: a worker's client goes with its thread).
-struct Uploads {
-    std::vector<std::string> methods;
-    std::vector<std::string> bodies;
+// One answer of a ScriptedClient: a status and `bytes` body bytes, which start with `body` (the rest is dots).
+struct Reply {
+    int status = 0;
+    std::uint64_t bytes = 0;
+    std::string_view body = {};
+    Reply(int s, std::uint64_t b, std::string_view text = {}) : status(s), bytes(b), body(text) {}
+    // implicit: a step of a GET may return the Fetch itself
+    Reply(harness::Fetch f) : status(f.status), bytes(f.bytes) {}
 };
 
-// Answers from a script, in turn (GET or upload alike), and logs the uploads it was asked for.
+// What `get` / `send` return, or throw.
+using Step = std::function<Reply()>;
+
+// What ScriptedClients were asked for (it outlives them: a worker's client goes with its thread; its workers may
+// log at once).
+struct Uploads {
+    std::mutex mutex;
+    std::vector<std::string> methods;              // of send()
+    std::vector<std::string> bodies;               // of send(): the body, whole or its chunks joined
+    std::vector<std::vector<std::size_t>> chunks;  // of send(): a streamed body's chunk sizes (empty: whole)
+    std::vector<std::string> requests;             // of get() and send(): "<method> <url>"
+    std::vector<std::size_t> pieces;               // of send(): Answer::piece() (--download stream: C)
+};
+
+// Answers from a script, in turn (get or send alike), and logs what it was asked for.
 class ScriptedClient final : public harness::Client {
 public:
     explicit ScriptedClient(std::vector<Step> script, std::shared_ptr<Uploads> uploads = nullptr)
         : script_(std::move(script)), uploads_(std::move(uploads)) {}
-    harness::Fetch get(const std::string&) override { return script_.at(next_++ % script_.size())(); }
-    harness::Fetch upload(const std::string&, const std::string& method, std::string_view body) override {
+    harness::Fetch get(const std::string& url) override {
         if (uploads_) {
-            uploads_->methods.push_back(method);
-            uploads_->bodies.emplace_back(body);
+            std::lock_guard<std::mutex> lock(uploads_->mutex);
+            uploads_->requests.push_back("GET " + url);
         }
-        return script_.at(next_++ % script_.size())();
+        const Reply r = script_.at(next_++ % script_.size())();
+        return {r.status, r.bytes};
+    }
+    int send(const std::string& url, const std::string& method, harness::Outgoing& body,
+             harness::Answer& answer) override {
+        std::string sent(body.whole);
+        std::vector<std::size_t> sizes;
+        std::string_view piece;
+        while (body.kind == harness::Outgoing::Kind::stream && body.chunks.next(piece)) {
+            sent += piece;
+            sizes.push_back(piece.size());
+        }
+        if (uploads_) {
+            std::lock_guard<std::mutex> lock(uploads_->mutex);
+            uploads_->methods.push_back(method);
+            uploads_->bodies.push_back(std::move(sent));
+            uploads_->chunks.push_back(std::move(sizes));
+            uploads_->requests.push_back(method + " " + url);
+            uploads_->pieces.push_back(answer.piece());
+        }
+        const Reply r = script_.at(next_++ % script_.size())();
+        answer.feed(r.body);
+        if (r.bytes > r.body.size()) answer.feed(std::string(r.bytes - r.body.size(), '.'));
+        return r.status;
     }
 
 private:
@@ -104,7 +148,7 @@ inline MakeClient scripted(std::vector<Step> script) {
 }
 
 inline Step ok(std::uint64_t bytes = 1) {
-    return [bytes] { return harness::Fetch{200, bytes}; };
+    return [bytes] { return Reply{200, bytes}; };
 }
 
 }  // namespace harness_test

@@ -2,115 +2,30 @@
 // in-test servers: uploads (POST / PUT, plain and TLS) whose body the server checks and whose /upload line the
 // driver checks, a wrong line counted as a failure, the open loop's schedule, its stop at --duration, and a
 // usage error. Nothing here asserts a speed.
-#include "harness_support.hpp"
+#include "driver_support.hpp"
 #include "test_server.hpp"
 #include "tls_server.hpp"
 
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
-#include <sys/wait.h>
 
 #include <chrono>
-#include <cstdio>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
-using harness_test::parse;
-using harness_test::text;
-using harness_test::json::value;
-
-namespace {
-
-const std::vector<std::string> kDrivers{BEAST_DRIVER, FLOOR_DRIVER};
-
-struct Ran {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string quoted(const std::string& arg) {
-    std::string out = "'";
-    for (const char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-// Runs `program args...`: its exit status, stdout and stderr.
-Ran run(const std::string& program, const std::vector<std::string>& args) {
-    char err_path[] = "/tmp/driver-test-stderr-XXXXXX";
-    const int fd = ::mkstemp(err_path);
-    if (fd >= 0) ::close(fd);
-    std::string command = quoted(program);
-    for (const auto& a : args) command += " " + quoted(a);
-    command += " 2>" + quoted(err_path);
-    Ran r;
-    if (std::FILE* p = ::popen(command.c_str(), "r")) {
-        char buf[65536];
-        std::size_t n = 0;
-        while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-        const int status = ::pclose(p);
-        r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    }
-    std::ifstream f(err_path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    r.err = ss.str();
-    std::remove(err_path);
-    return r;
-}
-
-// "<length> <sha256 hex>" of `body`, computed here (not with the harness's function under test).
-std::string sha256_line(const std::string& body) {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    EVP_Digest(body.data(), body.size(), md, &n, EVP_sha256(), nullptr);
-    char hex[3];
-    std::string line = std::to_string(body.size()) + " ";
-    for (unsigned int i = 0; i < n; ++i) {
-        std::snprintf(hex, sizeof hex, "%02x", md[i]);
-        line += hex;
-    }
-    return line;
-}
-
-std::string pattern(std::size_t size) {
-    std::string s(size, 'a');
-    for (std::size_t i = 0; i < size; ++i) s[i] = static_cast<char>('a' + i % 26);
-    return s;
-}
-
-std::string ok_response(const std::string& body) {
-    return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-}
-
-// /upload: answers each request with the line of its body (or with `line` when given).
-template <class Conn>
-std::function<void(Conn&)> upload_handler(std::string line = "") {
-    return [line](Conn& c) {
-        std::string request;
-        while (c.read_request(&request)) {
-            const std::string body = request.substr(request.find("\r\n\r\n") + 4);
-            c.write(ok_response(line.empty() ? sha256_line(body) : line));
-        }
-    };
-}
-
-// The workers' entries of a document; a test fails on a document that is not one.
-std::vector<value> workers_of(const Ran& r) {
-    EXPECT_EQ(r.status, 0) << r.err;
-    const value doc = parse(r.out);
-    if (!doc.is_object()) return {};
-    EXPECT_EQ(text(doc.at("schema")), "clientbench.raw/2");
-    const auto& array = doc.at("workers").as_array();
-    return std::vector<value>(array.begin(), array.end());
-}
-
-}  // namespace
+using driver_test::kDrivers;
+using driver_test::ok_response;
+using driver_test::parse;
+using driver_test::pattern;
+using driver_test::Ran;
+using driver_test::run;
+using driver_test::sha256_line;
+using driver_test::text;
+using driver_test::upload_handler;
+using driver_test::value;
+using driver_test::workers_of;
 
 TEST(Drivers, UploadTheBodyAndCheckTheLine) {
     for (const std::string& driver : kDrivers)
@@ -152,7 +67,8 @@ TEST(Drivers, AWrongLineIsAFailure) {
         for (const value& w : workers_of(r)) {
             EXPECT_EQ(w.at("failure_count"), 2) << driver;
             EXPECT_EQ(text(w.at("failures").at(0).at("reason")),
-                      "Error: upload digest mismatch: expected '" + sha256_line(pattern(1000)) + "', got '1000 0123'")
+                      "Error: upload digest mismatch: expected '" + sha256_line(pattern(1000)) +
+                          "' (or the 1000 bytes sent, echoed), got '1000 0123'")
                 << driver;
         }
     }
@@ -325,7 +241,9 @@ TEST(Drivers, UsageErrorsExit2WithOneLine) {
              {std::vector<std::string>{"--rate", "0"}, std::vector<std::string>{"--body-size", "10"},
               std::vector<std::string>{"--client-scope", "global"}, std::vector<std::string>{"--http", "3"},
               std::vector<std::string>{"--connection", "new", "--client-scope", "shared"},
-              std::vector<std::string>{"--rate", "-1", "--http", "2"}}) {
+              std::vector<std::string>{"--rate", "-1", "--http", "2"}, std::vector<std::string>{"--chunk-size", "0"},
+              std::vector<std::string>{"--upload", "stream"}, std::vector<std::string>{"--targets", "/no/such/file"},
+              std::vector<std::string>{"--download", "lazy"}}) {
             const Ran r = run(driver, [&] {
                 std::vector<std::string> args{"--url", "http://127.0.0.1:9/"};
                 args.insert(args.end(), flags.begin(), flags.end());

@@ -94,7 +94,7 @@ TEST(Harness, RequestFailuresHaveCanonicalReasons) {
 TEST(Harness, ARequestPastTheTimeoutIsATimeoutWhateverItReturned) {
     // --timeout bounds the whole request: a client whose timeout bounds each read (the floor's) can return a
     // 200, a 500 or a wrong upload answer after it; each is a TimeoutError, its bytes still received
-    const auto slow = [](harness::Fetch fetch) -> harness_test::Step {
+    const auto slow = [](harness_test::Reply fetch) -> harness_test::Step {
         return [fetch] {
             std::this_thread::sleep_for(std::chrono::milliseconds(60));
             return fetch;
@@ -120,7 +120,7 @@ TEST(Harness, ARequestPastTheTimeoutIsATimeoutWhateverItReturned) {
 
 TEST(Harness, ANon200UploadAnswerIsItsStatusNotADigestMismatch) {
     const std::string doc = run_driver(harness_test::scripted({[] {
-                                           return harness::Fetch{405, 18, "Method Not Allowed"};
+                                           return harness_test::Reply{405, 18, "Method Not Allowed"};
                                        }}),
                                        {"--workers", "1", "--requests", "2", "--method", "POST", "--body-size", "3"});
     EXPECT_EQ(reasons_in(doc), std::vector<std::string>(2, "status 405")) << doc;
@@ -163,7 +163,7 @@ public:
         ++requests_;
         return {200, 5};
     }
-    harness::Fetch upload(const std::string&, const std::string&, std::string_view) override { return {500, 0}; }
+    int send(const std::string&, const std::string&, harness::Outgoing&, harness::Answer&) override { return 500; }
 
 private:
     std::atomic<int>& requests_;
@@ -253,7 +253,10 @@ public:
         seen->push_back(o);
     }
     harness::Fetch get(const std::string&) override { return {200, 1}; }
-    harness::Fetch upload(const std::string&, const std::string&, std::string_view) override { return {200, 1}; }
+    int send(const std::string&, const std::string&, harness::Outgoing&, harness::Answer& answer) override {
+        answer.feed("x");
+        return 200;
+    }
     std::optional<beast_client::TlsInfo> tls_info() const override {
         if (!tls_) return std::nullopt;
         return beast_client::TlsInfo{"TLSv1.3", "TLS_AES_256_GCM_SHA384"};

@@ -1,5 +1,5 @@
 """The binding clients behind one synchronous interface, for the tests that run every case against each:
-beast_client.Client, reqwest_client.Client, and reqwest_client.AsyncClient driven on an event loop of its own."""
+beast_client.Client, reqwest_client.Client, and each binding's AsyncClient driven on an event loop of its own."""
 
 from __future__ import annotations
 
@@ -15,20 +15,20 @@ PROTOCOL_ERRORS = (beast_client.ProtocolError, reqwest_client.ProtocolError)
 
 
 class AsyncAdapter:
-    """reqwest_client.AsyncClient, each call run to completion on the adapter's own event loop."""
+    """A binding's AsyncClient, each call run to completion on the adapter's own event loop."""
 
-    def __init__(self, timeout: float | None, **options: Any):
+    def __init__(self, module: ModuleType, timeout: float | None, **options: Any):
         self.loop = asyncio.new_event_loop()
-        self.client = reqwest_client.AsyncClient(timeout=timeout, **options)
+        self.client = module.AsyncClient(timeout=timeout, **options)
 
     def get(self, url: str) -> int:
-        return self.loop.run_until_complete(self.client.get(url))
+        return self.loop.run_until_complete(self.client.get(url))  # type: ignore[no-any-return]
 
     def fetch_len(self, url: str) -> tuple[int, int]:
-        return self.loop.run_until_complete(self.client.fetch_len(url))
+        return self.loop.run_until_complete(self.client.fetch_len(url))  # type: ignore[no-any-return]
 
     def fetch(self, url: str, **kw: Any) -> tuple[int, bytes]:
-        return self.loop.run_until_complete(self.client.fetch(url, **kw))
+        return self.loop.run_until_complete(self.client.fetch(url, **kw))  # type: ignore[no-any-return]
 
     def request(self, method: str, url: str, **kw: Any) -> Any:
         return self.loop.run_until_complete(self.client.request(method, url, **kw))
@@ -53,12 +53,18 @@ class AsyncAdapter:
 
 FACTORIES: dict[str, Callable[..., Any]] = {
     "beast": lambda timeout, **options: beast_client.Client(timeout=timeout, **options),
+    "beast-async": lambda timeout, **options: AsyncAdapter(beast_client, timeout, **options),
     "reqwest": lambda timeout, **options: reqwest_client.Client(timeout=timeout, **options),
-    "reqwest-async": AsyncAdapter,
+    "reqwest-async": lambda timeout, **options: AsyncAdapter(reqwest_client, timeout, **options),
 }
 
 #: the binding module of each kind (its ProtocolError, TLSError, ...)
-MODULES: dict[str, ModuleType] = {"beast": beast_client, "reqwest": reqwest_client, "reqwest-async": reqwest_client}
+MODULES: dict[str, ModuleType] = {
+    "beast": beast_client,
+    "beast-async": beast_client,
+    "reqwest": reqwest_client,
+    "reqwest-async": reqwest_client,
+}
 
 #: the two bindings' modules by name, for the tests parametrized over the bindings themselves
 BINDINGS: dict[str, ModuleType] = {"beast": beast_client, "reqwest": reqwest_client}
@@ -69,6 +75,16 @@ def make(kind: str, timeout: float | None, **options: Any) -> Any:
     c = FACTORIES[kind](timeout, **options)
     c.kind = kind
     return c
+
+
+def is_async(kind: str) -> bool:
+    """Whether `kind` (a key of FACTORIES) is an AsyncClient (no release_gil, no last_body_bytes)."""
+    return kind.endswith("-async")
+
+
+def binding_of(kind: str) -> str:
+    """The binding ("beast" or "reqwest") of a kind of FACTORIES."""
+    return kind.removesuffix("-async")
 
 
 def kind_of(module: ModuleType) -> str:
