@@ -10,16 +10,21 @@ What httpr is, and what it cannot be asked for:
   cause: a failed TLS handshake is the same `ConnectError` as a refused connection, so an untrusted certificate is
   counted as a ConnectionError, as httpr reports it;
 - a pool size: reqwest's pool keeps every idle connection (httpr has no option for it), so a worker's client holds
-  its one connection and a shared client opens one per concurrent request over HTTP/1.1, up to W.
+  its one connection and a shared client opens one per concurrent request over HTTP/1.1, up to W;
+- a streamed upload: its `content` is bytes only (an iterator is a TypeError): the rows stream downloads only
+  (`stream()`, `iter_bytes()` / `aiter_bytes()` in the pieces httpr reads; it takes no chunk size).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
 import httpr
 
 from .. import sdk
+from .streaming import awhole, whole
 
 
 def _options(opts: sdk.Options) -> dict[str, Any]:
@@ -58,6 +63,19 @@ def protocol(client: httpr.Client, url: str) -> str:
     return str(client.get(url).http_version)
 
 
+def _content(content: object) -> dict[str, Any]:
+    assert content is None or isinstance(content, bytes)  # downloads only: never an iterator
+    return {} if content is None else {"content": content}
+
+
+@contextlib.contextmanager
+def stream(
+    client: httpr.Client, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+) -> Iterator[tuple[int, Iterable[bytes]]]:
+    with client.stream(_method(method), url, **_content(content)) as r:
+        yield r.status_code, r.iter_bytes() if chunk else whole(r.read())
+
+
 async def make_async_client(opts: sdk.Options) -> httpr.AsyncClient:
     return httpr.AsyncClient(**_options(opts))
 
@@ -76,11 +94,39 @@ async def protocol_async(client: httpr.AsyncClient, url: str) -> str:
     return str((await client.get(url)).http_version)
 
 
+@contextlib.asynccontextmanager
+async def stream_async(
+    client: httpr.AsyncClient, method: str, url: str, content: bytes | AsyncIterable[bytes] | None, chunk: int | None
+) -> AsyncIterator[tuple[int, AsyncIterable[bytes]]]:
+    async with client.stream(_method(method), url, **_content(content)) as r:
+        s: Any = r  # (its stub lacks the async iteration httpr's StreamingResponse has)
+        yield r.status_code, s.aiter_bytes() if chunk else awhole(s.aread)
+
+
 async def close_async(client: httpr.AsyncClient) -> None:
     await client.aclose()
 
 
-SYNC = sdk.SyncClient("httpr", make_client, request, upload, httpr.Client.close, http2=True, protocol=protocol)
+DOWNLOADS = ("download",)  # content is bytes only
+SYNC = sdk.SyncClient(
+    "httpr",
+    make_client,
+    request,
+    upload,
+    httpr.Client.close,
+    http2=True,
+    protocol=protocol,
+    stream=stream,
+    streams=DOWNLOADS,
+)
 ASYNC = sdk.AsyncClient(
-    "httpr", make_async_client, request_async, upload_async, close_async, http2=True, protocol=protocol_async
+    "httpr",
+    make_async_client,
+    request_async,
+    upload_async,
+    close_async,
+    http2=True,
+    protocol=protocol_async,
+    stream=stream_async,
+    streams=DOWNLOADS,
 )

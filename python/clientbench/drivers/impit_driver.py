@@ -16,11 +16,14 @@ What impit cannot be asked for, and how the rows live with it:
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 
 import impit
 
 from .. import sdk
+from .streaming import awhole, whole
 
 
 def _trust(opts: sdk.Options) -> bool:
@@ -56,6 +59,19 @@ def upload(client: impit.Client, url: str, method: str, body: bytes) -> tuple[in
     return r.status_code, r.content
 
 
+@contextlib.contextmanager
+def stream(
+    client: impit.Client, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+) -> Iterator[tuple[int, Iterable[bytes]]]:
+    """client.stream(): the body's pieces by iter_bytes() as impit reads them (it takes no chunk size); an iterator
+    as `content` is sent chunked."""
+    try:
+        with client.stream(method, url, content=content) as r:
+            yield r.status_code, r.iter_bytes() if chunk else whole(r.read())
+    except impit.RemoteProtocolError as exc:  # (raised by the harness's reads too, inside the block)
+        raise _closed(exc) from exc
+
+
 async def make_async_client(opts: sdk.Options) -> impit.AsyncClient:
     return impit.AsyncClient(timeout=opts.timeout, verify=_trust(opts))
 
@@ -76,8 +92,21 @@ async def upload_async(client: impit.AsyncClient, url: str, method: str, body: b
     return r.status_code, r.content
 
 
+@contextlib.asynccontextmanager
+async def stream_async(
+    client: impit.AsyncClient, method: str, url: str, content: bytes | AsyncIterable[bytes] | None, chunk: int | None
+) -> AsyncIterator[tuple[int, AsyncIterable[bytes]]]:
+    try:
+        async with client.stream(method, url, content=content) as r:
+            yield r.status_code, r.aiter_bytes() if chunk else awhole(r.aread)
+    except impit.RemoteProtocolError as exc:
+        raise _closed(exc) from exc
+
+
 # impit's clients have no close(): dropping one closes its pool
-SYNC = sdk.SyncClient("impit", make_client, request, upload)
+SYNC = sdk.SyncClient("impit", make_client, request, upload, stream=stream)
 # impit 0.15.1 aborts (SIGABRT, nothing on stderr) in interpreter finalization after async requests in about 1 run
 # of 6 (3 tasks x 6 requests of /bytes/100000), after the document was printed.
-ASYNC = sdk.AsyncClient("impit", make_async_client, request_async, upload_async, exit_after_document=True)
+ASYNC = sdk.AsyncClient(
+    "impit", make_async_client, request_async, upload_async, exit_after_document=True, stream=stream_async
+)

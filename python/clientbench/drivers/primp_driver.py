@@ -8,17 +8,22 @@ What primp cannot be asked for, and how the rows live with it:
   absent, with a note) rather than the HTTP/1.1 the row was asked for. Over http it speaks HTTP/1.1, and with
   `--http 2` HTTP/2 by prior knowledge (`http2_only`), whose responses can only be HTTP/2;
 - a pool size: reqwest's pool keeps every idle connection, so a worker's client holds its one connection and a
-  shared client opens one per concurrent request over HTTP/1.1, up to W.
+  shared client opens one per concurrent request over HTTP/1.1, up to W;
+- a streamed upload: its `content` is bytes only (no iterator, no file): the rows stream downloads only
+  (`stream=True`, `iter_bytes(C)`).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import primp
 
 from .. import harness, sdk
+from .streaming import awhole, whole
 
 #: why a row over https reports no protocol (the document's client.notes)
 TLS_NOTE = "over https primp offers h2 by ALPN whatever --http says, and does not say which version it got"
@@ -85,6 +90,16 @@ def protocol(client: primp.Client, url: str) -> str | None:
     return "HTTP/2" if url.startswith("http:") else None
 
 
+@contextlib.contextmanager
+def stream(
+    client: primp.Client, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+) -> Iterator[tuple[int, Iterable[bytes]]]:
+    """stream=True: the body read by iter_bytes(C) as it arrives (`content` is bytes: downloads only)."""
+    assert content is None or isinstance(content, bytes)
+    with client.request(method, url, content=content, stream=True) as r:
+        yield r.status_code, r.iter_bytes(chunk) if chunk else whole(r.read())
+
+
 async def make_async_client(opts: sdk.Options) -> primp.AsyncClient:
     return primp.AsyncClient(**_options(opts))
 
@@ -104,6 +119,27 @@ async def protocol_async(client: primp.AsyncClient, url: str) -> str | None:
     return "HTTP/2" if url.startswith("http:") else None
 
 
+@contextlib.asynccontextmanager
+async def stream_async(
+    client: primp.AsyncClient, method: str, url: str, content: bytes | AsyncIterable[bytes] | None, chunk: int | None
+) -> AsyncIterator[tuple[int, AsyncIterable[bytes]]]:
+    assert content is None or isinstance(content, bytes)
+    async with await client.request(method, url, content=content, stream=True) as r:
+        yield r.status_code, r.aiter_bytes(chunk) if chunk else awhole(r.aread)
+
+
 # primp's clients have no close(): dropping one closes its pool
-SYNC = _SyncPlugin("primp", make_client, request, upload, http2=True, protocol=protocol)
-ASYNC = _AsyncPlugin("primp", make_async_client, request_async, upload_async, http2=True, protocol=protocol_async)
+DOWNLOADS = ("download",)  # content is bytes only
+SYNC = _SyncPlugin(
+    "primp", make_client, request, upload, http2=True, protocol=protocol, stream=stream, streams=DOWNLOADS
+)
+ASYNC = _AsyncPlugin(
+    "primp",
+    make_async_client,
+    request_async,
+    upload_async,
+    http2=True,
+    protocol=protocol_async,
+    stream=stream_async,
+    streams=DOWNLOADS,
+)

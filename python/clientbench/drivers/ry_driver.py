@@ -10,12 +10,15 @@ file").
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import ry
 
 from .. import sdk
+from .streaming import awhole, whole
 
 
 def _config(opts: sdk.Options) -> dict[str, Any]:
@@ -64,6 +67,24 @@ def upload(client: ry.BlockingClient, url: str, method: str, body: bytes) -> tup
         raise _classified(exc) from exc
 
 
+@contextlib.contextmanager
+def stream(
+    client: ry.BlockingClient, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+) -> Iterator[tuple[int, Iterable[bytes]]]:
+    """fetch() and the response's bytes_stream(): its pieces as reqwest reads them (ry takes a minimum, not a
+    maximum, size); an iterator as `body` is sent chunked."""
+    try:
+        body: dict[str, Any] = {} if content is None else {"body": content}  # (body=None is a TypeError)
+        r: Any = client.fetch(url, method=_method(method), **body)  # its pieces: ry.Bytes, compared as bytes
+        if chunk is None:
+            yield r.status, whole(r.bytes())
+            return
+        with r.bytes_stream() as pieces:
+            yield r.status, pieces
+    except ry.ReqwestError as exc:  # (raised by the harness's reads too, inside the block)
+        raise _classified(exc) from exc
+
+
 def protocol(client: ry.BlockingClient, url: str) -> str:
     r = client.get(url)
     r.bytes()
@@ -90,6 +111,22 @@ async def upload_async(client: ry.Client, url: str, method: str, body: bytes) ->
         raise _classified(exc) from exc
 
 
+@contextlib.asynccontextmanager
+async def stream_async(
+    client: ry.Client, method: str, url: str, content: bytes | AsyncIterable[bytes] | None, chunk: int | None
+) -> AsyncIterator[tuple[int, AsyncIterable[bytes]]]:
+    try:
+        body: dict[str, Any] = {} if content is None else {"body": content}
+        r: Any = await client.fetch(url, method=_method(method), **body)
+        if chunk is None:
+            yield r.status, awhole(r.bytes)
+            return
+        async with r.bytes_stream() as pieces:
+            yield r.status, pieces
+    except ry.ReqwestError as exc:
+        raise _classified(exc) from exc
+
+
 async def protocol_async(client: ry.Client, url: str) -> str:
     r = await client.get(url)
     await r.bytes()
@@ -97,5 +134,7 @@ async def protocol_async(client: ry.Client, url: str) -> str:
 
 
 # ry's clients have no close(): dropping one closes its pool. Its version is the distribution's (ry.__version__ too).
-SYNC = sdk.SyncClient("ry", make_client, request, upload, http2=True, protocol=protocol)
-ASYNC = sdk.AsyncClient("ry", make_async_client, request_async, upload_async, http2=True, protocol=protocol_async)
+SYNC = sdk.SyncClient("ry", make_client, request, upload, http2=True, protocol=protocol, stream=stream)
+ASYNC = sdk.AsyncClient(
+    "ry", make_async_client, request_async, upload_async, http2=True, protocol=protocol_async, stream=stream_async
+)
