@@ -10,7 +10,8 @@
 //!
 //! `max_connections`: `None` or an `int` >= 1, the bound on the connections (requests in flight) per origin
 //! (reqwest_bench's limiter). `http2`: `False` (HTTP/1.1 only), `"alpn"` (offer `h2` over TLS) or
-//! `"prior_knowledge"` (HTTP/2 only: h2c over `http://`).
+//! `"prior_knowledge"` (HTTP/2 only: h2c over `http://`). `http3`: `True` speaks HTTP/3 only, over QUIC, with
+//! prior knowledge (`https://` URLs only; not with `http2`: `ValueError`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -68,11 +69,11 @@ macro_rules! client_pymethods {
                 signature = (timeout = None, verify = None, *, connect_timeout = Some(10.0), read_timeout = Some(30.0),
                              follow_redirects = true, max_redirects = 10, headers = None, decompress = true,
                              user_agent = None, cookies = false, max_body_size = None, max_connections = None,
-                             trust_env = true, proxy = None, http2 = None),
+                             trust_env = true, proxy = None, http2 = None, http3 = false),
                 text_signature = "(timeout=None, verify=True, *, connect_timeout=10.0, read_timeout=30.0, \
                                   follow_redirects=True, max_redirects=10, headers=None, decompress=True, \
                                   user_agent=None, cookies=False, max_body_size=None, max_connections=None, \
-                                  trust_env=True, proxy=None, http2=False)"
+                                  trust_env=True, proxy=None, http2=False, http3=False)"
             )]
             #[allow(clippy::too_many_arguments)]
             fn new(
@@ -92,6 +93,7 @@ macro_rules! client_pymethods {
                 trust_env: bool,
                 proxy: Option<String>,
                 http2: Option<&::pyo3::Bound<'_, ::pyo3::PyAny>>,
+                http3: bool,
             ) -> ::pyo3::PyResult<Self> {
                 let args = $crate::config::ClientArgs {
                     timeout,
@@ -109,6 +111,7 @@ macro_rules! client_pymethods {
                     trust_env,
                     proxy,
                     http2,
+                    http3,
                 };
                 let (options, config) = args.parse(py)?;
                 <Self as $crate::config::ClientClass>::build(py, options, config)
@@ -161,6 +164,7 @@ pub(crate) struct ClientArgs<'a, 'py> {
     pub trust_env: bool,
     pub proxy: Option<String>,
     pub http2: Option<&'a Bound<'py, PyAny>>,
+    pub http3: bool,
 }
 
 /// What a client keeps of its arguments: the request settings and what its getters read back.
@@ -198,6 +202,12 @@ impl ClientArgs<'_, '_> {
             (None, false) => ProxyConfig::None,
         };
         let max_body_size = max_body_size(self.max_body_size)?;
+        let http2 = http2_mode(self.http2)?;
+        if self.http3 && http2 != Http2::Off {
+            return Err(PyValueError::new_err(
+                "http3=True speaks HTTP/3 only: it goes with http2=False (a client speaks one of HTTP/2 and 3)",
+            ));
+        }
         let options = ClientOptions {
             timeout: total,
             connect_timeout: seconds("connect_timeout", self.connect_timeout)?,
@@ -209,7 +219,8 @@ impl ClientArgs<'_, '_> {
             default_headers,
             cookies: self.cookies.then(|| Arc::new(cookies::Jar::new())),
             max_body_size,
-            http2: http2_mode(self.http2)?,
+            http2,
+            http3: self.http3,
             max_connections: max_connections(self.max_connections)?,
         };
         let config = Config {

@@ -172,7 +172,7 @@ pub(crate) struct Response {
     /// The status line's reason phrase ("" when unknown).
     #[pyo3(get)]
     reason: String,
-    /// The HTTP version of the response: `"HTTP/1.1"`, `"HTTP/2"` (of the last hop after redirects).
+    /// The HTTP version of the response: `"HTTP/1.1"`, `"HTTP/2"`, `"HTTP/3"` (of the last hop after redirects).
     #[pyo3(get)]
     http_version: &'static str,
     header_pairs: Mutex<Option<Vec<(String, String)>>>,

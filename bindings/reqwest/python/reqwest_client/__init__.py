@@ -1,4 +1,4 @@
-"""reqwest_client: the clientbench reqwest (Rust) HTTP/1.1 and HTTP/2 client for Python.
+"""reqwest_client: the clientbench reqwest (Rust) HTTP/1.1, HTTP/2 and HTTP/3 client for Python.
 
     import reqwest_client
 
@@ -16,7 +16,9 @@
 it, to demonstrate the difference); `AsyncClient` has coroutine methods for asyncio. Both keep one
 keep-alive connection pool per client, which threads or tasks may share, and speak HTTP/1.1 over ``http://``
 and ``https://`` (rustls); ``http2="alpn"`` offers HTTP/2 over TLS, ``http2="prior_knowledge"`` speaks only
-HTTP/2 (h2c over ``http://``); ``Response.http_version`` says which one answered.
+HTTP/2 (h2c over ``http://``), ``http3=True`` speaks only HTTP/3, over QUIC (UDP, to the URL's port), with
+prior knowledge: ``https://`` URLs only (an ``http://`` one -> ValueError, a redirect to one -> ProtocolError),
+never with http2 (ValueError); ``Response.http_version`` says which one answered.
 `request`/`stream` follow redirects, decompress gzip/deflate/br/zstd, send default headers and a
 User-Agent; `get`/`fetch_len`/`fetch` are the benchmark's lean path: a plain request, none of that.
 
@@ -34,7 +36,11 @@ ProtocolError); too many redirects -> TooManyRedirects (an OSError); a closed cl
 Non-2xx statuses are returned, never raised. ``http2="prior_knowledge"`` against a server that does not speak
 HTTP/2 -> ConnectionError (never retried as HTTP/1.1), its message saying that the server may not speak
 HTTP/2; with ``max_connections``, a request that waits longer than ``connect_timeout`` for a free connection
--> TimeoutError naming max_connections.
+-> TimeoutError naming max_connections. Over HTTP/3 QUIC's failures have the same classes: nothing answering on
+the UDP port -> TimeoutError (no error reaches a UDP client; ``connect_timeout`` bounds TCP connects only, so
+``timeout`` or ``read_timeout`` ends the wait), a refused certificate or failed handshake -> TLSError, a
+connection or stream closed or reset -> ConnectionError, a broken HTTP/3 or QUIC rule (a body short of its
+Content-Length included) -> ProtocolError.
 
 ``cookies=True`` gives a client a cookie jar (request/stream only); ``max_body_size`` bounds what
 ``request()`` keeps; ``max_connections`` bounds the connections (requests in flight) per origin. Both

@@ -64,6 +64,7 @@ class _ClientOptions(TypedDict, total=False):
     trust_env: bool
     proxy: str | None
     http2: Literal[False, "alpn", "prior_knowledge"]
+    http3: bool
 
 @final
 class Headers:
@@ -93,7 +94,7 @@ class Response:
     def reason(self) -> str: ...
     @property
     def http_version(self) -> str:
-        """The response's HTTP version: "HTTP/1.1" or "HTTP/2" (of the last hop after redirects)."""
+        """The response's HTTP version: "HTTP/1.1", "HTTP/2" or "HTTP/3" (of the last hop after redirects)."""
     @property
     def url(self) -> str:
         """The final URL, after redirects (percent-encoded)."""
@@ -164,6 +165,7 @@ class Client:
         trust_env: bool = True,
         proxy: str | None = None,
         http2: Literal[False, "alpn", "prior_knowledge"] = False,
+        http3: bool = False,
     ) -> Client: ...
     def get(self, url: str, *, release_gil: bool = True) -> int:
         """GET url, read the whole body, return the status (body size: last_body_bytes)."""
