@@ -126,7 +126,8 @@ private:
     void prepare(const std::string& url, const std::string& method, std::string_view body, bool streamed) {
         if (url != url_text_) {
             const beast_client::Url u = beast_client::parse_url(url);  // InvalidUrl on bad input
-            disconnect();
+            // the kept connection serves every path of its origin (targets cycle through several)
+            if (u.https != url_.https || u.host != url_.host || u.port != url_.port) disconnect();
             url_ = u;
             url_text_ = url;
         }

@@ -197,6 +197,7 @@ TEST(DriverStreams, TargetsAreCycledPerWorker) {
             EXPECT_EQ(bytes, expected) << driver << " " << upload;
             EXPECT_EQ(text(parse(r.out).at("workload").at("targets")), list_path) << driver;
             EXPECT_EQ(server.requests().size(), 12u) << driver;
+            EXPECT_EQ(server.accepts(), 2) << driver << " " << upload;  // one kept connection per worker
         }
     std::remove(body_path);
     std::remove(list_path);
