@@ -3,6 +3,8 @@ per task)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
 from curl_cffi import CurlHttpVersion, CurlOpt
@@ -48,6 +50,21 @@ def protocol(session: cr.Session[cr.Response], url: str) -> str | None:
     return VERSIONS.get(int(session.get(url).http_version))
 
 
+@contextlib.contextmanager
+def stream(
+    session: cr.Session[cr.Response], method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+) -> Iterator[tuple[int, Iterable[bytes]]]:
+    """session.stream(): the body by iter_content() in the pieces libcurl writes (curl_cffi cannot ask libcurl for
+    a size: a chunk_size it ignores, with a warning); an iterator as `content` is read by libcurl (chunked)."""
+    if chunk is None:
+        r = session.request(_method(method), url, content=content)
+        yield r.status_code, (r.content,)
+        return
+    with session.stream(_method(method), url, content=content) as s:
+        streamed: Any = s  # (iter_content is unannotated)
+        yield streamed.status_code, streamed.iter_content()
+
+
 async def make_async_client(opts: sdk.Options) -> cr.AsyncSession[cr.Response]:
     n = sdk.pool_size(opts)
     return cr.AsyncSession(timeout=opts.timeout, trust_env=False, max_clients=n, **_tls(opts))
@@ -67,6 +84,27 @@ async def upload_async(session: cr.AsyncSession[cr.Response], url: str, method: 
     return r.status_code, r.content
 
 
+@contextlib.asynccontextmanager
+async def stream_async(
+    session: cr.AsyncSession[cr.Response],
+    method: str,
+    url: str,
+    content: bytes | AsyncIterable[bytes] | None,
+    chunk: int | None,
+) -> AsyncIterator[tuple[int, AsyncIterable[bytes]]]:
+    if chunk is None:
+        r = await session.request(_method(method), url, content=content)
+        yield r.status_code, _one(r.content)
+        return
+    async with session.stream(_method(method), url, content=content) as s:
+        a: Any = s  # (aiter_content is unannotated)
+        yield a.status_code, a.aiter_content()
+
+
+async def _one(body: bytes) -> AsyncIterator[bytes]:
+    yield body
+
+
 async def close_async(session: cr.AsyncSession[cr.Response]) -> None:
     await session.close()
 
@@ -76,8 +114,23 @@ async def close_async(session: cr.AsyncSession[cr.Response]) -> None:
 # serialized use (libcurl does not share connections between concurrent threads). The AsyncSession multiplexes its
 # tasks on one curl multi handle.
 SYNC = sdk.SyncClient(
-    "curl_cffi", make_client, request, upload, cr.Session.close, shareable=False, http2=True, protocol=protocol
+    "curl_cffi",
+    make_client,
+    request,
+    upload,
+    cr.Session.close,
+    shareable=False,
+    http2=True,
+    protocol=protocol,
+    stream=stream,
 )
 ASYNC = sdk.AsyncClient(
-    "curl_cffi", make_async_client, request_async, upload_async, close_async, http2=True, protocol=protocol_async
+    "curl_cffi",
+    make_async_client,
+    request_async,
+    upload_async,
+    close_async,
+    http2=True,
+    protocol=protocol_async,
+    stream=stream_async,
 )
