@@ -481,8 +481,8 @@ STUBS = {
     "beast": REPO / "bindings/beast/python/beast_client/_core.pyi",
     "reqwest": REPO / "bindings/reqwest/python/reqwest_client/_core.pyi",
 }
-#: what the contract lets differ: reqwest's http2 option, and tls_info (reqwest cannot tell the cipher: None);
-#: the raw async client's constructor, whose options beast lists and reqwest takes as **options
+#: what the contract lets differ: reqwest's http2 and http3 options, and tls_info (reqwest cannot tell the
+#: cipher: None); the raw async client's constructor, whose options beast lists and reqwest takes as **options
 ALLOWED = {
     ("Client", "__init__"),
     ("Client", "tls_info"),
@@ -491,8 +491,8 @@ ALLOWED = {
 }
 #: reqwest's own members (HTTP/2: the version a response came with; beast_client speaks HTTP/1.1 only)
 REQWEST_ONLY = {("Response", "http_version"), ("StreamResponse", "http_version"), ("RawStream", "http_version")}
-#: reqwest's constructor option after beast's: http2
-REQWEST_INIT = ", http2: Literal[False, 'alpn', 'prior_knowledge']=False"
+#: reqwest's constructor options after beast's: http2 and http3
+REQWEST_INIT = ", http2: Literal[False, 'alpn', 'prior_knowledge']=False, http3: bool=False"
 MAX_CONNECTIONS = ", max_connections: int | None=None"
 
 
@@ -539,7 +539,7 @@ def test_stub_signatures_match() -> None:
     for key in sorted(beast.keys() & reqwest.keys()):
         if key[0] in shared and key not in ALLOWED:
             assert beast[key] == reqwest[key], key
-    # the constructor: the same parameters, and reqwest's http2 after them
+    # the constructor: the same parameters, and reqwest's http2 and http3 after them
     init_b = beast[("Client", "__init__")]
     init_r = reqwest[("Client", "__init__")]
     assert MAX_CONNECTIONS in init_b and ", trust_env: bool=True, proxy: str | None=None" in init_b
