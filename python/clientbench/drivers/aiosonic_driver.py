@@ -4,17 +4,24 @@
 HTTP/2: aiosonic offers h2 by ALPN over TLS only (`http2=True`), with no prior knowledge over http, so it cannot do
 the contract's `--http 2`: the row says unsupported. On rloop it cannot make TLS connections: `--loop rloop` over
 https is unsupported (over http it runs).
+
+Streamed bodies: `stream()`, the body by `iter_bytes()` in the pieces aiosonic reads (its own size: it takes no
+chunk size); an async iterator as `data` is sent chunked.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ssl
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any
 
 from aiosonic import HTTPClient, TCPConnector
 from aiosonic.pools import PoolConfig
 from aiosonic.timeout import Timeouts
 
 from .. import sdk
+from .streaming import awhole
 
 
 class Client:
@@ -50,6 +57,15 @@ async def upload(client: Client, url: str, method: str, body: bytes) -> tuple[in
     return r.status_code, await r.content()
 
 
+@contextlib.asynccontextmanager
+async def stream(
+    client: Client, method: str, url: str, content: bytes | AsyncIterable[bytes] | None, chunk: int | None
+) -> AsyncIterator[tuple[int, AsyncIterable[bytes]]]:
+    data: Any = content  # an async generator: aiosonic's AsyncIterator
+    async with client.http.stream(method, url, data=data, verify=client.verify, ssl=client.ssl) as r:
+        yield r.status_code, r.iter_bytes() if chunk else awhole(r.content)
+
+
 async def close(client: Client) -> None:
     await client.http.aclose()
 
@@ -60,5 +76,6 @@ ASYNC = sdk.AsyncClient(
     request,
     upload,
     close,
+    stream=stream,
     loops_without_tls={"rloop": "rloop 0.5.0 has no TLS for the asyncio streams aiosonic's connections use"},
 )

@@ -14,12 +14,16 @@ What it cannot do: HTTP/2 (HTTP/1.1 only); its timeouts bound the connect and ea
 not the whole request: the harness counts a request that ended later than --timeout as a TimeoutError. Its
 `insecure=True` skips the host name check only (the chain is still verified): with --insecure the plugin gives it
 an unverified SSLContext as well.
+
+Streamed bodies: an iterator as `body` is sent chunked by geventhttpclient; the response read by `read(C)`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterable, Iterator
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
@@ -95,21 +99,44 @@ def make_client(opts: sdk.Options) -> Client:
     return Client(opts)
 
 
-def _exchange(client: Client, method: str, url: str, body: bytes) -> tuple[int, bytes]:
+@contextlib.contextmanager
+def _classified() -> Iterator[None]:
     from geventhttpclient import HTTPParseError
 
     try:
-        r = client.http.request(method, client.target(url), body=body)
-        try:
-            return r.status_code, r.read()  # the whole body (by its Content-Length, or its chunks)
-        finally:
-            r.release()  # the connection back to the pool
+        yield
     except HTTPParseError as exc:
         # its parser says "Incomplete response." (and nothing more) when the connection ends before the message
         # does, its other errors name what is malformed: a short body is a ConnectionError (docs/raw-format.md)
         if exc.args == (INCOMPLETE,):
             raise ConnectionError(f"HTTPParseError: {INCOMPLETE} (the connection closed before the end)") from exc
         raise
+
+
+def _exchange(client: Client, method: str, url: str, body: bytes) -> tuple[int, bytes]:
+    with _classified():
+        r = client.http.request(method, client.target(url), body=body)
+        try:
+            return r.status_code, r.read()  # the whole body (by its Content-Length, or its chunks)
+        finally:
+            r.release()  # the connection back to the pool
+
+
+def _pieces(r: Any, chunk: int) -> Iterator[bytes]:
+    while piece := r.read(chunk):  # at most `chunk` bytes; b"" at the end
+        yield piece
+
+
+@contextlib.contextmanager
+def stream(
+    client: Client, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+) -> Iterator[tuple[int, Iterable[bytes]]]:
+    with _classified():
+        r = client.http.request(method, client.target(url), body=content)
+        try:
+            yield r.status_code, _pieces(r, chunk) if chunk else (r.read(),)
+        finally:
+            r.release()
 
 
 def request(client: Client, url: str) -> tuple[int, int]:
@@ -139,4 +166,5 @@ def plugin() -> sdk.SyncClient[Client]:
         close,
         version=f"{__version__} (gevent {sdk.installed_version('gevent')})",
         info={"concurrency": "gevent greenlets (monkey-patched threads), one OS thread"},
+        stream=stream,
     )

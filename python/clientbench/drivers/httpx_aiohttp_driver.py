@@ -16,13 +16,15 @@ What it cannot do, and a bug of httpx-aiohttp 0.2.0 the plugin works around:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+import contextlib
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable
 
 import aiohttp
 import httpx
 from httpx_aiohttp import HttpxAiohttpClient
 
 from .. import sdk
+from .streaming import awhole
 
 #: the transport's version, and the two libraries the row measures
 VERSION = f"{sdk.installed_version('httpx-aiohttp')} (httpx {httpx.__version__}, aiohttp {aiohttp.__version__})"
@@ -42,10 +44,17 @@ async def _sent(response: Awaitable[httpx.Response]) -> httpx.Response:
     try:
         return await response
     except httpx.ConnectTimeout as exc:
-        cause = exc.__cause__
-        if isinstance(cause, aiohttp.ClientError) and not isinstance(cause, asyncio.TimeoutError):
-            raise cause from None  # not a timeout: aiohttp's own exception, as the aiohttp row reports it
+        if (cause := _not_a_timeout(exc)) is not None:
+            raise cause from None  # aiohttp's own exception, as the aiohttp row reports it
         raise
+
+
+def _not_a_timeout(exc: httpx.ConnectTimeout) -> aiohttp.ClientError | None:
+    """The aiohttp exception the transport mapped to a ConnectTimeout, unless it was one."""
+    cause = exc.__cause__
+    if isinstance(cause, aiohttp.ClientError) and not isinstance(cause, asyncio.TimeoutError):
+        return cause
+    return None
 
 
 async def request(client: HttpxAiohttpClient, url: str) -> tuple[int, int]:
@@ -58,6 +67,20 @@ async def upload(client: HttpxAiohttpClient, url: str, method: str, body: bytes)
     return r.status_code, r.content
 
 
+@contextlib.asynccontextmanager
+async def stream(
+    client: HttpxAiohttpClient, method: str, url: str, content: bytes | AsyncIterable[bytes] | None, chunk: int | None
+) -> AsyncIterator[tuple[int, AsyncIterable[bytes]]]:
+    """httpx's stream(): the body by aiter_bytes(C); an async iterator as `content` is sent chunked by aiohttp."""
+    try:
+        async with client.stream(method, url, content=content) as r:
+            yield r.status_code, r.aiter_bytes(chunk) if chunk else awhole(r.aread)
+    except httpx.ConnectTimeout as exc:
+        if (cause := _not_a_timeout(exc)) is not None:
+            raise cause from None
+        raise
+
+
 ASYNC = sdk.AsyncClient(
     "httpx-aiohttp",
     make_client,
@@ -65,5 +88,6 @@ ASYNC = sdk.AsyncClient(
     upload,
     HttpxAiohttpClient.aclose,
     version=VERSION,
+    stream=stream,
     loops_without_tls={"rloop": "rloop 0.5.0 has no TLS for the loop's connections, which aiohttp's use"},
 )
