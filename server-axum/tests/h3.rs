@@ -328,7 +328,8 @@ async fn unread_request_bodies_are_drained_or_stopped() {
     };
     assert!(
         matches!(&stopped, h3::error::StreamError::RemoteTerminate { code, .. } if *code == h3::error::Code::H3_NO_ERROR),
-        "{stopped:?}"
+        "{stopped:?}; server: {}",
+        server.stderr()
     );
     assert!(sent > 64 * 1024, "stopped after {sent} bytes only");
     let response = tokio::time::timeout(TIMEOUT, stream.recv_response()).await.unwrap().unwrap();

@@ -6,7 +6,8 @@
 //!   error (RFC 9114 §4.1.2), as hyper makes it over HTTP/1.1 and 2. What the handler leaves unread is read
 //!   to its end in the background, up to [`DRAIN_LIMIT`] bytes (a GET's end usually follows its head: a
 //!   STOP_SENDING then would cost a frame, and the client's RESET_STREAM, per request); past that the client
-//!   is told to stop sending with H3_NO_ERROR (§4.1.2: its response does not depend on the rest).
+//!   is told to stop sending with H3_NO_ERROR (§4.1.2: its response does not depend on the rest). A stream is
+//!   stopped only between reads ([`drain`]): h3-quinn's `stop_sending` panics while a read of it is in flight.
 //! * The response loses the connection-specific fields HTTP/3 forbids (§4.2: `Connection` and the fields it
 //!   names, `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade`, `TE`); a `Connection: close`
 //!   (from `/close`) asks the connection for a GOAWAY once the response is sent. As hyper does over HTTP/1.1,
@@ -55,7 +56,7 @@ pub(super) async fn exchange(resolver: Resolver, mut app: Counted<Router>) -> bo
             return respond(&mut send, response).await;
         }
     };
-    let body = RequestBody { recv: Some(recv), declared, received: 0, state: State::Data };
+    let body = RequestBody { recv: Some(recv), declared, received: 0, state: State::Data, stop: None };
     let request = request.map(|()| Body::new(body));
     let response = match std::future::poll_fn(|cx| Service::<Request<Body>>::poll_ready(&mut app, cx)).await {
         Ok(()) => app.call(request).await,
@@ -187,6 +188,8 @@ struct RequestBody {
     declared: Option<u64>,
     received: u64,
     state: State,
+    /// The code to stop the stream with once the body is dropped (a malformed body: [`RequestBody::fail`]).
+    stop: Option<Code>,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -197,8 +200,9 @@ impl RequestBody {
     }
 
     fn fail(&mut self, message: String) -> Poll<Option<Result<http_body::Frame<Bytes>, BoxError>>> {
+        // stopped by drop's drain, not here: h3 may have handed out this data with a read of the stream in flight
         self.state = State::Done;
-        self.recv().stop_sending(Code::H3_MESSAGE_ERROR);
+        self.stop = Some(Code::H3_MESSAGE_ERROR);
         Poll::Ready(Some(Err(message.into())))
     }
 }
@@ -267,29 +271,43 @@ impl http_body::Body for RequestBody {
 
 impl Drop for RequestBody {
     fn drop(&mut self) {
-        let Some(mut recv) = self.recv.take() else { return };
-        if matches!(self.state, State::Done) {
-            return;
-        }
+        let Some(recv) = self.recv.take() else { return };
+        let (left, code) = match (&self.state, self.stop) {
+            (State::Done, None) => return,
+            (State::Done, Some(code)) => (0, code),
+            _ => (DRAIN_LIMIT, Code::H3_NO_ERROR),
+        };
         match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn(drain(recv))),
-            Err(_) => recv.stop_sending(Code::H3_NO_ERROR),
+            Ok(runtime) => drop(runtime.spawn(drain(recv, left, code))),
+            // no runtime to drain on (never in the server): dropped, quinn stops the stream (code 0)
+            Err(_) => drop(recv),
         }
     }
 }
 
-/// Reads an unread request body to its end, or stops it past [`DRAIN_LIMIT`] (see the module docs).
-async fn drain(mut recv: RecvHalf) {
-    let mut left = DRAIN_LIMIT;
+/// Reads an unread request body to its end, or stops it with `code` once past `left` bytes (see the module
+/// docs). h3 hands out data it has buffered while a read of the stream is in flight, with the stream inside
+/// that read, where h3-quinn's `stop_sending` cannot reach it (it panics: the task ended and the stream was
+/// dropped, stopped with code 0, which a loaded machine's timing showed). So the stream is stopped after a read
+/// that had to wait: one that ends with that read complete and the stream back in place.
+async fn drain(mut recv: RecvHalf, mut left: u64, code: Code) {
+    let mut over = false;
     loop {
-        match recv.recv_data().await {
-            Ok(Some(data)) => {
-                let n = data.remaining() as u64;
-                if n > left {
-                    recv.stop_sending(Code::H3_NO_ERROR);
+        let mut waited = false;
+        let polled = std::future::poll_fn(|cx| {
+            let polled = recv.poll_recv_data(cx).map(|r| r.map(|data| data.map(|d| d.remaining() as u64)));
+            waited |= polled.is_pending();
+            polled
+        })
+        .await;
+        match polled {
+            Ok(Some(n)) => {
+                over |= n > left;
+                left = left.saturating_sub(n);
+                if over && waited {
+                    recv.stop_sending(code);
                     return;
                 }
-                left -= n;
             }
             Ok(None) => {
                 let _ = recv.recv_trailers().await;
