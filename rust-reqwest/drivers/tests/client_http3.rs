@@ -1,10 +1,11 @@
-//! reqwest-bench with HTTP/3 against the benchmark server's HTTP/3 (tests/support/h3.rs: HTTPS and QUIC on
+//! reqwest-bench with HTTP/3 against the benchmark server's HTTP/3 (common/h3.rs: HTTPS and QUIC on
 //! one port of 127.0.0.1, in this process): every request over QUIC, in both clients, with the version told;
 //! what such a client refuses (`http://`, HTTP/2 too, a redirect to `http://`); QUIC's failures in the
 //! library's classes (a timeout, nothing on the UDP port, an untrusted certificate); a request after the
-//! server's GOAWAY. Every request is bounded in time.
+//! server's GOAWAY. Every request is bounded in time. Here rather than in reqwest-bench's tests: a
+//! dev-dependency of reqwest-bench on the server would put the server's crate in the binding's sdist.
 
-#[path = "support/h3.rs"]
+#[path = "common/h3.rs"]
 mod h3server;
 
 use std::time::{Duration, Instant};

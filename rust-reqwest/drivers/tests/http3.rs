@@ -1,10 +1,10 @@
 //! reqwest-driver's `--http 3` against the benchmark server's HTTP/3 (HTTPS and QUIC on one port of 127.0.0.1,
-//! in this process: tests/support/h3.rs), in both modes: every request over QUIC (no TCP connection), one QUIC
+//! in this process: common/h3.rs), in both modes: every request over QUIC (no TCP connection), one QUIC
 //! connection per client (W per worker, one shared), a handshake per request with `--connection new`,
 //! uploads checked, the protocol and TLS 1.3 in the document; nothing on the UDP port is counted timeouts.
 
 mod common;
-#[path = "../../tests/support/h3.rs"]
+#[path = "common/h3.rs"]
 mod h3server;
 
 use common::{document, total};

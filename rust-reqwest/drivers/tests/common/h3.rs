@@ -1,7 +1,7 @@
 //! The benchmark server with HTTP/3, in the test process, as the binary serves it with `--tls`: HTTPS on TCP
 //! and QUIC on UDP at the same port of 127.0.0.1, one router and one set of counters (clientbench-server's
-//! `http3` module), its certificate signed by a generated CA. The HTTP/3 tests of reqwest-bench and of the
-//! driver include this file by path.
+//! `http3` module), its certificate signed by a generated CA. The HTTP/3 tests of reqwest-bench (client_http3.rs)
+//! and of the driver (http3.rs) include this file by path.
 
 // Each test crate that includes this module uses only part of it.
 #![allow(dead_code)]
