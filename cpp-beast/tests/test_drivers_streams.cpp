@@ -29,6 +29,20 @@ using driver_test::workers_of;
 
 namespace {
 
+// Under AddressSanitizer freed memory stays resident a while (its quarantine): a peak RSS then says nothing of
+// what a body costs, so the sanitized build runs the exchanges for their memory checks and compares no RSS
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // Answers every request with its body (POST /echo), after reading it whole; logs its chunks' sizes.
 struct Echo {
     std::mutex mutex;
@@ -224,6 +238,7 @@ TEST(DriverStreams, AStreamedBodyIsNeverWhole) {
         streamed.insert(streamed.end(), {"--upload", "stream", "--download", "stream"});
         const long stream = peak(streamed);
         const long whole = peak(body);
+        if (kSanitized) continue;
         EXPECT_LT(stream, one + 4096) << driver << ": " << one << " " << stream << " " << whole;
         EXPECT_GT(whole, stream + 4096) << driver << ": " << one << " " << stream << " " << whole;
     }
