@@ -66,6 +66,10 @@ build_wheel() {
     log "wheel: $name done in $(( $(date +%s) - start )) s"
 }
 
+# cargo reads the workspace's .cargo/config.toml (reqwest's `http3` feature needs its `--cfg reqwest_unstable`)
+# from the folder it runs in: the checkout, wherever this script is run from
+cd "$ROOT"
+
 # scratch folders and cargo output of this architecture set: `make test` builds the aarch64 wheels while the
 # x86-64 ones build (one cargo output folder would make either wait for the other's whole build)
 SCRATCH=$(IFS=-; echo "${ARCHS[*]}")

@@ -9,7 +9,9 @@
 # `cargo build --locked` fails. So the lock is made here, at every build, from the workspace's Cargo.lock: it
 # is copied into the unpacked sdist and cargo prunes the entries the two crates do not use, keeping every
 # pinned version (no re-resolution, no network); `cargo metadata --locked` then checks that it is exact, and
-# the tarball is written again with that Cargo.lock in place of the original.
+# the tarball is written again with that Cargo.lock in place of the original. It also gains the workspace's
+# .cargo/config.toml (maturin leaves it out), whose `--cfg reqwest_unstable` reqwest's `http3` feature needs:
+# pip builds an sdist in its unpacked folder, where cargo finds that file.
 #
 # Uses the cached tools venv of the wheel scripts (scripts/wheel-tools.sh: maturin, build). Needs cargo.
 set -euo pipefail
@@ -53,17 +55,23 @@ cp "$ROOT/Cargo.lock" "$pkg/Cargo.lock"  # the workspace's lock, as it is now
 ) 2>> "$LOGS/sdist-reqwest.log" || die "pruning the reqwest sdist's Cargo.lock failed (see $LOGS/sdist-reqwest.log)"
 grep -q '^name = "clientbench-server"' "$pkg/Cargo.lock" && die "the pruned Cargo.lock still lists clientbench-server"
 log "reqwest sdist: Cargo.lock $(grep -c '^\[\[package\]\]' "$ROOT/Cargo.lock") -> $(grep -c '^\[\[package\]\]' "$pkg/Cargo.lock") packages"
-python3 - "$tarball" "$top/Cargo.lock" "$pkg/Cargo.lock" <<'EOF'
-import io, sys, tarfile
+python3 - "$tarball" "$top/Cargo.lock" "$pkg/Cargo.lock" "$top/.cargo/config.toml" "$ROOT/.cargo/config.toml" <<'EOF'
+import copy, io, sys, tarfile
 path, member, lock = sys.argv[1], sys.argv[2], open(sys.argv[3], "rb").read()
+config_member, config = sys.argv[4], open(sys.argv[5], "rb").read()
 with tarfile.open(path) as src:
     members = [(m, src.extractfile(m).read() if m.isfile() else None) for m in src.getmembers()]
 assert member in (m.name for m, _ in members), f"{member} not in {path}"
+assert config_member not in (m.name for m, _ in members), f"{config_member} already in {path}"
 with tarfile.open(path + ".new", "w:gz", format=tarfile.PAX_FORMAT) as dst:
     for m, data in members:
         if m.name == member:
             data = lock
             m.size = len(lock)
+            # the config beside the lock, with its owner, mode and time
+            c = copy.copy(m)
+            c.name, c.size = config_member, len(config)
+            dst.addfile(c, io.BytesIO(config))
         dst.addfile(m, io.BytesIO(data) if data is not None else None)
 EOF
 mv "$tarball.new" "$tarball"
