@@ -23,6 +23,7 @@ from clientbench.registry.spec import PythonDriver
 from clientbench.workload import Workload
 from support.pools import pool_race
 from support.rawserver import RawServer, answer
+from support.streams import unstreamed
 
 SMALL = Workload(workers=3, requests=5, warmup=1, timeout_s=5)
 NAMES = [c.name for c in CLIENTS]
@@ -233,6 +234,22 @@ def test_an_echo_is_right_and_a_wrong_upload_answer_a_counted_failure(python_spe
         f"Error: upload digest mismatch: got {WRONG_ANSWER.decode()!r}, expected '{upload_answer(30).decode()}'"
     }
     assert run.stats.body_bytes == run.stats.requests * len(WRONG_ANSWER)  # the answers still count as received
+
+
+def test_streamed_bodies_both_ways_or_the_upload_unsupported(python_spec, server):
+    """Every Python row (its loop variants too) streams a body to /echo and reads the echo in chunks, every byte
+    checked; a row whose library cannot stream uploads (support/streams.py) says so, exit 3, and streams the
+    download of a whole upload."""
+    size = 200_000
+    wl = Workload(2, 2, 0, 10, method="POST", body_size=size, upload="stream", download="stream", chunk_size=8192)
+    run = run_driver(python_spec, server.url + "/echo", wl, row_timeout_s=120, expected_body_bytes=size)
+    if "upload" in unstreamed(python_spec):
+        assert run.status is RunStatus.UNSUPPORTED and "--upload stream" in (run.reason or ""), run.reason
+        wl = dataclasses.replace(wl, upload="whole")
+        run = run_driver(python_spec, server.url + "/echo", wl, row_timeout_s=120, expected_body_bytes=size)
+    assert run.status is RunStatus.OK, run.reason
+    assert (run.raw["workload"]["upload"], run.raw["workload"]["download"]) == (wl.upload, "stream")
+    assert run.stats.requests == workers_of(python_spec, 2) * 2 and run.stats.errors == 0
 
 
 def test_open_loop_smoke(python_spec, server):

@@ -3,9 +3,11 @@ from, so that each fails check-driver only by what it breaks (test_check_driver.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import platform
 import ssl
+from collections.abc import Iterable, Iterator
 from urllib.parse import urlsplit
 
 from clientbench import sdk
@@ -34,6 +36,27 @@ class Connection:
             self.conn.close()  # the next request opens a new connection
             raise
 
+    @contextlib.contextmanager
+    def stream(
+        self, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
+    ) -> Iterator[tuple[int, Iterable[bytes]]]:
+        """The streamed form: an iterator body is sent chunked by http.client, the answer read by read(C)."""
+        u = urlsplit(url)
+        try:
+            self.conn.request(method, (u.path or "/") + (f"?{u.query}" if u.query else ""), body=content)
+            r = self.conn.getresponse()
+            yield r.status, _pieces(r, chunk) if chunk else (r.read(),)
+            if not r.isclosed():  # not read to its end: the connection is in the middle of a body
+                self.conn.close()
+        except BaseException:
+            self.conn.close()
+            raise
+
+
+def _pieces(r: http.client.HTTPResponse, chunk: int) -> Iterator[bytes]:
+    while piece := r.read(chunk):
+        yield piece
+
 
 def request(c: Connection, url: str) -> tuple[int, int]:
     status, body = c.fetch(url)
@@ -45,5 +68,11 @@ def upload(c: Connection, url: str, method: str, body: bytes) -> tuple[int, byte
 
 
 plugin = sdk.SyncClient(
-    "http.client", Connection, request, upload, lambda c: c.conn.close(), version=platform.python_version()
+    "http.client",
+    Connection,
+    request,
+    upload,
+    lambda c: c.conn.close(),
+    version=platform.python_version(),
+    stream=Connection.stream,
 )
