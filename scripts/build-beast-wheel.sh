@@ -10,7 +10,8 @@
 # <arch>-linux-gnu.2.28, i.e. against glibc 2.28's symbol versions whatever the build machine's glibc is, and
 # links libc++ statically. OpenSSL 3.0 (Debian bookworm's upstream source, fetched with `apt-get source`
 # through a private deb-src configuration) is built with the same toolchain as static libraries and linked
-# into the extension (its symbols hidden; the toolchain, the OpenSSL build and auditwheel's checks are
+# into the extension, as are libbrotlidec and libzstd (the br and zstd decoders, from bookworm's sources too)
+# (their symbols hidden; the toolchain, the OpenSSL build and auditwheel's checks are
 # scripts/wheel-toolchain.sh's, shared with build-native-wheel.sh): the wheel needs nothing but glibc >= 2.28, libm and libpthread. Its
 # OPENSSLDIR is /etc/ssl; verify=True looks for the distribution's CA bundle at well-known paths
 # (BEAST_CLIENT_PROBE_CA_BUNDLES, see bindings/beast/README.md). `auditwheel repair` checks the result and
@@ -58,6 +59,7 @@ done
 TOOLS=$("$ROOT/scripts/wheel-tools.sh")
 zig_toolchain "${ARCHS[@]}"
 static_openssl "${ARCHS[@]}"
+static_codecs "${ARCHS[@]}"
 boost_include
 
 # ---- the wheels ---------------------------------------------------------------------------------------
@@ -78,6 +80,8 @@ build_wheel() {
         -C cmake.define.Boost_NO_BOOST_CMAKE=ON \
         -C cmake.define.Boost_INCLUDE_DIR="$BOOST_INCLUDE" \
         -C cmake.define.BEAST_CLIENT_PROBE_CA_BUNDLES=ON \
+        -C cmake.define.BEAST_CLIENT_CODECS_ROOT="${CODECS_PREFIX[$arch]}" \
+        -C cmake.define.BEAST_CLIENT_CODECS_STATIC=ON \
         "$@" > "$LOGS/wheel-$name.log" 2>&1 || die "the $tag $arch wheel build failed (see $LOGS/wheel-$name.log)"
     whl=$(ls "$RAW/$name"/beast_client-*.whl)
     auditwheel_repair "$arch" "$whl" "$REPAIRED" "$LOGS/auditwheel-$name.log"

@@ -5,6 +5,7 @@
 #
 #   zig_toolchain ARCH...       # ZIG, and $ZBIN/zcc-ARCH, $ZBIN/zc++-ARCH: zig cc/c++ for ARCH-linux-gnu.2.28
 #   static_openssl ARCH...      # SSL_PREFIX[ARCH]: OpenSSL 3.0, static, built with that toolchain (cached)
+#   static_codecs ARCH...       # CODECS_PREFIX[ARCH]: libbrotlidec and libzstd, static, with that toolchain (cached)
 #   boost_include               # BOOST_INCLUDE: a folder holding boost/ alone
 #   auditwheel_repair ARCH WHEEL OUTDIR LOG    # checks WHEEL and tags it manylinux_2_28_ARCH into OUTDIR
 #   auditwheel_show_ok WHEEL LOG               # auditwheel show: manylinux_2_28 or older, the wheel's own arch
@@ -20,6 +21,9 @@ OPENSSL_RECIPE=1
 TOOLCHAIN_SCRATCH=$ROOT/build/wheel
 ZBIN=$TOOLCHAIN_SCRATCH/zig-bin
 declare -A SSL_PREFIX
+# bump when static_codecs' compile lines change
+CODECS_RECIPE=2
+declare -A CODECS_PREFIX
 
 zig_toolchain() {
     TOOLS=${TOOLS:-$("$ROOT/scripts/wheel-tools.sh")}
@@ -40,41 +44,61 @@ zig_toolchain() {
     log "toolchain: zig $("$ZIG" version), targets ${*/%/-linux-gnu.$GLIBC}"
 }
 
-# Debian bookworm's upstream OpenSSL source (`apt-get source` through a private deb-src configuration, only the
-# .orig.tarball: the Debian patches are not applied); prints the tarball's path, fetched once into scratch
-fetch_openssl_source() {
-    local W=$TOOLCHAIN_SCRATCH
+# Debian bookworm's upstream source of PACKAGE (`apt-get source` through a private deb-src configuration, only the
+# .orig tarball: the Debian patches are not applied), the newest file matching GLOB in scratch; fetched once into
+# scratch. Prints the tarball's path.
+fetch_debian_source() {
+    local package=$1 glob=$2 W=$TOOLCHAIN_SCRATCH
     mkdir -p "$W"
-    exec 7>"$W/.openssl-src.lock"  # held until this subshell ends: one fetch per clone at a time
-    flock -w 3600 7 || die "$W/.openssl-src.lock held for an hour"
+    exec 7>"$W/.debian-src.lock"  # held until this subshell ends: one fetch per clone at a time
+    flock -w 3600 7 || die "$W/.debian-src.lock held for an hour"
     local tarball
-    # shellcheck disable=SC2012  # Debian's file names; the newest first
-    tarball=$(ls -t "$W"/src/openssl_"$OPENSSL_SERIES".*.orig.tar.gz 2>/dev/null | head -1 || true)
+    # shellcheck disable=SC2012,SC2086  # Debian's file names; the newest first
+    tarball=$(ls -t "$W"/src/$glob 2>/dev/null | head -1 || true)
     if [ -z "$tarball" ]; then
-        log "openssl: apt-get source openssl (bookworm, bookworm-security) into $W/src"
+        log "$package: apt-get source $package (bookworm, bookworm-security) into $W/src"
         local KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg A=$W/apt
         [ -r "$KEYRING" ] || die "$KEYRING missing (apt-get install debian-archive-keyring)"
-        mkdir -p "$A/etc/sources.list.d" "$A/etc/preferences.d" "$A/state/lists/partial" \
-                 "$A/cache/archives/partial" "$W/src"
-        : > "$A/etc/sources.list"
-        local s path suite
-        for s in "debian bookworm" "debian bookworm-updates" "debian-security bookworm-security"; do
-            read -r path suite <<< "$s"
-            echo "deb-src [signed-by=$KEYRING] http://deb.debian.org/$path $suite main" >> "$A/etc/sources.list"
-        done
+        if [ ! -f "$A/etc/sources.list" ]; then
+            mkdir -p "$A/etc/sources.list.d" "$A/etc/preferences.d" "$A/state/lists/partial" \
+                     "$A/cache/archives/partial" "$W/src"
+            local s path suite
+            rm -f "$A/etc/sources.list.new"
+            for s in "debian bookworm" "debian bookworm-updates" "debian-security bookworm-security"; do
+                read -r path suite <<< "$s"
+                echo "deb-src [signed-by=$KEYRING] http://deb.debian.org/$path $suite main" >> "$A/etc/sources.list.new"
+            done
+            mv "$A/etc/sources.list.new" "$A/etc/sources.list"
+        fi
+        mkdir -p "$W/src"
         local APT_OPTS=(-q -o "Dir::State=$A/state" -o "Dir::State::status=/var/lib/dpkg/status"
                   -o "Dir::Cache=$A/cache" -o "Dir::Etc::SourceList=$A/etc/sources.list"
                   -o "Dir::Etc::SourceParts=$A/etc/sources.list.d" -o "Dir::Etc::Preferences=$A/etc/preferences"
                   -o "Dir::Etc::PreferencesParts=$A/etc/preferences.d")
-        apt-get "${APT_OPTS[@]}" update > "$LOGS/apt-update.log" 2>&1 || die "apt-get update failed (see $LOGS/apt-update.log)"
-        # a missing .debian.tar.xz (superseded security upload) is no error as long as the .orig.tar.gz arrived
-        (cd "$W/src" && apt-get "${APT_OPTS[@]}" source --download-only openssl) > "$LOGS/apt-source.log" 2>&1 || true
-        # shellcheck disable=SC2012
-        tarball=$(ls -t "$W"/src/openssl_"$OPENSSL_SERIES".*.orig.tar.gz 2>/dev/null | head -1 || true)
-        [ -n "$tarball" ] || die "no openssl_$OPENSSL_SERIES.*.orig.tar.gz could be fetched (see $LOGS/apt-source.log)"
+        apt-get "${APT_OPTS[@]}" update > "$LOGS/apt-update-$package.log" 2>&1 \
+            || die "apt-get update failed (see $LOGS/apt-update-$package.log)"
+        # a missing .debian.tar.xz (superseded security upload) is no error as long as the .orig tarball arrived
+        (cd "$W/src" && apt-get "${APT_OPTS[@]}" source --download-only "$package") > "$LOGS/apt-source-$package.log" 2>&1 || true
+        # shellcheck disable=SC2012,SC2086
+        tarball=$(ls -t "$W"/src/$glob 2>/dev/null | head -1 || true)
+        # a security upload's .orig tarball may sit in the main pool only (404 in the security one): the other
+        # versions the sources list, newest first
+        if [ -z "$tarball" ]; then
+            local v
+            for v in $(apt-cache "${APT_OPTS[@]}" showsrc "$package" 2>/dev/null | sed -n 's/^Version: //p'); do
+                (cd "$W/src" && apt-get "${APT_OPTS[@]}" source --download-only "$package=$v") \
+                    >> "$LOGS/apt-source-$package.log" 2>&1 || true
+                # shellcheck disable=SC2012,SC2086
+                tarball=$(ls -t "$W"/src/$glob 2>/dev/null | head -1 || true)
+                [ -z "$tarball" ] || break
+            done
+        fi
+        [ -n "$tarball" ] || die "no $glob could be fetched (see $LOGS/apt-source-$package.log)"
     fi
     echo "$tarball"
 }
+
+fetch_openssl_source() { fetch_debian_source openssl "openssl_$OPENSSL_SERIES.*.orig.tar.gz"; }
 
 # Built once per machine into the per-user cache, keyed by the series, the target, its glibc, zig's version and
 # the recipe; reused only when both libraries and the key are there. OPENSSLDIR is /etc/ssl: the compiled-in
@@ -114,6 +138,56 @@ static_openssl() {
         echo "$key" > "$prefix/.key"
         rm -rf "$src"
         log "openssl: $arch done in $(( $(date +%s) - start )) s"
+        flock -u 8
+    done
+}
+
+# CODECS_PREFIX[ARCH]: libbrotlidec + libbrotlicommon and libzstd as static archives with their headers (include/,
+# lib/), the br and zstd decoders beast_client links into the wheels (cpp-beast/cmake/codecs.cmake's
+# BEAST_CLIENT_CODECS_ROOT): Debian bookworm's upstream sources compiled with zig cc, -fPIC, cached per machine as
+# OpenSSL is. Brotli's C files are compiled directly (its CMake names the static archives *-static.a).
+static_codecs() {
+    local arch key prefix brotli zstd start src
+    for arch in "$@"; do
+        exec 8>"$CACHE/.codecs-$arch.lock"
+        flock -w 3600 8 || die "$CACHE/.codecs-$arch.lock held for an hour"
+        brotli=$(fetch_debian_source brotli 'brotli_*.orig.tar.gz')
+        zstd=$(fetch_debian_source libzstd 'libzstd_*.orig.tar.*')
+        key="$(basename "$brotli") $(basename "$zstd") target=$arch-linux-gnu glibc=$GLIBC zig=$("$ZIG" version) recipe=$CODECS_RECIPE"
+        prefix=$CACHE/codecs-$arch-glibc$GLIBC-$(echo "$key" | sha256sum | cut -c1-12)
+        CODECS_PREFIX[$arch]=$prefix
+        if [ -f "$prefix/lib/libbrotlidec.a" ] && [ -f "$prefix/lib/libzstd.a" ] \
+           && [ "$(cat "$prefix/.key" 2>/dev/null)" = "$key" ]; then
+            flock -u 8
+            continue
+        fi
+        src=$TOOLCHAIN_SCRATCH/codecs-src-$arch
+        log "codecs: building $(basename "$brotli") and $(basename "$zstd") for $arch (static) with zig cc; log: $LOGS/codecs-$arch.log"
+        start=$(date +%s)
+        rm -rf "$src" "$prefix"
+        mkdir -p "$src/brotli" "$src/zstd" "$prefix/include" "$prefix/lib"
+        (
+            set -e
+            tar xzf "$brotli" -C "$src/brotli" --strip-components=1
+            tar xf "$zstd" -C "$src/zstd" --strip-components=1
+            cd "$src/brotli"
+            for part in common dec; do
+                mkdir -p "obj/$part"
+                for c in c/"$part"/*.c; do
+                    "$ZBIN/zcc-$arch" -O2 -fPIC -Ic/include -c "$c" -o "obj/$part/$(basename "$c" .c).o"
+                done
+            done
+            ar rcs "$prefix/lib/libbrotlicommon.a" obj/common/*.o
+            ar rcs "$prefix/lib/libbrotlidec.a" obj/dec/*.o
+            cp -r c/include/brotli "$prefix/include/"
+            cd "$src/zstd"
+            make -C lib -j"$(nproc)" libzstd.a CC="$ZBIN/zcc-$arch" AR=ar CFLAGS="-O2 -fPIC -DZSTD_TRACE=0" ZSTD_LEGACY_SUPPORT=0
+            cp lib/libzstd.a "$prefix/lib/"
+            cp lib/zstd.h lib/zstd_errors.h "$prefix/include/"
+        ) > "$LOGS/codecs-$arch.log" 2>&1 || die "the brotli/zstd build for $arch failed (see $LOGS/codecs-$arch.log)"
+        echo "$key" > "$prefix/.key"
+        rm -rf "$src"
+        log "codecs: $arch done in $(( $(date +%s) - start )) s"
         flock -u 8
     done
 }
