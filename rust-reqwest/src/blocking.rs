@@ -15,8 +15,8 @@ use crate::{Client, ClientError, ClientOptions, Response, CANCEL_POLL};
 /// connection from the shared pool over HTTP/1.1, a stream of the one connection over HTTP/2. hyper hands
 /// an HTTP/1.1 connection back to the pool from a task, which only the thread driving the runtime runs:
 /// a thread that sends its next request before that finds no idle connection and opens one, so W threads
-/// sharing a client open up to 2W connections (each thread at most one more than it uses), which the pool
-/// then keeps and reuses.
+/// sharing a client open more than W connections (4 threads x 300 requests opened 6 to 9, 8 threads 13 to
+/// 17), which the pool then keeps and reuses; ClientOptions's max_connections bounds them.
 pub struct BlockingClient {
     // field order: the client (and its pooled connections) goes before the runtime
     client: Client,
