@@ -1,16 +1,20 @@
 """Our Python bindings (`beast_client`: C++ Boost.Beast via pybind11; `reqwest_client`: Rust reqwest via PyO3).
 
-Both bindings have the same API, so one module serves both, as five plugins (clientbench.sdk), each a
+Both bindings have the same API, so one module serves both, as six plugins (clientbench.sdk), each a
 function that imports its binding when its row runs: `beast_held`, `beast_released`, `reqwest_held`,
 `reqwest_released` (sync: W threads, each with its own `Client` and keep-alive connection, calling
 `fetch_len(url, release_gil=...)`, the code path of `get` also returning the body size, or for POST/PUT
 `fetch(url, method=..., body=..., release_gil=...)`, the same path returning the body; with the GIL held the
-threads run one at a time) and `reqwest_async` (W asyncio tasks, each with its own `AsyncClient`).
+threads run one at a time), `beast_async` and `reqwest_async` (W tasks on one event loop, each with its own
+`AsyncClient`, awaiting `fetch_len(url)` / `fetch(...)`).
 
 Streamed bodies (--upload/--download stream) go through the application API, `Client.stream(method, url,
 body=...)`: the body an iterator of chunks (sent chunked), the response read by `iter_bytes()` in the pieces the
-binding receives (it takes no chunk size); `stream()` releases the GIL while it waits, whatever `--gil` says. The
-reqwest AsyncClient reads an iterable body whole before it sends it: its row streams downloads only.
+binding receives (it takes no chunk size); `stream()` releases the GIL while it waits, whatever `--gil` says. Both
+AsyncClients read an iterable body whole before they send it: their rows stream downloads only.
+
+`--http 3`: the reqwest binding's `http3=True` (QUIC with prior knowledge, docs/binding-api.md); beast_client
+speaks HTTP/1.1 only, so its rows say unsupported for `--http 2` and `3`.
 
     python -m clientbench.plugin clientbench.drivers.binding:beast_held [the contract's flags]
     python -m clientbench.drivers.binding --binding beast|reqwest [--gil held|released] [--mode sync|async] ...
@@ -53,10 +57,11 @@ def _accepts(module: Any, **options: Any) -> bool:
 
 
 def capabilities(module: Any, binding: str) -> dict[str, bool]:
-    """What the installed binding can do: HTTP/2 (the reqwest binding's `http2` option), a bounded pool for the
-    client all workers share (`max_connections`)."""
+    """What the installed binding can do: HTTP/2 and HTTP/3 (the reqwest binding's `http2` and `http3` options), a
+    bounded pool for the client all workers share (`max_connections`)."""
     return {
         "http2": binding == "reqwest" and _accepts(module, http2=False),
+        "http3": binding == "reqwest" and _accepts(module, http3=False),
         "max_connections": _accepts(module, max_connections=1),
     }
 
@@ -65,7 +70,8 @@ def _options(binding: str, opts: sdk.Options, can: dict[str, bool]) -> dict[str,
     """The native drivers' configuration: one total timeout per request (no connect/read timers), for reqwest
     no proxy from the environment; verify= only when asked for (a plain-HTTP row builds its client with the
     bindings' defaults, as an application would); the shared client's pool bounded at W connections; HTTP/2
-    by ALPN over https, with prior knowledge over http."""
+    by ALPN over https, with prior knowledge over http; HTTP/3 (https only: the harness checked it) with prior
+    knowledge, never a fallback to TCP."""
     options: dict[str, Any] = {"timeout": opts.timeout, "connect_timeout": None, "read_timeout": None}
     if opts.ca_file or opts.insecure:
         options["verify"] = sdk.verify(opts)
@@ -75,17 +81,21 @@ def _options(binding: str, opts: sdk.Options, can: dict[str, bool]) -> dict[str,
         options["max_connections"] = opts.workers
     if sdk.http2(opts):
         options["http2"] = "alpn" if opts.url.startswith("https:") else "prior_knowledge"
+    if sdk.http3(opts):
+        options["http3"] = True
+    if sdk.http2(opts) or sdk.http3(opts):
         # the protocol probe goes through request(), whose decoding client keeps a pool of its own; without
-        # decoding it shares fetch_len's, so the row's one HTTP/2 connection carries the probe too
+        # decoding it shares fetch_len's, so the row's one HTTP/2 or QUIC connection carries the probe too
         options["decompress"] = False
     return options
 
 
 def _version(response: Any, opts: sdk.Options) -> str | None:
-    """The response's HTTP version where the binding tells it; without HTTP/2 asked for, the client speaks
+    """The response's HTTP version where the binding tells it; without HTTP/2 or 3 asked for, the client speaks
     HTTP/1.1 only."""
     version = getattr(response, "http_version", None)
-    return str(version) if version is not None else None if sdk.http2(opts) else "HTTP/1.1"
+    asked = sdk.http2(opts) or sdk.http3(opts)
+    return str(version) if version is not None else None if asked else "HTTP/1.1"
 
 
 @contextlib.contextmanager
@@ -142,21 +152,25 @@ def sync_plugin(binding: str, gil: str) -> sdk.SyncClient[Any]:
         gil=gil,
         info=info,
         http2=can["http2"],
+        http3=can["http3"],
         protocol=protocol,
         stream=stream,
     )
 
 
-def reqwest_async() -> sdk.AsyncClient[Any]:
-    mod: Any = importlib.import_module(MODULES["reqwest"])
-    can = capabilities(mod, "reqwest")
+def async_plugin(binding: str) -> sdk.AsyncClient[Any]:
+    """The binding's AsyncClient: W tasks on one event loop (asyncio, or uvloop with `--loop uvloop`), each
+    with its own client, or one client all of them share (`--client-scope shared`: each request takes a
+    connection of the pool, `max_connections` W)."""
+    mod: Any = importlib.import_module(MODULES[binding])
+    can = capabilities(mod, binding)
 
     options: dict[str, Any] = {}
     flags: list[sdk.Options] = []
 
     def make_client(opts: sdk.Options) -> Any:
         if not options:
-            options.update(_options("reqwest", opts, can))
+            options.update(_options(binding, opts, can))
             flags.append(opts)
         return mod.AsyncClient(**options)
 
@@ -171,9 +185,9 @@ def reqwest_async() -> sdk.AsyncClient[Any]:
         status, answer = await client.fetch(url, method=method, body=body)
         return status, answer
 
-    info = library_info(mod, "reqwest")
+    info = library_info(mod, binding)
     return sdk.AsyncClient(
-        "reqwest",
+        binding,
         make_client,
         request,
         upload,
@@ -181,10 +195,19 @@ def reqwest_async() -> sdk.AsyncClient[Any]:
         version=info.pop("library_version"),
         info=info,
         http2=can["http2"],
+        http3=can["http3"],
         protocol=protocol,
         stream=stream_async,
-        streams=("download",),  # the AsyncClient reads an iterable body whole first
+        streams=("download",),  # an AsyncClient reads an iterable body whole first
     )
+
+
+def beast_async() -> sdk.AsyncClient[Any]:
+    return async_plugin("beast")
+
+
+def reqwest_async() -> sdk.AsyncClient[Any]:
+    return async_plugin("reqwest")
 
 
 def beast_held() -> sdk.SyncClient[Any]:
@@ -210,10 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gil", choices=["held", "released"], default="released")
     p.add_argument("--mode", choices=["sync", "async"], default="sync")
     args, rest = p.parse_known_args(argv)
-    if args.mode == "async" and args.binding != "reqwest":
-        p.error("--mode async: only the reqwest binding has an AsyncClient")
     try:
-        plugin = reqwest_async() if args.mode == "async" else sync_plugin(args.binding, args.gil)
+        plugin = async_plugin(args.binding) if args.mode == "async" else sync_plugin(args.binding, args.gil)
     except ImportError as exc:
         print(
             f"binding: cannot import {MODULES[args.binding]} ({exc}); install it with "
