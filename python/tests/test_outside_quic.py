@@ -10,17 +10,39 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.quicserver import QuicServer, quic_server
-
 from clientbench import cli
 from clientbench.execution.server import Server
+from support.quicserver import QuicServer, quic_server
 
 curl_cffi = pytest.importorskip("curl_cffi")
 V3ONLY = curl_cffi.CurlHttpVersion.V3ONLY
 V3 = curl_cffi.CurlHttpVersion.V3
 
 #: the rows that speak HTTP/3 (docs/http3.md): each must get it, with 0 errors, from a server that is not ours
-H3_ROWS = ["rust-reqwest"]
+H3_ROWS = [
+    "rust-reqwest",
+    "rust-reqwest-sync",
+    "py-reqwest-held",
+    "py-reqwest-released",
+    "py-reqwest-async",
+    "py-reqwest-uvloop",
+    "py-pycurl",
+    "py-curl_cffi-sync",
+    "py-curl_cffi-async",
+    "py-curl_cffi-uvloop",
+    "py-curl_cffi-rloop",
+    "py-niquests-sync",
+    "py-niquests-async",
+    "py-niquests-uvloop",
+    "py-pyqwest-sync",
+    "py-pyqwest-async",
+    "py-pyqwest-uvloop",
+    "py-pyqwest-rloop",
+    "py-impit-sync",
+    "py-impit-async",
+    "py-impit-uvloop",
+    "py-impit-rloop",
+]
 
 
 @pytest.fixture(scope="module")

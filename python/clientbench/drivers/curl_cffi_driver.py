@@ -13,16 +13,24 @@ from curl_cffi import requests as cr
 from .. import sdk
 
 #: libcurl's CURLINFO_HTTP_VERSION values
-VERSIONS = {int(CurlHttpVersion.V1_0): "HTTP/1.0", int(CurlHttpVersion.V1_1): "HTTP/1.1", 3: "HTTP/2"}
+VERSIONS = {
+    int(CurlHttpVersion.V1_0): "HTTP/1.0",
+    int(CurlHttpVersion.V1_1): "HTTP/1.1",
+    3: "HTTP/2",
+    int(CurlHttpVersion.V3): "HTTP/3",
+}
 
 
 def _tls(opts: sdk.Options) -> dict[str, Any]:
     """curl's own options: CAINFO for --ca-file, no verification for --insecure; the HTTP version asked for
-    (libcurl offers h2 over TLS by default): ALPN h2 over https, prior knowledge over http."""
+    (libcurl offers h2 over TLS by default): ALPN h2 over https, prior knowledge over http; HTTP/3 only (its
+    libcurl has ngtcp2 and nghttp3): QUIC straight away, no attempt over TCP beside it, so no fallback."""
     options = {CurlOpt.CAINFO: opts.ca_file} if opts.ca_file else None
     version = CurlHttpVersion.V1_1
     if sdk.http2(opts):
         version = CurlHttpVersion.V2TLS if opts.url.startswith("https:") else CurlHttpVersion.V2_PRIOR_KNOWLEDGE
+    elif sdk.http3(opts):
+        version = CurlHttpVersion.V3ONLY
     return {"verify": not opts.insecure, "curl_options": options, "http_version": version}
 
 
@@ -121,6 +129,7 @@ SYNC = sdk.SyncClient(
     cr.Session.close,
     shareable=False,
     http2=True,
+    http3=True,
     protocol=protocol,
     stream=stream,
 )
@@ -131,6 +140,7 @@ ASYNC = sdk.AsyncClient(
     upload_async,
     close_async,
     http2=True,
+    http3=True,
     protocol=protocol_async,
     stream=stream_async,
 )

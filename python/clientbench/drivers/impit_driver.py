@@ -7,6 +7,10 @@ What impit cannot be asked for, and how the rows live with it:
   `SSL_CERT_FILE` before it builds its first client, so that CA is trusted (with webpki's public roots);
 - HTTP/2: without a fingerprint impit offers no ALPN protocol (so HTTP/1.1 over TLS) and has no prior knowledge
   over http: `--http 2` is unsupported;
+- HTTP/3 with prior knowledge: a client made with `http3=True` moves to QUIC only after a response's Alt-Svc
+  header (which the project's server does not send), unless a request says `force_http3=True` (reqwest's
+  `http3_prior_knowledge`): with `--http 3` the plugin's client is impit's with every method given that keyword
+  (`_Http3`), so every request goes over QUIC, none over TCP first;
 - a pool size: reqwest's pool keeps every idle connection, so a worker's client holds its one connection and a
   shared client opens one per concurrent request, up to W;
 - a short body's class: impit raises `RemoteProtocolError` ("Remote protocol error occurred.") for exactly a
@@ -17,8 +21,10 @@ What impit cannot be asked for, and how the rows live with it:
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from typing import Any
 
 import impit
 
@@ -34,9 +40,27 @@ def _trust(opts: sdk.Options) -> bool:
     return not opts.insecure
 
 
-# timeout: connect to the end of the body (reqwest's total timeout); no redirects, no cookies (impit's defaults)
+class _Http3:
+    """An impit client (sync or async) whose requests all say `force_http3=True`, the methods the plugin calls
+    bound to it once, so that a request costs what it costs the HTTP/1.1 rows but for the keyword."""
+
+    def __init__(self, client: Any) -> None:
+        self.get = functools.partial(client.get, force_http3=True)
+        self.request = functools.partial(client.request, force_http3=True)
+        self.stream = functools.partial(client.stream, force_http3=True)
+
+
+def _client(cls: Any, opts: sdk.Options) -> Any:
+    """timeout: connect to the end of the body (reqwest's total timeout); no redirects, no cookies (impit's
+    defaults); with --http 3 a client with HTTP/3, each request with prior knowledge."""
+    if sdk.http3(opts):
+        return _Http3(cls(timeout=opts.timeout, verify=_trust(opts), http3=True))
+    return cls(timeout=opts.timeout, verify=_trust(opts))
+
+
 def make_client(opts: sdk.Options) -> impit.Client:
-    return impit.Client(timeout=opts.timeout, verify=_trust(opts))
+    client: impit.Client = _client(impit.Client, opts)
+    return client
 
 
 def _closed(exc: impit.RemoteProtocolError) -> ConnectionError:
@@ -59,6 +83,10 @@ def upload(client: impit.Client, url: str, method: str, body: bytes) -> tuple[in
     return r.status_code, r.content
 
 
+def protocol(client: impit.Client, url: str) -> str:
+    return str(client.get(url).http_version)
+
+
 @contextlib.contextmanager
 def stream(
     client: impit.Client, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
@@ -73,7 +101,12 @@ def stream(
 
 
 async def make_async_client(opts: sdk.Options) -> impit.AsyncClient:
-    return impit.AsyncClient(timeout=opts.timeout, verify=_trust(opts))
+    client: impit.AsyncClient = _client(impit.AsyncClient, opts)
+    return client
+
+
+async def protocol_async(client: impit.AsyncClient, url: str) -> str:
+    return str((await client.get(url)).http_version)
 
 
 async def request_async(client: impit.AsyncClient, url: str) -> tuple[int, int]:
@@ -104,9 +137,16 @@ async def stream_async(
 
 
 # impit's clients have no close(): dropping one closes its pool
-SYNC = sdk.SyncClient("impit", make_client, request, upload, stream=stream)
+SYNC = sdk.SyncClient("impit", make_client, request, upload, http3=True, protocol=protocol, stream=stream)
 # impit 0.15.1 aborts (SIGABRT, nothing on stderr) in interpreter finalization after async requests in about 1 run
 # of 6 (3 tasks x 6 requests of /bytes/100000), after the document was printed.
 ASYNC = sdk.AsyncClient(
-    "impit", make_async_client, request_async, upload_async, exit_after_document=True, stream=stream_async
+    "impit",
+    make_async_client,
+    request_async,
+    upload_async,
+    exit_after_document=True,
+    http3=True,
+    protocol=protocol_async,
+    stream=stream_async,
 )

@@ -16,12 +16,17 @@ from .streaming import awhole, whole
 def _options(opts: sdk.Options) -> dict[str, Any]:
     """One connection per worker's session (W for the shared one over HTTP/1.1); retries=0 (niquests' default):
     every failure is the request's own. niquests offers h2 over TLS by default: the version asked for, exactly
-    (HTTP/2: ALPN over https, prior knowledge over http), never HTTP/3. Over HTTP/2 the pool holds one
-    connection, whose streams the threads or tasks of a shared session multiplex: a larger pool would open a
-    connection per concurrent request instead."""
-    h2 = sdk.http2(opts)
-    n = 1 if h2 else sdk.pool_size(opts)
-    versions = {"disable_http2": not h2, "disable_http1": h2 and opts.url.startswith("http:"), "disable_http3": True}
+    (HTTP/2: ALPN over https, prior knowledge over http; HTTP/3: HTTP/1.1 and 2 off, which makes qh3's QUIC its
+    first and only try, with no Alt-Svc needed and no fallback to TCP), HTTP/3 only when asked for. Over HTTP/2
+    and 3 the pool holds one connection, whose streams the threads or tasks of a shared session multiplex: a
+    larger pool would open a connection per concurrent request instead."""
+    h2, h3 = sdk.http2(opts), sdk.http3(opts)
+    n = 1 if h2 or h3 else sdk.pool_size(opts)
+    versions = {
+        "disable_http1": h3 or (h2 and opts.url.startswith("http:")),
+        "disable_http2": not h2,
+        "disable_http3": not h3,
+    }
     return {"pool_connections": 1, "pool_maxsize": n, "retries": 0, "timeout": opts.timeout, **versions}
 
 
@@ -109,6 +114,7 @@ SYNC = sdk.SyncClient(
     niquests.Session.close,
     version=niquests.__version__,
     http2=True,
+    http3=True,
     protocol=protocol,
     stream=stream,
 )
@@ -120,6 +126,7 @@ ASYNC = sdk.AsyncClient(
     niquests.AsyncSession.close,
     version=niquests.__version__,
     http2=True,
+    http3=True,
     protocol=protocol_async,
     stream=stream_async,
 )

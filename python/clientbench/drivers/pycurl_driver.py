@@ -17,7 +17,12 @@ import pycurl
 from .. import sdk
 
 #: libcurl's CURLINFO_HTTP_VERSION values
-VERSIONS = {pycurl.CURL_HTTP_VERSION_1_0: "HTTP/1.0", pycurl.CURL_HTTP_VERSION_1_1: "HTTP/1.1", 3: "HTTP/2"}
+VERSIONS = {
+    pycurl.CURL_HTTP_VERSION_1_0: "HTTP/1.0",
+    pycurl.CURL_HTTP_VERSION_1_1: "HTTP/1.1",
+    3: "HTTP/2",
+    pycurl.CURL_HTTP_VERSION_3: "HTTP/3",
+}
 
 
 class Handle:
@@ -163,6 +168,8 @@ def make_client(opts: sdk.Options) -> Handle:
     if sdk.http2(opts):  # ALPN h2 over https, prior knowledge over http
         https = opts.url.startswith("https:")
         version = pycurl.CURL_HTTP_VERSION_2TLS if https else pycurl.CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+    elif sdk.http3(opts):  # QUIC only (the PyPI wheel's libcurl has ngtcp2 and nghttp3): no fallback to TCP
+        version = pycurl.CURL_HTTP_VERSION_3ONLY
     return Handle(opts.timeout, opts.ca_file, opts.insecure, version)
 
 
@@ -176,6 +183,7 @@ SYNC = sdk.SyncClient(
     # an easy handle does one transfer at a time: a thread each
     shareable=False,
     http2=True,
+    http3=True,
     protocol=Handle.protocol,
     stream=Handle.stream,
 )

@@ -21,10 +21,12 @@ def _transport_options(opts: sdk.Options) -> dict[str, Any]:
         with open(opts.ca_file, "rb") as f:
             tls = {"tls_ca_cert": f.read()}  # replaces the system's roots, as the contract says
     # the HTTP version asked for (ALPN picks h2 over TLS when unset): HTTP/1.1, or HTTP/2 by ALPN over https
-    # and with prior knowledge over http
+    # and with prior knowledge over http, or HTTP/3 (reqwest's, with prior knowledge: QUIC only)
     version: pyqwest.HTTPVersion | None = pyqwest.HTTPVersion.HTTP1
     if sdk.http2(opts):
         version = None if opts.url.startswith("https:") else pyqwest.HTTPVersion.HTTP2
+    elif sdk.http3(opts):
+        version = pyqwest.HTTPVersion.HTTP3
     return {
         **tls,
         "timeout": opts.timeout,  # connect to the end of the body
@@ -113,7 +115,7 @@ async def protocol_async(client: pyqwest.Client, url: str) -> str:
         return _version_name(r.http_version)
 
 
-SYNC = sdk.SyncClient("pyqwest", make_client, request, upload, http2=True, protocol=protocol, stream=stream)
+SYNC = sdk.SyncClient("pyqwest", make_client, request, upload, http2=True, http3=True, protocol=protocol, stream=stream)
 # pyqwest 0.12.0 aborts (SIGABRT, no message) in interpreter finalization after async requests in about 1 run of
 # 100 (2 of 200 with /bytes/1000000, 4 tasks x 10 requests), after the document was printed.
 ASYNC = sdk.AsyncClient(
@@ -123,6 +125,7 @@ ASYNC = sdk.AsyncClient(
     upload_async,
     exit_after_document=True,
     http2=True,
+    http3=True,
     protocol=protocol_async,
     stream=stream_async,
 )
