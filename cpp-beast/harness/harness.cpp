@@ -439,8 +439,8 @@ int harness::main(int argc, char** argv, const Driver& d) {
         return 0;
     }
     // what the client cannot do at all: exit 3, nothing on stdout, one line (docs/raw-format.md)
-    if (options->http2) {
-        std::fprintf(stderr, "unsupported: HTTP/2 (%s)\n", d.no_http2.c_str());
+    if (options->http2 || options->http3) {
+        std::fprintf(stderr, "unsupported: HTTP/%s (%s)\n", options->http3 ? "3" : "2", d.no_http2.c_str());
         return 3;
     }
     if (options->shared && !d.shareable) {

@@ -17,7 +17,7 @@ const char* const harness::kUsage =
     " --url URL [--workers W] [--requests N | --duration SECONDS] [--warmup K]\n"
     "        [--timeout SECONDS] [--connection keep-alive|new] [--ca-file PATH | --insecure]\n"
     "        [--rate R [--arrival uniform|poisson] [--seed S]] [--method GET|POST|PUT] [--body-size BYTES]\n"
-    "        [--record samples|histogram] [--client-scope per-worker|shared] [--http 1.1|2]\n"
+    "        [--record samples|histogram] [--client-scope per-worker|shared] [--http 1.1|2|3]\n"
     "        [--upload whole|stream] [--download whole|stream] [--chunk-size BYTES] [--targets FILE]\n"
     "\n"
     "  --url URL           URL every request goes to (http[s]://host:port/path), required\n"
@@ -41,7 +41,8 @@ const char* const harness::kUsage =
     "  --record R          samples: per-request arrays (default); histogram: latency histograms\n"
     "  --client-scope S    per-worker: each worker makes its own client (default); shared: one client,\n"
     "                      made once, serves every worker (its pool keeps up to W connections)\n"
-    "  --http V            1.1 (default) or 2 (HTTP/2: exit status 3 when the driver cannot)\n"
+    "  --http V            1.1 (default), 2 (HTTP/2) or 3 (HTTP/3, https:// only): exit status 3 when the\n"
+    "                      driver cannot\n"
     "  --upload U          whole: the request body in one buffer (default); stream: in chunks of\n"
     "                      --chunk-size bytes, made as the client sends them\n"
     "  --download D        whole: the response body read into one buffer (default); stream: in chunks of at\n"
@@ -54,6 +55,14 @@ const char* const harness::kUsage =
 namespace {
 
 using harness::UsageError;
+
+bool is_https(const std::string& url) {
+    static const std::string kHttps = "https://";
+    if (url.size() < kHttps.size()) return false;
+    for (std::size_t i = 0; i < kHttps.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(url[i])) != kHttps[i]) return false;
+    return true;
+}
 
 long parse_int(const std::string& flag, const std::string& text, long min) {
     long value = 0;
@@ -205,8 +214,10 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
                 throw UsageError{"--client-scope must be per-worker or shared, got '" + value + "'"};
             o.shared = value == "shared";
         } else if (arg == "--http") {
-            if (value != "1.1" && value != "2") throw UsageError{"--http must be 1.1 or 2, got '" + value + "'"};
+            if (value != "1.1" && value != "2" && value != "3")
+                throw UsageError{"--http must be 1.1, 2 or 3, got '" + value + "'"};
             o.http2 = value == "2";
+            o.http3 = value == "3";
         } else if (arg == "--upload") {
             o.upload_stream = whole_or_stream(arg, value);
         } else if (arg == "--download") {
@@ -223,6 +234,10 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
     }
     if (!have_url) throw UsageError{"the following argument is required: --url"};
     check_url(o.url);
+    // the contract's rule, whether or not the driver speaks HTTP/3: QUIC is TLS only (a targets file's URLs are
+    // its own; the run is unsupported before the file would be read)
+    if (o.http3 && o.targets.empty() && !is_https(o.url))
+        throw UsageError{"--http 3 is HTTP/3 over QUIC, which needs an https:// URL, got '" + o.url + "'"};
     if (have_arrival && !o.rate) throw UsageError{"--arrival goes with --rate (an open loop)"};
     if (have_seed && !o.rate) throw UsageError{"--seed goes with --rate (an open loop)"};
     if (o.insecure && !o.ca_file.empty()) throw UsageError{"--ca-file and --insecure are mutually exclusive"};

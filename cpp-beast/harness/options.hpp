@@ -28,6 +28,7 @@ struct Options {
     bool histogram = false;          // --record histogram
     bool shared = false;             // --client-scope shared: one client for every worker
     bool http2 = false;              // --http 2
+    bool http3 = false;              // --http 3 (https:// only)
     bool upload_stream = false;      // --upload stream: the body given to the client in chunks of chunk_size
     bool download_stream = false;    // --download stream: the answer read in chunks of at most chunk_size
     std::size_t chunk_size = 65536;  // --chunk-size (body.hpp: kDefaultChunkSize)

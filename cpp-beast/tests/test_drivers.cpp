@@ -233,13 +233,23 @@ TEST(Drivers, UnsupportedModesExit3WithOneLine) {
     }
     EXPECT_EQ(run(BEAST_DRIVER, {"--url", "http://127.0.0.1:9/", "--http", "2"}).err,
               "unsupported: HTTP/2 (Boost.Beast speaks HTTP/1.1)\n");
+    // HTTP/3: unsupported over https (before any connection: port 9 has no server), bad usage over http
+    for (const std::string& driver : kDrivers) {
+        const Ran h3 = run(driver, {"--url", "https://127.0.0.1:9/", "--http", "3"});
+        EXPECT_EQ(h3.status, 3) << driver << h3.err;
+        EXPECT_TRUE(h3.out.empty()) << driver;
+        EXPECT_EQ(h3.err.rfind("unsupported: HTTP/3 (", 0), 0u) << driver << h3.err;
+        const Ran plain = run(driver, {"--url", "http://127.0.0.1:9/", "--http", "3"});
+        EXPECT_EQ(plain.status, 2) << driver << plain.err;
+        EXPECT_NE(plain.err.find("--http 3 is HTTP/3 over QUIC"), std::string::npos) << driver << plain.err;
+    }
 }
 
 TEST(Drivers, UsageErrorsExit2WithOneLine) {
     for (const std::string& driver : kDrivers)
         for (const std::vector<std::string>& flags :
              {std::vector<std::string>{"--rate", "0"}, std::vector<std::string>{"--body-size", "10"},
-              std::vector<std::string>{"--client-scope", "global"}, std::vector<std::string>{"--http", "3"},
+              std::vector<std::string>{"--client-scope", "global"}, std::vector<std::string>{"--http", "4"},
               std::vector<std::string>{"--connection", "new", "--client-scope", "shared"},
               std::vector<std::string>{"--rate", "-1", "--http", "2"}, std::vector<std::string>{"--chunk-size", "0"},
               std::vector<std::string>{"--upload", "stream"}, std::vector<std::string>{"--targets", "/no/such/file"},
