@@ -8,12 +8,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from clientbench import cli
 from test_outside_quic import H3_ROWS
+
+from clientbench import cli
 
 #: rows whose clients have no HTTP/3: Beast (HTTP/1.1 only: the native driver, the binding sync and async), the
 #: raw-socket floor, and the pure-Python clients of the default set and the peers
-NO_H3 = ["cpp-beast", "cpp-floor", "py-beast-held", "py-beast-released", "py-beast-async", "py-beast-uvloop", "py-requests", "py-aiohttp",
+NO_H3 = ["cpp-beast", "cpp-floor", "py-beast-held", "py-beast-released", "py-beast-async", "py-beast-uvloop",
+         "py-requests", "py-aiohttp",
          "py-httpx-sync", "py-httpx-async"]  # fmt: skip
 #: one of each HTTP/3 stack among the Python rows: reqwest's (the binding, impit), libcurl's (ngtcp2), qh3's
 SOME_H3 = ["py-reqwest-released", "py-reqwest-async", "py-impit-sync", "py-pycurl", "py-niquests-async"]
