@@ -8,9 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from test_outside_quic import H3_ROWS
-
 from clientbench import cli
+from test_outside_quic import H3_ROWS
 
 #: rows whose clients have no HTTP/3: Beast (HTTP/1.1 only: the native driver, the binding sync and async), the
 #: raw-socket floor, and the pure-Python clients of the default set and the peers
