@@ -20,6 +20,12 @@ BINDINGS = (
     ("beast", "py-beast-held", "py-beast-released", "cpp-beast"),
     ("reqwest", "py-reqwest-held", "py-reqwest-released", "rust-reqwest-sync"),
 )
+#: per binding of BINDINGS: its Python module and its AsyncClient's rows, on asyncio's own loop and on uvloop (the
+#: W-worker phase runs them beside the sync rows: W tasks on one event loop)
+ASYNC_ROWS = (
+    ("beast", "beast_client", "py-beast-async", "py-beast-uvloop"),
+    ("reqwest", "reqwest_client", "py-reqwest-async", "py-reqwest-uvloop"),
+)
 #: Bench/LMean above this means the workers did not overlap much (1 = perfectly parallel, W = serial)
 SERIAL_THRESHOLD = 2.0
 
@@ -89,6 +95,61 @@ def reading(serial: Sequence[Row], parallel: Sequence[Row], workers: int) -> lis
                 + (": within 1.2x of native code." if x <= 1.2 else ".")
             )
         out.append(" ".join(parts))
+    return out
+
+
+def _cpu(agg: Aggregate | None) -> float | None:
+    return None if agg is None else agg.median.cpu_us_per_req
+
+
+def async_reading(rows: Sequence[Row], workers: int) -> list[str]:
+    """The bindings' AsyncClients in the W-worker phase: per binding, Bench and CPU per request on asyncio and on
+    uvloop, each CPU figure against the native row's and the GIL-released sync row's; then the AsyncClients
+    against each other. A binding none of whose async rows ran here (an older folder) gets no sentence; a row that
+    failed, was unsupported or is not installed is named with its status."""
+    out: list[str] = []
+    compared: list[tuple[str, float, str]] = []  # (module, asyncio CPU per request, its ratio to native)
+    names = {lib: (released, native) for lib, _, released, native in BINDINGS}
+    for lib, module, async_name, uvloop_name in ASYNC_ROWS:
+        released_name, native_name = names[lib]
+        present = {r.client.name: r for r in rows if r.client.name in (async_name, uvloop_name)}
+        if not present:
+            continue
+        native, released = _agg(rows, native_name), _agg(rows, released_name)
+        native_cpu, released_cpu = _cpu(native), _cpu(released)
+        native_label = next((r.client.label for r in rows if r.client.name == native_name), native_name)
+        head = f"- **{lib}, asyncio** ({module}'s AsyncClient, {workers} tasks on one event loop): "
+        parts = []
+        for loop, name in (("asyncio", async_name), ("uvloop", uvloop_name)):
+            row = present.get(name)
+            agg = None if row is None else _agg([row], name)
+            if row is None:
+                parts.append(f"on {loop} `{name}` did not run")
+            elif agg is None:
+                parts.append(f"on {loop} `{name}` has no figures ({row.reason or row.status})")
+            elif (cpu := agg.median.cpu_us_per_req) is None:
+                parts.append(f"on {loop} Bench {agg.median.bench_ms:.2f} ms, its CPU not measured")
+            else:
+                against = [
+                    f"{cpu / of:.2f}x {what}'s {of:.1f} us"
+                    for what, of in ((native_label, native_cpu), ("the GIL-released sync binding", released_cpu))
+                    if of
+                ]
+                parts.append(
+                    f"on {loop} Bench {agg.median.bench_ms:.2f} ms, {cpu:.1f} us CPU per request"
+                    + (f" ({', '.join(against)})" if against else "")
+                )
+                if loop == "asyncio":
+                    compared.append((module, cpu, f", {cpu / native_cpu:.2f}x {native_label}'s" if native_cpu else ""))
+        out.append(head + "; ".join(parts) + ".")
+    if len(compared) > 1:
+        (first, cpu, _), *others = compared
+        out.append(
+            "- **The AsyncClients side by side** (asyncio, CPU per request): "
+            + "; ".join(f"{module}'s AsyncClient {c:.1f} us{vs}" for module, c, vs in compared)
+            + "."
+            + "".join(f" {first}'s costs {cpu / c:.2f}x {module}'s." for module, c, _ in others if c)
+        )
     return out
 
 
@@ -316,7 +377,8 @@ class GilFigures:
 
 
 def readings(f: GilFigures) -> tuple[list[str], list[str], list[str]]:
-    """The reading of the W-worker phase, of the round-trip phase and of the interpreters (each may be empty)."""
+    """The reading of the W-worker phase (its sync rows, then its asyncio rows), of the round-trip phase and of
+    the interpreters (each may be empty)."""
     workers = f.workload.workers
     at_rtt = rtt_reading(f.at_rtt, workers, f.rtt_ms) if f.rtt_network is not None else []
     interpreters = (
@@ -324,4 +386,4 @@ def readings(f: GilFigures) -> tuple[list[str], list[str], list[str]]:
         if f.compares_interpreters
         else []
     )
-    return reading(f.serial, f.parallel, workers), at_rtt, interpreters
+    return reading(f.serial, f.parallel, workers) + async_reading(f.parallel, workers), at_rtt, interpreters

@@ -2,9 +2,10 @@
 
 Runs the two bindings with the GIL held and released (and each client library natively, C++ Beast and
 Rust reqwest with threads, for scale) in phases, one loop over a list of them (`phases`): serially (1 worker
-doing all W x N requests: the cost of one request with no contention), with W workers, with W workers at a
-round trip through toxiproxy, with one client shared by the W threads (HTTP/1.1 and HTTP/2), then the
-bindings on a ladder of open-loop rates. Writes gil.md: the tables, the timelines, and a reading whose every
+doing all W x N requests: the cost of one request with no contention), with W workers (and each binding's
+AsyncClient, on asyncio and uvloop, W tasks on one event loop), with W workers at a round trip through
+toxiproxy, with one client shared by the W threads (HTTP/1.1 and HTTP/2), then the bindings on a ladder of
+open-loop rates. Writes gil.md: the tables, the timelines, and a reading whose every
 statement is computed from the figures of this run (analysis/gil.py, report/gil.py)."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analysis.gil import BINDINGS, GilFigures, open_loop_reading, readings
+from ..analysis.gil import ASYNC_ROWS, BINDINGS, GilFigures, open_loop_reading, readings
 from ..dimensions import rate_points
 from ..environment.interpreters import Interpreter, known
 from ..execution.children import child_preexec
@@ -40,6 +41,8 @@ from .output import exit_status, show, write_run
 
 #: per binding: the same client library used natively, then the binding with the GIL held and released
 GIL_CLIENTS = [name for _, held, released, native in BINDINGS for name in (native, held, released)]
+#: the W-worker phase adds each binding's AsyncClient, on asyncio and on uvloop (W tasks on one event loop)
+ASYNC_CLIENTS = [name for _, _, on_asyncio, on_uvloop in ASYNC_ROWS for name in (on_asyncio, on_uvloop)]
 #: the open-loop phase: each binding held and released, climbing the rate ladder together
 OPEN_LOOP_CLIENTS = [name for _, held, released, _ in BINDINGS for name in (held, released)]
 #: the shared-client phase: the same rows with one client for all threads (HTTP/1.1); the reqwest binding's
@@ -109,7 +112,13 @@ def phases(
     serial = workload.replace(workers=1, requests=workload.requests * workload.workers)
     out = [
         Phase("serial", f"[bold]serial baseline[/]: 1 worker x {serial.requests} requests", specs, serial),
-        Phase("", f"[bold]{workload.workers} workers[/] x {workload.requests} requests", specs, workload),
+        Phase(
+            "",
+            f"[bold]{workload.workers} workers[/] x {workload.requests} requests",
+            # the async rows under the runner's Python only: their reading compares CPU per request, not the GIL
+            specs + under(select(ASYNC_CLIENTS, CLIENTS), interpreters[:1]),
+            workload,
+        ),
     ]
     if rtt_ms > 0 and options.network is None:
         out.append(
