@@ -14,7 +14,7 @@ from typing import Any
 from .errors import SetupError
 from .network import Network
 from .options import Pinning
-from .stats import Aggregate, ProcessUsage, RowStats, aggregate
+from .stats import Aggregate, ProcessUsage, RowStats, TimeSeries, aggregate
 from .workload import Workload
 
 SCHEMA_ID = "clientbench.results/3"
@@ -103,6 +103,8 @@ class DriverRun:
     server_counts: dict[str, int] | None = None
     #: the kernel's UDP receive errors during the run (machine-wide: QUIC datagrams dropped for a full buffer)
     udp_errors: dict[str, int] | None = None
+    #: an open-loop run with samples: its figures second by second (stats.time_series); None otherwise
+    series: TimeSeries | None = None
 
     @property
     def crashed(self) -> bool:
@@ -122,6 +124,7 @@ class DriverRun:
             "raw": self.raw_file,
             "server_counts": self.server_counts,
             "udp_errors": self.udp_errors,
+            **({"series": self.series.to_json()} if self.series is not None else {}),
         }
 
     @classmethod
@@ -140,6 +143,7 @@ class DriverRun:
             raw_file=doc.get("raw"),
             server_counts=doc.get("server_counts"),
             udp_errors=doc.get("udp_errors"),
+            series=TimeSeries.from_json(doc["series"]) if doc.get("series") else None,
         )
 
 

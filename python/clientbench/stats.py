@@ -389,3 +389,98 @@ def sustains(stats: RowStats, slo_ms: float) -> bool:
     """An open-loop row sustains its rate: achieved >= SATURATION x offered and the corrected P99 within the
     SLO (docs/open-loop.md)."""
     return stats.saturated is False and stats.p99_ms is not None and stats.p99_ms <= slo_ms
+
+
+# -- an open loop's time series ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Second:
+    """One bucket of an open loop's schedule: [t_s, t_s + width_s) seconds after t0 (1 s, the last one cut at the
+    schedule's end). `requests`, `errors`, `p50_ms` and `p99_ms` are of the requests whose intended start falls in
+    it (the percentiles: their corrected latency, over the successful ones; None when none succeeded);
+    `completed` is the successful requests that returned within it, `achieved_rps` those per second of it."""
+
+    t_s: float
+    width_s: float
+    requests: int
+    errors: int
+    completed: int
+    achieved_rps: float
+    p50_ms: float | None
+    p99_ms: float | None
+
+
+@dataclass(frozen=True)
+class TimeSeries:
+    """An open-loop run second by second (docs/open-loop.md#time-series). `drained`: successful requests that
+    returned after the schedule's end (in no bucket's rate); `unplaced_errors`: failures beyond the ones a driver
+    lists with their index (docs/raw-format.md), counted in the run's Errors but in no second."""
+
+    seconds: tuple[Second, ...]
+    drained: int = 0
+    unplaced_errors: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bucket_s": 1.0,
+            "by": "intended_start",
+            "seconds": [asdict(s) for s in self.seconds],
+            "drained": self.drained,
+            "unplaced_errors": self.unplaced_errors,
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> TimeSeries:
+        return cls(tuple(Second(**s) for s in doc["seconds"]), int(doc["drained"]), int(doc["unplaced_errors"]))
+
+
+def time_series(doc: Mapping[str, Any]) -> TimeSeries | None:
+    """The per-second series of an open-loop document with samples; None for a closed loop or histograms.
+
+    A request belongs to the second of its intended start (the schedule's second, whatever delayed it); the
+    achieved rate of a second counts the successful requests that returned within it, so a stall shows as a dip
+    in the rate (and a jump in the P99 of the requests that waited), not only in the run's percentiles. The
+    schedule lasts `duration_s`, or requests x workers / rate for an open loop of N requests per worker."""
+    if not is_open(doc) or not has_samples(doc) or not doc["workers"]:
+        return None
+    workload, workers = doc["workload"], doc["workers"]
+    intended = np.concatenate([np.asarray(w["intended_ns"], dtype=np.float64) for w in workers])
+    ends = np.concatenate(
+        [np.asarray(w["start_ns"], dtype=np.float64) + np.asarray(w["latencies_ns"], dtype=np.float64) for w in workers]
+    )
+    failed = np.concatenate([failed_mask(w) for w in workers])
+    duration = workload.get("duration_s")
+    length_s = float(duration) if duration else sum(count(w) for w in workers) / float(workload["rate"])
+    second = np.maximum(np.floor(intended / 1e9), 0).astype(np.int64)
+    n = max(math.ceil(length_s - 1e-9), int(second.max()) + 1 if second.size else 0, 1)
+    # the edges of the buckets: whole seconds, the last one ending with the schedule (a request intended past it,
+    # e.g. in a Poisson schedule of N requests, extends the series by whole seconds)
+    end_s = min(length_s, float(n)) if n == math.ceil(length_s - 1e-9) else float(n)
+    edges = np.append(np.arange(n, dtype=np.float64), end_s) * 1e9
+    ok = ~failed
+    completed = np.histogram(ends[ok], bins=edges)[0]
+    corrected = (ends - intended)[ok]
+    ok_second = second[ok]
+    seconds = []
+    for b in range(n):
+        latency = corrected[ok_second == b]
+        p50, p99 = (
+            np.quantile(latency, (0.5, 0.99), method="inverted_cdf") / NS_PER_MS if latency.size else (None, None)
+        )
+        width = (edges[b + 1] - edges[b]) / 1e9
+        seconds.append(
+            Second(
+                t_s=float(b),
+                width_s=round(width, 9),
+                requests=int((second == b).sum()),
+                errors=int((failed & (second == b)).sum()),
+                completed=int(completed[b]),
+                achieved_rps=float(completed[b]) / width if width > 0 else 0.0,
+                p50_ms=None if p50 is None else float(p50),
+                p99_ms=None if p99 is None else float(p99),
+            )
+        )
+    drained = int((ends[ok] > edges[-1]).sum())  # np.histogram's last bucket holds its right edge
+    listed = int(failed.sum())
+    return TimeSeries(tuple(seconds), drained, sum(failure_count(w) for w in workers) - listed)

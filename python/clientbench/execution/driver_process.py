@@ -22,7 +22,7 @@ from ..errors import SetupError
 from ..model import DriverRun, RunStatus
 from ..registry.spec import ClientSpec
 from ..schema import InvalidResult, parse_raw
-from ..stats import ProcessUsage, count, row_stats
+from ..stats import ProcessUsage, count, row_stats, time_series
 from ..targets import Bodies
 from ..workload import Workload, WorkloadError
 from .children import child_preexec, pinned
@@ -195,6 +195,7 @@ def run_driver(
         expected_total = sum(counts) * expected_body_bytes
     try:
         result.stats = s = row_stats(result.raw, result.usage, bodies.sent_total(counts) if bodies else None)
+        result.series = time_series(result.raw)
     except ValueError as exc:  # e.g. a histogram bucket beyond what a histogram holds
         result.raw, result.reason = None, f"invalid driver output: {exc}"
         return result

@@ -49,7 +49,7 @@ Block = Heading | Text | Table | Image
 class Figure:
     """A plot to draw: `kind` names a function of report/export/plots.py, `file` goes under plots/."""
 
-    kind: str  # "latency" | "bench" | "timeline" | "sweep" | "rate"
+    kind: str  # "latency" | "bench" | "timeline" | "sweep" | "rate" | "series"
     file: str
     title: str
     rows: Sequence[Row] = ()

@@ -500,7 +500,8 @@ def rate(points: Sequence[tuple[Any, Sequence[Row]]], title: str, axis: str, slo
 
 def drawing(figure: Figure) -> Drawing | None:
     """What a report's Figure draws: latency by percentile, the Bench bars, one timeline per row (stacked),
-    Bench and throughput against the swept value (side by side), or latency against the offered rate."""
+    Bench and throughput against the swept value (side by side), latency against the offered rate, or an open
+    loop's rate, latency and errors second by second (stacked)."""
     kind, title = figure.kind, figure.title
     if kind == "latency":
         return _drawing(title, [latency(figure.rows, title)])
@@ -516,6 +517,10 @@ def drawing(figure: Figure) -> Drawing | None:
         return _drawing(title, plots, columns=2, shared_legend=True)
     if kind == "rate":
         return _drawing(title, [rate(figure.points, title, figure.axis, figure.slo_ms)])
+    if kind == "series":  # an open loop second by second (report/timeseries.py)
+        from . import timeseries
+
+        return _drawing(title, timeseries.plots(figure.rows), share_x=True)
     raise ValueError(f"unknown figure kind {kind!r}")
 
 

@@ -21,6 +21,7 @@ from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator  # noqa:
 from ...model import Row  # noqa: E402
 from ..base import Figure, Report  # noqa: E402
 from ..figures import REFERENCE, Axis, Drawing, Plot, Series, drawing  # noqa: E402
+from ..timeseries import has_series  # noqa: E402
 from .registry import register  # noqa: E402
 
 DPI = 110
@@ -66,6 +67,8 @@ def _size(d: Drawing) -> tuple[float, float]:
         return 11.0, sum(0.2 * max(n, 3) + 1.0 for n in lanes) + 0.8
     if d.columns > 1:
         return 14.0, 5.5
+    if len(d.plots) > 1:  # stacked (an open loop's series): room for each plot's axis title
+        return 11.0, 3.4 * len(d.plots) + 0.6
     return (11.0, 6.0) if first.wide else (10.0, 5.5)
 
 
@@ -165,7 +168,8 @@ def _axis(ax: Axes, which: str, a: Axis) -> None:
 
 
 def standard_figures(rows: Sequence[Row], subtitle: str, timeline_rows: Sequence[Row] | None = None) -> list[Figure]:
-    """A run's plots: latency percentiles, Bench bars, and the timeline of the GIL rows (if any)."""
+    """A run's plots: latency percentiles, Bench bars, the timeline of the GIL rows (if any), and an open loop's
+    series (rate, latency and errors per second) when some row has one."""
     figures = [
         Figure("latency", "latency.png", f"Request latency by percentile ({subtitle})", rows),
         Figure("bench", "bench.png", f"Bench and LMean per client ({subtitle})", rows),
@@ -180,6 +184,8 @@ def standard_figures(rows: Sequence[Row], subtitle: str, timeline_rows: Sequence
                 gil_rows,
             )
         )
+    if has_series(rows):
+        figures.append(Figure("series", "series.png", f"Open loop, second by second ({subtitle})", rows))
     return figures
 
 

@@ -20,6 +20,7 @@ from ....stats import RowStats
 from ...base import Block, Figure, Image, Part, Phase, Report
 from ...figures import drawing
 from ...table import RunColumn, run_table
+from ...timeseries import plots as series_plots
 from ..markdown import render as render_markdown
 from .charts import (
     Chart,
@@ -294,6 +295,8 @@ class Builder:
                 self.add(f"{pid}-cpu", bars(rows, "cpu_us_per_req", "Client CPU per request", "us")),
                 self.add(f"{pid}-cdf", latency_cdf(rows, "Request latency by percentile")),
             ]
+            # an open loop second by second, from each run's series in results.json (report/timeseries.py)
+            found += [self.add(f"{pid}-series-{j}", chart(p)) for j, p in enumerate(series_plots(rows))]
             view.charts = [c for c in found if c is not None]
         return view
 
