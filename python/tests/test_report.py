@@ -178,8 +178,9 @@ def test_markdown_and_csv_have_the_required_labels():
     # no floor row: no xfloor column; no server counts of TLS handshakes: no TLS resumed column; neither HTTP/2
     # nor a shared client asked for: no Protocol and Conns columns
     # nor any UDP receive error: no UDP errs column
-    # nor any collector's counts: no GC columns; 13-byte bodies: no MB/s column
-    hidden = ("xfloor", "TLS resumed", "Protocol", "Conns", "UDP errs", "RSS/W(MiB)", "GC/1k req", "GC objs/1k", "MB/s")
+    # nor any collector's counts: no GC columns; 13-byte bodies: no MB/s column; one origin: no Origins column
+    hidden = ("xfloor", "TLS resumed", "Protocol", "Conns", "UDP errs", "RSS/W(MiB)", "GC/1k req", "GC objs/1k", "MB/s",
+              "Origins")  # fmt: skip
     assert header == [c.label for c in COLUMNS if c.label not in hidden]
     terminal = [c.label for c in run_table(rows, terminal=True).columns]
     assert set(terminal) < set(header) and "P50(ms)" not in terminal and "RSS(MiB)" not in terminal

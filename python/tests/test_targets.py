@@ -98,5 +98,8 @@ def test_a_run_cycles_targets_over_four_origins(tmp_path: Path) -> None:
         run = row["runs"][0]
         assert run["server_counts"]["origins"] == 4 and run["stats"]["errors"] == 0
         assert run["stats"]["sent_bytes"] == 2 * 4 * 3000  # one turn of the 12 targets each: 4 uploads
+    table = [ln.strip("|").split("|") for ln in (folder / "table.md").read_text().splitlines() if ln.startswith("| ")]
+    column = [c.strip() for c in table[0]].index("Origins")  # shown: a row used more than one origin
+    assert [r[column].strip() for r in table[2:]] == ["4", "4"]
     lines = (folder / "targets.txt").read_text().splitlines()
     assert len(lines) == 3 * 4 and lines[4].startswith("POST http://127.0.0.1:") and lines[4].endswith("body.bin")
