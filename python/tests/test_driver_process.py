@@ -6,14 +6,17 @@ reason, never a crash of the runner, and the plan interleaves the repeats; the m
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import os
+import re
 import signal
 import sys
 import time
 
 import pytest
 from clientbench.environment import binaries
+from clientbench.environment.binaries import Unavailable
 from clientbench.errors import SetupError
 from clientbench.execution.children import ManagedProcess
 from clientbench.execution.driver_process import run_driver
@@ -195,6 +198,18 @@ def test_a_child_that_is_not_ready_is_stopped_before_the_error_is_raised(tmp_pat
 
 
 # -- the client registry ---------------------------------------------------------------------------
+
+
+def test_a_row_on_another_loop_is_unavailable_without_that_loop(monkeypatch):
+    """py-reqwest-uvloop needs uvloop besides the binding: without it the row is unavailable with the extra that
+    brings both (not an unsupported row, which a row of an installed extra would be)."""
+    spec = next(c for c in CLIENTS if c.name == "py-reqwest-uvloop")
+    assert (spec.needs_module, spec.also_needs) == ("reqwest_client", ("uvloop",))
+    assert next(c for c in CLIENTS if c.name == "py-aiohttp-uvloop").also_needs == ()  # its needs_module is uvloop
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "uvloop" else real(name, *a))
+    with pytest.raises(Unavailable, match=f"uvloop is not installed: {re.escape(binaries.hint(spec.extra))}"):
+        spec.argv()
 
 
 def test_select_by_name_and_glob():

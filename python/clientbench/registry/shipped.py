@@ -38,6 +38,9 @@ def _spec(
     extra: str = "native",
     default: bool = True,
 ) -> ClientSpec:
+    # a row on another event loop needs that loop's package too (the extra that brings the row brings it)
+    args = command.args if isinstance(command, PythonDriver) else ()
+    loop = args[args.index("--loop") + 1] if "--loop" in args else None
     client = Client(
         name=name,
         language=language,
@@ -48,7 +51,8 @@ def _spec(
         floor=floor,
         optional=optional,
     )
-    return ClientSpec(client, command, needs_module=needs_module, extra=extra, default=default)
+    also = (loop,) if loop is not None and loop != needs_module else ()
+    return ClientSpec(client, command, needs_module=needs_module, also_needs=also, extra=extra, default=default)
 
 
 PeerRow = tuple[str, str, str, str, tuple[str, ...], str]

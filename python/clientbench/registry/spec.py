@@ -39,6 +39,8 @@ class ClientSpec:
     client: Client
     command: Callable[[], list[str]] | PythonDriver = field(compare=False, repr=False)
     needs_module: str | None = None  # Python module the driver imports (bindings, peers)
+    #: more modules it needs, from the same extra: the event loop of a `--loop uvloop|rloop` row
+    also_needs: tuple[str, ...] = ()
     #: what brings the row when it is not installed: the pip extra (core, native, bindings, peers, or two joined
     #: by +), or in a checkout its make target (environment/binaries.py)
     extra: str = "native"
@@ -89,15 +91,15 @@ class ClientSpec:
         """The driver command without workload flags; SetupError if it cannot run here."""
         if isinstance(self.command, PythonDriver):
             python = self.python.executable if self.python is not None else sys.executable
-            if self.needs_module:
+            for module in (self.needs_module, *self.also_needs) if self.needs_module else ():
                 found = (
-                    has_module(python, self.needs_module)
+                    has_module(python, module)
                     if self.python is not None
-                    else importlib.util.find_spec(self.needs_module) is not None
+                    else importlib.util.find_spec(module) is not None
                 )
                 if not found:
                     where = f" under {python}" if self.python is not None else ""
-                    raise Unavailable(f"{self.needs_module} is not installed{where}: {hint(self.extra)}")
+                    raise Unavailable(f"{module} is not installed{where}: {hint(self.extra)}")
             return self.command.argv(python)
         return self.command()
 
