@@ -14,6 +14,7 @@ from clientbench.analysis.compare import compare_rows
 from clientbench.model import DriverRun, Row, RunStatus
 from clientbench.report import Figure, Report
 from clientbench.report import figures as defs
+from clientbench.report.drawing import drawing
 from clientbench.report.export import export, plots
 from clientbench.report.export.html import charts
 from clientbench.stats import ok_latencies_ms, row_stats
@@ -340,7 +341,7 @@ def test_every_figure_kind_draws_the_plots_its_charts_show(tmp_path):
         "rate-a.png": [charts.chart(defs.rate(rate_points, "a", "offered rate (requests/s)", 10.0))],
     }
     for f in figures:
-        d = defs.drawing(f)
+        d = drawing(f)
         fig = plots.render(d)
         try:
             png = [_mpl(ax) for ax in fig.axes]
@@ -390,7 +391,7 @@ def test_a_plot_with_nothing_to_draw_is_no_chart_and_no_file(tmp_path):
         Figure("sweep", "sweep.png", "t", points=[(1, failed), (2, [])], axis="w"),
         Figure("rate", "rate.png", "t", points=[(1000.0, failed)], axis="offered rate", slo_ms=10.0),
     ]
-    assert [defs.drawing(f) for f in figures] == [None] * len(figures)
+    assert [drawing(f) for f in figures] == [None] * len(figures)
     assert export(Report("r", figures=figures), tmp_path, ("plots",)) == []
     assert list((tmp_path / "plots").iterdir()) == []
     assert charts.with_variants(["bench_ms"], "bench_ms", lambda n: None) is None
@@ -398,4 +399,4 @@ def test_a_plot_with_nothing_to_draw_is_no_chart_and_no_file(tmp_path):
 
 def test_an_unknown_figure_kind_is_an_error():
     with pytest.raises(ValueError, match="unknown figure kind 'pie'"):
-        defs.drawing(Figure("pie", "pie.png", "t", [row()]))
+        drawing(Figure("pie", "pie.png", "t", [row()]))

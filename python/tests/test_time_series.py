@@ -12,9 +12,9 @@ from clientbench.commands.report import folder_report
 from clientbench.execution.driver_process import run_driver
 from clientbench.model import DriverRun, Results, Row, RunStatus
 from clientbench.report.base import Figure
+from clientbench.report.drawing import drawing
 from clientbench.report.export.html import page as html_page
 from clientbench.report.export.plots import draw, standard_figures
-from clientbench.report.figures import drawing
 from clientbench.schema import validate_results
 from clientbench.stats import TimeSeries, row_stats, time_series
 from clientbench.workload import Workload

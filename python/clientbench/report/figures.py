@@ -6,7 +6,7 @@ a plot shows, so the two agree. A plot with nothing to draw is None, and so is a
 
 The plots: the bars of one figure per row (Bench with LMean beside it, client CPU) and of the compare view,
 latency by percentile, a row's request timeline, one figure against a swept value, and one client's latency
-against the offered rate. `drawing()` turns a report's `Figure` (report/base.py) into the plots it draws."""
+against the offered rate. report/drawing.py turns a report's `Figure` (report/base.py) into the plots it draws."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ import numpy as np
 
 from ..model import Row
 from ..stats import Aggregate, RowStats, failed_mask, ok_latencies_ms
-from .base import Figure
 
 if TYPE_CHECKING:
     from ..analysis.compare import RowComparison
@@ -493,37 +492,3 @@ def rate(points: Sequence[tuple[Any, Sequence[Row]]], title: str, axis: str, slo
         tuple(series),
         lines=lines,
     )
-
-
-# -- a report's Figure -----------------------------------------------------------------------------
-
-
-def drawing(figure: Figure) -> Drawing | None:
-    """What a report's Figure draws: latency by percentile, the Bench bars, one timeline per row (stacked),
-    Bench and throughput against the swept value (side by side), latency against the offered rate, or an open
-    loop's rate, latency and errors second by second (stacked)."""
-    kind, title = figure.kind, figure.title
-    if kind == "latency":
-        return _drawing(title, [latency(figure.rows, title)])
-    if kind == "bench":
-        return _drawing(title, [bars(figure.rows, "bench_ms", title, "ms")])
-    if kind == "timeline":
-        names = labels(figure.rows)
-        plots = [timeline(r, names[r.client.name]) for r in figure.rows]
-        return _drawing(title, plots, share_x=True)
-    if kind == "sweep":
-        points = [(value, medians(rows)) for value, rows in figure.points]
-        plots = [sweep(points, n, figure.axis, f"{title_of(n)} vs {figure.axis}") for n in SWEPT]
-        return _drawing(title, plots, columns=2, shared_legend=True)
-    if kind == "rate":
-        return _drawing(title, [rate(figure.points, title, figure.axis, figure.slo_ms)])
-    if kind == "series":  # an open loop second by second (report/timeseries.py)
-        from . import timeseries
-
-        return _drawing(title, timeseries.plots(figure.rows), share_x=True)
-    raise ValueError(f"unknown figure kind {kind!r}")
-
-
-def _drawing(title: str, plots: Sequence[Plot | None], **how: Any) -> Drawing | None:
-    drawn = tuple(p for p in plots if p is not None)
-    return Drawing(title, drawn, **how) if drawn else None

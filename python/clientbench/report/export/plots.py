@@ -20,7 +20,8 @@ from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator  # noqa:
 
 from ...model import Row  # noqa: E402
 from ..base import Figure, Report  # noqa: E402
-from ..figures import REFERENCE, Axis, Drawing, Plot, Series, drawing  # noqa: E402
+from ..drawing import drawing  # noqa: E402
+from ..figures import REFERENCE, Axis, Drawing, Plot, Series  # noqa: E402
 from ..timeseries import has_series  # noqa: E402
 from .registry import register  # noqa: E402
 

@@ -18,7 +18,7 @@ from ....analysis.compare import RowComparison
 from ....model import Results, Row
 from ....stats import RowStats
 from ...base import Block, Figure, Image, Part, Phase, Report
-from ...figures import drawing
+from ...drawing import drawing
 from ...table import RunColumn, run_table
 from ...timeseries import plots as series_plots
 from ..markdown import render as render_markdown
