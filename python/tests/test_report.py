@@ -96,6 +96,16 @@ def test_without_a_folder_only_the_terminal_shows_anything(capsys):
     assert "Bench(ms)" in capsys.readouterr().out
 
 
+def test_the_terminal_prints_cells_as_text_not_markup(capsys):
+    """An install hint keeps its brackets (rich would take `[bindings,peers]` for a style and drop it)."""
+    hint = 'unavailable: uvloop is not installed: pip install "clientbench[bindings,peers]"'
+    table = Table([Column("Row", numeric=False), Column("Status", numeric=False)], [["[bold]x[/]", hint]], "t [a]")
+    export(Report("table", [table]), None, ("terminal",))
+    out = capsys.readouterr().out
+    assert "[bold]x[/]" in out and "t [a]" in out
+    assert "".join(out.split()).count('"clientbench[bindings,peers]"') == 1  # folded over lines, whole
+
+
 def test_json_writes_the_report_document_when_there_are_no_results(tmp_path):
     doc = {"schema": "clientbench.sweep/1", "dimension": "workers", "points": [1, 2], "repeat": 3}
     assert export(Report("sweep", document=doc), tmp_path, ("json",)) == [tmp_path / "sweep.json"]

@@ -7,23 +7,27 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
+from rich.text import Text as RichText
 
 from ..base import Report, Table, Text
 from .registry import register
 
 
 def rich_table(table: Table) -> RichTable:
-    out = RichTable(title=table.title, header_style="bold")
+    """The table as rich draws it; its text is text, never markup (a hint like `pip install "clientbench[peers]"`
+    would lose its brackets)."""
+    out = RichTable(title=escape(table.title) if table.title else None, header_style="bold")
     for c in table.columns:
         out.add_column(
-            c.label,
+            escape(c.label),
             justify="right" if c.numeric else "left",
             overflow="fold",
             max_width=48 if c.label == "Status" else None,
         )
     for i, cells in enumerate(table.rows):
-        out.add_row(*cells, style=table.styles[i] if i < len(table.styles) else None)
+        out.add_row(*(RichText(cell) for cell in cells), style=table.styles[i] if i < len(table.styles) else None)
     return out
 
 
