@@ -267,7 +267,10 @@ def flame_graph(inferno: str, folded: Path, stacks: dict[str, int], *, title: st
     palette.map in its working folder (and writes the other frames' colours back: a scratch folder)."""
     with tempfile.TemporaryDirectory(prefix="clientbench-flame-") as tmp:
         Path(tmp, "palette.map").write_text(palette_map(harness_frames(stacks)), encoding="utf-8")
-        argv = [inferno, "--cp", "--deterministic", "--title", title, "--subtitle", subtitle, "--countname", unit]
+        # a fixed width: a fluid one ("100%") is read by the SVG's script at load, and an iframe not yet laid out
+        # (a busy machine) gave it 0: negative frame widths, a console error and no graph
+        argv = [inferno, "--cp", "--deterministic", "--width", "1200", "--title", title, "--subtitle", subtitle,
+                "--countname", unit]  # fmt: skip
         return _tool([*argv, str(folded.resolve())], "inferno-flamegraph", cwd=tmp).decode("utf-8", "replace")
 
 
