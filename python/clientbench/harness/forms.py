@@ -15,6 +15,9 @@ from .failures import DigestMismatch
 from .options import unsupported
 
 C = TypeVar("C")
+R = TypeVar("R")
+U = TypeVar("U")
+S = TypeVar("S")
 
 SyncRequest = Callable[[C, str], "tuple[int, int]"]
 AsyncRequest = Callable[[C, str], Awaitable["tuple[int, int]"]]
@@ -108,31 +111,35 @@ class _Cycle:
         return url, form
 
 
-class SyncForms(Generic[C]):
-    """A sync driver's request per worker."""
+class _Forms(Generic[C, R, U, S]):
+    """A driver's request per worker (R: its request's type, sync or async; U, S: its upload's and stream's): the
+    one request of every worker, or worker `index`'s cycle of targets."""
 
-    def __init__(
-        self,
-        args: argparse.Namespace,
-        request: SyncRequest[C],
-        upload: SyncUpload[C] | None,
-        stream: SyncStream[C] | None,
-        streams: tuple[str, ...] = BOTH,
-    ):
+    def __init__(self, args: argparse.Namespace, request: R, upload: U | None, stream: S | None,
+                 streams: tuple[str, ...] = BOTH):  # fmt: skip
         _refuse(args, upload is not None, stream, streams)
         self.args, self.get, self.upload, self.stream = args, request, upload, stream
         targets = args.target_list
         if targets is None:
-            self.one: SyncRequest[C] | None = self._form(args.method, args.body, args.expected, args.body_size)
+            self.one: R | None = self._form(args.method, args.body, args.expected, args.body_size)
         else:
             self.one = None
             self.forms = [(t.url, self._form(t.method, t.body, None, len(t.body or b""))) for t in targets]
 
-    def for_worker(self, index: int) -> SyncRequest[C]:
-        if self.one is not None:
-            return self.one
-        cycle = _Cycle(self.forms, index)
+    def for_worker(self, index: int) -> R:
+        return self.one if self.one is not None else self._cycled(_Cycle(self.forms, index))
 
+    def _cycled(self, cycle: _Cycle) -> R:
+        raise NotImplementedError
+
+    def _form(self, method: str, body: bytes | None, expected: bytes | None, size: int) -> R:
+        raise NotImplementedError
+
+
+class SyncForms(_Forms[C, SyncRequest[C], SyncUpload[C], SyncStream[C]]):
+    """A sync driver's request per worker."""
+
+    def _cycled(self, cycle: _Cycle) -> SyncRequest[C]:
         def request(client: C, url: str) -> tuple[int, int]:
             target, form = cycle.next()
             return form(client, target)  # type: ignore[no-any-return]
@@ -177,31 +184,10 @@ class SyncForms(Generic[C]):
         return request
 
 
-class AsyncForms(Generic[C]):
+class AsyncForms(_Forms[C, AsyncRequest[C], AsyncUpload[C], AsyncStream[C]]):
     """An async driver's request per worker."""
 
-    def __init__(
-        self,
-        args: argparse.Namespace,
-        request: AsyncRequest[C],
-        upload: AsyncUpload[C] | None,
-        stream: AsyncStream[C] | None,
-        streams: tuple[str, ...] = BOTH,
-    ):
-        _refuse(args, upload is not None, stream, streams)
-        self.args, self.get, self.upload, self.stream = args, request, upload, stream
-        targets = args.target_list
-        if targets is None:
-            self.one: AsyncRequest[C] | None = self._form(args.method, args.body, args.expected, args.body_size)
-        else:
-            self.one = None
-            self.forms = [(t.url, self._form(t.method, t.body, None, len(t.body or b""))) for t in targets]
-
-    def for_worker(self, index: int) -> AsyncRequest[C]:
-        if self.one is not None:
-            return self.one
-        cycle = _Cycle(self.forms, index)
-
+    def _cycled(self, cycle: _Cycle) -> AsyncRequest[C]:
         async def request(client: C, url: str) -> tuple[int, int]:
             target, form = cycle.next()
             return await form(client, target)  # type: ignore[no-any-return]
