@@ -258,6 +258,7 @@ def test_a_folder_of_results_folders_is_one_section_each():
         ("tls-ka", "sweep"),
         ("tls-new", "sweep"),
         ("tls-new-fix", "sweep"),
+        ("tls-resume", "run"),
         ("tls-run", "run"),
         ("tls-run-all", "run"),
     ]
