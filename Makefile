@@ -118,7 +118,9 @@ PY_LINT     := python bindings native conftest.py
 CPP_LINT    := $(shell find cpp-beast bindings/beast/src -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) \
                  -not -path '*/build/*' 2>/dev/null)
 
-lint: venv bindings system-deps compiler-cache actionlint  ## ruff, mypy, stubtest of both bindings, clippy, rustfmt, clang-format, gofmt, actionlint (CI runs it)
+# mypy checks the peer drivers against the peers' own types: with a peer missing it would read it as Any (and
+# pass or fail differently), so lint installs them as make test does
+lint: venv bindings peers system-deps compiler-cache actionlint  ## ruff, mypy, stubtest of both bindings, clippy, rustfmt, clang-format, gofmt, actionlint (CI runs it)
 	$(VPY) -m ruff check --config python/pyproject.toml $(PY_LINT)
 	$(VPY) -m ruff format --check --config python/pyproject.toml $(PY_LINT)
 	cd python && ../$(VPY) -m mypy clientbench
