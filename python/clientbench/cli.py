@@ -93,7 +93,8 @@ def build_parser() -> Parser:
         help="the GIL report: serial baseline, GIL held vs released, timeline",
         description="Run both bindings with the GIL held and released (and their libraries natively: "
         "C++ Beast, Rust reqwest sync) serially (1 worker x W*N requests), with W workers, and with W "
-        "workers at --rtt through toxiproxy; every Python row also under each interpreter `make "
+        "workers at --rtt through toxiproxy (and the reqwest rows over HTTP/3 at --rtt through the UDP relay); "
+        "every Python row also under each interpreter `make "
         "freethreaded` built (or --interpreters). Writes gil.md with a reading generated from the "
         "figures, the tables and the request timeline plots.",
     )
@@ -121,8 +122,9 @@ def build_parser() -> Parser:
         type=non_negative,
         default=1,
         metavar="MS",
-        help="also run the W-worker phase at this round trip through toxiproxy (default 1 ms; 0: skip; "
-        "not with --network, which puts the whole report on that network)",
+        help="also run the W-worker phase at this round trip through toxiproxy, and the reqwest rows over "
+        "HTTP/3 at it through the UDP relay (an HTTPS server is started for them without --tls; not over a plain "
+        "http --target) (default 1 ms; 0: skip; not with --network, which puts the whole report on that network)",
     )
     add_session_options(gil)
 

@@ -2,11 +2,11 @@
 same builders (report/parts.py), so that `clientbench report DIR` shows what the command's own report.html shows.
 
 A run folder has results.json (and raw/ with the drivers' documents, plots/); a GIL report adds gil.json and the
-serial/, rtt/, shared/, shared-h2/ and open-loop/ phases; a sweep has sweep.json and points/<dimension>-<value>/
-results.json; a soak has soak.json. A folder of such folders (results/reference/tls) is read as one part per
-sub-folder. Readings and summaries are computed anew from the figures (analysis/), never parsed back from the
-Markdown the command wrote. Whatever is missing or unreadable becomes one line in the part's `missing` (the page
-says it) or, when nothing is left to show, one SetupError line.
+serial/, rtt/, rtt-h3/, shared/, shared-h2/ and open-loop/ phases; a sweep has sweep.json and
+points/<dimension>-<value>/results.json; a soak has soak.json. A folder of such folders (results/reference/tls)
+is read as one part per sub-folder. Readings and summaries are computed anew from the figures (analysis/), never
+parsed back from the Markdown the command wrote. Whatever is missing or unreadable becomes one line in the part's
+`missing` (the page says it) or, when nothing is left to show, one SetupError line.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from .workload import Workload
 
 RESULTS = "results.json"
 #: the GIL report's phases besides the W-worker one at the top, by folder
-GIL_PHASES = ("serial", "rtt", "shared", "shared-h2")
+GIL_PHASES = ("serial", "rtt", "rtt-h3", "shared", "shared-h2")
 #: the plots a command drew that the page shows where the raw samples are not in the folder
 TIMELINES = ("plots/timeline.png", "rtt/plots/timeline-rtt.png")
 
@@ -148,7 +148,7 @@ def _gil(path: Path, title: str, top: Results, counts: dict[str, int]) -> Part:
     )
     part = Part(path, "gil", title)
     index = _index(path / "gil.json", "clientbench.gil/1", part)
-    rtt = phases.get("rtt")
+    rtt, rtt_h3 = phases.get("rtt"), phases.get("rtt-h3")
     figures = GilFigures(
         workload=top.workload,
         serial_requests=phases["serial"].workload.requests if "serial" in phases else top.workload.requests,
@@ -159,6 +159,8 @@ def _gil(path: Path, title: str, top: Results, counts: dict[str, int]) -> Part:
         rtt_ms=index.get("rtt_ms", rtt.network.rtt_ms if rtt is not None and rtt.network else 0),
         rtt_network=rtt.network.describe() if rtt is not None and rtt.network else None,
         at_rtt=rtt.rows if rtt is not None else [],
+        rtt_h3_network=rtt_h3.network.describe(quic=True) if rtt_h3 is not None and rtt_h3.network else None,
+        at_rtt_h3=rtt_h3.rows if rtt_h3 is not None else [],
         interpreters=index.get("interpreters") or _interpreters(top.rows),
         pauses=index.get("pauses") or {},
         open_points=[(float(v), r.rows) for v, r in points],

@@ -45,7 +45,8 @@ class Network:
     #: what emulates it (a results document read back keeps the one it recorded)
     emulator: str = f"toxiproxy {TOXIPROXY_VERSION}"
 
-    def describe(self) -> str:
+    def describe(self, quic: bool = False) -> str:
+        """One line; `quic`: the traffic went through the UDP relay (HTTP/3), not toxiproxy."""
         parts = [f"rtt {self.rtt_ms} ms"]
         if self.jitter_ms:
             parts.append(f"jitter {self.jitter_ms} ms")
@@ -53,7 +54,7 @@ class Network:
             parts.append(f"rate {_rate_text(self.rate_kbit)}")
         if self.loss_pct:
             parts.append(f"loss {self.loss_pct:g}% each way (QUIC)")
-        text = ", ".join(parts) + " (toxiproxy)"
+        text = ", ".join(parts) + (" (the UDP relay)" if quic else " (toxiproxy)")
         return f"{self.name}: {text}" if self.name else text
 
     def to_json(self) -> dict[str, Any]:

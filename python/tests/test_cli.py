@@ -331,6 +331,20 @@ def test_gil_report_end_to_end(tmp_path):
         validate_results(doc)
         assert doc["workload"]["client_scope"] == "shared" and len(doc["rows"]) == rows, phase
         assert all(r["status"] == "ok" and r["runs"][0]["stats"]["errors"] == 0 for r in doc["rows"]), phase
+    # the round trip over HTTP/3 (issue #31): the reqwest rows through the UDP relay, on an HTTPS server the
+    # report started for them (the report itself is plain HTTP)
+    doc = json.loads((run_dir / "rtt-h3" / "results.json").read_text())
+    validate_results(doc)
+    assert doc["workload"]["http"] == "3" and doc["scheme"] == "https" and doc["network"]["rtt_ms"] == 1
+    assert doc["network"]["emulator"] == "clientbench udp-relay"
+    names = ["rust-reqwest-sync", "py-reqwest-held", "py-reqwest-released"]
+    assert sorted(r["client"]["name"] for r in doc["rows"]) == sorted(names)
+    for r in doc["rows"]:
+        run = r["runs"][0]
+        assert r["status"] == "ok" and run["stats"]["errors"] == 0, r["client"]["name"]
+        assert run["server_counts"]["h3_requests"] > 0 and run["server_counts"]["connections"] == 0
+    assert "- **reqwest** at rtt 1 ms over HTTP/3: GIL held Bench" in report
+    assert "at rtt 1 ms over HTTP/3 (rtt 1 ms (the UDP relay))" in report
 
 
 def test_an_open_loop_run_and_a_rate_sweep_through_the_command_line(tmp_path, monkeypatch):

@@ -4,12 +4,13 @@ other, all from figures given (fabricated rows: no driver, no server)."""
 
 from __future__ import annotations
 
+import pytest
 from clientbench.analysis.gil import ASYNC_ROWS, BINDINGS, GilFigures, async_reading, readings
 from clientbench.commands.gil import phases
 from clientbench.environment.interpreters import Interpreter
 from clientbench.model import Client, DriverRun, Row, RunStatus
 from clientbench.options import Options
-from clientbench.report import Text
+from clientbench.report import Heading, Text
 from clientbench.report.gil import document
 from clientbench.stats import ProcessUsage, row_stats
 from clientbench.workload import Workload
@@ -124,3 +125,54 @@ def test_the_w_worker_phase_runs_the_async_rows_under_the_runners_python_only(tm
     assert [n for n in plan[""] if "async" in n or "uvloop" in n] == async_names
     assert "py-beast-released@3.13t" in plan[""]
     assert all("async" not in n and "uvloop" not in n for key, names in plan.items() if key for n in names)
+
+
+def test_the_round_trip_phase_runs_the_reqwest_rows_again_over_http3(tmp_path):
+    """Issue #31: at the round trip, the binding whose library speaks HTTP/3 (reqwest; Beast has HTTP/1.1 only),
+    natively, held and released, under the runner's Python, over QUIC; an HTTPS server is started for it."""
+    free = Interpreter("3.13t", "/nonexistent/python3.13t")
+    plan = {p.key: p for p in phases(Workload(), Options(out=tmp_path), [None, free], 1, True)}
+    h3 = plan["rtt-h3"]
+    assert sorted(s.client.name for s in h3.specs) == ["py-reqwest-held", "py-reqwest-released", "rust-reqwest-sync"]
+    assert h3.tls and h3.workload.http == "3" and h3.network is not None and h3.network.rtt_ms == 1
+    assert list(plan).index("rtt-h3") == list(plan).index("rtt") + 1
+
+
+@pytest.mark.parametrize(
+    "rtt, options, workload",
+    [
+        (0, {}, Workload()),  # --rtt 0: no round-trip phase at all
+        (1, {"target": "http://127.0.0.1:9/"}, Workload()),  # a plain target has no QUIC to ask
+        (1, {"tls": True}, Workload(http="3")),  # the whole report is over HTTP/3 already
+    ],
+)
+def test_no_http3_round_trip_phase_where_it_cannot_or_need_not_run(tmp_path, rtt, options, workload):
+    keys = [p.key for p in phases(workload, Options(out=tmp_path, **options), [None], rtt, True)]
+    assert "rtt-h3" not in keys
+
+
+def test_the_http3_round_trip_reading_names_the_protocol_and_only_the_bindings_that_speak_it():
+    def timed(name: str, bench_ms: float) -> Row:
+        return cpu_row(name, 50.0, wall_ms=bench_ms, language="Rust" if name.startswith("rust") else "Python")
+
+    at_rtt_h3 = [timed("rust-reqwest-sync", 30.0), timed("py-reqwest-held", 120.0), timed("py-reqwest-released", 33.0)]
+    figures = GilFigures(
+        workload=Workload(workers=4, requests=20),
+        serial_requests=80,
+        serial=[],
+        parallel=[],
+        network="loopback",
+        command="clientbench gil",
+        rtt_ms=1,
+        rtt_network="rtt 1 ms (toxiproxy)",
+        at_rtt=[],
+        rtt_h3_network="rtt 1 ms (the UDP relay)",
+        at_rtt_h3=at_rtt_h3,
+    )
+    _, at_rtt, _ = readings(figures)
+    h3 = [line for line in at_rtt if "over HTTP/3" in line]
+    assert len(h3) == 1 and "beast" not in h3[0]
+    assert h3[0].startswith("- **reqwest** at rtt 1 ms over HTTP/3: GIL held Bench 120.0 ms, released 33.0 ms")
+    assert "Released vs the native client: 1.10x (30.0 ms)" in h3[0]
+    headings = [b.text for b in document(figures).blocks if isinstance(b, Heading)]
+    assert "4 workers at rtt 1 ms over HTTP/3 (rtt 1 ms (the UDP relay))" in headings

@@ -26,6 +26,9 @@ ASYNC_ROWS = (
     ("beast", "beast_client", "py-beast-async", "py-beast-uvloop"),
     ("reqwest", "reqwest_client", "py-reqwest-async", "py-reqwest-uvloop"),
 )
+#: the bindings whose client library speaks HTTP/3 (reqwest 0.13's h3 over quinn; Beast has HTTP/1.1 only): the
+#: round-trip phase runs them again over QUIC, through the UDP relay
+H3_BINDINGS = ("reqwest",)
 #: Bench/LMean above this means the workers did not overlap much (1 = perfectly parallel, W = serial)
 SERIAL_THRESHOLD = 2.0
 
@@ -153,14 +156,18 @@ def async_reading(rows: Sequence[Row], workers: int) -> list[str]:
     return out
 
 
-def rtt_reading(rows: Sequence[Row], workers: int, rtt_ms: int) -> list[str]:
+def rtt_reading(rows: Sequence[Row], workers: int, rtt_ms: int, over: str = "") -> list[str]:
     """At a real round trip each request waits on the network: with the GIL held the W workers wait one
-    after another (Bench held / released tends to W), released they wait together (tends to 1)."""
+    after another (Bench held / released tends to W), released they wait together (tends to 1). `over`
+    (e.g. "HTTP/3") names the protocol of a phase that ran only the bindings of H3_BINDINGS."""
     out: list[str] = []
+    where = f"at rtt {rtt_ms} ms" + (f" over {over}" if over else "")
     for lib, held_name, released_name, native_name in BINDINGS:
+        if over and lib not in H3_BINDINGS:
+            continue
         held, released, native = _agg(rows, held_name), _agg(rows, released_name), _agg(rows, native_name)
         if held is None or released is None:
-            out.append(f"- **{lib}** at rtt {rtt_ms} ms: no complete held/released pair in this run.")
+            out.append(f"- **{lib}** {where}: no complete held/released pair in this run.")
             continue
         ratio = held.median.bench_ms / released.median.bench_ms
         verdict = (
@@ -171,7 +178,7 @@ def rtt_reading(rows: Sequence[Row], workers: int, rtt_ms: int) -> list[str]:
             else "holding the GIL did not slow the group down"
         )
         line = (
-            f"- **{lib}** at rtt {rtt_ms} ms: GIL held Bench {held.median.bench_ms:.1f} ms, released "
+            f"- **{lib}** {where}: GIL held Bench {held.median.bench_ms:.1f} ms, released "
             f"{released.median.bench_ms:.1f} ms: held/released = {ratio:.1f}x ({workers}x = fully serialized): "
             f"{verdict}."
         )
@@ -357,6 +364,10 @@ class GilFigures:
     rtt_ms: int = 0
     rtt_network: str | None = None  # the round-trip phase's network; None: that phase did not run
     at_rtt: Sequence[Row] = ()
+    #: the round-trip phase over HTTP/3 (the H3_BINDINGS' held and released rows and their native row, through
+    #: the UDP relay with the same round trip); None: that phase did not run
+    rtt_h3_network: str | None = None
+    at_rtt_h3: Sequence[Row] = ()
     #: the interpreters of the Python rows (labels; None: the runner's own); with more than one, the report
     #: compares them (the free-threaded section)
     interpreters: Sequence[str | None] = (None,)
@@ -381,6 +392,8 @@ def readings(f: GilFigures) -> tuple[list[str], list[str], list[str]]:
     the interpreters (each may be empty)."""
     workers = f.workload.workers
     at_rtt = rtt_reading(f.at_rtt, workers, f.rtt_ms) if f.rtt_network is not None else []
+    if f.rtt_h3_network is not None:
+        at_rtt += rtt_reading(f.at_rtt_h3, workers, f.rtt_ms, "HTTP/3")
     interpreters = (
         interpreter_reading(f.parallel, f.at_rtt, f.interpreters, workers, f.rtt_ms, f.pauses)
         if f.compares_interpreters

@@ -4,9 +4,10 @@ Runs the two bindings with the GIL held and released (and each client library na
 Rust reqwest with threads, for scale) in phases, one loop over a list of them (`phases`): serially (1 worker
 doing all W x N requests: the cost of one request with no contention), with W workers (and each binding's
 AsyncClient, on asyncio and uvloop, W tasks on one event loop), with W workers at a round trip through
-toxiproxy, with one client shared by the W threads (HTTP/1.1 and HTTP/2), then the bindings on a ladder of
-open-loop rates. Writes gil.md: the tables, the timelines, and a reading whose every
-statement is computed from the figures of this run (analysis/gil.py, report/gil.py)."""
+toxiproxy (and the reqwest binding, natively, held and released, over HTTP/3 through the UDP relay at the same
+round trip: QUIC's side of the GIL story), with one client shared by the W threads (HTTP/1.1 and HTTP/2),
+then the bindings on a ladder of open-loop rates. Writes gil.md: the tables, the timelines, and a reading whose
+every statement is computed from the figures of this run (analysis/gil.py, report/gil.py)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analysis.gil import ASYNC_ROWS, BINDINGS, GilFigures, open_loop_reading, readings
+from ..analysis.gil import ASYNC_ROWS, BINDINGS, H3_BINDINGS, GilFigures, open_loop_reading, readings
 from ..dimensions import rate_points
 from ..environment.interpreters import Interpreter, known
 from ..execution.children import child_preexec
 from ..execution.ladder import RATE, climb
 from ..execution.points import PointLog
-from ..execution.testbed import Testbed, link_latest
+from ..execution.testbed import Endpoint, Testbed, link_latest
 from ..model import Results, Row, SweepPoint
 from ..network import Network
 from ..options import Options
@@ -49,6 +50,8 @@ OPEN_LOOP_CLIENTS = [name for _, held, released, _ in BINDINGS for name in (held
 #: rows again over HTTP/2 (Beast has none)
 SHARED_CLIENTS = OPEN_LOOP_CLIENTS
 SHARED_H2_CLIENTS = [name for lib, held, released, _ in BINDINGS if lib == "reqwest" for name in (held, released)]
+#: the round-trip phase over HTTP/3: the bindings whose library speaks it, natively, held and released
+RTT_H3_CLIENTS = [n for lib, held, released, native in BINDINGS if lib in H3_BINDINGS for n in (native, held, released)]
 
 
 @dataclass
@@ -63,6 +66,8 @@ class Phase:
     network: Network | None = None  # a proxy of its own with this network (the round-trip phase)
     #: what the phase's folder gets besides its tables: (rows, results) -> the Report to export with "plots"
     figures: Callable[[list[Row]], list[Figure]] = field(default=lambda rows: [])
+    #: the phase needs HTTPS (HTTP/3): without --tls the report starts a second server, with it, for this phase
+    tls: bool = False
 
     @property
     def name(self) -> str:
@@ -138,6 +143,19 @@ def phases(
                 ],
             )
         )
+    # QUIC needs TLS: over a plain --target there is no HTTPS server to ask (one started here gets --tls for it)
+    h3_reachable = options.target is None or options.target.startswith("https://")
+    if rtt_ms > 0 and options.network is None and workload.http != "3" and h3_reachable:
+        out.append(
+            Phase(
+                "rtt-h3",
+                f"[bold]{workload.workers} workers at rtt {rtt_ms} ms over HTTP/3[/] (the UDP relay)",
+                under(select(RTT_H3_CLIENTS, CLIENTS), interpreters[:1]),
+                workload.replace(http="3"),
+                Network(rtt_ms=rtt_ms),
+                tls=True,
+            )
+        )
     if shared_phase and workload.client_scope == "per-worker":
         shared = workload.replace(client_scope="shared")
         for key, http, clients in (("shared", "1.1", SHARED_CLIENTS), ("shared-h2", "2", SHARED_H2_CLIENTS)):
@@ -176,11 +194,14 @@ def gil_report(
     subtitle = f"W={workload.workers}, N={workload.requests}"
 
     written: dict[str, Results] = {}  # each phase's results document, as written
+    endpoints: dict[str, Endpoint] = {}  # where each phase that has its own went (a proxy, an HTTPS server)
+    https: Endpoint | None = None  # the HTTPS server started for the phases that need one, without --tls
     rate_results: dict[float, Results] = {}
 
     def write_phase(key: str, rows: list[Row]) -> None:
         phase = by_key[key]
-        results = written[key] = testbed.results(phase.workload, rows, phase.network, phase=phase.name)
+        endpoint = endpoints.get(key)
+        results = written[key] = testbed.results(phase.workload, rows, phase.network, endpoint, phase=phase.name)
         if key == "":  # the report's own folder: the run's files, plots and timeline of the GIL rows
             write_run(rows, results, out, subtitle, [r for r in rows if r.client.gil] or rows, html=False)
             return
@@ -205,8 +226,17 @@ def gil_report(
             for phase in plan:  # their files are written at the end, each recording whether the report completed
                 testbed.console.print(phase.heading)
                 (out / phase.key).mkdir(exist_ok=True)
-                endpoint = testbed.via(phase.network) if phase.network is not None else None
-                testbed.run_rows(phase.specs, phase.workload, out / phase.key, done.start(phase.key), endpoint)
+                endpoint = testbed.server_endpoint
+                if phase.tls and endpoint.scheme != "https":
+                    https = https or testbed.start_server(tls=True)
+                    endpoint = https
+                if phase.network is not None:
+                    endpoint = testbed.via(phase.network, endpoint)
+                if endpoint is not testbed.server_endpoint:
+                    endpoints[phase.key] = endpoint
+                testbed.run_rows(
+                    phase.specs, phase.workload, out / phase.key, done.start(phase.key), endpoints.get(phase.key)
+                )
             if open_wl is not None:
                 testbed.console.print(f"[bold]open loop[/]: the bindings at rising rates, {open_loop_s:g} s each")
                 climb(
@@ -234,7 +264,7 @@ def gil_report(
         export(ladder_report, out / "open-loop", ("json", "markdown", "plots"))
         points = [(rate, rate_results[rate]) for rate in measured]
         open_part = [sweep_part(out / "open-loop", f"{out.name}/open-loop", "rate", points, ladder_report)]
-    rtt = by_key.get("rtt")
+    rtt, rtt_h3 = by_key.get("rtt"), by_key.get("rtt-h3")
     figures = GilFigures(
         workload=workload,
         serial_requests=by_key["serial"].workload.requests,
@@ -245,6 +275,8 @@ def gil_report(
         rtt_ms=rtt_ms,
         rtt_network=rtt.network.describe() if rtt is not None and rtt.network is not None else None,
         at_rtt=done.rows("rtt"),
+        rtt_h3_network=rtt_h3.network.describe(quic=True) if rtt_h3 and rtt_h3.network else None,
+        at_rtt_h3=done.rows("rtt-h3"),
         interpreters=[i.label if i else None for i in interpreters],
         pauses=pauses,
         open_points=open_points.measured,
@@ -262,6 +294,8 @@ def gil_report(
     show(figures.parallel, f"{workload.workers} workers")
     if figures.rtt_network is not None:
         show(figures.at_rtt, f"{workload.workers} workers at rtt {rtt_ms} ms")
+    if figures.rtt_h3_network is not None:
+        show(figures.at_rtt_h3, f"{workload.workers} workers at rtt {rtt_ms} ms over HTTP/3")
     testbed.console.print("\n".join(line for part in readings(figures) for line in part), markup=False)
     if open_points.measured:
         testbed.console.print("\n".join(open_loop_reading(open_points.measured, slo_ms)), markup=False)

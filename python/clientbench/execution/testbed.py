@@ -266,7 +266,7 @@ class Testbed:
 
     def describe(self, workload: Workload) -> str:
         """A table title: the workload, and the network when one is emulated."""
-        net = f"; network {self.options.network.describe()}" if self.options.network else ""
+        net = f"; network {self.options.network.describe(quic=workload.http == '3')}" if self.options.network else ""
         pin = f"; {self.options.pin.describe()}" if self.options.pin else ""
         return workload.describe() + net + pin
 
@@ -308,7 +308,12 @@ class Testbed:
             environment=self.environment,
             interrupted=self.interrupted,
             scheme=endpoint.scheme,
-            network=network,
+            # QUIC went through the UDP relay, not toxiproxy (which relays TCP only)
+            network=(
+                dataclasses.replace(network, emulator="clientbench udp-relay")
+                if network is not None and workload.http == "3" and endpoint.scheme == "https"
+                else network
+            ),
             tls=tls,
             phase=phase,
             sweep=sweep,

@@ -98,6 +98,11 @@ def document(f: GilFigures) -> Report:
             Heading(f"{workers} workers at rtt {f.rtt_ms} ms ({f.rtt_network})", 2),
             run_table(f.at_rtt),
         ]
+    if f.rtt_h3_network is not None:
+        blocks += [
+            Heading(f"{workers} workers at rtt {f.rtt_ms} ms over HTTP/3 ({f.rtt_h3_network})", 2),
+            run_table(f.at_rtt_h3),
+        ]
     blocks += [
         Heading(f"Serial baseline (1 worker x {f.serial_requests} requests)", 2),
         run_table(f.serial),

@@ -54,6 +54,9 @@ def gil_part(path: Path, title: str, document: Report, phases: Mapping[str, Resu
         part.phases.append(Phase("", f"{workers} workers", phases[""]))
     if "rtt" in phases:
         part.phases.append(Phase("rtt", f"{workers} workers at rtt {figures.rtt_ms} ms", phases["rtt"]))
+    if "rtt-h3" in phases:
+        title = f"{workers} workers at rtt {figures.rtt_ms} ms over HTTP/3"
+        part.phases.append(Phase("rtt-h3", title, phases["rtt-h3"]))
     if "serial" in phases:
         title = f"serial baseline (1 worker x {phases['serial'].workload.requests} requests)"
         part.phases.append(Phase("serial", title, phases["serial"]))

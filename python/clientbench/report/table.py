@@ -126,8 +126,14 @@ def _median_count(counts: list[int]) -> str:
 
 
 def _connections(row: Row, ctx: Context) -> str:
-    """The connections our server counted per run (warm-up included), the median over the repeats."""
-    return _median_count(_served(row, "connections"))
+    """The connections our server counted per run (warm-up included), the median over the repeats: TCP's and,
+    over HTTP/3, QUIC's (the server counts those apart)."""
+    counts = [
+        r.server_counts["connections"] + r.server_counts.get("quic_connections", 0)
+        for r in row.runs
+        if r.server_counts and "connections" in r.server_counts and r.stats
+    ]
+    return _median_count(counts)
 
 
 def _origins(row: Row, ctx: Context) -> str:
