@@ -51,7 +51,7 @@ REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) \
                rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.toml Cargo.lock
 
-.PHONY: help run run-all stability gil sweep soak sanitize test test-setup test-python lint actionlint build system-deps test-deps venv peers \
+.PHONY: help run run-all stability stability-pin gil sweep soak sanitize test test-setup test-python lint actionlint build system-deps test-deps venv peers \
         rust rust-tests cpp \
         http3 quic-server bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha inferno examples freethreaded compiler-cache stop-compiler-cache clean clean-cache \
         dist native-wheels native-wheel-x86_64 native-wheel-aarch64 clientbench-dist wheelhouse
@@ -71,6 +71,17 @@ stability: build bindings  ## two consecutive runs, compared: how far each row's
 	$(VPY) -m clientbench run $(ARGS) --out results
 	$(VPY) -m clientbench compare "$$(cat results/.stability-a)" results/latest
 	@rm -f results/.stability-a
+
+# pinned against unpinned, in turns (unpinned, pinned, unpinned, ...: a slow spell of the machine falls on both
+# sides), PAIRS pairs of runs whose repeats are pooled per side; compare.md in the folder is the before/after
+PAIRS ?= 3
+stability-pin: build bindings  ## --pin auto vs unpinned: PAIRS (3) pairs of runs in turns, pooled and compared (results/pin-*/compare.md)
+	@out=results/pin-$$(date +%Y%m%d-%H%M%S); \
+	for i in $$(seq $(PAIRS)); do \
+	  $(VPY) -m clientbench run $(ARGS) -o $$out/unpinned || exit 1; \
+	  $(VPY) -m clientbench run $(ARGS) --pin auto -o $$out/pinned || exit 1; \
+	done; \
+	$(VPY) -m clientbench compare "$$(ls -d $$out/unpinned/2* | paste -sd,)" "$$(ls -d $$out/pinned/2* | paste -sd,)" -o $$out
 
 gil: build bindings toxiproxy  ## the GIL report: serial baseline, GIL held vs released, timeline, generated reading
 	$(VPY) -m clientbench gil $(ARGS)

@@ -136,8 +136,13 @@ def build_parser() -> Parser:
         "a verdict needs at least 4 repeats in each run. Two cost folders: each count per request in A and B. "
         "With --fail-on, a gate for CI: exit 1 when a row got worse beyond its threshold (docs/gate.md).",
     )
-    cmp_.add_argument("a", type=Path, help="baseline: a run folder (or its results.json), or a cost folder")
-    cmp_.add_argument("b", type=Path, help="new: a run folder (or its results.json), or a cost folder")
+    cmp_.add_argument(
+        "a",
+        type=Path,
+        help="baseline: a run folder (or its results.json), several comma-separated run folders of one workload "
+        "(their repeats pooled), or a cost folder",
+    )
+    cmp_.add_argument("b", type=Path, help="new: as A")
     cmp_.add_argument(
         "--fail-on",
         metavar="SPEC",
@@ -146,6 +151,7 @@ def build_parser() -> Parser:
         "bench lmean mean p50 p99 p999 max cpu rss rps, instructions syscalls allocations",
     )
     cmp_.add_argument("--rows", metavar="PATTERNS", help="with --fail-on: judge only these rows (names or globs)")
+    cmp_.add_argument("-o", "--out", type=Path, metavar="DIR", help="also write the comparison to DIR/compare.md")
 
     rep = sub.add_parser(
         "report",
@@ -287,7 +293,7 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "compare":
         from .commands.compare import compare
 
-        return compare(args.a, args.b, args.fail_on, args.rows)
+        return compare(args.a, args.b, args.fail_on, args.rows, args.out)
     if args.command == "cost":
         from .commands.cost import cost, expand_names
 

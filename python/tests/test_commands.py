@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
+from support import fake_driver
+from support.rows import client, crashed_run, open_row, raw, results, row
+
 from clientbench.analysis.gil import GilFigures, open_loop_reading, reading
 from clientbench.commands.compare import compare
 from clientbench.commands.run import run
@@ -26,8 +30,6 @@ from clientbench.report.sweep import summary
 from clientbench.schema import validate_results
 from clientbench.stats import row_stats
 from clientbench.workload import Workload
-from support import fake_driver
-from support.rows import client, crashed_run, open_row, raw, results, row
 
 # -- run: the exit status and the peers' crash policy ------------------------------------------
 
@@ -147,8 +149,9 @@ def test_compare_reads_results_1(tmp_path, capsys):
 
 @pytest.mark.parametrize("reference", ["run", "freethreaded"])  # results/1, results/2
 def test_compare_works_across_results_versions(tmp_path, capsys, reference):
-    from clientbench.model import SCHEMA_ID, Results
     from support import REPO
+
+    from clientbench.model import SCHEMA_ID, Results
 
     old = REPO / "results" / "reference" / reference
     new = tmp_path / "results.json"
@@ -157,6 +160,30 @@ def test_compare_works_across_results_versions(tmp_path, capsys, reference):
     new.write_text(json.dumps(doc))
     assert compare(old, new) == 0
     assert "largest difference of median Bench: 0.0%" in capsys.readouterr().out
+
+
+def test_compare_pools_the_repeats_of_several_folders_a_side(tmp_path, capsys):
+    """Runs taken in turns (A B A B): each side's folders pooled, 2 + 2 repeats become 4 a side, enough for a
+    verdict; the table shows each side's range over the pooled repeats, and -o writes it as compare.md."""
+    a1, a2 = _results(tmp_path, "a1", (10.0, 11.0)), _results(tmp_path, "a2", (11.0, 12.0))
+    b1, b2 = _results(tmp_path, "b1", (20.0, 21.0)), _results(tmp_path, "b2", (21.0, 22.0))
+    out_dir = tmp_path / "cmp"
+    assert compare(Path(f"{a1},{a2}"), Path(f"{b1},{b2}"), out=out_dir) == 0
+    out = capsys.readouterr().out
+    assert "1 row(s) changed" in out and "slower (beyond noise)" in out and "too few repeats" not in out
+    table = (out_dir / "compare.md").read_text()
+    assert "| py-x | 11.00 | 10.00-12.00 (4 runs) | 21.00 | 20.00-22.00 (4 runs) | 1.91 |" in table
+
+
+def test_compare_pools_only_runs_of_one_workload(tmp_path):
+    a1 = _results(tmp_path, "a1", (10.0, 11.0))
+    other = tmp_path / "other"
+    other.mkdir()
+    doc = results([row(benches=(10.0, 11.0))]).to_json()
+    doc["workload"]["workers"] += 1
+    (other / "results.json").write_text(json.dumps(doc))
+    with pytest.raises(SetupError, match="only runs of one workload pool"):
+        compare(Path(f"{a1},{other}"), a1)
 
 
 def test_compare_missing_file_is_a_setup_error(tmp_path):

@@ -1,6 +1,8 @@
-"""`clientbench compare A B [--fail-on SPEC] [--rows PATTERNS]`: two runs (or two cost folders) row by row, the
-changes beyond the measured noise flagged (analysis/compare.py, shared with the HTML report's compare view); with
---fail-on, a gate that exits 1 when a row got worse than a threshold (analysis/gate.py)."""
+"""`clientbench compare A B [--fail-on SPEC] [--rows PATTERNS] [-o DIR]`: two runs (or two cost folders) row by
+row, the changes beyond the measured noise flagged (analysis/compare.py, shared with the HTML report's compare view);
+with --fail-on, a gate that exits 1 when a row got worse than a threshold (analysis/gate.py). A side may be several
+run folders, comma-separated, of the same workload: their repeats are pooled (runs taken in turns, e.g. pinned and
+unpinned alternately, so that a slow spell of the machine falls on both sides)."""
 
 from __future__ import annotations
 
@@ -34,12 +36,37 @@ def _cost(path: Path) -> dict[str, Any] | None:
     return doc
 
 
-def compare(a_path: Path, b_path: Path, fail_on: str | None = None, rows: str | None = None) -> int:
+def pooled(spec: Path) -> Results:
+    """A run folder, or several comma-separated ones of the same workload: each row's repeats from all of them."""
+    paths = [Path(p) for p in str(spec).split(",") if p]
+    if not paths:
+        raise SetupError(f"no results folder in {str(spec)!r}")
+    first = Results.load(paths[0])
+    rows = {r.client.name: r for r in first.rows}
+    for path in paths[1:]:
+        more = Results.load(path)
+        if more.workload.describe() != first.workload.describe():
+            raise SetupError(
+                f"{path} ran another workload ({more.workload.describe()}) than {paths[0]} "
+                f"({first.workload.describe()}): only runs of one workload pool"
+            )
+        for row in more.rows:
+            if row.client.name in rows:
+                rows[row.client.name].runs.extend(row.runs)
+            else:
+                first.rows.append(rows.setdefault(row.client.name, row))
+    return first
+
+
+def compare(
+    a_path: Path, b_path: Path, fail_on: str | None = None, rows: str | None = None, out: Path | None = None
+) -> int:
     thresholds = parse_fail_on(fail_on) if fail_on is not None else []
     patterns = gated_patterns(rows)
     if patterns and not thresholds:
         raise SetupError("--rows chooses the rows the gate judges: it goes with --fail-on")
-    cost_a, cost_b = _cost(a_path), _cost(b_path)
+    several = "," in str(a_path) or "," in str(b_path)
+    cost_a, cost_b = (None, None) if several else (_cost(a_path), _cost(b_path))
     if (cost_a is None) != (cost_b is None):
         raise SetupError(f"compare a run with a run and a cost folder with a cost folder ({a_path}, {b_path})")
     title = f"B / A   (A = {a_path}, B = {b_path})"
@@ -50,7 +77,7 @@ def compare(a_path: Path, b_path: Path, fail_on: str | None = None, rows: str | 
         if thresholds:
             checks = judge_costs(cost_a, cost_b, thresholds, patterns)
     else:
-        a, b = Results.load(a_path), Results.load(b_path)
+        a, b = pooled(a_path), pooled(b_path)
         compared = compare_rows(a, b)
         blocks = [runs_table(compared, title), Text(summary(compared))]
         names = [r.client.name for r in a.rows]
@@ -61,4 +88,7 @@ def compare(a_path: Path, b_path: Path, fail_on: str | None = None, rows: str | 
     if thresholds:
         blocks += [gate_table(checks), Text(gate_summary(checks))]
     export(Report("compare", blocks), None, ("terminal",))
+    if out is not None:  # compare.md, for a document to quote
+        out.mkdir(parents=True, exist_ok=True)
+        export(Report("compare", blocks), out, ("markdown",))
     return 1 if any(c.failed for c in checks) else 0

@@ -1,4 +1,5 @@
-"""What `clientbench compare` shows: two runs row by row (Bench A and B, the ratios of the medians, the verdict of
+"""What `clientbench compare` shows: two runs row by row (Bench A and B with their
+ranges over the repeats, the ratios of the medians, the verdict of
 analysis/compare.py's rule), two cost folders row by row (the counts per request and their ratios), and the
 gate's verdicts (analysis/gate.py): which row and figure failed, and by how much."""
 
@@ -9,16 +10,24 @@ from typing import Any
 
 from ..analysis.compare import RowComparison
 from ..analysis.gate import COUNTED, Check
+from ..stats import Aggregate
 from .base import Column, Table
 
 STYLES = {+1: "red", -1: "green", 0: None}
+
+
+def _range(agg: Aggregate) -> str:
+    """Bench's spread over the repeats, the figure the verdict compares."""
+    return f"{agg.bench_min_ms:.2f}-{agg.bench_max_ms:.2f}" + (f" ({agg.repeats} runs)" if agg.repeats > 1 else "")
 
 
 def runs_table(rows: Sequence[RowComparison], title: str) -> Table:
     columns = [
         Column("Client", False),
         Column("Bench A(ms)"),
+        Column("A min-max"),
         Column("Bench B(ms)"),
+        Column("B min-max"),
         Column("B/A"),
         Column("Mean B/A"),
         Column("P99 B/A"),
@@ -27,11 +36,13 @@ def runs_table(rows: Sequence[RowComparison], title: str) -> Table:
     table = Table(columns, [], title=title)
     for r in rows:
         if r.a is None or r.b is None:
-            table.rows.append([r.name, "-", "-", "-", "-", "-", r.verdict.text])
+            table.rows.append([r.name, "-", "-", "-", "-", "-", "-", "-", r.verdict.text])
             table.styles.append(None)
             continue
         ratios = ["-" if (v := r.ratio(key)) is None else f"{v:.2f}" for key in ("bench_ms", "mean_ms", "p99_ms")]
-        table.rows.append([r.name, f"{r.a.median.bench_ms:.2f}", f"{r.b.median.bench_ms:.2f}", *ratios, r.verdict.text])
+        a, b = r.a, r.b
+        figures = [f"{a.median.bench_ms:.2f}", _range(a), f"{b.median.bench_ms:.2f}", _range(b)]
+        table.rows.append([r.name, *figures, *ratios, r.verdict.text])
         table.styles.append(STYLES[r.verdict.change])
     return table
 
