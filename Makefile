@@ -297,9 +297,13 @@ sdists: $(STAMPS)/sdists  ## the sdists of both bindings in dist/
 	@ls dist/beast_client-*.tar.gz dist/reqwest_client-*.tar.gz >/dev/null 2>&1 || \
 	  { rm -f $(STAMPS)/sdists && $(MAKE) --no-print-directory $(STAMPS)/sdists; }
 
+# built from identical sources before (by any clone on the machine): copied from the build cache
+# (scripts/cached-build); the 3.13t wheels join when the free-threaded interpreter is there
 $(STAMPS)/wheels-%: $(WHEEL_DEPS) | system-deps compiler-cache
-	$(STEP) beast-wheels-$* env WHEEL_ARCHS=$* scripts/build-beast-wheel.sh
-	$(STEP) reqwest-wheels-$* env WHEEL_ARCHS=$* scripts/build-reqwest-wheel.sh
+	CACHE_KEY_EXTRA="$$([ ! -x $(FT_PYTHON) ] || $(FT_PYTHON) -VV)" scripts/cached-build wheels-$* \
+	  'beast_client-*_$*.whl reqwest_client-*_$*.whl' $^ -- sh -c '\
+	  $(STEP) beast-wheels-$* env WHEEL_ARCHS=$* scripts/build-beast-wheel.sh && \
+	  $(STEP) reqwest-wheels-$* env WHEEL_ARCHS=$* scripts/build-reqwest-wheel.sh'
 	@mkdir -p $(STAMPS) && touch $@
 
 $(STAMPS)/sdists: $(WHEEL_DEPS)
@@ -330,7 +334,8 @@ native-wheel-x86_64 native-wheel-aarch64: native-wheel-%: $(STAMPS)/native-wheel
 	  { rm -f $(STAMPS)/native-wheel-$* && $(MAKE) --no-print-directory $(STAMPS)/native-wheel-$*; }
 
 $(STAMPS)/native-wheel-%: $(NATIVE_DEPS) | system-deps compiler-cache
-	$(STEP) native-wheel-$* env WHEEL_ARCHS=$* scripts/build-native-wheel.sh
+	scripts/cached-build native-wheel-$* 'clientbench_native-*_$*.whl' $^ -- \
+	  $(STEP) native-wheel-$* env WHEEL_ARCHS=$* scripts/build-native-wheel.sh
 	@mkdir -p $(STAMPS) && touch $@
 
 clientbench-dist: $(STAMPS)/clientbench-dist  ## the runner's wheel (py3-none-any) and sdist in dist/
