@@ -9,9 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-from support import fake_driver
-from support.rows import client, crashed_run, open_row, raw, results, row
-
 from clientbench.analysis.gil import GilFigures, open_loop_reading, reading
 from clientbench.commands.compare import compare
 from clientbench.commands.run import run
@@ -30,6 +27,8 @@ from clientbench.report.sweep import summary
 from clientbench.schema import validate_results
 from clientbench.stats import row_stats
 from clientbench.workload import Workload
+from support import fake_driver
+from support.rows import client, crashed_run, open_row, raw, results, row
 
 # -- run: the exit status and the peers' crash policy ------------------------------------------
 
@@ -149,9 +148,8 @@ def test_compare_reads_results_1(tmp_path, capsys):
 
 @pytest.mark.parametrize("reference", ["run", "freethreaded"])  # results/1, results/2
 def test_compare_works_across_results_versions(tmp_path, capsys, reference):
-    from support import REPO
-
     from clientbench.model import SCHEMA_ID, Results
+    from support import REPO
 
     old = REPO / "results" / "reference" / reference
     new = tmp_path / "results.json"
@@ -184,6 +182,23 @@ def test_compare_pools_only_runs_of_one_workload(tmp_path):
     (other / "results.json").write_text(json.dumps(doc))
     with pytest.raises(SetupError, match="only runs of one workload pool"):
         compare(Path(f"{a1},{other}"), a1)
+
+
+def test_the_pinning_reference_is_what_compare_computes_from_its_runs(tmp_path, capsys):
+    """docs/stability.md's before/after (results/reference/pin/compare.md): `make stability-pin`'s runs, taken in
+    turns, unpinned and with --pin auto, pooled per side; recomputed here from their results.json, byte for byte."""
+    from support import REPO
+
+    ref = REPO / "results" / "reference" / "pin"
+    sides = {side: sorted((ref / side).iterdir(), key=lambda p: int(p.name)) for side in ("unpinned", "pinned")}
+    assert len(sides["unpinned"]) == len(sides["pinned"]) >= 3
+    for side, folders in sides.items():
+        for folder in folders:
+            pin = json.loads((folder / "results.json").read_text()).get("pin")
+            assert (pin is not None and pin["auto"]) if side == "pinned" else pin is None, folder
+    a, b = (Path(",".join(str(f) for f in sides[s])) for s in ("unpinned", "pinned"))
+    compare(a, b, out=tmp_path)
+    assert (tmp_path / "compare.md").read_text() == (ref / "compare.md").read_text()
 
 
 def test_compare_missing_file_is_a_setup_error(tmp_path):

@@ -89,4 +89,28 @@ def summary(rows: Sequence[RowComparison]) -> list[str]:
             f"largest difference of median Bench: {worst:.1f}% ({who}); "
             f"median over rows: {sorted(d for d, _ in diffs)[len(diffs) // 2]:.1f}%"
         )
+    # the spread: each side's Bench range over its repeats, relative to its median (how steady a row is)
+    spreads: list[tuple[float, float]] = []
+    for r in rows:
+        sa, sb = (_spread(r.a), _spread(r.b)) if r.a is not None and r.b is not None else (None, None)
+        if sa is not None and sb is not None:
+            spreads.append((sa, sb))
+    if spreads:
+        narrower = sum(1 for a, b in spreads if b < a)
+        lines.append(
+            f"Bench's range over the repeats, relative to the median: narrower in B in {narrower} of {len(spreads)} "
+            f"row(s); median over rows {_middle([a for a, _ in spreads]):.0f}% in A, "
+            f"{_middle([b for _, b in spreads]):.0f}% in B"
+        )
     return lines
+
+
+def _spread(agg: Aggregate) -> float | None:
+    """(max - min) / median of Bench over the repeats, in %; None with one repeat or no median."""
+    if agg.repeats < 2 or not agg.median.bench_ms:
+        return None
+    return (agg.bench_max_ms - agg.bench_min_ms) / agg.median.bench_ms * 100
+
+
+def _middle(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
