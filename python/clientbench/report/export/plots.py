@@ -159,6 +159,9 @@ def _axis(ax: Axes, which: str, a: Axis) -> None:
         axis.set_minor_locator(NullLocator())
     if a.scale == "category":
         axis.set_tick_params(labelsize=8)
+        if which == "x" and sum(len(c) for c in a.categories) > 60:  # long names (long-15KB-h1.1, ...): slanted
+            for label in axis.get_ticklabels():
+                label.set(rotation=35, horizontalalignment="right", rotation_mode="anchor")
     limits = ax.set_xlim if which == "x" else ax.set_ylim
     if a.limits is not None:
         limits(*a.limits)
