@@ -27,8 +27,12 @@ if TYPE_CHECKING:
 Scale = Literal["linear", "log", "category"]
 Style = Literal["lines", "lines+markers", "markers", "bars", "ticks"]
 
-#: series colours in order (matplotlib's tab10, plotly.js's default colorway): a row's colour in both renderers
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+#: series colours in order (matplotlib's tab10, plotly.js's default colorway, then tab20's light shades, so that
+#: an 11th to 20th row does not repeat a colour): a row's colour in both renderers
+PALETTE = (
+    *("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"),
+    *("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"),
+)
 COMPLETED, FAILED, REFERENCE = "#4c78a8", "#e45756", "black"
 #: the percentile axis: p drawn at 1 / (1 - p), so p90, p99, p99.9 ... are evenly spaced on a log axis
 PERCENTILE_TICKS = ((1, "p0"), (2, "p50"), (10, "p90"), (100, "p99"), (1e3, "p99.9"), (1e4, "p99.99"), (1e5, "p99.999"))
