@@ -46,7 +46,8 @@ zig_toolchain() {
 
 # Debian bookworm's upstream source of PACKAGE (`apt-get source` through a private deb-src configuration, only the
 # .orig tarball: the Debian patches are not applied), the newest file matching GLOB in scratch; fetched once into
-# scratch. Prints the tarball's path.
+# scratch. Prints the tarball's path (never the upstream signature, foo.orig.tar.xz.asc, which such a GLOB matches
+# too and which `ls -t` may list first when both arrived in the same second).
 fetch_debian_source() {
     local package=$1 glob=$2 W=$TOOLCHAIN_SCRATCH
     mkdir -p "$W"
@@ -54,7 +55,7 @@ fetch_debian_source() {
     flock -w 3600 7 || die "$W/.debian-src.lock held for an hour"
     local tarball
     # shellcheck disable=SC2012,SC2086  # Debian's file names; the newest first
-    tarball=$(ls -t "$W"/src/$glob 2>/dev/null | head -1 || true)
+    tarball=$(ls -t "$W"/src/$glob 2>/dev/null | grep -v "\.asc$" | head -1 || true)
     if [ -z "$tarball" ]; then
         log "$package: apt-get source $package (bookworm, bookworm-security) into $W/src"
         local KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg A=$W/apt
@@ -80,7 +81,7 @@ fetch_debian_source() {
         # a missing .debian.tar.xz (superseded security upload) is no error as long as the .orig tarball arrived
         (cd "$W/src" && apt-get "${APT_OPTS[@]}" source --download-only "$package") > "$LOGS/apt-source-$package.log" 2>&1 || true
         # shellcheck disable=SC2012,SC2086
-        tarball=$(ls -t "$W"/src/$glob 2>/dev/null | head -1 || true)
+        tarball=$(ls -t "$W"/src/$glob 2>/dev/null | grep -v "\.asc$" | head -1 || true)
         # a security upload's .orig tarball may sit in the main pool only (404 in the security one): the other
         # versions the sources list, newest first
         if [ -z "$tarball" ]; then
@@ -89,7 +90,7 @@ fetch_debian_source() {
                 (cd "$W/src" && apt-get "${APT_OPTS[@]}" source --download-only "$package=$v") \
                     >> "$LOGS/apt-source-$package.log" 2>&1 || true
                 # shellcheck disable=SC2012,SC2086
-                tarball=$(ls -t "$W"/src/$glob 2>/dev/null | head -1 || true)
+                tarball=$(ls -t "$W"/src/$glob 2>/dev/null | grep -v "\.asc$" | head -1 || true)
                 [ -z "$tarball" ] || break
             done
         fi
