@@ -40,7 +40,16 @@ from clientbench.network import TOXIPROXY_VERSION
 from clientbench.schema import parse_raw
 from clientbench.workload import Workload
 from packaging.utils import parse_wheel_filename
-from support.wheels import BINDINGS, MAX_GLIBC_MINOR, REPO, auditwheel_platform, check_in_venv, manylinux_minor, newest
+from support.wheels import (
+    BINDINGS,
+    MAX_GLIBC_MINOR,
+    REPO,
+    auditwheel_platform,
+    check_documented_sizes,
+    check_in_venv,
+    manylinux_minor,
+    newest,
+)
 
 QEMU = "qemu-aarch64-static"
 SYSROOT_SCRIPT = REPO / "scripts" / "arm64-sysroot.sh"
@@ -181,3 +190,7 @@ def test_aarch64_native_wheel_runs_the_server_and_the_drivers_under_qemu(
         timeout=EMULATED_TIMEOUT, env=arm64.env(tmp_path),
     )  # fmt: skip
     assert shown.returncode == 0 and TOXIPROXY_VERSION.removeprefix("v") in shown.stdout + shown.stderr
+
+
+def test_the_aarch64_wheels_are_the_sizes_docs_install_gives() -> None:
+    assert check_documented_sizes("aarch64") == []

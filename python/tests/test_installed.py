@@ -36,7 +36,7 @@ from clientbench import __version__
 from clientbench.environment.binaries import EXECUTABLES
 from clientbench.registry.shipped import CLIENTS
 from packaging.utils import parse_wheel_filename
-from support.wheels import MAX_GLIBC_MINOR, auditwheel_platform, manylinux_minor
+from support.wheels import MAX_GLIBC_MINOR, auditwheel_platform, check_documented_sizes, manylinux_minor
 
 REPO = Path(__file__).resolve().parents[2]
 DIST = REPO / "dist"
@@ -269,6 +269,12 @@ def test_the_wheels_are_what_pip_installs_and_the_versions_agree(full: Venv, emp
     pinned = {name.lower(): pins[name] for name in pins if name.lower() in seen["dists"]}
     assert {"numpy", "rich", "matplotlib", "jsonschema", "plotly", "aiohttp", "requests"} <= set(pinned)
     assert {name: seen["dists"][name] for name in pinned} == pinned
+
+
+def test_the_wheels_are_the_sizes_docs_install_gives() -> None:
+    """docs/install.md's table of the distributions: each pure and x86-64 wheel of dist/ within 25% of its size
+    there (the aarch64 ones: bindings/tests/test_wheels_aarch64.py, once their background build is done)."""
+    assert check_documented_sizes(None) + check_documented_sizes("x86_64") == []
 
 
 @pytest.mark.timeout(1800)
