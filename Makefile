@@ -326,6 +326,7 @@ RUNNER_SRC  := $(shell find python/clientbench -type f -not -path '*/__pycache__
                python/setup.py python/MANIFEST.in python/requirements-peers.txt
 
 dist: wheels sdists native-wheels clientbench-dist  ## every distribution in dist/: clientbench (wheel, sdist), clientbench-native's wheels, the bindings' wheels and sdists
+	$(VPY) scripts/wheel-sizes.py dist > dist/sizes.md
 
 native-wheels: native-wheel-x86_64 native-wheel-aarch64  ## clientbench-native's wheels in dist/ (the server, the native drivers and probes, toxiproxy), manylinux_2_28 x86-64 and aarch64
 

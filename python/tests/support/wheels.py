@@ -94,41 +94,39 @@ def check_in_venv(
     return out.stdout.split()
 
 
-#: docs/install.md's table of the distributions and their sizes
-INSTALL_DOC = REPO / "docs" / "install.md"
-#: how far a wheel of dist/ may be from the size the docs give (a dependency's update moves it a little)
+#: the wheel sizes docs/install.md quotes: `make dist`'s dist/sizes.md (scripts/wheel-sizes.py), kept
+SIZES = REPO / "results" / "reference" / "dist" / "sizes.md"
+#: how far a wheel of dist/ may be from the size recorded there (a dependency's update moves it a little)
 SIZE_TOLERANCE = 0.25
 
 
-def documented_sizes() -> dict[tuple[str, str], float]:
-    """docs/install.md's sizes in MB, by (distribution as the wheel's file name spells it, the platform tag or
-    "any"), e.g. ("clientbench_native", "manylinux_2_28_x86_64")."""
-    sizes: dict[tuple[str, str], float] = {}
-    for line in INSTALL_DOC.read_text(encoding="utf-8").splitlines():
+def documented_sizes() -> dict[str, float]:
+    """results/reference/dist/sizes.md: MB by wheel file name."""
+    sizes: dict[str, float] = {}
+    for line in SIZES.read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        found = re.fullmatch(r"`([a-z-]+)` \((.*)\)", cells[0]) if len(cells) == 3 else None
-        if found:
-            platform = next((t for t in re.findall(r"`([^`]+)`", found[2]) if t.startswith("manylinux")), "any")
-            sizes[(found[1].replace("-", "_"), platform)] = float(cells[2])
+        if len(cells) == 2 and cells[0].endswith(".whl"):
+            sizes[cells[0]] = float(cells[1])
     return sizes
 
 
 def check_documented_sizes(arch: str | None) -> list[str]:
-    """The wheels of dist/ for `arch` (and the pure ones with None) against docs/install.md: one line per wheel
-    whose size is off by more than SIZE_TOLERANCE (or that the docs do not list)."""
-    wanted = {k: v for k, v in documented_sizes().items() if (k[1] == "any") == (arch is None)}
-    if arch is not None:
-        wanted = {k: v for k, v in wanted.items() if k[1].endswith(arch)}
-    problems = []
-    for (dist, platform), mb in sorted(wanted.items()):
-        pattern = f"{dist}-*-py3-none-any.whl" if platform == "any" else f"{dist}-*{platform}.whl"
-        wheels = [w for w in DIST.glob(pattern) if "cp313t" not in w.name]
-        if not wheels:
-            problems.append(f"no dist/{pattern} for docs/install.md's {dist} ({platform})")
+    """The wheels of dist/ for `arch` (the pure ones with None) against the recorded sizes: one line per wheel
+    whose size is off by more than SIZE_TOLERANCE, or that is missing (a free-threaded wheel may be: it is built
+    only where the free-threaded interpreter is)."""
+    wanted = {
+        name: mb
+        for name, mb in documented_sizes().items()
+        if (name.endswith("-any.whl") if arch is None else name.endswith(f"_{arch}.whl"))
+    }
+    problems = [] if wanted else [f"{SIZES.name} lists no wheel for {arch or 'any platform'}"]
+    for name, mb in sorted(wanted.items()):
+        wheel = DIST / name
+        if not wheel.is_file():
+            if "cp313t" not in name:
+                problems.append(f"no dist/{name}, which {SIZES.relative_to(REPO)} lists")
             continue
-        actual = max(w.stat().st_size for w in wheels) / 1e6
+        actual = wheel.stat().st_size / 1e6
         if abs(actual - mb) > max(SIZE_TOLERANCE * mb, 0.1):
-            problems.append(f"{dist} ({platform}): {actual:.1f} MB in dist/, {mb:.1f} in docs/install.md")
-    if not wanted:
-        problems.append(f"docs/install.md lists no wheel for {arch or 'any platform'}")
+            problems.append(f"{name}: {actual:.1f} MB in dist/, {mb:.1f} in {SIZES.relative_to(REPO)}")
     return problems
