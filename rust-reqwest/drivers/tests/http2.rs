@@ -12,6 +12,7 @@ use std::io::Read;
 use std::net::TcpListener;
 use std::thread;
 
+use clientbench_server::StatsSnapshot;
 use common::{counted_server, document, fixed_server, total};
 use serde_json::Value;
 
@@ -33,6 +34,13 @@ fn all_ok(doc: &Value) {
     assert_eq!(total(doc, "count"), W * N);
 }
 
+/// One client shared by W workers over HTTP/2: every connection is HTTP/2 and there are far fewer than W (one,
+/// as a rule; hyper's pool does not promise exactly one, and two were seen beside the other suites under load),
+/// so the workers' requests went as streams of shared connections.
+fn assert_shared_h2(s: &StatsSnapshot, mode: &str) {
+    assert!(s.connections == s.h2_connections && (1..=W / 4).contains(&s.h2_connections), "{mode}: {s:?}");
+}
+
 #[test]
 fn shared_client_multiplexes_one_h2c_connection() {
     for mode in ["async", "sync"] {
@@ -45,7 +53,8 @@ fn shared_client_multiplexes_one_h2c_connection() {
         );
         assert_eq!(doc["client"]["protocol"], "HTTP/2", "{mode}");
         let s = server.snapshot();
-        assert_eq!((s.connections, s.h2_connections, s.http1_connections), (1, 1, 0), "{mode}: {s:?}");
+        assert_shared_h2(&s, mode);
+        assert_eq!(s.http1_connections, 0, "{mode}: {s:?}");
         assert_eq!(s.h2_requests, W * (N + WARMUP), "{mode}: {s:?}");
     }
 }
@@ -60,7 +69,8 @@ fn shared_client_multiplexes_one_h2_connection_over_tls() {
         assert_eq!(doc["client"]["tls"]["version"], "TLSv1.3", "{mode}");
         let s = server.snapshot();
         // the first request to the server goes alone: the others find its HTTP/2 connection in the pool
-        assert_eq!((s.connections, s.tls_handshakes, s.h2_connections), (1, 1, 1), "{mode}: {s:?}");
+        assert_shared_h2(&s, mode);
+        assert_eq!(s.tls_handshakes, s.connections, "{mode}: {s:?}");
         assert_eq!(s.h2_requests, W * (N + WARMUP), "{mode}: {s:?}");
     }
 }
