@@ -4,7 +4,7 @@
 //! keep-alive and the idle-close check over TLS, session resumption, the negotiated version. Every server
 //! thread and every request is bounded in time.
 
-mod support;
+use crate::support;
 
 use std::io::{BufReader, Read, Write};
 use std::net::TcpListener;

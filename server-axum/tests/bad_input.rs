@@ -6,7 +6,7 @@
 //! Every read and write has a short timeout; a request the server is still waiting on is
 //! half-closed (our write side shut down), after which the server must close the connection.
 
-mod common;
+use crate::common;
 
 use std::io::{BufReader, ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};

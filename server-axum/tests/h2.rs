@@ -2,7 +2,7 @@
 //! TLS, an HTTP/1.1-only client still served HTTP/1.1, and `/stats`'s counts of connections by protocol
 //! and of requests (streams). reqwest is the HTTP/2 client; the real binary on an ephemeral port.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

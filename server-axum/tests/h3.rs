@@ -5,7 +5,7 @@
 //! Clients: reqwest with `http3` (and HTTP/1.1 and 2 for the comparison), and h3 + quinn directly where a test
 //! needs the frames. The real binary on an ephemeral port; every wait is bounded.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! The flags around HTTP/3: `--no-http3`, `--udp-buffer`, `--tls-version` (1.2 has no HTTP/3), a UDP port
 //! that is taken (one line, exit 1), and `--tls-name` over HTTP/3. The real binary; every wait is bounded.
 
-mod common;
+use crate::common;
 
 use std::net::{SocketAddr, TcpListener, UdpSocket};
 

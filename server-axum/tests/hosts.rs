@@ -3,7 +3,7 @@
 //! `origin_requests` (HTTP/1.1's Host, HTTP/2 and 3's :authority); `--tls-name` for the extra addresses; an
 //! address whose port is taken, a repeated or unknown `--host`. The real binary; every wait is bounded.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{BufReader, Write};

@@ -6,7 +6,7 @@
 //! each connection's first request); then each sends the rest of its requests, interleaved
 //! with the others. Everything is bounded by `TOTAL_TIMEOUT`.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Process-level tests: run the real binary, talk to it over raw TCP on 127.0.0.1.
 //! Every wait is bounded; child processes are killed on drop.
 
-mod common;
+use crate::common;
 
 use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;

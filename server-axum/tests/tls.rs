@@ -3,7 +3,7 @@
 //! or never starts.
 //! The real binary on an ephemeral port; every wait is bounded.
 
-mod common;
+use crate::common;
 
 use std::io::{BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -5,8 +5,7 @@
 //! server's GOAWAY. Every request is bounded in time. Here rather than in reqwest-bench's tests: a
 //! dev-dependency of reqwest-bench on the server would put the server's crate in the binding's sdist.
 
-#[path = "common/h3.rs"]
-mod h3server;
+use crate::h3server;
 
 use std::time::{Duration, Instant};
 

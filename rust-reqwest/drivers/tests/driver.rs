@@ -1,7 +1,6 @@
 //! reqwest-driver over HTTPS and plain HTTP, against the test servers of rust-reqwest/tests/support.
 
-#[path = "../../tests/support/mod.rs"]
-mod support;
+use crate::support;
 
 use std::io::{BufReader, Write};
 use std::sync::atomic::Ordering;

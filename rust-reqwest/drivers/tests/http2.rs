@@ -4,9 +4,8 @@
 //! up to W, the protocol is in the document; ALPN against a server without h2 falls back to HTTP/1.1 and
 //! says so; prior knowledge against a server without h2 is counted failures.
 
-mod common;
-#[path = "../../tests/support/mod.rs"]
-mod support;
+use crate::common;
+use crate::support;
 
 use std::io::Read;
 use std::net::TcpListener;

@@ -3,9 +3,8 @@
 //! connection per client (W per worker, one shared), a handshake per request with `--connection new`,
 //! uploads checked, the protocol and TLS 1.3 in the document; nothing on the UDP port is counted timeouts.
 
-mod common;
-#[path = "common/h3.rs"]
-mod h3server;
+use crate::common;
+use crate::h3server;
 
 use common::{document, total};
 use h3server::{closed_udp_port, h3_server, H3Server};

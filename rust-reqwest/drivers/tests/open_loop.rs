@@ -2,7 +2,7 @@
 //! keeps, late starts, `--duration`, `--record histogram`, and a stalling server's effect on the
 //! corrected latency.
 
-mod common;
+use crate::common;
 
 use common::{array, document, server, total};
 

@@ -2,7 +2,7 @@
 //! (`--targets`) against the benchmark server (docs/raw-format.md, "Streamed bodies", "Targets"), in both
 //! modes: the answers checked as a whole body's are, the bytes counted, the memory bounded by the chunks.
 
-mod common;
+use crate::common;
 
 use common::{document, fixed_server, server, total};
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! reqwest-driver's POST and PUT (`--method`, `--body-size`): the server's `/upload` line (or the body
 //! echoed) is checked on every response, a wrong one is a counted failure, in both modes and both loops.
 
-mod common;
+use crate::common;
 
 use common::{document, fixed_server, server, total};
 

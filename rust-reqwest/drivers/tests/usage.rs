@@ -1,7 +1,7 @@
 //! reqwest-driver's bad usage (docs/raw-format.md): exit status 2, nothing on stdout, one line on stderr
 //! naming the flag; nothing is sent.
 
-mod common;
+use crate::common;
 
 use common::driver;
 
