@@ -244,14 +244,16 @@ cpp: system-deps compiler-cache  ## CMake release build of the Beast client, dri
 
 bindings: $(STAMPS)/beast-client $(STAMPS)/reqwest-client  ## pip install both bindings into .venv (PEP 517)
 
-# The beast binding builds with the venv's own pinned scikit-build-core and pybind11 (no isolated build env, whose
-# temporary include paths the compiler cache could never hit) in a build folder kept between builds.
+# Each binding is installed from a wheel of its sources, built by pip or copied from the build cache when another
+# clone built the same sources (scripts/install-binding). The beast binding builds with the venv's own pinned
+# scikit-build-core and pybind11 (no isolated build env, whose temporary include paths the compiler cache could
+# never hit) in a build folder kept between builds.
 $(STAMPS)/beast-client: $(VENV)/.installed $(BEAST_SRC) | system-deps compiler-cache
-	$(STEP) beast-binding $(VPY) -m pip install -q --no-build-isolation -C build-dir=$(CURDIR)/build/beast-binding ./bindings/beast
+	@$(STEP) beast-binding scripts/install-binding $(VPY) beast $(BEAST_SRC) python/requirements.txt
 	@mkdir -p $(STAMPS) && touch $@
 
 $(STAMPS)/reqwest-client: $(VENV)/.installed $(REQWEST_SRC) | compiler-cache
-	$(STEP) reqwest-binding $(VPY) -m pip install -q ./bindings/reqwest
+	@$(STEP) reqwest-binding scripts/install-binding $(VPY) reqwest $(REQWEST_SRC)
 	@mkdir -p $(STAMPS) && touch $@
 
 # the example drivers from other ecosystems (examples/*/README.md), run as --driver rows by the tests; the Go
@@ -430,7 +432,8 @@ inferno: | compiler-cache  ## inferno (pinned) from crates.io into the cache, fo
 freethreaded: $(STAMPS)/freethreaded  ## CPython with and without the GIL (one source, one set of flags, cached) and their venvs
 
 $(STAMPS)/freethreaded: scripts/freethreaded.sh scripts/build-cpython.sh python/requirements-ft.txt $(BEAST_SRC) $(REQWEST_SRC) | system-deps compiler-cache
-	$(STEP) freethreaded scripts/freethreaded.sh
+	$(STEP) freethreaded env BEAST_SRC="$(BEAST_SRC) python/requirements-ft.txt" REQWEST_SRC="$(REQWEST_SRC)" \
+	  scripts/freethreaded.sh
 	@mkdir -p $(STAMPS) && touch $@
 
 clean:  ## remove build outputs (keeps results/ and the per-user cache)

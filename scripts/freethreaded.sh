@@ -15,6 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=build/cpython
+# the bindings' source lists, from the Makefile (scripts/install-binding keys its build cache by them)
+: "${BEAST_SRC:?run through make freethreaded}" "${REQWEST_SRC:?run through make freethreaded}"
 . "$(dirname "$0")/common.sh"
 CACHE=$CLIENTBENCH_CACHE
 SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
@@ -55,12 +57,13 @@ setup_venv() {
     echo "freethreaded: $label: the Python clients" >&2
     "$venv/bin/python" -m pip install -q --upgrade pip
     "$venv/bin/python" -m pip install -q --no-binary aiohttp,yarl,propcache -r python/requirements-ft.txt
-    # beast: with the venv's pinned scikit-build-core and pybind11 in a build folder of its own, as `make bindings`
+    # as `make bindings` installs them (from the build cache when another clone built the same sources)
     for binding in beast reqwest; do
         echo "freethreaded: $label: the $binding binding" >&2
-        local flags=()
-        [ "$binding" = reqwest ] || flags=(--no-build-isolation -C "build-dir=$PWD/$BUILD/beast-build-$label")
-        if ! "$venv/bin/python" -m pip install -q "${flags[@]}" "./bindings/$binding"; then
+        local sources=$BEAST_SRC
+        [ "$binding" = beast ] || sources=$REQWEST_SRC
+        # shellcheck disable=SC2086  # a list of paths without spaces, from the Makefile
+        if ! scripts/install-binding "$venv/bin/python" "$binding" $sources; then
             strict && { echo "freethreaded: $label: the $binding binding did not build (strict mode, CI)" >&2; return 1; }
             echo "freethreaded: $label: the $binding binding did not build; its rows will fail with the reason" >&2
         fi
