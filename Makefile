@@ -215,11 +215,13 @@ peers: $(VENV)/.peers  ## install the peer clients from PyPI (one by one: one th
 
 # A peer that does not install leaves the stamp out of date (tried again at the next make); under CI it fails
 # the step, as its rows and tests could not run.
-$(VENV)/.peers: python/requirements-peers.txt $(VENV)/.installed
+# PEERS: the requirements file (python/tests/test_setup.py names one that cannot install)
+PEERS       := python/requirements-peers.txt
+$(VENV)/.peers: $(PEERS) $(VENV)/.installed
 	@. scripts/common.sh; start=$$EPOCHREALTIME; failed=""; while read -r req; do \
 	  case "$$req" in ""|\#*) continue;; esac; \
 	  URLLIB3_NO_OVERRIDE=1 $(VPY) -m pip install -q --no-binary urllib3-future "$$req" || failed="$$failed $$req"; \
-	done < python/requirements-peers.txt; \
+	done < $(PEERS); \
 	awk -v a="$$start" -v b="$$EPOCHREALTIME" -v f="$${failed:+ (failed)}" \
 	  'BEGIN { printf "[step] %-16s %7.1f s%s\n", "peers", b - a, f }' >&2; \
 	if [ -z "$$failed" ]; then touch $@; \
