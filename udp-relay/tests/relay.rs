@@ -75,11 +75,12 @@ fn the_delay_is_the_setting_each_way() {
     let mut rtts: Vec<Duration> =
         pings(&r.addr, 300, NO_LOSS).into_iter().map(|d| d.expect("no loss asked for")).collect();
     rtts.sort();
-    // never faster than the two delays; a quarter of the round trips within 20% of them (the rest may meet a
-    // busy machine's scheduling, which is not the relay's setting)
+    // Never faster than the two delays, and the fastest of 300 within a millisecond of them: a relay that
+    // delayed a datagram twice (or each way by 2 ms) could not make it. Only the fastest is bounded above: the
+    // others meet a busy machine's scheduling (the test suites run beside builds), which is not the relay's
+    // setting; a quarter of them took 2.45 ms once beside the aarch64 build.
     assert!(rtts[0] >= Duration::from_micros(2000), "fastest round trip {:?}", rtts[0]);
-    let p25 = rtts[rtts.len() / 4];
-    assert!(p25 <= Duration::from_micros(2400), "25th percentile {p25:?} for 2 x 1 ms");
+    assert!(rtts[0] < Duration::from_micros(3000), "fastest round trip {:?} for 2 x 1 ms", rtts[0]);
 }
 
 #[test]
