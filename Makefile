@@ -317,14 +317,15 @@ $(STAMPS)/sdists: $(WHEEL_DEPS)
 # clientbench as users pip-install it (#30): `make dist` puts every distribution into dist/, the bindings' above
 # and the runner's own: its pure wheel and sdist (python/, built by the pinned `build` of scripts/wheel-tools.sh;
 # python/setup.py computes the extras) and the clientbench-native wheels of its executables, x86-64 and aarch64
-# (scripts/build-native-wheel.sh: cargo, CMake and Go with zig's toolchain for glibc 2.28, in build folders of
-# their own under build/native-wheel). python/tests/test_installed.py installs them as a user does, and
-# bindings/tests/test_wheels_aarch64.py runs the aarch64 executables under qemu. `make test` builds the aarch64
-# wheel while the suites run (scripts/run-tests.sh). Each is built again when dist/ lost its files.
+# (scripts/build-native-wheel.sh: cargo, CMake and Go with zig's toolchain for glibc 2.28; CMake in build folders
+# of its own under build/native-wheel, cargo in the reqwest wheel's target folder, whose crates it reuses).
+# python/tests/test_installed.py installs them as a user does, and bindings/tests/test_wheels_aarch64.py runs the
+# aarch64 executables under qemu. `make test` builds the aarch64 wheel while the suites run (scripts/run-tests.sh).
+# Each is built again when dist/ lost its files.
 NATIVE_SRC  := $(shell find server-axum/src rust-reqwest cpp-beast udp-relay native -type f -not -path '*/tests/*' \
                  -not -path '*/__pycache__/*' 2>/dev/null) server-axum/Cargo.toml Cargo.toml Cargo.lock \
                $(wildcard .cargo/config.toml) python/clientbench/__init__.py python/clientbench/network.py
-NATIVE_DEPS := $(NATIVE_SRC) bindings/beast/licenses/OpenSSL-LICENSE.txt scripts/build-native-wheel.sh \
+NATIVE_DEPS := $(NATIVE_SRC) $(wildcard bindings/beast/licenses/*-LICENSE.txt) scripts/build-native-wheel.sh \
                scripts/wheel-toolchain.sh scripts/wheel-tools.sh
 RUNNER_SRC  := $(shell find python/clientbench -type f -not -path '*/__pycache__/*' 2>/dev/null) python/pyproject.toml \
                python/setup.py python/MANIFEST.in python/requirements-peers.txt

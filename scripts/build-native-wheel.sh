@@ -9,11 +9,13 @@
 # glibc 2.28's symbol versions (aarch64 cross-built) and stripped:
 # - clientbench-server, reqwest-driver, reqwest-soak, udp-relay: `cargo build --release --target <arch>-unknown-linux-gnu`,
 #   zig cc (scripts/wheel-toolchain.sh, as for the beast wheel) the linker and the C compiler of aws-lc-sys and
-#   zstd-sys; TLS is rustls + aws-lc-rs, compiled in. Cargo's output goes to build/native-wheel/cargo-target-*,
-#   apart from `make build`'s target/.
+#   zstd-sys; TLS is rustls + aws-lc-rs, compiled in. Cargo's output goes to build/wheel/cargo-target-<arch>, apart
+#   from `make build`'s target/, where build-reqwest-wheel.sh built the binding with the same environment just
+#   before (wheel-toolchain.sh's rust_env): the crates both use are compiled once.
 # - beast-driver, floor-driver, beast-soak: CMake (cpp-beast/, drivers on, tests off) with zig c++, libc++ linked
-#   statically, against the static OpenSSL 3.0 of that architecture that build-beast-wheel.sh links too (one
-#   cached build per machine).
+#   statically, against the static OpenSSL 3.0 and brotli/zstd decoders of that architecture that
+#   build-beast-wheel.sh links too (one cached build per machine): beast_client is the wheel's, compiled with the
+#   same flags, so the compiler cache gives its objects back.
 # - toxiproxy-server: Go with CGO_ENABLED=0 (no libc at all), the version python/clientbench/network.py pins
 #   (`make toxiproxy`'s), from that module's source, stamped with its version as its own releases are; cached
 #   per architecture and Go version in the per-user cache.
@@ -26,7 +28,7 @@
 # Needs: cargo with the aarch64-unknown-linux-gnu standard library (`rustup target add`, done here when rustup
 # is there), go, cmake, ninja, the Boost headers; network access to PyPI, crates.io and the Go module proxy (or
 # their caches). The wheels are rebuilt, and dist/clientbench_native-*_<arch>.whl replaced, on every run; the
-# builds under build/native-wheel are incremental.
+# builds under build/native-wheel and build/wheel/cargo-target-* are incremental.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -59,6 +61,7 @@ TOXIPROXY_VERSION=$(sed -n 's/^TOXIPROXY_VERSION = "\(.*\)"/\1/p' "$ROOT/python/
 TOOLS=$("$ROOT/scripts/wheel-tools.sh")
 zig_toolchain "${ARCHS[@]}"
 static_openssl "${ARCHS[@]}"
+static_codecs "${ARCHS[@]}"
 boost_include
 if [[ " ${ARCHS[*]} " == *" aarch64 "* ]] && command -v rustup >/dev/null \
    && ! rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
@@ -69,18 +72,20 @@ fi
 
 # ARCH OUT: the server, the Rust driver and probe, the UDP relay into OUT
 build_rust() {
-    local arch=$1 out=$2 triple=$1-unknown-linux-gnu var
-    var=${triple//-/_}
+    local arch=$1 out=$2 triple=$1-unknown-linux-gnu pkg strip=()
+    rust_env "$arch" "$SCRATCH"
+    # stripped: a profile override of the four packages alone, so that every crate below them keeps the
+    # fingerprint the reqwest wheel's build gave it in the same target folder (CARGO_PROFILE_RELEASE_STRIP
+    # would change all of them)
+    for pkg in clientbench-server reqwest-drivers reqwest-probes udp-relay; do
+        strip+=(--config "profile.release.package.$pkg.strip=\"symbols\"")
+    done
     log "rust: $triple; log: $LOGS/rust-$arch.log"
-    # the target's C compiler and linker are zig's; ar is GNU ar, which reads any ELF. No RUSTFLAGS: it would
-    # replace the workspace's own (.cargo/config.toml). CARGO_PROFILE_RELEASE_STRIP strips the executables.
-    env "CARGO_TARGET_${var^^}_LINKER=$ZBIN/zcc-$arch" "CC_$var=$ZBIN/zcc-$arch" "CXX_$var=$ZBIN/zc++-$arch" \
-        "AR_$var=ar" CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_TARGET_DIR="$W/cargo-target-$SCRATCH" \
-        cargo build --release --target "$triple" --manifest-path "$ROOT/Cargo.toml" \
+    env "${RUST_ENV[@]}" cargo build --release --target "$triple" --manifest-path "$ROOT/Cargo.toml" "${strip[@]}" \
             -p clientbench-server -p reqwest-drivers -p reqwest-probes -p udp-relay \
             --bin clientbench-server --bin reqwest-driver --bin reqwest-soak --bin udp-relay \
         > "$LOGS/rust-$arch.log" 2>&1 || die "the Rust build for $arch failed (see $LOGS/rust-$arch.log)"
-    cp "$W/cargo-target-$SCRATCH/$triple/release/"{clientbench-server,reqwest-driver,reqwest-soak,udp-relay} "$out/"
+    cp "$TOOLCHAIN_SCRATCH/cargo-target-$SCRATCH/$triple/release/"{clientbench-server,reqwest-driver,reqwest-soak,udp-relay} "$out/"
 }
 
 # ARCH OUT: the C++ drivers and probe into OUT
@@ -93,6 +98,7 @@ build_cpp() {
             -DCMAKE_CXX_COMPILER="$ZBIN/zc++-$arch" -DCMAKE_EXE_LINKER_FLAGS=-s \
             -DBEAST_CLIENT_BUILD_DRIVER=ON -DBEAST_CLIENT_BUILD_TESTS=OFF \
             -DOPENSSL_ROOT_DIR="${SSL_PREFIX[$arch]}" -DOPENSSL_USE_STATIC_LIBS=ON \
+            -DBEAST_CLIENT_CODECS_ROOT="${CODECS_PREFIX[$arch]}" -DBEAST_CLIENT_CODECS_STATIC=ON \
             -DBoost_NO_BOOST_CMAKE=ON -DBoost_INCLUDE_DIR="$BOOST_INCLUDE" \
             && cmake --build "$dir" --target beast-driver floor-driver beast-soak
     } > "$LOGS/cpp-$arch.log" 2>&1 || die "the C++ build for $arch failed (see $LOGS/cpp-$arch.log)"
@@ -150,7 +156,7 @@ for arch in "${ARCHS[@]}"; do
     build_rust "$arch" "$bin"
     build_cpp "$arch" "$bin"
     build_toxiproxy "$arch" "$bin" "$stage/licenses"
-    cp "$ROOT/bindings/beast/licenses/OpenSSL-LICENSE.txt" "$stage/licenses/"
+    cp "$ROOT/bindings/beast/licenses/"{OpenSSL,brotli,zstd}-LICENSE.txt "$stage/licenses/"
     cp "$(go env GOROOT)/LICENSE" "$stage/licenses/Go-LICENSE.txt"
     for exe in "${EXECUTABLES[@]}"; do check_executable "$arch" "$bin/$exe"; done
     [ "$(find "$bin" -type f | wc -l)" = "${#EXECUTABLES[@]}" ] || die "$bin holds more than the ${#EXECUTABLES[@]} executables"

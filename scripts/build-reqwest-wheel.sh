@@ -7,9 +7,11 @@
 #   WHEEL_ARCHS=x86_64 scripts/build-reqwest-wheel.sh                             # one architecture only
 #
 # How: maturin (pinned, in the cached tools venv of scripts/wheel-tools.sh, shared with build-beast-wheel.sh)
-# with `--zig`: zig's clang toolchain (`pip install ziglang`) is the C compiler (aws-lc-sys's C code) and the
-# linker, for x86_64-linux-gnu.2.28, i.e. against glibc 2.28's symbol versions whatever the build machine's
-# glibc is; the library is stripped (`strip = true` in pyproject.toml). The `abi3` cargo feature (PyO3's abi3-py39) makes one cp39-abi3
+# with `--target <arch>-unknown-linux-gnu` and zig's clang toolchain (scripts/wheel-toolchain.sh's zcc, as for
+# the beast wheel and clientbench-native) the C compiler (aws-lc-sys's C code) and the linker, for
+# <arch>-linux-gnu.2.28, i.e. against glibc 2.28's symbol versions whatever the build machine's glibc is; maturin
+# checks the library against manylinux_2_28 and tags it; the library is stripped (`strip = true` in
+# pyproject.toml). The `abi3` cargo feature (PyO3's abi3-py39) makes one cp39-abi3
 # wheel for every CPython >= 3.9; for a free-threaded interpreter PyO3 ignores it (the free-threaded build has
 # no stable ABI) and the wheel is version-specific (cp313t). TLS is rustls + aws-lc-rs, compiled in: the wheel
 # needs nothing but glibc >= 2.28. `auditwheel show` checks every wheel; one that does not fit
@@ -20,7 +22,8 @@
 # compiler and linker for aarch64-linux-gnu.2.28. An abi3 wheel needs no target interpreter: PyO3 builds the
 # stable ABI from its own definitions.
 #
-# Cargo's output goes to build/wheel/cargo-target-<architectures> (reused by the next run). Needs: a Rust
+# Cargo's output goes to build/wheel/cargo-target-<architectures> (reused by the next run, and by
+# build-native-wheel.sh's Rust build after it: wheel-toolchain.sh's rust_env). Needs: a Rust
 # toolchain, network access to PyPI (maturin, ziglang, auditwheel) and crates.io (or cargo's cache). The wheels are rebuilt, and
 # dist/reqwest_client-*.whl replaced, on every run.
 set -euo pipefail
@@ -43,9 +46,10 @@ done
 
 # ---- tools: maturin, zig, auditwheel (pinned, in the per-user cache: scripts/wheel-tools.sh) ----------
 TOOLS=$("$ROOT/scripts/wheel-tools.sh")
-# maturin finds zig through `python3 -m ziglang`: the tools venv comes first on PATH
 export PATH="$TOOLS/bin:$PATH"
-log "toolchain: $(maturin --version), zig $(python3 -m ziglang version), targets ${ARCHS[*]/%/-linux-gnu.$GLIBC}"
+. "$(dirname "$0")/wheel-toolchain.sh"
+zig_toolchain "${ARCHS[@]}"
+log "toolchain: $(maturin --version)"
 if [[ " ${ARCHS[*]} " == *" aarch64 "* ]] && command -v rustup >/dev/null \
    && ! rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
     log "rustup target add aarch64-unknown-linux-gnu"
@@ -54,14 +58,15 @@ if [[ " ${ARCHS[*]} " == *" aarch64 "* ]] && command -v rustup >/dev/null \
 fi
 
 # ---- the wheels ---------------------------------------------------------------------------------------
-# NAME [maturin build arguments...]: one wheel into $OUT/NAME
+# NAME ARCH [maturin build arguments...]: one wheel for ARCH into $OUT/NAME
 build_wheel() {
-    local name=$1 start
-    shift
+    local name=$1 arch=$2 start
+    shift 2
+    rust_env "$arch" "$SCRATCH"
     log "wheel: $name; log: $LOGS/reqwest-wheel-$name.log"
     start=$(date +%s)
-    maturin build --release --zig --compatibility "manylinux_${GLIBC/./_}" --features abi3 \
-        --manifest-path "$ROOT/bindings/reqwest/Cargo.toml" --out "$OUT/$name" "$@" \
+    env "${RUST_ENV[@]}" maturin build --release --compatibility "manylinux_${GLIBC/./_}" --features abi3 \
+        --target "$arch-unknown-linux-gnu" --manifest-path "$ROOT/bindings/reqwest/Cargo.toml" --out "$OUT/$name" "$@" \
         > "$LOGS/reqwest-wheel-$name.log" 2>&1 || die "the $name wheel build failed (see $LOGS/reqwest-wheel-$name.log)"
     log "wheel: $name done in $(( $(date +%s) - start )) s"
 }
@@ -76,10 +81,9 @@ SCRATCH=$(IFS=-; echo "${ARCHS[*]}")
 OUT=$W/reqwest-wheels-$SCRATCH
 rm -rf "$OUT"
 mkdir -p "$OUT"
-export CARGO_TARGET_DIR=$W/cargo-target-$SCRATCH
 for arch in "${ARCHS[@]}"; do
     if [ "$arch" = aarch64 ]; then
-        build_wheel abi3-aarch64 --target aarch64-unknown-linux-gnu
+        build_wheel abi3-aarch64 aarch64
         continue
     fi
     if [ -n "${REQWEST_WHEEL_PYTHONS:-}" ]; then
@@ -91,7 +95,7 @@ for arch in "${ARCHS[@]}"; do
     for py in "${PYTHONS[@]}"; do
         [ -x "$py" ] || die "no Python interpreter at $py"
         tag=$("$py" -c 'import sys, sysconfig; print(f"cp{sys.version_info[0]}{sys.version_info[1]}" + ("t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""))')
-        build_wheel "$tag-x86_64" --interpreter "$py"
+        build_wheel "$tag-x86_64" x86_64 --interpreter "$py"
     done
 done
 

@@ -1,4 +1,4 @@
-# Sourced by the wheel scripts that compile C and C++ with zig (build-beast-wheel.sh, build-native-wheel.sh):
+# Sourced by the wheel scripts that compile with zig (build-beast-wheel.sh, build-reqwest-wheel.sh, build-native-wheel.sh):
 # the toolchain for glibc 2.28, each architecture's static OpenSSL, the Boost headers and auditwheel's checks,
 # defined once. The caller sets ROOT (the checkout), CACHE (the per-user cache, scripts/common.sh) and LOGS, and
 # defines log and die; then:
@@ -6,6 +6,7 @@
 #   zig_toolchain ARCH...       # ZIG, and $ZBIN/zcc-ARCH, $ZBIN/zc++-ARCH: zig cc/c++ for ARCH-linux-gnu.2.28
 #   static_openssl ARCH...      # SSL_PREFIX[ARCH]: OpenSSL 3.0, static, built with that toolchain (cached)
 #   static_codecs ARCH...       # CODECS_PREFIX[ARCH]: libbrotlidec and libzstd, static, with that toolchain (cached)
+#   rust_env ARCH SCRATCH       # RUST_ENV: cargo's environment for ARCH with that toolchain, and its target folder
 #   boost_include               # BOOST_INCLUDE: a folder holding boost/ alone
 #   auditwheel_repair ARCH WHEEL OUTDIR LOG    # checks WHEEL and tags it manylinux_2_28_ARCH into OUTDIR
 #   auditwheel_show_ok WHEEL LOG               # auditwheel show: manylinux_2_28 or older, the wheel's own arch
@@ -48,6 +49,21 @@ zig_toolchain() {
 # .orig tarball: the Debian patches are not applied), the newest file matching GLOB in scratch; fetched once into
 # scratch. Prints the tarball's path (never the upstream signature, foo.orig.tar.xz.asc, which such a GLOB matches
 # too and which `ls -t` may list first when both arrived in the same second).
+# RUST_ENV (array, for `env`): cargo's environment for <ARCH>-unknown-linux-gnu with zig's toolchain: zig cc the
+# linker and the C/C++ compiler of the -sys crates (aws-lc-sys, zstd-sys), GNU ar (it reads any ELF), and one
+# target folder per set of architectures SCRATCH. The reqwest wheel (maturin) and clientbench-native's executables
+# (cargo) build with this same environment in this same folder, one after the other, so the second build reuses
+# every crate the first compiled with the same features (tokio, rustls, aws-lc-rs and its C, most of the tree)
+# instead of compiling it again: cargo's fingerprints include the linker and these variables. No RUSTFLAGS: it
+# would replace the workspace's own (.cargo/config.toml).
+rust_env() {
+    local arch=$1 scratch=$2 triple=$1-unknown-linux-gnu var
+    var=${triple//-/_}
+    [ -x "$ZBIN/zcc-$arch" ] || die "rust_env $arch: run zig_toolchain $arch first"
+    RUST_ENV=("CARGO_TARGET_${var^^}_LINKER=$ZBIN/zcc-$arch" "CC_$var=$ZBIN/zcc-$arch" "CXX_$var=$ZBIN/zc++-$arch"
+              "AR_$var=ar" "CARGO_TARGET_DIR=$TOOLCHAIN_SCRATCH/cargo-target-$scratch")
+}
+
 fetch_debian_source() {
     local package=$1 glob=$2 W=$TOOLCHAIN_SCRATCH
     mkdir -p "$W"
