@@ -302,9 +302,11 @@ sdists: $(STAMPS)/sdists  ## the sdists of both bindings in dist/
 	  { rm -f $(STAMPS)/sdists && $(MAKE) --no-print-directory $(STAMPS)/sdists; }
 
 # built from identical sources before (by any clone on the machine): copied from the build cache
-# (scripts/cached-build); the 3.13t wheels join when the free-threaded interpreter is there
+# (scripts/cached-build); the x86-64 3.13t wheels join when the free-threaded interpreter is there, so only the
+# x86-64 key names it (with it in the aarch64 key, a cold run, whose aarch64 build starts before that interpreter
+# exists, filed its wheels under a key no later run asked for)
 $(STAMPS)/wheels-%: $(WHEEL_DEPS) | system-deps compiler-cache
-	CACHE_KEY_EXTRA="$$([ ! -x $(FT_PYTHON) ] || $(FT_PYTHON) -VV)" scripts/cached-build wheels-$* \
+	CACHE_KEY_EXTRA="$$([ $* != x86_64 ] || [ ! -x $(FT_PYTHON) ] || $(FT_PYTHON) -VV)" scripts/cached-build wheels-$* \
 	  'beast_client-*_$*.whl reqwest_client-*_$*.whl' $^ -- sh -c '\
 	  $(STEP) beast-wheels-$* env WHEEL_ARCHS=$* scripts/build-beast-wheel.sh && \
 	  $(STEP) reqwest-wheels-$* env WHEEL_ARCHS=$* scripts/build-reqwest-wheel.sh'
