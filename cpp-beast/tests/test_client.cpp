@@ -49,7 +49,7 @@ TEST(Client, GetReadsBodyAndReusesTheConnection) {
 }
 
 TEST(Client, UserAgentCarriesTheLibraryVersion) {
-    // beast_client::version comes from project(VERSION) in CMakeLists.txt (generated version.hpp)
+    // beast_client::version is version.hpp's string, which must agree with its three numbers
     const std::string version = beast_client::version;
     EXPECT_EQ(version, std::to_string(BEAST_CLIENT_VERSION_MAJOR) + "." + std::to_string(BEAST_CLIENT_VERSION_MINOR) +
                            "." + std::to_string(BEAST_CLIENT_VERSION_PATCH));
