@@ -8,10 +8,16 @@ says that something the tests need is missing here (a tool, an interpreter, a pe
 them all up), so where everything must be there, a skipped test would be a test that silently did not run.
 The hooks below turn each skip, however it was raised (pytest.skip() in a test or a fixture, a skipif mark,
 pytest.importorskip, or a test module's own pytest.skip(..., allow_module_level=True)) into a failure that
-says what is missing. On a developer's machine the skips stay skips, with their reasons (-rs)."""
+says what is missing. On a developer's machine the skips stay skips, with their reasons (-rs).
+
+Order: the tests marked `long(seconds)` (a build, every row, every check) are spread over the first half of the
+run, longest first. pytest-xdist hands out consecutive tests in chunks, so a long test collected near the end ran
+on one worker after the others had finished (the bindings suite: 159 s for 97 s of tests per worker, the sdist
+build last), and long tests collected side by side would land on one worker together."""
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Generator
 from typing import Any
@@ -22,6 +28,27 @@ pytest_plugins = ("support.fixtures", "support.toxiproxy")
 
 STRICT = os.environ.get("CI") == "true" or os.environ.get("CLIENTBENCH_STRICT") == "1"
 WHY = "strict mode (CI=true or CLIENTBENCH_STRICT=1): a test may not skip, and this one would have: "
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "long(seconds): runs for tens of seconds; conftest.py spreads these early")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def seconds(item: pytest.Item) -> float:
+        marker = item.get_closest_marker("long")
+        return float(marker.args[0]) if marker and marker.args else 0.0
+
+    long = sorted((item for item in items if seconds(item)), key=seconds, reverse=True)
+    if not long:
+        return
+    rest = iter([item for item in items if not seconds(item)])
+    spacing = max(1, len(items) // 2 // len(long))
+    ordered: list[pytest.Item] = []
+    for item in long:
+        ordered.append(item)
+        ordered.extend(itertools.islice(rest, spacing - 1))
+    items[:] = [*ordered, *rest]
 
 
 def _reason(longrepr: Any) -> str:

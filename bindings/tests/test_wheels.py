@@ -66,6 +66,7 @@ def make_venv(python: str, where: Path) -> Path:
     return where / "bin" / "python"
 
 
+@pytest.mark.long(12)
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("label", ["this", "3.13t"])
 @pytest.mark.parametrize("dist, module", BINDINGS)
@@ -101,6 +102,7 @@ def test_wheel_is_manylinux_and_works_without_a_toolchain(
     assert check_in_venv([str(py)], module, env, server, tls_server) == ["200", "wheel", "200", "rejected", gil]
 
 
+@pytest.mark.long(80)
 @pytest.mark.timeout(3600)  # a full release build of the extension (reqwest: ~10 min on 2 cores, cold)
 @pytest.mark.parametrize("dist, module", BINDINGS)
 def test_sdist_builds_outside_the_checkout_in_a_clean_venv(

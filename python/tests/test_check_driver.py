@@ -41,7 +41,9 @@ KNOWN: dict[str, dict[str, str]] = {
 LOOP_SAMPLES = {"py-httpx-uvloop", "py-pyreqwest-rloop"}
 
 
-@pytest.fixture(scope="module")
+# session-wide: conftest.py spreads this module's long tests through the run, and a module fixture would
+# start its four servers again each time a worker came back to the module
+@pytest.fixture(scope="session")
 def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -71,6 +73,7 @@ def _by_check(outcomes: list[Outcome]) -> dict[str, Outcome]:
     return {o.check: o for o in outcomes}
 
 
+@pytest.mark.long(15)
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("spec", SHIPPED)
 def test_every_shipped_driver_passes(spec: ClientSpec, bed: Servers) -> None:
@@ -205,6 +208,7 @@ def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.long(30)
 @pytest.mark.timeout(600)
 def test_the_command_prints_one_line_per_check_and_fails_on_a_failure() -> None:
     good = _cli("check-driver", "--", sys.executable, str(BROKEN / "no_open_loop.py"))
@@ -223,6 +227,7 @@ def test_the_command_prints_one_line_per_check_and_fails_on_a_failure() -> None:
     assert bad.stdout.splitlines()[-1] == "check-driver: broken failed the contract"
 
 
+@pytest.mark.long(30)
 def test_the_command_checks_a_plugin() -> None:
     proc = _cli("check-driver", "--client", "clientbench.drivers.requests_driver:SYNC", "--jobs", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr

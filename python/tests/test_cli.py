@@ -143,6 +143,7 @@ def test_soak_warms_up_before_its_last_request(capsys, monkeypatch):
     assert seen["s"].warmup == 10_000
 
 
+@pytest.mark.long(35)
 def test_list_and_run_as_the_default_command(capsys):
     assert cli.main(["list"]) == 0
     out = capsys.readouterr().out
@@ -302,6 +303,7 @@ def test_sweep_end_to_end(tmp_path):
     assert (run_dir / "plots" / "sweep-payload.png").stat().st_size > 10_000
 
 
+@pytest.mark.long(55)
 @pytest.mark.timeout(600)  # every phase, 14 rows with the free-threaded ones: over 120 s on a loaded machine
 def test_gil_report_end_to_end(tmp_path):
     code = cli.main(["gil", "-w", "3", "-n", "20", "-r", "1", "--warmup", "1", "--rates", "100,200",

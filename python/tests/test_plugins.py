@@ -101,6 +101,7 @@ def _at(folder: Path) -> dict[str, Path]:
     return {"cwd": folder.parent, "pythonpath": folder}
 
 
+@pytest.mark.long(30)
 def test_an_entry_point_is_a_row_of_every_run(tmp_path: Path) -> None:
     site = tmp_path / "site"
     site.mkdir()

@@ -121,6 +121,7 @@ def test_a_server_that_exits_at_once_is_seen_as_exited(monkeypatch):
         assert server.proc is None
 
 
+@pytest.mark.long(33)
 def test_list_says_whether_each_row_is_installed_or_how_to_get_it(capsys, monkeypatch):
     assert cli.main(["list"]) == 0
     out = capsys.readouterr().out.splitlines()
