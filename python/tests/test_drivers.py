@@ -115,34 +115,19 @@ def test_non_200_is_a_counted_failure(spec, server):
         assert [(f["status"], f["reason"]) for f in w["failures"]] == [(500, "status 500")] * 3
 
 
-def test_closed_port_gives_failures_not_a_crash(spec, closed_port_url):
+def test_closed_port_gives_classified_failures_not_a_crash(spec, closed_port_url):
     run = run_driver(spec, closed_port_url, Workload(2, 2, 0, 2), row_timeout_s=120)
     assert run.stats is not None, run.reason
     assert run.stats.errors == run.stats.requests == workers_of(spec, 2) * 2 and run.status is RunStatus.FAILED
     reasons = [f["reason"] for w in run.raw["workers"] for f in w["failures"]]
-    assert len(reasons) == run.stats.requests and all(reasons)
-
-
-def test_closed_port_failures_are_classified(spec, closed_port_url, request):
-    run = run_driver(spec, closed_port_url, Workload(2, 1, 0, 2), row_timeout_s=120)
-    reasons = [f["reason"] for w in run.raw["workers"] for f in w["failures"]]
-    assert len(reasons) == workers_of(spec, 2)
+    assert len(reasons) == run.stats.requests
     # `<Class>: <message>`, the class shared by the three languages' harnesses (docs/raw-format.md)
     assert all(r.split(":", 1)[0] == "ConnectionError" and r.split(":", 1)[1].strip() for r in reasons), reasons
     if spec.name in BINDING_ROWS:  # the binding's own exception is kept after the class
         assert all(r.startswith("ConnectionError: ConnectionRefusedError: ") for r in reasons), reasons
 
 
-def test_new_connection_mode(spec, server):
-    run = run_driver(
-        spec,
-        server.url + "/",
-        Workload(2, 3, 0, 5, connection="new"),
-        row_timeout_s=120,
-        expected_body_bytes=len(HELLO),
-    )
-    assert run.status is RunStatus.OK, run.reason
-    assert run.raw["workload"]["connection"] == "new"  # required, and what the driver ran with
+# `--connection new` (the workload's field, and one connection per request): test_connections_opened below
 
 
 #: a body the real server never sends: the integrity check proves the requests went to the counting server
