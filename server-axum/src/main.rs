@@ -4,7 +4,7 @@
 //!
 //! `--tls` serves HTTPS (see `clientbench_server::tls`): by default with a throw-away CA generated at
 //! start (its certificate for localhost, 127.0.0.1, ::1 and every `--tls-name`), whose certificate is written
-//! to `DIR/ca.pem` (`--tls-dir DIR`, default a new temporary directory; the server never removes it) and
+//! to `DIR/ca.pem` (`--tls-dir DIR`, kept; by default a new temporary directory, removed when the server exits) and
 //! named in the listening line. With `--tls` the server also speaks HTTP/3 over QUIC on the same port number
 //! over UDP (`clientbench_server::http3`), unless `--no-http3` or `--tls-version 1.2` (QUIC needs TLS 1.3):
 //! `{"event":"listening","url":"https://127.0.0.1:PORT","ca_file":"/abs/DIR/ca.pem","http3":true,
@@ -90,7 +90,7 @@ struct Args {
     tls_name: Vec<String>,
 
     /// With --tls: where to write the generated CA's certificate, DIR/ca.pem (the directory is created if
-    /// missing and never removed; default: a new temporary directory).
+    /// missing and never removed; default: a new temporary directory, removed when the server exits).
     #[arg(long, value_name = "DIR", requires = "tls", conflicts_with = "tls_cert")]
     tls_dir: Option<PathBuf>,
 
@@ -150,6 +150,8 @@ struct Https {
     config: Arc<rustls::ServerConfig>,
     quic: Option<Arc<rustls::ServerConfig>>,
     ca_file: Option<String>,
+    /// The temporary directory the server made for the CA (no --tls-dir): removed when it exits.
+    temp_dir: Option<PathBuf>,
 }
 
 /// A new private directory `$TMPDIR/clientbench-tls-XXXXXX` (mkdtemp: mode 0700).
@@ -166,19 +168,35 @@ fn temp_dir() -> std::io::Result<PathBuf> {
     Ok(PathBuf::from(std::ffi::OsStr::from_bytes(&bytes)))
 }
 
-/// Write the CA's PEM to DIR/ca.pem (DIR created if missing); returns its absolute path.
-fn write_ca(dir: Option<&Path>, pem: &str) -> Result<String, String> {
-    let dir = match dir {
+/// Write the CA's PEM to DIR/ca.pem (DIR created if missing; without DIR a new temporary directory); returns
+/// its absolute path and the temporary directory made.
+fn write_ca(dir: Option<&Path>, pem: &str) -> Result<(String, Option<PathBuf>), String> {
+    let (dir, made) = match dir {
         Some(d) => {
             std::fs::create_dir_all(d).map_err(|e| format!("--tls-dir {}: {e}", d.display()))?;
-            d.to_path_buf()
+            (d.to_path_buf(), None)
         }
-        None => temp_dir().map_err(|e| format!("cannot create a temporary directory for the CA: {e}"))?,
+        None => {
+            let d = temp_dir().map_err(|e| format!("cannot create a temporary directory for the CA: {e}"))?;
+            (d.clone(), Some(d))
+        }
     };
-    let dir = std::fs::canonicalize(&dir).map_err(|e| format!("--tls-dir {}: {e}", dir.display()))?;
-    let file = dir.join("ca.pem");
-    std::fs::write(&file, pem).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-    Ok(file.to_string_lossy().into_owned())
+    let written = std::fs::canonicalize(&dir)
+        .map_err(|e| format!("--tls-dir {}: {e}", dir.display()))
+        .map(|d| d.join("ca.pem"))
+        .and_then(|file| {
+            std::fs::write(&file, pem).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+            Ok(file.to_string_lossy().into_owned())
+        });
+    match written {
+        Ok(file) => Ok((file, made)),
+        Err(e) => {
+            if let Some(d) = made {
+                let _ = std::fs::remove_dir_all(d);
+            }
+            Err(e)
+        }
+    }
 }
 
 /// Whether HTTP/3 is served: with --tls, unless --no-http3 or --tls-version 1.2 (QUIC is TLS 1.3 only).
@@ -206,13 +224,26 @@ fn set_up_tls(args: &Args) -> Result<Https, String> {
         TlsVersion::Tls12 => tls::Version::Tls12,
         TlsVersion::Tls13 => tls::Version::Tls13,
     });
-    let ca_file = match &identity.ca_pem {
-        Some(pem) => Some(write_ca(args.tls_dir.as_deref(), pem)?),
-        None => None,
+    let (ca_file, temp_dir) = match &identity.ca_pem {
+        Some(pem) => {
+            let (file, made) = write_ca(args.tls_dir.as_deref(), pem)?;
+            (Some(file), made)
+        }
+        None => (None, None),
     };
-    let quic = if wants_http3(args) { Some(tls::quic_server_config(&identity)?) } else { None };
-    let config = tls::server_config(identity, version)?;
-    Ok(Https { config, quic, ca_file })
+    let configs = (|| {
+        let quic = if wants_http3(args) { Some(tls::quic_server_config(&identity)?) } else { None };
+        Ok((tls::server_config(identity, version)?, quic))
+    })();
+    match configs {
+        Ok((config, quic)) => Ok(Https { config, quic, ca_file, temp_dir }),
+        Err(e) => {
+            if let Some(d) = temp_dir {
+                let _ = std::fs::remove_dir_all(d);
+            }
+            Err(e)
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -253,9 +284,15 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let made = https.as_ref().and_then(|h| h.temp_dir.clone());
     let code = rt.block_on(run(args, https));
     // Don't let lingering connection tasks keep the process alive.
     rt.shutdown_timeout(Duration::from_millis(100));
+    if let Some(dir) = made {
+        if let Err(e) = std::fs::remove_dir_all(&dir) {
+            eprintln!("clientbench-server: could not remove {}: {e}", dir.display());
+        }
+    }
     code
 }
 

@@ -107,8 +107,8 @@ fn listening_line_names_the_generated_ca() {
 }
 
 #[test]
-fn default_tls_dir_is_a_new_temporary_directory() {
-    let server = spawn_server(&["--tls"], None);
+fn default_tls_dir_is_a_new_temporary_directory_removed_at_exit() {
+    let mut server = spawn_server(&["--tls"], None);
     let ca_file = std::path::PathBuf::from(ca_of(&server));
     assert!(ca_file.is_absolute() && ca_file.is_file(), "{ca_file:?}");
     let dir = ca_file.parent().unwrap().to_path_buf();
@@ -117,9 +117,8 @@ fn default_tls_dir_is_a_new_temporary_directory() {
     let (resp, _) = tls_get(server.addr, &client_config(roots(ca_file.to_str().unwrap()), &[TLS13]), "localhost", "/")
         .expect("GET over TLS");
     assert_eq!(resp.body, b"Hello, World!");
-    drop(server);
-    // The runner cleans up the directory it chose; this test chose none, so it cleans up itself.
-    std::fs::remove_dir_all(dir).unwrap();
+    assert!(server.signal_and_wait(libc::SIGTERM, Duration::from_secs(5)).is_some_and(|s| s.success()));
+    assert!(!dir.exists(), "{dir:?} is left behind after SIGTERM");
 }
 
 /// reqwest trusting only the generated CA: https://localhost and https://127.0.0.1 (both names are in the

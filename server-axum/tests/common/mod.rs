@@ -31,6 +31,9 @@ pub struct Server {
     pub http3: Option<Http3Line>,
     /// The listening line exactly as printed (with its newline).
     pub line: String,
+    /// The CA's temporary directory the server made (`--tls` without `--tls-dir`): the server removes it when
+    /// it exits on a signal, the test after a SIGKILL.
+    made_dir: Option<std::path::PathBuf>,
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_thread: Option<thread::JoinHandle<()>>,
     /// Whatever the server printed on stdout after the listening line.
@@ -42,6 +45,9 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(dir) = &self.made_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
@@ -141,6 +147,10 @@ pub fn spawn_server(extra: &[&str], soft_nofile: Option<u64>) -> Server {
         }
         None => panic!("no http3 in the listening line: {line}"),
     };
+    let made_dir = match &ca_file {
+        Some(Some(file)) if !extra.contains(&"--tls-dir") => std::path::Path::new(file).parent().map(Into::into),
+        _ => None,
+    };
     Server {
         child,
         addr,
@@ -149,6 +159,7 @@ pub fn spawn_server(extra: &[&str], soft_nofile: Option<u64>) -> Server {
         ca_file,
         http3,
         line,
+        made_dir,
         stderr,
         stderr_thread: Some(stderr_thread),
         stdout_rest,
