@@ -4,10 +4,10 @@ ones, each Python row incl. the bindings, and a plugin on http.client); delibera
 
 from __future__ import annotations
 
-import importlib.util
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from clientbench.execution.server import Server
 from clientbench.registry.external import program_spec
 from clientbench.registry.shipped import CLIENTS
 from clientbench.registry.spec import ClientSpec
+from support.conformance import checked, installed
 from support.pools import pool_race
 from support.streams import STREAM_CHECKS, unstreamed
 
@@ -36,9 +37,6 @@ KNOWN: dict[str, dict[str, str]] = {
         "fault: truncated body": "a body cut short raises DecodingError ('error decoding response body')",
     },
 }
-#: A peer's loop variants (-uvloop, -rloop) run its plugin on another event loop: here two of them stand for the
-#: rest (each row still meets the contract in test_drivers.py, and runs in run-all; our bindings' all run here)
-LOOP_SAMPLES = {"py-httpx-uvloop", "py-pyreqwest-rloop"}
 
 
 # session-wide: conftest.py spreads this module's long tests through the run, and a module fixture would
@@ -53,16 +51,8 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
         yield Servers(http, counting, https, faults, closed, row_timeout_s=60)
 
 
-def _installed(spec: ClientSpec) -> bool:
-    return not spec.client.optional or importlib.util.find_spec(spec.needs_module or "") is not None
-
-
-def _checked(spec: ClientSpec) -> bool:
-    peer_loop = spec.client.optional and spec.name.endswith(("-uvloop", "-rloop"))
-    return _installed(spec) and (not peer_loop or spec.name in LOOP_SAMPLES)
-
-
-SHIPPED = [pytest.param(s, id=s.name) for s in CLIENTS if _checked(s)]
+# the peers' loop variants but two (support/conformance.py)
+SHIPPED = [pytest.param(s, id=s.name) for s in CLIENTS if installed(s) and checked(s)]
 
 
 def _script(name: str) -> ClientSpec:
@@ -179,9 +169,9 @@ def test_unsupported_without_its_line_fails(bed: Servers) -> None:
     ],
 )
 def test_a_driver_that_breaks_a_rule_fails_that_check_only(
-    script: str, group: checks.Check, failing: set[str], bed: Servers
+    script: str, group: checks.Check, failing: set[str], bed: Servers, tmp_path: Path
 ) -> None:
-    outcomes = _by_check(list(group(Suite(_script(script), bed))))
+    outcomes = _by_check(list(group(Suite(_script(script), bed, tmp_path))))
     assert {name for name, o in outcomes.items() if o.status == FAIL} == failing, {
         name: o.why for name, o in outcomes.items()
     }
@@ -249,10 +239,14 @@ def test_usage_errors_of_the_command(argv: list[str], message: str, capsys: pyte
     assert err.count("\n") == 1 and message in err, err
 
 
-def test_a_program_that_does_not_exist_fails_every_check(bed: Servers) -> None:
+def test_a_program_that_does_not_exist_fails_every_check(
+    bed: Servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     outcomes = check(program_spec("nothing", ["/no/such/driver"]), bed)
     assert outcomes and all(o.status == FAIL for o in outcomes)
     assert "command not found: /no/such/driver" in outcomes[0].why
+    assert list(tmp_path.iterdir()) == []  # the suite's folder of logs is gone with it
 
 
 def test_every_check_has_its_own_name(bed: Servers) -> None:

@@ -1,16 +1,20 @@
 // The driver as a program: exit statuses, one-line errors, HTTP/2 and a shared client.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createSecureServer } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseOptions } from '../lib/options.mjs';
 import { run } from '../lib/run.mjs';
+
+/** The tests' files, removed when the file's tests are done. */
+const TMP = mkdtempSync(join(tmpdir(), 'cb-node-test-'));
+after(() => rmSync(TMP, { recursive: true, force: true }));
 
 const DRIVER = fileURLToPath(new URL('../driver.mjs', import.meta.url));
 const driver = (...args) => spawnSync(process.execPath, [DRIVER, ...args], { encoding: 'utf8' });
@@ -57,7 +61,7 @@ test('the document of a run', async () => {
 test('the document records the bodies’ flags and the targets file', async () => {
   const server = createServer((req, res) => req.pipe(res)); // an echo
   const port = await listen(server);
-  const path = join(mkdtempSync(join(tmpdir(), 'cb-targets-')), 'targets');
+  const path = join(mkdtempSync(join(TMP, 'targets-')), 'targets');
   writeFileSync(path, `POST http://127.0.0.1:${port}/\n`);
   try {
     const url = `http://127.0.0.1:${port}/`;

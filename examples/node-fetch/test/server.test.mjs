@@ -1,13 +1,17 @@
 // The workers end to end against an in-test server with the contract's faults, counting its connections.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { parseOptions, uploadAnswer, uploadBody } from '../lib/options.mjs';
 import { run } from '../lib/run.mjs';
+
+/** The tests' files, removed when the file's tests are done. */
+const TMP = mkdtempSync(join(tmpdir(), 'cb-node-test-'));
+after(() => rmSync(TMP, { recursive: true, force: true }));
 
 let server;
 let base;
@@ -140,7 +144,7 @@ test('streamed and whole bodies are checked against the /upload line or the echo
 });
 
 function targetsFile(...lines) {
-  const dir = mkdtempSync(join(tmpdir(), 'cb-targets-'));
+  const dir = mkdtempSync(join(TMP, 'targets-'));
   writeFileSync(join(dir, 'body'), 'hello body');
   const path = join(dir, 'targets');
   writeFileSync(path, lines.join('\n').replaceAll('@BODY', `@${join(dir, 'body')}`));

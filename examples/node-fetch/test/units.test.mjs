@@ -1,7 +1,7 @@
 // The driver's parts without a server: usage errors, the upload, the schedules, the histograms.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { after, test } from 'node:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AnswerCheck, Pattern, readBody, streamedBody } from '../lib/body.mjs';
@@ -10,6 +10,10 @@ import { UsageError, parseOptions, uploadAnswer, uploadBody } from '../lib/optio
 import { documentJSON, histogram, Worker } from '../lib/record.mjs';
 import { countMissed, poisson, sleepUntil, splitmix64, uniform } from '../lib/schedule.mjs';
 import { pick } from '../lib/targets.mjs';
+
+/** The tests' files, removed when the file's tests are done. */
+const TMP = mkdtempSync(join(tmpdir(), 'cb-node-test-'));
+after(() => rmSync(TMP, { recursive: true, force: true }));
 
 test('bad usage is one line naming the flag', () => {
   for (const [args, flag] of [
@@ -300,7 +304,7 @@ test('a body is read whole or in pieces of at most C', async () => {
 
 /** A targets file (and a body file beside it) in a new folder. */
 function targetsFile(...lines) {
-  const dir = mkdtempSync(join(tmpdir(), 'cb-targets-'));
+  const dir = mkdtempSync(join(TMP, 'targets-'));
   writeFileSync(join(dir, 'body'), 'hello body');
   const path = join(dir, 'targets');
   writeFileSync(path, lines.join('\n').replaceAll('@BODY', `@${join(dir, 'body')}`));

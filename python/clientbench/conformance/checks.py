@@ -17,8 +17,10 @@ exit 2): reported as not supported. What the checks stand on is suite.py.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from ..model import DriverRun
@@ -350,8 +352,11 @@ def check(
 ) -> list[Outcome]:
     """Every check of one driver, with up to `jobs` driver runs at a time; `on_outcome` sees each outcome in
     the order of CHECKS."""
-    suite = Suite(spec, bed)
+    with tempfile.TemporaryDirectory(prefix="clientbench-check-") as log_dir:
+        return _check(Suite(spec, bed, Path(log_dir)), on_outcome, jobs)
 
+
+def _check(suite: Suite, on_outcome: Callable[[Outcome], None], jobs: int) -> list[Outcome]:
     def counted() -> list[list[Outcome]]:
         return [_all(c, suite) for c in COUNTED]
 

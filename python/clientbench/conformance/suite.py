@@ -4,7 +4,6 @@ requests to, a driver run as the runner does it, and the verdicts shared by the 
 from __future__ import annotations
 
 import itertools
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +48,7 @@ class Servers:
 class Suite:
     spec: ClientSpec
     bed: Servers
-    log_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="clientbench-check-")))
+    log_dir: Path  # the drivers' stderr and the files the checks write; its owner removes it
     _tags: Iterator[int] = field(default_factory=itertools.count)
 
     def run(
