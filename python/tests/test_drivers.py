@@ -1,6 +1,6 @@
 """Every driver of the table (native, bindings, peers) against the real server and a counting raw server,
-through the runner (which validates each document against the raw schema); the Python drivers' uploads to
-/upload (each answer checked) and a short open loop."""
+through the runner (which validates each document against the raw schema); the uploads to /upload (each answer
+checked), streamed bodies and a short open loop of the Python rows check-driver's suite does not run."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from clientbench.model import RunStatus
 from clientbench.registry.shipped import CLIENTS, LOOP_TRANSPORTS
 from clientbench.registry.spec import PythonDriver
 from clientbench.workload import Workload
+from support.conformance import checked
 from support.pools import pool_race
 from support.rawserver import RawServer, answer
 from support.streams import unstreamed
@@ -179,14 +180,26 @@ def test_body_integrity_check_catches_a_short_count(spec, server):
 # -- uploads and the open loop (the Python drivers; the native ones are tested in their own suites) ------
 
 PYTHON = [c for c in CLIENTS if c.client.language == "Python"]
+#: the Python rows check-driver's suite leaves out (test_check_driver.py puts the others through its uploads,
+#: echo, wrong-answer, streamed and open-loop checks, which say at least what the tests below say)
+UNCHECKED = [c for c in PYTHON if not checked(c)]
 
 
-@pytest.fixture(params=PYTHON, ids=[c.name for c in PYTHON])
-def python_spec(request):
+def _python_spec(request):
     spec = request.param
     if spec.client.optional and importlib.util.find_spec(spec.needs_module) is None:
         pytest.skip(f"peer {spec.needs_module} is not installed here (make peers)")
     return spec
+
+
+@pytest.fixture(params=PYTHON, ids=[c.name for c in PYTHON])
+def python_spec(request):
+    return _python_spec(request)
+
+
+@pytest.fixture(params=UNCHECKED, ids=[c.name for c in UNCHECKED])
+def unchecked_spec(request):
+    return _python_spec(request)
 
 
 def upload_answer(size: int) -> bytes:
@@ -195,27 +208,29 @@ def upload_answer(size: int) -> bytes:
 
 
 @pytest.mark.parametrize("method, size", [("POST", 1000), ("PUT", 70_000)])
-def test_uploads_are_sent_whole_and_checked(python_spec, server, method, size):
+def test_uploads_are_sent_whole_and_checked(unchecked_spec, server, method, size):
     """Every request sends the contract's body and gets /upload's length and digest of it back (the driver
     compares each answer; here the runner's integrity check adds up the answers' bytes)."""
     answer = upload_answer(size)
     wl = Workload(2, 3, 1, 10, method=method, body_size=size)
-    run = run_driver(python_spec, server.url + "/upload", wl, row_timeout_s=120, expected_body_bytes=len(answer))
+    run = run_driver(unchecked_spec, server.url + "/upload", wl, row_timeout_s=120, expected_body_bytes=len(answer))
     assert run.status is RunStatus.OK, run.reason
     assert (run.raw["workload"]["method"], run.raw["workload"]["body_size"]) == (method, size)
-    assert run.stats.requests == workers_of(python_spec, 2) * 3 and run.stats.errors == 0
+    assert run.stats.requests == workers_of(unchecked_spec, 2) * 3 and run.stats.errors == 0
 
 
-def test_an_echo_is_right_and_a_wrong_upload_answer_a_counted_failure(python_spec, server):
+def test_an_echo_is_right_and_a_wrong_upload_answer_a_counted_failure(unchecked_spec, server):
     """/echo answers with the body itself, which is a right answer (docs/raw-format.md); the fault server's /wrong
     answers neither the body nor its length and digest: every request fails, each with the contract's reason."""
     wl = Workload(2, 2, 0, 10, method="POST", body_size=30)
-    run = run_driver(python_spec, server.url + "/echo", wl, row_timeout_s=120, expected_body_bytes=30)
+    run = run_driver(unchecked_spec, server.url + "/echo", wl, row_timeout_s=120, expected_body_bytes=30)
     assert run.status is RunStatus.OK, run.reason
     with FaultServer() as faults:
-        run = run_driver(python_spec, faults.url + "/wrong", wl, row_timeout_s=120)
+        run = run_driver(unchecked_spec, faults.url + "/wrong", wl, row_timeout_s=120)
     assert run.stats is not None, run.reason
-    assert run.status is RunStatus.FAILED and run.stats.errors == run.stats.requests == workers_of(python_spec, 2) * 2
+    assert (
+        run.status is RunStatus.FAILED and run.stats.errors == run.stats.requests == workers_of(unchecked_spec, 2) * 2
+    )
     reasons = {f["reason"] for w in run.raw["workers"] for f in w["failures"]}
     assert reasons == {
         f"Error: upload digest mismatch: got {WRONG_ANSWER.decode()!r}, expected '{upload_answer(30).decode()}'"
@@ -223,28 +238,28 @@ def test_an_echo_is_right_and_a_wrong_upload_answer_a_counted_failure(python_spe
     assert run.stats.body_bytes == run.stats.requests * len(WRONG_ANSWER)  # the answers still count as received
 
 
-def test_streamed_bodies_both_ways_or_the_upload_unsupported(python_spec, server):
-    """Every Python row (its loop variants too) streams a body to /echo and reads the echo in chunks, every byte
+def test_streamed_bodies_both_ways_or_the_upload_unsupported(unchecked_spec, server):
+    """Every Python row left to this module (the peers' loop variants) streams a body to /echo and reads the echo in chunks, every byte
     checked; a row whose library cannot stream uploads (support/streams.py) says so, exit 3, and streams the
     download of a whole upload."""
     size = 200_000
     wl = Workload(2, 2, 0, 10, method="POST", body_size=size, upload="stream", download="stream", chunk_size=8192)
-    run = run_driver(python_spec, server.url + "/echo", wl, row_timeout_s=120, expected_body_bytes=size)
-    if "upload" in unstreamed(python_spec):
+    run = run_driver(unchecked_spec, server.url + "/echo", wl, row_timeout_s=120, expected_body_bytes=size)
+    if "upload" in unstreamed(unchecked_spec):
         assert run.status is RunStatus.UNSUPPORTED and "--upload stream" in (run.reason or ""), run.reason
         wl = dataclasses.replace(wl, upload="whole")
-        run = run_driver(python_spec, server.url + "/echo", wl, row_timeout_s=120, expected_body_bytes=size)
+        run = run_driver(unchecked_spec, server.url + "/echo", wl, row_timeout_s=120, expected_body_bytes=size)
     assert run.status is RunStatus.OK, run.reason
     assert (run.raw["workload"]["upload"], run.raw["workload"]["download"]) == (wl.upload, "stream")
-    assert run.stats.requests == workers_of(python_spec, 2) * 2 and run.stats.errors == 0
+    assert run.stats.requests == workers_of(unchecked_spec, 2) * 2 and run.stats.errors == 0
 
 
-def test_open_loop_smoke(python_spec, server):
+def test_open_loop_smoke(unchecked_spec, server):
     """A low rate for a short time: every worker keeps its schedule (sent + missed = what was due before D),
     records the intended starts, starts nothing early, and the driver stops by itself."""
-    workers = workers_of(python_spec, 2)
+    workers = workers_of(unchecked_spec, 2)
     wl = Workload(2, 5, 1, 5, rate=40.0, duration_s=0.5)
-    run = run_driver(python_spec, server.url + "/", wl, row_timeout_s=120, expected_body_bytes=len(HELLO))
+    run = run_driver(unchecked_spec, server.url + "/", wl, row_timeout_s=120, expected_body_bytes=len(HELLO))
     assert run.status is RunStatus.OK, run.reason
     raw = run.raw
     assert (raw["workload"]["loop"], raw["workload"]["rate"], raw["workload"]["duration_s"]) == ("open", 40.0, 0.5)
