@@ -278,7 +278,7 @@ $(NODE_EXAMPLE): examples/node-fetch/package.json examples/node-fetch/package-lo
 	@command -v npm >/dev/null || { echo "make examples: Node.js (node, npm) is not on PATH"; exit 1; }
 	$(STEP) node-fetch bash -c 'cd examples/node-fetch && npm ci --no-audit --no-fund'
 
-# manylinux wheels of both bindings, x86-64 (CPython 3.11; and 3.13t when `make freethreaded` built it) and aarch64
+# manylinux wheels of both bindings, x86-64 (CPython 3.11; and 3.13, 3.13t when `make freethreaded` made their venvs) and aarch64
 # (cross-built: beast for CPython 3.11, reqwest abi3), and both sdists: scripts/build-{beast,reqwest}-wheel.sh (zig
 # toolchain for glibc 2.28; the tools, each architecture's static OpenSSL and the arm64 .debs of
 # scripts/arm64-sysroot.sh are cached in $(CACHE)) and scripts/build-sdists.sh; bindings/tests/test_wheels.py checks
@@ -288,12 +288,14 @@ WHEEL_SCRIPTS := scripts/build-beast-wheel.sh scripts/build-reqwest-wheel.sh scr
                  scripts/wheel-toolchain.sh scripts/arm64-sysroot.sh
 WHEEL_DEPS  := $(VENV)/.installed $(BEAST_SRC) $(REQWEST_SRC) $(WHEEL_SCRIPTS)
 FT_PYTHON   := build/cpython/venv-3.13t/bin/python
+GIL_PYTHON  := build/cpython/venv-3.13/bin/python
 
-wheels: wheels-x86_64 wheels-aarch64 sdists  ## manylinux wheels, x86-64 and aarch64 (beast per CPython, reqwest abi3; + 3.13t on x86-64) and sdists in dist/
+wheels: wheels-x86_64 wheels-aarch64 sdists  ## manylinux wheels, x86-64 and aarch64 (beast per CPython, reqwest abi3; + 3.13 and 3.13t on x86-64) and sdists in dist/
 
-wheels-x86_64: $(STAMPS)/wheels-x86_64  ## the x86-64 wheels: beast for CPython 3.11 (and 3.13t), reqwest abi3 (and 3.13t)
+wheels-x86_64: $(STAMPS)/wheels-x86_64  ## the x86-64 wheels: beast for CPython 3.11 (and 3.13, 3.13t), reqwest abi3 (and 3.13t)
 	@ls dist/beast_client-*manylinux*_x86_64.whl dist/reqwest_client-*-abi3-manylinux*_x86_64.whl >/dev/null 2>&1 \
-	  && { [ ! -x $(FT_PYTHON) ] || ls dist/beast_client-*-cp313t-*.whl dist/reqwest_client-*-cp313t-*.whl >/dev/null 2>&1; } || \
+	  && { [ ! -x $(FT_PYTHON) ] || ls dist/beast_client-*-cp313-cp313-*.whl dist/beast_client-*-cp313t-*.whl \
+	                                  dist/reqwest_client-*-cp313t-*.whl >/dev/null 2>&1; } || \
 	  { rm -f $(STAMPS)/wheels-x86_64 && $(MAKE) --no-print-directory $(STAMPS)/wheels-x86_64; }
 
 wheels-aarch64: $(STAMPS)/wheels-aarch64  ## the aarch64 wheels (cross-built): beast for CPython 3.11, reqwest abi3
@@ -309,7 +311,8 @@ sdists: $(STAMPS)/sdists  ## the sdists of both bindings in dist/
 # x86-64 key names it (with it in the aarch64 key, a cold run, whose aarch64 build starts before that interpreter
 # exists, filed its wheels under a key no later run asked for)
 $(STAMPS)/wheels-%: $(WHEEL_DEPS) | system-deps compiler-cache
-	CACHE_KEY_EXTRA="$$([ $* != x86_64 ] || [ ! -x $(FT_PYTHON) ] || $(FT_PYTHON) -VV)" scripts/cached-build wheels-$* \
+	CACHE_KEY_EXTRA="$$([ $* != x86_64 ] || [ ! -x $(FT_PYTHON) ] || { $(FT_PYTHON) -VV; $(GIL_PYTHON) -VV; })" \
+	  scripts/cached-build wheels-$* \
 	  'beast_client-*_$*.whl reqwest_client-*_$*.whl' $^ -- sh -c '\
 	  $(STEP) beast-wheels-$* env WHEEL_ARCHS=$* scripts/build-beast-wheel.sh && \
 	  $(STEP) reqwest-wheels-$* env WHEEL_ARCHS=$* scripts/build-reqwest-wheel.sh'
@@ -439,9 +442,17 @@ inferno: | compiler-cache  ## inferno (pinned) from crates.io into the cache, fo
 
 freethreaded: $(STAMPS)/freethreaded  ## CPython with and without the GIL (one source, one set of flags, cached) and their venvs
 
-$(STAMPS)/freethreaded: scripts/freethreaded.sh scripts/build-cpython.sh python/requirements-ft.txt $(BEAST_SRC) $(REQWEST_SRC) | system-deps compiler-cache
-	$(STEP) freethreaded env BEAST_SRC="$(BEAST_SRC) python/requirements-ft.txt" REQWEST_SRC="$(REQWEST_SRC)" \
-	  scripts/freethreaded.sh
+# In two steps: the venvs with the Python clients; then both bindings from the x86-64 wheels, which are built with
+# those venvs' interpreters (beast cp313 and cp313t, reqwest abi3 and cp313t): both venvs run the manylinux build
+# users install, and the bindings are not compiled a second time for the same interpreters
+$(STAMPS)/ft-venvs: scripts/freethreaded.sh scripts/build-cpython.sh python/requirements-ft.txt | system-deps
+	$(STEP) freethreaded scripts/freethreaded.sh --no-bindings
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/freethreaded: $(STAMPS)/ft-venvs $(STAMPS)/wheels-x86_64 | compiler-cache
+	@$(MAKE) --no-print-directory wheels-x86_64  # again if they were built before the venvs: without cp313(t)
+	$(STEP) freethreaded-bindings env BEAST_SRC="$(BEAST_SRC) python/requirements-ft.txt" REQWEST_SRC="$(REQWEST_SRC)" \
+	  scripts/freethreaded.sh --bindings-from dist
 	@mkdir -p $(STAMPS) && touch $@
 
 clean:  ## remove build outputs (keeps results/ and the per-user cache)

@@ -96,7 +96,10 @@ for arch in "${ARCHS[@]}"; do
             read -r -a PYTHONS <<< "$BEAST_WHEEL_PYTHONS"
         else
             PYTHONS=("$ROOT/.venv/bin/python")
-            [ -x "$ROOT/build/cpython/venv-3.13t/bin/python" ] && PYTHONS+=("$ROOT/build/cpython/venv-3.13t/bin/python")
+            # the venvs of `make freethreaded`, which install these wheels: cp313 and cp313t
+            for v in 3.13 3.13t; do
+                [ -x "$ROOT/build/cpython/venv-$v/bin/python" ] && PYTHONS+=("$ROOT/build/cpython/venv-$v/bin/python")
+            done
         fi
         for py in "${PYTHONS[@]}"; do
             [ -x "$py" ] || die "no Python interpreter at $py"

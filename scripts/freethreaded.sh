@@ -4,6 +4,14 @@
 # bindings, and build/cpython/interpreters.json ({"3.13": ".../bin/python", "3.13t": ...}), which
 # `clientbench --interpreters` reads.
 #
+#   scripts/freethreaded.sh [--no-bindings | --bindings-from DIR]
+#
+# --no-bindings: the interpreters and the venvs with the Python clients only (the Makefile then builds the
+# x86-64 wheels with them). --bindings-from DIR: only the bindings, into the venvs made before, from the
+# manylinux wheels in DIR (`make wheels-x86_64`: beast cp313 and cp313t, reqwest abi3 and cp313t), so both
+# venvs run one compiler's build, the one users install; a binding without its wheel there is built as
+# `make bindings` builds it. Without either: everything, the bindings built from the sources.
+#
 # The interpreters are built once per machine into the user's cache ($CLIENTBENCH_CACHE/cpython, default
 # ~/.cache/clientbench/cpython; build-cpython.sh keys them by source version and recipe and checks that they run
 # before reusing them); the venvs hold this checkout's bindings, so they live in build/cpython.
@@ -15,12 +23,53 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=build/cpython
+MODE=all WHEELS=""
+case "${1:-}" in
+    "") ;;
+    --no-bindings) MODE=venvs ;;
+    --bindings-from) MODE=bindings WHEELS=${2:?--bindings-from needs a folder of wheels} ;;
+    *) echo "freethreaded: unknown argument $1 (usage: $0 [--no-bindings | --bindings-from DIR])" >&2; exit 2 ;;
+esac
 # the bindings' source lists, from the Makefile (scripts/install-binding keys its build cache by them)
-: "${BEAST_SRC:?run through make freethreaded}" "${REQWEST_SRC:?run through make freethreaded}"
+[ "$MODE" = venvs ] || : "${BEAST_SRC:?run through make freethreaded}" "${REQWEST_SRC:?run through make freethreaded}"
 . "$(dirname "$0")/common.sh"
 CACHE=$CLIENTBENCH_CACHE
 SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
 mkdir -p "$BUILD"
+
+# KIND (gil or ft) LABEL VENV: both bindings into the venv, from $WHEELS when a wheel for it is there
+install_bindings() {
+    local kind=$1 label=$2 venv=$3 binding sources
+    for binding in beast reqwest; do
+        if [ -n "$WHEELS" ] && "$venv/bin/python" -m pip install -q --no-deps --force-reinstall --no-index \
+                --only-binary :all: --find-links "$WHEELS" "${binding}_client" 2>/dev/null; then
+            echo "freethreaded: $label: the $binding binding, from its wheel in $WHEELS" >&2
+            continue
+        fi
+        echo "freethreaded: $label: the $binding binding" >&2
+        sources=$BEAST_SRC
+        [ "$binding" = beast ] || sources=$REQWEST_SRC
+        # shellcheck disable=SC2086  # a list of paths without spaces, from the Makefile
+        if ! scripts/install-binding "$venv/bin/python" "$binding" $sources; then
+            strict && { echo "freethreaded: $label: the $binding binding did not build (strict mode, CI)" >&2; return 1; }
+            echo "freethreaded: $label: the $binding binding did not build; its rows will fail with the reason" >&2
+        fi
+    done
+}
+
+if [ "$MODE" = bindings ]; then
+    # the venvs of --no-bindings, unless CPython was unavailable there (then nothing to install into)
+    [ ! -f "$BUILD/unavailable" ] || { echo "freethreaded: skipped: $(cat "$BUILD/unavailable")" >&2; exit 0; }
+    pids=() failed=""
+    for kind in gil ft; do
+        [ -f "$BUILD/.venv-$kind" ] || { echo "freethreaded: no venv for $kind: run scripts/freethreaded.sh --no-bindings first" >&2; exit 1; }
+        read -r label py < "$BUILD/.venv-$kind"
+        install_bindings "$kind" "$label" "${py%/bin/python}" & pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+    [ -z "$failed" ] || { echo "freethreaded: installing a binding failed (see above)" >&2; exit 1; }
+    exit 0
+fi
 rm -f "$BUILD/unavailable"
 
 set +e
@@ -58,16 +107,7 @@ setup_venv() {
     "$venv/bin/python" -m pip install -q --upgrade pip
     "$venv/bin/python" -m pip install -q --no-binary aiohttp,yarl,propcache -r python/requirements-ft.txt
     # as `make bindings` installs them (from the build cache when another clone built the same sources)
-    for binding in beast reqwest; do
-        echo "freethreaded: $label: the $binding binding" >&2
-        local sources=$BEAST_SRC
-        [ "$binding" = beast ] || sources=$REQWEST_SRC
-        # shellcheck disable=SC2086  # a list of paths without spaces, from the Makefile
-        if ! scripts/install-binding "$venv/bin/python" "$binding" $sources; then
-            strict && { echo "freethreaded: $label: the $binding binding did not build (strict mode, CI)" >&2; return 1; }
-            echo "freethreaded: $label: the $binding binding did not build; its rows will fail with the reason" >&2
-        fi
-    done
+    [ "$MODE" = venvs ] || install_bindings "$kind" "$label" "$venv"
     echo "$label $PWD/$venv/bin/python" > "$BUILD/.venv-$kind"
 }
 
