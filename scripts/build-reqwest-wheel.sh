@@ -65,7 +65,7 @@ build_wheel() {
     rust_env "$arch" "$SCRATCH"
     log "wheel: $name; log: $LOGS/reqwest-wheel-$name.log"
     start=$(date +%s)
-    env "${RUST_ENV[@]}" maturin build --release --compatibility "manylinux_${GLIBC/./_}" --features abi3 \
+    env "${RUST_ENV[@]}" maturin build --release --compatibility "manylinux_${GLIBC/./_}" --features abi3,native-share \
         --target "$arch-unknown-linux-gnu" --manifest-path "$ROOT/bindings/reqwest/Cargo.toml" --out "$OUT/$name" "$@" \
         > "$LOGS/reqwest-wheel-$name.log" 2>&1 || die "the $name wheel build failed (see $LOGS/reqwest-wheel-$name.log)"
     log "wheel: $name done in $(( $(date +%s) - start )) s"

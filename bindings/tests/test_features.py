@@ -1,7 +1,8 @@
 """The reqwest wheel and the native executables (scripts/build-native-wheel.sh) build in one cargo target folder
 per architecture: a crate both use is compiled once only when both builds give it the same features, and one
-that differs recompiles everything on it. bindings/reqwest/Cargo.toml names the native build's features; this
-test fails when the two builds part again (read from cargo's unit graph, nothing compiled)."""
+that differs recompiles everything on it. The native-share feature of bindings/reqwest/Cargo.toml (the wheels')
+names the native build's features; this test fails when the two builds part again (read from cargo's unit
+graph, nothing compiled)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 #: as scripts/build-reqwest-wheel.sh and scripts/build-native-wheel.sh select them
-WHEEL = ["-p", "reqwest-client", "--features", "abi3", "--lib"]
+WHEEL = ["-p", "reqwest-client", "--features", "abi3,native-share", "--lib"]
 NATIVE = [
     *("-p", "clientbench-server", "-p", "reqwest-drivers", "-p", "reqwest-probes", "-p", "udp-relay"),
     *("--bin", "clientbench-server", "--bin", "reqwest-driver", "--bin", "reqwest-soak", "--bin", "udp-relay"),

@@ -239,9 +239,9 @@ def test_an_echo_is_right_and_a_wrong_upload_answer_a_counted_failure(unchecked_
 
 
 def test_streamed_bodies_both_ways_or_the_upload_unsupported(unchecked_spec, server):
-    """Every Python row left to this module (the peers' loop variants) streams a body to /echo and reads the echo in chunks, every byte
-    checked; a row whose library cannot stream uploads (support/streams.py) says so, exit 3, and streams the
-    download of a whole upload."""
+    """Every Python row left to this module (the peers' loop variants) streams a body to /echo and reads the echo
+    in chunks, every byte checked; a row whose library cannot stream uploads (support/streams.py) says so, exit 3,
+    and streams the download of a whole upload."""
     size = 200_000
     wl = Workload(2, 2, 0, 10, method="POST", body_size=size, upload="stream", download="stream", chunk_size=8192)
     run = run_driver(unchecked_spec, server.url + "/echo", wl, row_timeout_s=120, expected_body_bytes=size)
