@@ -118,7 +118,8 @@ test: system-deps venv compiler-cache  ## set up everything, run every test suit
 test-setup: $(TEST_SETUP)  ## what `make test` sets up before its suites
 
 # The runner's suite alone: what it runs (the server, the native drivers, both bindings, the peers, the
-# free-threaded interpreters, toxiproxy, the example drivers, the test tools), without the wheels and the sdists.
+# free-threaded interpreters with the x86-64 binding wheels they install, toxiproxy, the example drivers, the test
+# tools), without the aarch64 wheels, clientbench's own distributions and the sdists.
 # Rust as `make test` builds it (rust-tests, not rust: the two builds' features differ, so alternating them
 # would compile tokio and all on it once more, then relink at every switch).
 test-python: system-deps venv rust-tests cpp bindings peers freethreaded toxiproxy examples test-deps quic-server  ## the runner's tests alone (python/tests), with the set-up they need
