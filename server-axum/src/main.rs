@@ -150,8 +150,19 @@ struct Https {
     config: Arc<rustls::ServerConfig>,
     quic: Option<Arc<rustls::ServerConfig>>,
     ca_file: Option<String>,
-    /// The temporary directory the server made for the CA (no --tls-dir): removed when it exits.
-    temp_dir: Option<PathBuf>,
+    /// The temporary directory made for the CA (no --tls-dir), removed with this (when `run` returns).
+    _ca_dir: Option<MadeDir>,
+}
+
+/// A directory the server made: removed when dropped, at exit or on a set-up error after it.
+struct MadeDir(PathBuf);
+
+impl Drop for MadeDir {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.0) {
+            eprintln!("clientbench-server: could not remove {}: {e}", self.0.display());
+        }
+    }
 }
 
 /// A new private directory `$TMPDIR/clientbench-tls-XXXXXX` (mkdtemp: mode 0700).
@@ -170,7 +181,7 @@ fn temp_dir() -> std::io::Result<PathBuf> {
 
 /// Write the CA's PEM to DIR/ca.pem (DIR created if missing; without DIR a new temporary directory); returns
 /// its absolute path and the temporary directory made.
-fn write_ca(dir: Option<&Path>, pem: &str) -> Result<(String, Option<PathBuf>), String> {
+fn write_ca(dir: Option<&Path>, pem: &str) -> Result<(String, Option<MadeDir>), String> {
     let (dir, made) = match dir {
         Some(d) => {
             std::fs::create_dir_all(d).map_err(|e| format!("--tls-dir {}: {e}", d.display()))?;
@@ -178,25 +189,13 @@ fn write_ca(dir: Option<&Path>, pem: &str) -> Result<(String, Option<PathBuf>), 
         }
         None => {
             let d = temp_dir().map_err(|e| format!("cannot create a temporary directory for the CA: {e}"))?;
-            (d.clone(), Some(d))
+            (d.clone(), Some(MadeDir(d)))
         }
     };
-    let written = std::fs::canonicalize(&dir)
-        .map_err(|e| format!("--tls-dir {}: {e}", dir.display()))
-        .map(|d| d.join("ca.pem"))
-        .and_then(|file| {
-            std::fs::write(&file, pem).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-            Ok(file.to_string_lossy().into_owned())
-        });
-    match written {
-        Ok(file) => Ok((file, made)),
-        Err(e) => {
-            if let Some(d) = made {
-                let _ = std::fs::remove_dir_all(d);
-            }
-            Err(e)
-        }
-    }
+    let dir = std::fs::canonicalize(&dir).map_err(|e| format!("--tls-dir {}: {e}", dir.display()))?;
+    let file = dir.join("ca.pem");
+    std::fs::write(&file, pem).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    Ok((file.to_string_lossy().into_owned(), made))
 }
 
 /// Whether HTTP/3 is served: with --tls, unless --no-http3 or --tls-version 1.2 (QUIC is TLS 1.3 only).
@@ -224,26 +223,16 @@ fn set_up_tls(args: &Args) -> Result<Https, String> {
         TlsVersion::Tls12 => tls::Version::Tls12,
         TlsVersion::Tls13 => tls::Version::Tls13,
     });
-    let (ca_file, temp_dir) = match &identity.ca_pem {
+    let (ca_file, ca_dir) = match &identity.ca_pem {
         Some(pem) => {
             let (file, made) = write_ca(args.tls_dir.as_deref(), pem)?;
             (Some(file), made)
         }
         None => (None, None),
     };
-    let configs = (|| {
-        let quic = if wants_http3(args) { Some(tls::quic_server_config(&identity)?) } else { None };
-        Ok((tls::server_config(identity, version)?, quic))
-    })();
-    match configs {
-        Ok((config, quic)) => Ok(Https { config, quic, ca_file, temp_dir }),
-        Err(e) => {
-            if let Some(d) = temp_dir {
-                let _ = std::fs::remove_dir_all(d);
-            }
-            Err(e)
-        }
-    }
+    let quic = if wants_http3(args) { Some(tls::quic_server_config(&identity)?) } else { None };
+    let config = tls::server_config(identity, version)?;
+    Ok(Https { config, quic, ca_file, _ca_dir: ca_dir })
 }
 
 fn main() -> ExitCode {
@@ -284,15 +273,9 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let made = https.as_ref().and_then(|h| h.temp_dir.clone());
     let code = rt.block_on(run(args, https));
     // Don't let lingering connection tasks keep the process alive.
     rt.shutdown_timeout(Duration::from_millis(100));
-    if let Some(dir) = made {
-        if let Err(e) = std::fs::remove_dir_all(&dir) {
-            eprintln!("clientbench-server: could not remove {}: {e}", dir.display());
-        }
-    }
     code
 }
 
