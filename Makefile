@@ -279,12 +279,13 @@ $(NODE_EXAMPLE): examples/node-fetch/package.json examples/node-fetch/package-lo
 	@command -v npm >/dev/null || { echo "make examples: Node.js (node, npm) is not on PATH"; exit 1; }
 	$(STEP) node-fetch bash -c 'cd examples/node-fetch && npm ci --no-audit --no-fund'
 
-# manylinux wheels of both bindings, x86-64 (CPython 3.11; and 3.13, 3.13t when `make freethreaded` made their venvs) and aarch64
-# (cross-built: beast for CPython 3.11, reqwest abi3), and both sdists: scripts/build-{beast,reqwest}-wheel.sh (zig
-# toolchain for glibc 2.28; the tools, each architecture's static OpenSSL and the arm64 .debs of
-# scripts/arm64-sysroot.sh are cached in $(CACHE)) and scripts/build-sdists.sh; bindings/tests/test_wheels.py checks
-# them, test_wheels_aarch64.py under qemu-user. One stamp per architecture: `make test` builds the aarch64 wheels
-# while the suites run (scripts/run-tests.sh). Each is built again when dist/ lost its files.
+# manylinux wheels of both bindings, x86-64 (CPython 3.11; and 3.13, 3.13t when `make freethreaded` made their
+# venvs) and aarch64 (cross-built: beast for CPython 3.11, reqwest abi3), and both sdists:
+# scripts/build-{beast,reqwest}-wheel.sh (zig toolchain for glibc 2.28; the tools, each architecture's static
+# OpenSSL and the arm64 .debs of scripts/arm64-sysroot.sh are cached in $(CACHE)) and scripts/build-sdists.sh;
+# bindings/tests/test_wheels.py checks them, test_wheels_aarch64.py under qemu-user. One stamp per architecture:
+# `make test` builds the aarch64 wheels while the suites run (scripts/run-tests.sh). Each is built again when dist/
+# lost its files.
 WHEEL_SCRIPTS := scripts/build-beast-wheel.sh scripts/build-reqwest-wheel.sh scripts/build-sdists.sh scripts/wheel-tools.sh \
                  scripts/wheel-toolchain.sh scripts/arm64-sysroot.sh
 WHEEL_DEPS  := $(VENV)/.installed $(BEAST_SRC) $(REQWEST_SRC) $(WHEEL_SCRIPTS)
