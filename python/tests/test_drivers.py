@@ -21,7 +21,7 @@ from clientbench.model import RunStatus
 from clientbench.registry.shipped import CLIENTS, LOOP_TRANSPORTS
 from clientbench.registry.spec import PythonDriver
 from clientbench.workload import Workload
-from support.conformance import checked
+from support.conformance import checked, installed
 from support.pools import pool_race
 from support.rawserver import RawServer, answer
 from support.streams import unstreamed
@@ -48,7 +48,7 @@ BINDING_ROWS = {
 @pytest.fixture(params=CLIENTS, ids=NAMES)
 def spec(request):
     spec = request.param
-    if spec.client.optional and importlib.util.find_spec(spec.needs_module) is None:
+    if not installed(spec):
         pytest.skip(f"peer {spec.needs_module} is not installed here (make peers)")
     return spec
 
@@ -187,7 +187,7 @@ UNCHECKED = [c for c in PYTHON if not checked(c)]
 
 def _python_spec(request):
     spec = request.param
-    if spec.client.optional and importlib.util.find_spec(spec.needs_module) is None:
+    if not installed(spec):
         pytest.skip(f"peer {spec.needs_module} is not installed here (make peers)")
     return spec
 
