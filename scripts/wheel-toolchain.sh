@@ -55,13 +55,15 @@ zig_toolchain() {
 # (cargo) build with this same environment in this same folder, one after the other, so the second build reuses
 # every crate the first compiled with the same features (tokio, rustls, aws-lc-rs and its C, most of the tree)
 # instead of compiling it again: cargo's fingerprints include the linker and these variables. No RUSTFLAGS: it
-# would replace the workspace's own (.cargo/config.toml).
+# would replace the workspace's own (.cargo/config.toml). The build-dir is that folder too, not the Makefile's
+# per-machine one for the host's builds: the aarch64 build runs beside those, and would wait on their lock.
 rust_env() {
     local arch=$1 scratch=$2 triple=$1-unknown-linux-gnu var
     var=${triple//-/_}
     [ -x "$ZBIN/zcc-$arch" ] || die "rust_env $arch: run zig_toolchain $arch first"
     RUST_ENV=("CARGO_TARGET_${var^^}_LINKER=$ZBIN/zcc-$arch" "CC_$var=$ZBIN/zcc-$arch" "CXX_$var=$ZBIN/zc++-$arch"
-              "AR_$var=ar" "CARGO_TARGET_DIR=$TOOLCHAIN_SCRATCH/cargo-target-$scratch")
+              "AR_$var=ar" "CARGO_TARGET_DIR=$TOOLCHAIN_SCRATCH/cargo-target-$scratch"
+              "CARGO_BUILD_BUILD_DIR=$TOOLCHAIN_SCRATCH/cargo-target-$scratch")
 }
 
 fetch_debian_source() {

@@ -29,8 +29,9 @@ from support.wheels import BINDINGS, MAX_GLIBC_MINOR, REPO, auditwheel_platform,
 
 INTERPRETERS = REPO / "build" / "cpython" / "interpreters.json"
 UNAVAILABLE = REPO / "build" / "cpython" / "unavailable"
-# the reqwest sdist builds in the workspace's cargo output, where `make bindings` compiled the same crates.io
-# dependencies: the sdist's own two path crates (their package ids name the sdist's copy) always compile anew
+# the reqwest sdist builds into the workspace's cargo output, with the crates.io dependencies `make bindings`
+# compiled (in cargo's build-dir, the Makefile's CARGO_BUILD_BUILD_DIR, when run through make): the sdist's own two
+# path crates (their package ids name the sdist's copy) always compile anew
 SDIST_CARGO_TARGET = REPO / "target"
 # what must not be reachable while a wheel is installed and used
 TOOLCHAIN = ("cc", "gcc", "c++", "g++", "clang", "clang++", "ld", "cargo", "rustc", "zig", "cmake", "make")
