@@ -93,7 +93,8 @@ fi
 # -k: every set-up step that can be made is, so that the suites run as far as they can and say what is missing
 run test-setup "$MAKE" --no-print-directory -k test-setup
 [ -n "$BG" ] || start_background
-run cargo-test "$CARGO" test --release --workspace
+# --no-fail-fast: a failing test binary does not keep the other crates' tests from running and reporting
+run cargo-test "$CARGO" test --release --workspace --no-fail-fast
 run ctest bash -c '"$1" --build "$2" && ctest --test-dir "$2" --output-on-failure' ctest "$CMAKE" "$CPP_BUILD"
 run go-test bash -c 'cd examples/go-nethttp && go vet ./... && go test ./...'
 run node-test bash -c 'cd examples/node-fetch && node --test'
