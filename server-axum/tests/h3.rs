@@ -41,7 +41,10 @@ async fn send(client: &Client, method: Method, url: &str, body: Option<&'static 
 }
 
 async fn stats(client: &Client, server: &Server) -> StatsSnapshot {
-    let resp = client.get(url(server, "/stats")).send().await.expect("/stats");
+    snapshot(client.get(url(server, "/stats")).send().await.expect("/stats")).await
+}
+
+async fn snapshot(resp: reqwest::Response) -> StatsSnapshot {
     serde_json::from_slice(&resp.bytes().await.unwrap()).expect("/stats is JSON")
 }
 
@@ -265,8 +268,7 @@ async fn reqwest_carries_on_after_close() {
     assert_eq!(answer.text().await.unwrap(), HELLO);
     // `/` may still have gone out on the closing connection (sent before its GOAWAY came): then `/stats` is
     // the request that meets the close, and is served on the new connection
-    let resp = served_after_close(&h3, &url(&server, "/stats")).await;
-    let s: StatsSnapshot = serde_json::from_slice(&resp.bytes().await.unwrap()).expect("/stats is JSON");
+    let s = snapshot(served_after_close(&h3, &url(&server, "/stats")).await).await;
     assert_eq!((s.quic_connections, s.quic_handshakes), (2, 2), "{s:?}");
 }
 
