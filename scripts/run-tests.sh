@@ -70,8 +70,23 @@ stop_background() {
     # setsid made the build a process group of its own: stop all of it (make, cargo, zig, rustc)
     [ -z "$BG" ] || kill -TERM -- "-$BG" 2>/dev/null || true
 }
-# on every path out: the background build stopped, and what ran so far summed up
-trap 'stop_background; summary' EXIT
+# The compiler cache's server runs every compile it is sent at its own priority, so one that the background build
+# (nice 19, below) happened to start would run the set-up's C and C++ compiles at nice 19 too. It is restarted here
+# at the normal priority, to last the whole run (the set-up has stretches longer than its idle timeout without a
+# compile), and stopped at the end.
+SCCACHE=${CMAKE_CXX_COMPILER_LAUNCHER:-}
+SCCACHE_OURS=""
+if [ -n "$SCCACHE" ] && [ -x "$SCCACHE" ]; then
+    "$SCCACHE" --stop-server > /dev/null 2>&1 || true
+    if SCCACHE_IDLE_TIMEOUT=0 "$SCCACHE" --start-server > /dev/null 2>&1; then
+        SCCACHE_OURS=1
+    else
+        echo "run-tests: the compiler cache's server did not start here; the first compile starts it" >&2
+    fi
+fi
+stop_compiler_cache() { [ -z "$SCCACHE_OURS" ] || "$SCCACHE" --stop-server > /dev/null 2>&1 || true; }
+# on every path out: the background build and the compiler cache's server stopped, what ran so far summed up
+trap 'stop_background; stop_compiler_cache; summary' EXIT
 trap 'INTERRUPTED=1; exit 130' INT
 trap 'INTERRUPTED=1; exit 143' TERM HUP
 
@@ -79,7 +94,11 @@ start_background() {
     mkdir -p "$(dirname "$AARCH64_LOG")"
     echo "the aarch64 wheels build in the background meanwhile; log: $AARCH64_LOG" >&2
     BG_START=$EPOCHREALTIME
-    setsid "$STEP" wheels-aarch64 "$MAKE" --no-print-directory "${AARCH64_TARGETS[@]}" > "$AARCH64_LOG" 2>&1 < /dev/null &
+    # nice 19: the build takes only the CPU that the set-up and the suites leave idle (their single-core
+    # stretches: configure scripts, links, pip; the suites' waits on sockets) instead of half of it, so it slows
+    # neither their critical path nor their timings (docs/testing.md)
+    setsid nice -n 19 "$STEP" wheels-aarch64 "$MAKE" --no-print-directory "${AARCH64_TARGETS[@]}" \
+        > "$AARCH64_LOG" 2>&1 < /dev/null &
     BG=$!
 }
 # From a cold per-user cache the aarch64 wheels take about 14 min on 2 cores (their static OpenSSL, zig's libc++
