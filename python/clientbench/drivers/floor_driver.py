@@ -157,7 +157,8 @@ class Floor:
         parts = head[0].split(" ", 2)
         if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
             raise ProtocolError(f"a malformed status line {head[0][:80]!r}")
-        length, closes = None, False
+        # an HTTP/1.0 server closes the connection after its answer unless it says keep-alive (RFC 9112, 9.3)
+        length, closes = None, parts[0] == "HTTP/1.0"
         for line in head[1:]:
             name, _, value = line.partition(":")
             name = name.strip().lower()
@@ -165,8 +166,9 @@ class Floor:
                 length = int(value.strip())
             elif name == "transfer-encoding":
                 raise ProtocolError("a body framed by Transfer-Encoding: the floor reads Content-Length only")
-            elif name == "connection" and value.strip().lower() == "close":
-                closes = True
+            elif name == "connection":
+                options = {option.strip().lower() for option in value.split(",")}
+                closes = "close" in options or (closes and "keep-alive" not in options)
         if length is None:
             raise ProtocolError("a response without Content-Length")
         return int(parts[1]), length, closes, head_end + 4, end

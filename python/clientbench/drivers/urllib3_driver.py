@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterable, Iterator
 
 import urllib3
@@ -34,13 +35,21 @@ def make_client(opts: sdk.Options) -> urllib3.HTTPConnectionPool:
     )
 
 
+@functools.lru_cache(maxsize=4096)
+def target(url: str) -> str:
+    """The request line's target, `/path?query`: a connection pool sends what it is given there, and a whole URL
+    is the absolute form meant for proxies, which servers such as Python's http.server answer with 404. Once per
+    URL: the harness's work, not urllib3's."""
+    return parse_url(url).request_uri
+
+
 def request(pool: urllib3.HTTPConnectionPool, url: str) -> tuple[int, int]:
-    r = pool.request("GET", url, preload_content=True)  # reads the whole body
+    r = pool.request("GET", target(url), preload_content=True)  # reads the whole body
     return r.status, len(r.data)
 
 
 def upload(pool: urllib3.HTTPConnectionPool, url: str, method: str, body: bytes) -> tuple[int, bytes]:
-    r = pool.request(method, url, body=body, preload_content=True)
+    r = pool.request(method, target(url), body=body, preload_content=True)
     return r.status, r.data
 
 
@@ -49,7 +58,7 @@ def stream(
     pool: urllib3.HTTPConnectionPool, method: str, url: str, content: bytes | Iterable[bytes] | None, chunk: int | None
 ) -> Iterator[tuple[int, Iterable[bytes]]]:
     """preload_content=False: the body read by stream(C) as it arrives; an iterator as `body` is sent chunked."""
-    r = pool.request(method, url, body=content, preload_content=False)
+    r = pool.request(method, target(url), body=content, preload_content=False)
     try:
         yield r.status, r.stream(chunk) if chunk else whole(r.read())
     except BaseException:
