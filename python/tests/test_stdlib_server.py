@@ -1,7 +1,8 @@
 """Every Python row against a server nobody here wrote: Python's own http.server (`clientbench run --target`, as
 issue 30's new user tried it). It answers in HTTP/1.0 and closes the connection after each answer, and it serves
 only the origin form of a request target (`GET /f.bin`): a row must reconnect rather than fail, and send what a
-client sends to a server, not to a proxy."""
+client sends to a server, not to a proxy. Not support/httpapp.py (an HTTP/1.1 keep-alive application on the same
+module): the stdlib's file server as users run it, `python -m http.server`."""
 
 from __future__ import annotations
 
