@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,12 +21,32 @@ NS_PER_MS = 1e6
 
 def nearest_rank(samples: Iterable[float] | np.ndarray, p: float) -> float:
     """The nearest-rank p-quantile (0 <= p <= 1) of non-empty samples."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be within [0, 1], got {p}")
+    return float(nearest_ranks(samples, [p])[0])
+
+
+def nearest_ranks(samples: Iterable[float] | np.ndarray, ps: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The nearest-rank quantiles of non-empty samples at every p of `ps` at once (a latency curve's points)."""
     a = np.asarray(samples if isinstance(samples, np.ndarray) else list(samples), dtype=np.float64)
     if a.size == 0:
         raise ValueError("nearest_rank of no samples")
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"p must be within [0, 1], got {p}")
-    return float(np.quantile(a, p, method="inverted_cdf"))
+    return np.asarray(np.quantile(a, ps, method="inverted_cdf"), dtype=np.float64)
+
+
+def median(values: Sequence[float]) -> float:
+    """The median of non-empty values (the mean of the two middle ones for an even count)."""
+    if not values:
+        raise ValueError("median of no values")
+    return float(np.median(values))
+
+
+def middle(values: Sequence[float]) -> float:
+    """The middle one of non-empty values, sorted; for an even count the upper of the two middle ones, so that it
+    is a value some row had (compare's summary: the median change over rows)."""
+    if not values:
+        raise ValueError("middle of no values")
+    return sorted(values)[len(values) // 2]
 
 
 def count(worker: Mapping[str, Any]) -> int:
@@ -336,14 +356,30 @@ def _cpu_per_request(doc: Mapping[str, Any], usage: ProcessUsage | None, request
 
 
 @dataclass(frozen=True)
+class Range:
+    """One figure's spread over a row's repeats: its min and max over the n repeats that have it."""
+
+    low: float
+    high: float
+    n: int
+
+
+@dataclass(frozen=True)
 class Aggregate:
-    """A row over R repeats: the median of every figure, and the spread of Bench."""
+    """A row over R repeats: the median of every figure, the spread of Bench, and every figure's min-max (`spread`,
+    which results.json does not keep: it is computed again from the repeats)."""
 
     repeats: int
     median: RowStats
     bench_min_ms: float
     bench_max_ms: float
     bench_iqr_ms: float
+    ranges: Mapping[str, Range] = field(default_factory=dict, compare=False)
+
+    def spread(self, name: str) -> Range | None:
+        """A figure's (RowStats field's) min-max over the repeats that have it; None with fewer than two."""
+        found = self.ranges.get(name)
+        return found if found is not None and found.n > 1 else None
 
     @property
     def bench_spread_pct(self) -> float:
@@ -382,7 +418,16 @@ def aggregate(runs: Sequence[RowStats]) -> Aggregate:
     fields["saturated"] = saturated(fields["offered_rps"], fields["throughput_rps"])
     bench = np.asarray([r.bench_ms for r in runs])
     q1, q3 = np.percentile(bench, [25, 75])
-    return Aggregate(len(runs), RowStats(**fields), float(bench.min()), float(bench.max()), float(q3 - q1))
+    ranges: dict[str, Range] = {}
+    for name in RowStats.__dataclass_fields__:
+        numbers = [float(v) for r in runs if _is_number(v := getattr(r, name))]
+        if numbers:
+            ranges[name] = Range(min(numbers), max(numbers), len(numbers))
+    return Aggregate(len(runs), RowStats(**fields), float(bench.min()), float(bench.max()), float(q3 - q1), ranges)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def sustains(stats: RowStats, slo_ms: float) -> bool:

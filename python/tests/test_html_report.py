@@ -23,12 +23,12 @@ from clientbench.report import Report
 from clientbench.report.export import FILES, export
 from clientbench.report.export.html import page as html_page
 from clientbench.report.export.html import render
-from clientbench.report.export.html.page import markdown
+from clientbench.report.export.html.page import markdown, table_view
 from clientbench.report.parts import run_part
 from clientbench.report.table import run_table
 from clientbench.workload import Workload
 from support import REPO, fake_driver
-from support.rows import make_row, raw, results, row
+from support.rows import make_row, open_row, raw, results, row
 
 REFERENCE = REPO / "results" / "reference"
 MB = 1024 * 1024
@@ -94,15 +94,20 @@ def test_the_run_table_is_table_md_with_the_spread_of_every_figure():
 
 
 def test_every_column_that_shows_a_median_gets_its_spread_in_both_loops():
-    from clientbench.report.export.html.page import _stat_columns
-    from clientbench.report.table import COLUMNS, OPEN_COLUMNS
-
-    found = _stat_columns()
-    assert found["Bench(ms)"] == ("bench_ms", 2) and found["req/s"] == ("throughput_rps", 0)
-    assert found["Achieved(req/s)"] == ("throughput_rps", 0) and found["Svc P99(ms)"] == ("service_p99_ms", 2)
-    assert found["Late(%)"] == ("late_pct", 1)
-    shown = {c.label for c in (*COLUMNS, *OPEN_COLUMNS) if "ms)" in c.label or "req/s" in c.label}
-    assert shown - set(found) <= {"Spread(ms)"}  # Bench's min-max is its own column
+    """The page's cells are the run table's, each with the min-max its block gives (report/table.py): a column of a
+    median has one where the repeats differ, a count summed over the repeats (Errors, Missed) or a column of its own
+    (Spread, Status) has none."""
+    closed = [row("py-a", benches=(10.0, 12.0, 11.0)), row("py-b", gil="released", benches=(20.0, 25.0))]
+    opened = [open_row("a", 1000, 100, repeats=2), open_row("b", 4000, 100, repeats=2)]
+    for rows in (closed, opened):
+        table = run_table(rows)
+        view = table_view(rows)
+        assert [[c.spread for c in cells] for cells in view.rows] == table.spreads
+        own = [j for j, c in enumerate(table.columns) if c.label in ("Errors", "Missed", "Spread(ms)", "Status")]
+        assert len(own) == 3 and all(table.spreads[i][j] == "" for j in own for i in range(2))
+    table = run_table(closed)
+    bench = [c.label for c in table.columns].index("Bench(ms)")
+    assert [cells[bench].spread for cells in table_view(closed).rows] == ["10.00-12.00", "20.00-25.00"]
 
 
 def test_a_run_with_raw_documents_draws_latency_from_the_samples_and_the_gil_timeline(tmp_path):

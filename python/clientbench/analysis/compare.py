@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..model import Results, Row
-from ..stats import Aggregate
+from ..stats import Aggregate, middle
 
 #: the fewest repeats per run for a verdict (chance of a false flag at most 2.9%, see above)
 MIN_REPEATS = 4
@@ -87,7 +87,7 @@ def summary(rows: Sequence[RowComparison]) -> list[str]:
         worst, who = max(diffs)
         lines.append(
             f"largest difference of median Bench: {worst:.1f}% ({who}); "
-            f"median over rows: {sorted(d for d, _ in diffs)[len(diffs) // 2]:.1f}%"
+            f"median over rows: {middle([d for d, _ in diffs]):.1f}%"
         )
     # the spread: each side's Bench range over its repeats, relative to its median (how steady a row is)
     spreads: list[tuple[float, float]] = []
@@ -99,18 +99,12 @@ def summary(rows: Sequence[RowComparison]) -> list[str]:
         narrower = sum(1 for a, b in spreads if b < a)
         lines.append(
             f"Bench's range over the repeats, relative to the median: narrower in B in {narrower} of {len(spreads)} "
-            f"row(s); median over rows {_middle([a for a, _ in spreads]):.0f}% in A, "
-            f"{_middle([b for _, b in spreads]):.0f}% in B"
+            f"row(s); median over rows {middle([a for a, _ in spreads]):.0f}% in A, "
+            f"{middle([b for _, b in spreads]):.0f}% in B"
         )
     return lines
 
 
 def _spread(agg: Aggregate) -> float | None:
-    """(max - min) / median of Bench over the repeats, in %; None with one repeat or no median."""
-    if agg.repeats < 2 or not agg.median.bench_ms:
-        return None
-    return (agg.bench_max_ms - agg.bench_min_ms) / agg.median.bench_ms * 100
-
-
-def _middle(values: list[float]) -> float:
-    return sorted(values)[len(values) // 2]
+    """Bench's spread over the repeats relative to its median (stats), in %; None with one repeat or no median."""
+    return agg.bench_spread_pct if agg.repeats > 1 and agg.median.bench_ms else None

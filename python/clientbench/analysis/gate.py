@@ -16,28 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SetupError
+from ..metrics import Metric, by_gate
 from ..model import Results, Row
 from .compare import MIN_REPEATS
 
-#: timed figures: the name --fail-on takes, the RowStats field, whether smaller is better, its unit
-TIMED: dict[str, tuple[str, bool, str]] = {
-    "bench": ("bench_ms", True, "ms"),
-    "lmean": ("lmean_ms", True, "ms"),
-    "mean": ("mean_ms", True, "ms"),
-    "p50": ("p50_ms", True, "ms"),
-    "p99": ("p99_ms", True, "ms"),
-    "p999": ("p999_ms", True, "ms"),
-    "max": ("max_ms", True, "ms"),
-    "cpu": ("cpu_us_per_req", True, "us/req"),
-    "rss": ("peak_rss_mib", True, "MiB"),
-    "rps": ("throughput_rps", False, "req/s"),
-}
-#: counted figures (cost.json's rows): the name --fail-on takes, the field
-COUNTED: dict[str, str] = {
-    "instructions": "instructions_per_request",
-    "syscalls": "syscalls_per_request",
-    "allocations": "allocations_per_request",
-}
+#: timed figures (a run's: Bench, a percentile, CPU per request, ...), by the name --fail-on takes (metrics.py)
+TIMED: dict[str, Metric] = by_gate("run")
+#: counted figures (cost.json's rows), by the name --fail-on takes
+COUNTED: dict[str, Metric] = by_gate("cost")
 
 
 @dataclass(frozen=True)
@@ -93,16 +79,6 @@ class Check:
         return 100.0 * (self.b - self.a) / self.a
 
 
-def _values(row: Row, field: str) -> list[float]:
-    """A figure of every repeat with figures (what the row's median is taken over)."""
-    out = []
-    for run in row.runs:
-        value = getattr(run.stats, field, None) if run.stats is not None else None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            out.append(float(value))
-    return out
-
-
 def _good(row: Row | None) -> bool:
     return row is not None and row.status == "ok" and row.aggregate is not None
 
@@ -119,32 +95,40 @@ def judge_runs(a: Results, b: Results, thresholds: Sequence[Threshold], rows: Se
             continue
         rb = in_b.get(ra.client.name)
         for t in timed:
-            field, smaller, unit = TIMED[t.figure]
+            metric = TIMED[t.figure]
+            unit = _unit(metric)
             if not _good(rb):
-                out.append(Check(ra.client.name, t.figure, unit, _median(ra, field), None, t.percent, "missing", True))
+                out.append(Check(ra.client.name, t.figure, unit, _median(ra, metric), None, t.percent, "missing", True))
                 continue
             assert rb is not None
-            out.append(_timed(ra, rb, t, field, smaller, unit))
+            out.append(_timed(ra, rb, t, metric))
     return out
 
 
-def _median(row: Row, field: str) -> float | None:
+def _unit(metric: Metric) -> str:
+    return metric.gate_unit or metric.unit
+
+
+def _median(row: Row, metric: Metric) -> float | None:
     agg = row.aggregate
-    value = getattr(agg.median, field) if agg is not None else None
+    value = getattr(agg.median, metric.field) if agg is not None else None
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _timed(ra: Row, rb: Row, t: Threshold, field: str, smaller: bool, unit: str) -> Check:
-    a, b = _median(ra, field), _median(rb, field)
-    va, vb = _values(ra, field), _values(rb, field)
+def _timed(ra: Row, rb: Row, t: Threshold, metric: Metric) -> Check:
+    unit = _unit(metric)
+    a, b = _median(ra, metric), _median(rb, metric)
     if a is None or b is None:
         return Check(ra.client.name, t.figure, unit, a, b, t.percent, "missing", True)
-    if min(len(va), len(vb)) < MIN_REPEATS:
+    # the figure's min-max over each run's repeats (stats.Aggregate), the noise the change must be beyond
+    ranges = [agg.ranges.get(metric.field) if (agg := r.aggregate) is not None else None for r in (ra, rb)]
+    va, vb = ranges
+    if va is None or vb is None or min(va.n, vb.n) < MIN_REPEATS:
         return Check(
             ra.client.name, t.figure, unit, a, b, t.percent, f"cannot judge (needs {MIN_REPEATS} repeats)", True
         )
-    worse = b > a * (1 + t.percent / 100) if smaller else b < a * (1 - t.percent / 100)
-    beyond = min(vb) > max(va) if smaller else max(vb) < min(va)
+    worse = b > a * (1 + t.percent / 100) if metric.smaller else b < a * (1 - t.percent / 100)
+    beyond = vb.low > va.high if metric.smaller else vb.high < va.low
     if worse and beyond:
         return Check(ra.client.name, t.figure, unit, a, b, t.percent, "worse", True)
     return Check(ra.client.name, t.figure, unit, a, b, t.percent, "within noise" if worse else "ok", False)
@@ -164,18 +148,17 @@ def judge_costs(
             continue
         rb = in_b.get(ra["name"])
         for t in counted:
-            field = COUNTED[t.figure]
-            va = ra.get(field)
-            vb = rb.get(field) if rb is not None and rb["status"] == "ok" else None
+            metric = COUNTED[t.figure]
+            unit = _unit(metric)
+            va = ra.get(metric.field)
+            vb = rb.get(metric.field) if rb is not None and rb["status"] == "ok" else None
             if va is None:
                 continue  # A did not count it: nothing to guard
             if vb is None:
-                out.append(Check(ra["name"], t.figure, "per request", va, None, t.percent, "missing", True))
+                out.append(Check(ra["name"], t.figure, unit, va, None, t.percent, "missing", True))
                 continue
-            failed = vb > va * (1 + t.percent / 100)
-            out.append(
-                Check(ra["name"], t.figure, "per request", va, vb, t.percent, "worse" if failed else "ok", failed)
-            )
+            failed = vb > va * (1 + t.percent / 100) if metric.smaller else vb < va * (1 - t.percent / 100)
+            out.append(Check(ra["name"], t.figure, unit, va, vb, t.percent, "worse" if failed else "ok", failed))
     return out
 
 

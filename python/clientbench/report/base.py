@@ -23,6 +23,9 @@ class Table:
     rows: list[list[str]]
     title: str | None = None  # shown on the terminal; Markdown puts headings in their own block
     styles: list[str | None] = field(default_factory=list)  # per row, terminal only (e.g. "red")
+    #: per row and column, the min-max over the repeats of the median the cell shows ("" none): the HTML page shows
+    #: it beside the cell, the files and the terminal show the median alone
+    spreads: list[list[str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

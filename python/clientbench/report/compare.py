@@ -62,8 +62,8 @@ def costs_table(a: Mapping[str, Any], b: Mapping[str, Any], title: str) -> Table
     for name in [*rows_a, *(n for n in rows_b if n not in rows_a)]:
         ra, rb = rows_a.get(name) or {}, rows_b.get(name) or {}
         cells = [name]
-        for field in COUNTED.values():
-            va, vb = ra.get(field), rb.get(field)
+        for metric in COUNTED.values():
+            va, vb = ra.get(metric.field), rb.get(metric.field)
             cells += [_count(va), _count(vb), f"{vb / va:.3f}" if va and vb is not None else "-"]
         table.rows.append(cells)
         table.styles.append(None)

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..metrics import axis_title
 from . import timeseries
 from .base import Figure
-from .figures import SWEPT, Drawing, Plot, bars, labels, latency, medians, rate, sweep, timeline, title_of
+from .figures import SWEPT, Drawing, Plot, bars, labels, latency, medians, rate, sweep, timeline
 
 
 def drawing(figure: Figure) -> Drawing | None:
@@ -26,7 +27,7 @@ def drawing(figure: Figure) -> Drawing | None:
         return _drawing(title, plots, share_x=True)
     if kind == "sweep":
         points = [(value, medians(rows)) for value, rows in figure.points]
-        plots = [sweep(points, n, figure.axis, f"{title_of(n)} vs {figure.axis}") for n in SWEPT]
+        plots = [sweep(points, n, figure.axis, f"{axis_title(n)} vs {figure.axis}") for n in SWEPT]
         return _drawing(title, plots, columns=2, shared_legend=True)
     if kind == "rate":
         return _drawing(title, [rate(figure.points, title, figure.axis, figure.slo_ms)])

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ..metrics import axis_title, drawn
 from ..model import Row
-from ..stats import Aggregate, RowStats, failed_mask, ok_latencies_ms
+from ..stats import Aggregate, RowStats, failed_mask, nearest_ranks, ok_latencies_ms
 
 if TYPE_CHECKING:
     from ..analysis.compare import RowComparison
@@ -42,8 +43,6 @@ TIMELINE_TICKS = 2000
 LANE_LABELS = 10
 #: positive numbers spanning at least this factor are drawn on a log axis
 LOG_SPAN = 10
-#: figures of a row that are not drawn: booleans and counts summed over the repeats
-NOT_FIGURES = {"requests", "errors", "body_bytes", "late", "missed"}
 #: what a figure's bars are drawn beside: Bench with LMean (a group far slower than its workers' loops ran them
 #: one after another, e.g. under a held GIL)
 BESIDE = {"bench_ms": ("lmean_ms",)}
@@ -142,51 +141,10 @@ def _is_number(v: Any) -> bool:
 
 
 def figure_names(rows: Sequence[tuple[str, Row, Aggregate]]) -> list[str]:
-    """The numeric figures (RowStats fields) that some row drawn has, in the model's order."""
+    """The figures (RowStats fields) that some row drawn has and a plot can draw (metrics.drawn: not a count
+    summed over the repeats), in the model's order."""
     present = [agg.median for _, _, agg in rows]
-    return [
-        f.name
-        for f in fields(RowStats)
-        if f.name not in NOT_FIGURES and any(_is_number(getattr(m, f.name)) for m in present)
-    ]
-
-
-def repeat_values(row: Row, name: str) -> list[float]:
-    """One figure of every repeat that produced figures (the repeats the row's medians are taken over)."""
-    values = [getattr(r.stats, name) for r in row.runs if r.stats is not None]
-    return [float(v) for v in values if _is_number(v)]
-
-
-def spread(row: Row, name: str) -> tuple[float, float, int] | None:
-    """(min, max, repeats) of one figure over the repeats; None with fewer than two."""
-    values = repeat_values(row, name)
-    return (min(values), max(values), len(values)) if len(values) > 1 else None
-
-
-def title_of(name: str) -> str:
-    """An axis title for a RowStats field: p99_ms -> "latency P99 (ms)", cpu_us_per_req -> "client CPU per
-    request (us)"."""
-    special = {
-        "bench_ms": "Bench: wall time of the group (ms)",
-        "lmean_ms": "LMean: mean worker loop (ms)",
-        "throughput_rps": "throughput (requests/s)",
-        "cpu_us_per_req": "client CPU per request (us)",
-        "peak_rss_mib": "peak RSS (MiB)",
-        "bench_over_lmean": "Bench / LMean",
-        "offered_rps": "offered rate (requests/s)",
-        "late_pct": "late starts (%)",
-    }
-    if name in special:
-        return special[name]
-    if m := re.fullmatch(r"(service_)?(mean|max|p(\d+))_ms", name):
-        what = "mean" if m[2] == "mean" else "max" if m[2] == "max" else f"P{_percent(m[3])}"
-        return f"{'service time ' if m[1] else 'latency '}{what} (ms)"
-    return name.replace("_", " ")
-
-
-def _percent(digits: str) -> str:
-    """ "999" -> "99.9": the percentile a pNNN field holds."""
-    return f"{100 * int(digits) / 10 ** len(digits):g}"
+    return [f.name for f in fields(RowStats) if drawn(f.name) and any(_is_number(getattr(m, f.name)) for m in present)]
 
 
 # -- axes ------------------------------------------------------------------------------------------
@@ -248,15 +206,15 @@ def bars(rows: Sequence[Row], name: str, title: str, unit: str) -> Plot | None:
         if any(v is None for v in values):
             continue
         low, high, notes = [], [], []
-        for (_, r, _), m in zip(shown, values, strict=True):
-            s = spread(r, n)
-            lo, hi = (s[0], s[1]) if s else (m, m)
+        for (_, _, agg), m in zip(shown, values, strict=True):
+            s = agg.spread(n)
+            lo, hi = (s.low, s.high) if s else (m, m)
             low.append(float(m) - lo)
             high.append(hi - float(m))
-            notes.append(f"min-max {lo:.2f}-{hi:.2f} {unit} over {s[2]} repeats" if s else "one repeat")
+            notes.append(f"min-max {lo:.2f}-{hi:.2f} {unit} over {s.n} repeats" if s else "one repeat")
         series.append(
             Series(
-                title_of(n),
+                axis_title(n),
                 tuple(float(v) for v in values),
                 categories,
                 "bars",
@@ -322,8 +280,7 @@ def _cdf_points(row: Row, agg: Aggregate) -> tuple[list[float], list[float], flo
         n = samples.size
         tail = 1 - np.logspace(-1, math.log10(1 / n), 160)  # dense towards the tail: p90 .. the last sample
         ps = np.unique(np.clip(np.concatenate([np.linspace(0.0, 0.9, 91), tail, [1.0]]), 0.0, 1.0))
-        # nearest-rank, as stats.nearest_rank (numpy's inverted_cdf), for every p at once
-        values = np.quantile(samples, ps, method="inverted_cdf")
+        values = nearest_ranks(samples, ps)
         return [float(v) for v in values], [float(p) for p in ps], float(n), True
     points: list[tuple[float, float]] = []
     for f in fields(RowStats):
@@ -428,23 +385,23 @@ def sweep(
     x_axis = _swept_axis(axis, [v for v, _ in points], say_log=False)
     series: dict[str, tuple[list[Any], list[float], list[float], list[float]]] = {}
     for value, rows in points:
-        for label, r, agg in rows:
+        for label, _, agg in rows:
             median = getattr(agg.median, name)
             if not _is_number(median):
                 continue
-            s = spread(r, name)
+            s = agg.spread(name)
             xs, ys, lo, hi = series.setdefault(label, ([], [], [], []))
             xs.append(str(value) if x_axis.scale == "category" else value)
             ys.append(float(median))
-            lo.append(float(median) - (s[0] if s else float(median)))
-            hi.append((s[1] if s else float(median)) - float(median))
+            lo.append(float(median) - (s.low if s else float(median)))
+            hi.append((s.high if s else float(median)) - float(median))
     if not series:
         return None
     every = [y for _, ys, _, _ in series.values() for y in ys]
     return Plot(
         title,
         x_axis,
-        _value_axis(title_of(name), every, name=title_of(name), say_log=False),
+        _value_axis(axis_title(name), every, name=axis_title(name), say_log=False),
         tuple(
             Series(
                 label,

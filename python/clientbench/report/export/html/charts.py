@@ -12,21 +12,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ....metrics import axis_title
 from ... import figures as defs
-from ...figures import (
-    PERCENTILE_TICKS,
-    REFERENCE,
-    TIMELINE_TICKS,
-    Axis,
-    Line,
-    Plot,
-    Series,
-    labels,
-    medians,
-    repeat_values,
-    spread,
-    title_of,
-)
+from ...figures import PERCENTILE_TICKS, REFERENCE, TIMELINE_TICKS, Axis, Line, Plot, Series, labels, medians
 
 if TYPE_CHECKING:
     from ....analysis.compare import RowComparison
@@ -44,11 +32,8 @@ __all__ = [
     "labels",
     "latency_cdf",
     "medians",
-    "repeat_values",
-    "spread",
     "sweep_curve",
     "timeline",
-    "title_of",
     "with_variants",
 ]
 
@@ -95,7 +80,7 @@ def with_variants(names: Sequence[str], default: str, build: Callable[[str], dic
     if not variants:
         return None
     first = default if default in variants else next(iter(variants))
-    return {**variants[first], "variants": variants, "selected": first, "titles": {n: title_of(n) for n in variants}}
+    return {**variants[first], "variants": variants, "selected": first, "titles": {n: axis_title(n) for n in variants}}
 
 
 # -- a definition in plotly's terms ----------------------------------------------------------------

@@ -5,7 +5,6 @@ generated, the environment; and the compare view of two runs. report/export/html
 from __future__ import annotations
 
 import base64
-import inspect
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,11 +14,11 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from ....analysis.compare import RowComparison
+from ....metrics import axis_title
 from ....model import Results, Row
-from ....stats import RowStats
 from ...base import Block, Figure, Image, Part, Phase, Report
 from ...drawing import drawing
-from ...table import RunColumn, run_table
+from ...table import run_table
 from ...timeseries import plots as series_plots
 from ..markdown import render as render_markdown
 from .charts import (
@@ -30,10 +29,8 @@ from .charts import (
     figures,
     latency_cdf,
     medians,
-    spread,
     sweep_curve,
     timeline,
-    title_of,
     with_variants,
 )
 
@@ -169,45 +166,21 @@ class Page:
 # -- tables ----------------------------------------------------------------------------------------
 
 
-def _stat_columns() -> dict[str, tuple[str, int]]:
-    """The run tables' columns that show a median of one RowStats field: label -> (field, digits). Read from the
-    cell functions' closures (table._median) of every column set table.py has (closed and open loop), so that
-    a column added there gets its spread here too."""
-    out: dict[str, tuple[str, int]] = {}
-    names = set(RowStats.__dataclass_fields__)
-    module = vars(inspect.getmodule(RunColumn))
-    sets = [v for v in module.values() if isinstance(v, tuple) and v and isinstance(v[0], RunColumn)]
-    for column in (c for columns in sets for c in columns):
-        try:
-            bound = inspect.getclosurevars(column.cell).nonlocals
-        except TypeError:  # not a plain function
-            continue
-        if bound.get("name") in names:
-            out.setdefault(column.label, (str(bound["name"]), int(bound.get("digits", 0))))
-    return out
-
-
 def _number(text: str) -> str:
     m = re.match(r"-?\d+(\.\d+)?", text)
     return m[0] if m else ""
 
 
 def table_view(rows: Sequence[Row]) -> TableView:
-    """The run table (as table.md has it), each median with its min-max over the repeats."""
+    """The run table (as table.md has it), each median with its min-max over the repeats (`Table.spreads`)."""
     table = run_table(rows)
-    stat = _stat_columns()
-    body: list[list[Cell]] = []
-    for row, cells in zip(rows, table.rows, strict=True):
-        out = []
-        for column, text in zip(table.columns, cells, strict=True):
-            cell = Cell(text, _number(text) if column.numeric else text.lower())
-            if column.label in stat:
-                name, digits = stat[column.label]
-                s = spread(row, name)
-                if s is not None and s[0] != s[1]:
-                    cell.spread = f"{s[0]:.{digits}f}-{s[1]:.{digits}f}"
-            out.append(cell)
-        body.append(out)
+    body = [
+        [
+            Cell(text, _number(text) if column.numeric else text.lower(), spread)
+            for column, text, spread in zip(table.columns, cells, spreads, strict=True)
+        ]
+        for cells, spreads in zip(table.rows, table.spreads, strict=True)
+    ]
     return TableView([(c.label, c.numeric) for c in table.columns], body, [r.failed for r in rows])
 
 
@@ -331,7 +304,7 @@ class Builder:
         left = "p99_ms" if "offered_rps" in names else "bench_ms"
         out = []
         for side, default in (("a", left), ("b", "throughput_rps")):
-            chart = with_variants(names, default, lambda n: sweep_curve(points, n, axis, f"{title_of(n)} vs {axis}"))
+            chart = with_variants(names, default, lambda n: sweep_curve(points, n, axis, f"{axis_title(n)} vs {axis}"))
             if (cid := self.add(f"{pid}-sweep-{side}", chart)) is not None:
                 out.append(cid)
         return out
