@@ -101,13 +101,13 @@ def test_every_column_that_shows_a_median_gets_its_spread_in_both_loops():
     opened = [open_row("a", 1000, 100, repeats=2), open_row("b", 4000, 100, repeats=2)]
     for rows in (closed, opened):
         table = run_table(rows)
-        view = table_view(rows)
+        view = table_view(table)
         assert [[c.spread for c in cells] for cells in view.rows] == table.spreads
         own = [j for j, c in enumerate(table.columns) if c.label in ("Errors", "Missed", "Spread(ms)", "Status")]
         assert len(own) == 3 and all(table.spreads[i][j] == "" for j in own for i in range(2))
     table = run_table(closed)
     bench = [c.label for c in table.columns].index("Bench(ms)")
-    assert [cells[bench].spread for cells in table_view(closed).rows] == ["10.00-12.00", "20.00-25.00"]
+    assert [cells[bench].spread for cells in table_view(table).rows] == ["10.00-12.00", "20.00-25.00"]
 
 
 def test_a_run_with_raw_documents_draws_latency_from_the_samples_and_the_gil_timeline(tmp_path):

@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..analysis.compare import compare_rows, summary
+from ..analysis.compare import compare_rows
 from ..errors import SetupError
 from ..folder import RESULTS, load, load_results
-from ..report.base import Comparison, Report
+from ..report.base import Report
+from ..report.compare import comparison
 from ..report.export import export
 from ..report.export.html import FILE
 
@@ -34,11 +35,10 @@ def folder_report(path: Path, compare: Path | None = None) -> Report:
         p.title = f"A: {p.title}"
     for p in parts_b:
         p.title = f"B: {p.title}"
-    rows = compare_rows(a, b)
     return Report(
         "report",
         parts=[*parts_a, *parts_b],
-        compare=Comparison(str(path), str(compare), rows, summary(rows)),
+        compare=comparison(str(path), str(compare), compare_rows(a, b)),
         title=f"clientbench: {path.name} vs {compare.name}",
     )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,9 @@ class Table:
     columns: list[Column]
     rows: list[list[str]]
     title: str | None = None  # shown on the terminal; Markdown puts headings in their own block
-    styles: list[str | None] = field(default_factory=list)  # per row, terminal only (e.g. "red")
+    #: per row, how it is marked: "red" (failed; in a comparison, slower), "yellow" (to look at), "green" (faster):
+    #: the terminal's colours, the HTML page's marks
+    styles: list[str | None] = field(default_factory=list)
     #: per row and column, the min-max over the repeats of the median the cell shows ("" none): the HTML page shows
     #: it beside the cell, the files and the terminal show the median alone
     spreads: list[list[str]] = field(default_factory=list)
@@ -50,16 +52,19 @@ Block = Heading | Text | Table | Image
 
 @dataclass(frozen=True)
 class Figure:
-    """A plot to draw: `kind` names a function of report/export/plots.py, `file` goes under plots/."""
+    """A plot to draw (report/drawing.py says how each kind is drawn): `file` goes under plots/ (for a part's
+    figures, which only the HTML page draws: the id of its chart)."""
 
-    kind: str  # "latency" | "bench" | "timeline" | "sweep" | "rate" | "series"
+    kind: str  # "latency" | "bench" | "bars" | "timeline" | "sweep" | "curve" | "rate" | "series" | "compare"
     file: str
     title: str
     rows: Sequence[Row] = ()
-    points: Sequence[tuple[Any, Sequence[Row]]] = ()  # for "sweep" and "rate": (value, rows) per point
-    axis: str = ""  # for "sweep" and "rate": the x axis label
+    points: Sequence[tuple[Any, Sequence[Row]]] = ()  # for "sweep", "curve" and "rate": (value, rows) per point
+    axis: str = ""  # for "sweep", "curve" and "rate": the x axis label
     log_x: bool = False
     slo_ms: float | None = None  # for "rate": the latency objective, drawn as a line
+    metric: str = ""  # for "bars" and "curve": the figure drawn (a RowStats field; the page offers a curve of any)
+    compared: Sequence[RowComparison] = ()  # for "compare": two runs row by row
 
 
 @dataclass
@@ -82,43 +87,56 @@ class Report:
 
 @dataclass
 class Phase:
-    """One results document: a run, one phase of the GIL report, or one point of a sweep."""
+    """One results document as the HTML page shows it (a run, one phase of the GIL report, or one point of a
+    sweep): its run table (report/table.py, each median with its min-max) and the charts beside it."""
 
     key: str  # its folder relative to the part's ("" for the part's own results.json)
     title: str
-    results: Results
-    value: Any = None  # a sweep point's value
+    workload: str  # the workload, in one line
+    table: Table
+    failed: list[str] = field(default_factory=list)  # what its failed rows report (or that none ran)
+    figures: list[Figure] = field(default_factory=list)  # the charts beside the table (none for a sweep's points)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The requests per worker over time of some rows: their charts, drawn from the raw samples where the folder
+    kept them, else the plot the command drew (`image`, a path in the part's images)."""
+
+    title: str
+    figures: Sequence[Figure]
+    image: str
 
 
 @dataclass
 class Part:
-    """One results folder as the page shows it."""
+    """One results folder as the HTML page shows it, built by report/parts.py."""
 
     path: Path
     kind: str  # "run" | "gil" | "sweep" | "soak" | "cost" | "profile"
     title: str
-    phases: list[Phase] = field(default_factory=list)
-    dimension: str | None = None  # a sweep's
+    lines: list[str] = field(default_factory=list)  # the command, when it ran, whether it was interrupted
+    phases: list[Phase] = field(default_factory=list)  # a run's, or a GIL report's phases
+    points: list[Phase] = field(default_factory=list)  # a sweep's points
+    curves: list[Figure] = field(default_factory=list)  # a sweep's: figures against the swept value
+    timelines: list[Timeline] = field(default_factory=list)
     reading: list[Block] = field(default_factory=list)  # the GIL report's generated sections
     summary: list[Block] = field(default_factory=list)  # a sweep's or a soak's document, without its title
     figures: list[Figure] = field(default_factory=list)  # what the summary's images show, to draw them
-    soak: Mapping[str, Any] | None = None  # soak.json (or cost.json): its document, for its environment
     #: plots a command drew, for folders without raw samples; a profile's flame graphs (SVG)
     images: dict[str, bytes] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)  # what the folder lacks, one line each
-
-    @property
-    def environment(self) -> Mapping[str, Any]:
-        if self.phases:
-            return self.phases[0].results.environment
-        return (self.soak or {}).get("environment") or {}
+    environment: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)  # sections of (key, value)
+    versions: Table | None = None  # every row's library version and interpreter
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Two runs row by row (`clientbench report A --compare B`): B / A, flagged by analysis/compare.py's rule."""
+    """Two runs row by row (`clientbench report A --compare B`): the table `clientbench compare` shows (with the
+    rows' labels), its summary, and the chart of Bench in both (report/compare.py)."""
 
     a: str  # where A was read from
     b: str
-    rows: Sequence[RowComparison]
+    table: Table
     summary: Sequence[str]
+    figure: Figure

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..analysis.compare import RowComparison
+from ..analysis.compare import RowComparison, summary
 from ..analysis.gate import COUNTED, Check
 from ..stats import Aggregate
-from .base import Column, Table
+from .base import Column, Comparison, Figure, Table
 
 STYLES = {+1: "red", -1: "green", 0: None}
 
@@ -21,9 +21,11 @@ def _range(agg: Aggregate) -> str:
     return f"{agg.bench_min_ms:.2f}-{agg.bench_max_ms:.2f}" + (f" ({agg.repeats} runs)" if agg.repeats > 1 else "")
 
 
-def runs_table(rows: Sequence[RowComparison], title: str) -> Table:
-    columns = [
-        Column("Client", False),
+def runs_table(rows: Sequence[RowComparison], title: str, *, labels: bool = False) -> Table:
+    """Per row: Bench in A and B with their ranges over the repeats, B / A of the medians, the verdict; the row by
+    its name, or (`labels`, the HTML page's) by its label and then its name."""
+    columns = [Column("Client", False), *([Column("name", False)] if labels else [])]
+    columns += [
         Column("Bench A(ms)"),
         Column("A min-max"),
         Column("Bench B(ms)"),
@@ -35,16 +37,24 @@ def runs_table(rows: Sequence[RowComparison], title: str) -> Table:
     ]
     table = Table(columns, [], title=title)
     for r in rows:
+        named = [r.label, r.name] if labels else [r.name]
         if r.a is None or r.b is None:
-            table.rows.append([r.name, "-", "-", "-", "-", "-", "-", "-", r.verdict.text])
+            table.rows.append([*named, "-", "-", "-", "-", "-", "-", "-", r.verdict.text])
             table.styles.append(None)
             continue
         ratios = ["-" if (v := r.ratio(key)) is None else f"{v:.2f}" for key in ("bench_ms", "mean_ms", "p99_ms")]
         a, b = r.a, r.b
         figures = [f"{a.median.bench_ms:.2f}", _range(a), f"{b.median.bench_ms:.2f}", _range(b)]
-        table.rows.append([r.name, *figures, *ratios, r.verdict.text])
+        table.rows.append([*named, *figures, *ratios, r.verdict.text])
         table.styles.append(STYLES[r.verdict.change])
     return table
+
+
+def comparison(a: str, b: str, rows: Sequence[RowComparison]) -> Comparison:
+    """Two runs compared, as the HTML page shows them: the table above with the rows' labels, its summary
+    (analysis/compare.py), and the chart of Bench in A and in B."""
+    table = runs_table(rows, f"B / A   (A = {a}, B = {b})", labels=True)
+    return Comparison(a, b, table, summary(rows), Figure("compare", "bench", "", compared=rows))
 
 
 def _count(value: Any) -> str:

@@ -1,5 +1,5 @@
-"""`report.html`: a report's parts (a part per results folder, report/parts.py) as one self-contained page; page.py
-says what it shows of each, charts.py draws its figures.
+"""`report.html`: a report's parts (a part per results folder, report/parts.py: their tables, documents and
+figures) and its comparison as one self-contained page; page.py lays them out, charts.py draws their figures.
 
 Everything is inlined: plotly.js (from the pinned `plotly` package), the page's script and styles, and the data,
 so the file opens with no network. The exporter renders the Report it is given and reads nothing: a command gives
@@ -52,8 +52,7 @@ def page(report: Report, title: str) -> Page:
     """The page of a report's parts (report/parts.py), and of its comparison of two runs when it has one."""
     view, builder = build(report.parts, title)
     if report.compare is not None:
-        c = report.compare
-        view.compare = compare_view(c.a, c.b, c.rows, list(c.summary), builder)
+        view.compare = compare_view(report.compare, builder)
         view.charts = builder.charts
     return view
 

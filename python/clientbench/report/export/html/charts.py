@@ -9,7 +9,7 @@ A chart may also say `wide` (it takes the page's width), `toggle` (buttons show 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ....metrics import axis_title
@@ -32,6 +32,7 @@ __all__ = [
     "labels",
     "latency_cdf",
     "medians",
+    "menu",
     "sweep_curve",
     "timeline",
     "with_variants",
@@ -76,7 +77,16 @@ def sweep_curve(
 
 def with_variants(names: Sequence[str], default: str, build: Callable[[str], dict[str, Any] | None]) -> Chart | None:
     """A chart whose figure is chosen in the page (a menu of `names`), starting at `default`."""
-    variants = {n: c for n in names if (c := build(n)) is not None}
+    return _menu({n: c for n in names if (c := build(n)) is not None}, default)
+
+
+def menu(plots: Mapping[str, Plot], default: str) -> Chart | None:
+    """A chart of one of several figures' plots (report/drawing.py's `curves`), chosen in the page, starting at
+    `default`."""
+    return _menu({n: c for n, plot in plots.items() if (c := chart(plot)) is not None}, default)
+
+
+def _menu(variants: dict[str, Chart], default: str) -> Chart | None:
     if not variants:
         return None
     first = default if default in variants else next(iter(variants))

@@ -1,6 +1,8 @@
-"""What the HTML report shows, built from results folders (folder.py): per folder its tables (every cell
-as in table.md, with its min-max over the repeats), charts (report/export/html/charts.py), the reading the command
-generated, the environment; and the compare view of two runs. report/export/html renders it."""
+"""What the HTML report shows: a report's parts (report/parts.py) and its comparison of two runs, as the page's
+views of the same blocks and figures every exporter renders: each table as its block has it (the run table as in
+table.md, each median with its min-max over the repeats: `Table.spreads`), each figure as its charts
+(report/export/html/charts.py), a document's blocks as HTML. It computes nothing: every figure, table and text
+comes from the Report. report/export/html renders it."""
 
 from __future__ import annotations
 
@@ -8,31 +10,14 @@ import base64
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from ....analysis.compare import RowComparison
-from ....metrics import axis_title
-from ....model import Results, Row
-from ...base import Block, Figure, Image, Part, Phase, Report
-from ...drawing import drawing
-from ...table import run_table
-from ...timeseries import plots as series_plots
+from ...base import Block, Comparison, Figure, Image, Part, Phase, Report, Table
+from ...drawing import curves, drawing
 from ..markdown import render as render_markdown
-from .charts import (
-    Chart,
-    bars,
-    chart,
-    compare_bars,
-    figures,
-    latency_cdf,
-    medians,
-    sweep_curve,
-    timeline,
-    with_variants,
-)
+from .charts import Chart, chart, menu
 
 _markdown = MarkdownIt("js-default")  # CommonMark with tables; raw HTML in a file stays text
 
@@ -141,7 +126,7 @@ class PartView:
 class CompareRow:
     label: str
     name: str
-    cells: list[str]
+    cells: list[Cell]
     verdict: str
     change: int
 
@@ -150,6 +135,7 @@ class CompareRow:
 class CompareView:
     a: str
     b: str
+    columns: list[str]  # the labels of `CompareRow.cells`
     rows: list[CompareRow]
     summary: list[str]
     chart: str | None
@@ -171,74 +157,24 @@ def _number(text: str) -> str:
     return m[0] if m else ""
 
 
-def table_view(rows: Sequence[Row]) -> TableView:
-    """The run table (as table.md has it), each median with its min-max over the repeats (`Table.spreads`)."""
-    table = run_table(rows)
-    body = [
-        [
-            Cell(text, _number(text) if column.numeric else text.lower(), spread)
-            for column, text, spread in zip(table.columns, cells, spreads, strict=True)
-        ]
-        for cells, spreads in zip(table.rows, table.spreads, strict=True)
-    ]
-    return TableView([(c.label, c.numeric) for c in table.columns], body, [r.failed for r in rows])
-
-
-def versions(rows: Sequence[Row]) -> TableView:
-    """Every row's library version, interpreter and notes, as its driver reported them."""
-    body = []
-    for r in rows:
-        info = r.info or {}
-        py = info.get("python") or {}
-        interp = " ".join(str(py[k]) for k in ("implementation", "version") if py.get(k))
-        if py.get("free_threaded"):
-            interp += ", free-threaded, GIL " + ("enabled" if py.get("gil_enabled") else "off")
+def table_view(table: Table) -> TableView:
+    """A table as its block has it, each cell with the min-max its block gives (`Table.spreads`); a red row (a
+    failed one) marked."""
+    body: list[list[Cell]] = []
+    for i, cells in enumerate(table.rows):
+        spreads = table.spreads[i] if i < len(table.spreads) else [""] * len(cells)
         body.append(
             [
-                Cell(r.client.label, r.client.label.lower()),
-                Cell(r.client.library, r.client.library),
-                Cell(str(info.get("library_version") or "-")),
-                Cell(interp or "-"),
-                Cell(str(info.get("notes") or "")),
+                Cell(text, _number(text) if column.numeric else text.lower(), spread)
+                for column, text, spread in zip(table.columns, cells, spreads, strict=True)
             ]
         )
-    columns = [("Client", False), ("Library", False), ("Version", False), ("Interpreter", False), ("Notes", False)]
-    return TableView(columns, body, [False] * len(body))
+    failed = [_style(table, i) == "red" for i in range(len(table.rows))]
+    return TableView([(c.label, c.numeric) for c in table.columns], body, failed)
 
 
-def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
-    if isinstance(value, Mapping):
-        out: list[tuple[str, str]] = []
-        for k, v in value.items():
-            out += _flatten(v, f"{prefix}.{k}" if prefix else str(k))
-        return out
-    if isinstance(value, (list, tuple)):
-        return [(prefix, ", ".join(str(v) for v in value))]
-    return [(prefix, "-" if value is None else str(value))]
-
-
-def environment(results: Results) -> list[tuple[str, list[tuple[str, str]]]]:
-    """The machine, kernel, toolchains, packages and build flags; the command, workload and server."""
-    run = {
-        "command": " ".join(results.command),
-        "created": results.created,
-        "clientbench": results.version,
-        "complete": "yes" if results.complete else f"no: {results.interrupted}",
-        **{k: v for k, v in results.to_json().items() if k in ("network", "scheme", "tls", "phase", "sweep", "pin")},
-    }
-    machine = {k: v for k, v in results.environment.items() if not isinstance(v, Mapping) and k != "command"}
-    sections = [
-        ("run", _flatten(run)),
-        ("workload", _flatten(results.workload.to_json())),
-        ("server", _flatten(results.server)),
-        ("machine", _flatten(machine)),
-    ]
-    sections += [(k, _flatten(v)) for k, v in results.environment.items() if isinstance(v, Mapping)]
-    return sections
-
-
-def describe(results: Results) -> str:
-    return ", ".join(f"{k} {v}" for k, v in results.workload.to_json().items() if v is not None)
+def _style(table: Table, i: int) -> str | None:
+    return table.styles[i] if i < len(table.styles) else None
 
 
 # -- parts -----------------------------------------------------------------------------------------
@@ -254,60 +190,40 @@ class Builder:
         self.charts[chart_id] = chart
         return chart_id
 
-    def phase(self, pid: str, phase: Phase, with_charts: bool) -> PhaseView:
-        rows = phase.results.rows
-        view = PhaseView(pid, phase.title, describe(phase.results), table_view(rows))
-        view.failed = [
-            f"{r.client.label}: {r.status}" + (f" ({r.reason})" if r.reason else "") for r in rows if r.failed
-        ]
-        if not rows:
-            view.failed.append("no row ran (the command was interrupted before the first one)")
-        if with_charts:
-            found = [
-                self.add(f"{pid}-bench", bars(rows, "bench_ms", "Bench per client", "ms")),
-                self.add(f"{pid}-cpu", bars(rows, "cpu_us_per_req", "Client CPU per request", "us")),
-                self.add(f"{pid}-cdf", latency_cdf(rows, "Request latency by percentile")),
-            ]
-            # an open loop second by second, from each run's series in results.json (report/timeseries.py)
-            found += [self.add(f"{pid}-series-{j}", chart(p)) for j, p in enumerate(series_plots(rows))]
-            view.charts = [c for c in found if c is not None]
+    def figure(self, figure: Figure, prefix: str) -> list[str]:
+        """A figure's charts, one per plot of its drawing: `prefix-file`, or `prefix-file-j` for each plot of a
+        stacked drawing (an open loop's series)."""
+        charts = figure_charts(figure)
+        if figure.kind == "series" or len(charts) > 1:
+            ids = [self.add(f"{prefix}-{figure.file}-{j}", c) for j, c in enumerate(charts)]
+        else:
+            ids = [self.add(f"{prefix}-{figure.file}", c) for c in charts]
+        return [i for i in ids if i is not None]
+
+    def phase(self, pid: str, phase: Phase) -> PhaseView:
+        view = PhaseView(pid, phase.title, phase.workload, table_view(phase.table), failed=list(phase.failed))
+        view.charts = [c for figure in phase.figures for c in self.figure(figure, pid)]
         return view
 
     def timelines(self, part: Part, pid: str) -> list[Timeline]:
         out: list[Timeline] = []
-        for phase in part.phases:
-            if phase.key not in ("", "rtt"):
-                continue
-            gil_rows = [r for r in phase.results.rows if r.client.gil]
-            rows = gil_rows or (phase.results.rows if part.kind == "gil" else [])
-            if not rows:
-                continue
-            title = "Requests per worker over time" + (f", {phase.title}" if phase.key else "")
-            drawn = [self.add(f"{pid}-tl{phase.key}-{i}", timeline(r, r.client.label)) for i, r in enumerate(rows)]
-            ids = [d for d in drawn if d is not None]
+        for t in part.timelines:
+            ids = [c for figure in t.figures for c in self.figure(figure, pid)]
             if ids:
-                out += [Timeline(title if i == 0 else "", chart=c) for i, c in enumerate(ids)]
-                continue
-            png = "rtt/plots/timeline-rtt.png" if phase.key == "rtt" else "plots/timeline.png"
-            if png in part.images:
-                url = "data:image/png;base64," + base64.b64encode(part.images[png]).decode("ascii")
-                out.append(Timeline(title, image=url, note=f"the plot the command drew ({png}): no raw samples here"))
+                out += [Timeline(t.title if i == 0 else "", chart=c) for i, c in enumerate(ids)]
+            elif t.image in part.images:
+                url = "data:image/png;base64," + base64.b64encode(part.images[t.image]).decode("ascii")
+                out.append(
+                    Timeline(t.title, image=url, note=f"the plot the command drew ({t.image}): no raw samples here")
+                )
             else:
-                out.append(Timeline(title, note="no raw samples and no timeline plot in this folder"))
+                out.append(Timeline(t.title, note="no raw samples and no timeline plot in this folder"))
         return out
 
     def sweep(self, part: Part, pid: str) -> list[str]:
-        points = [(p.value, medians(p.results.rows)) for p in part.phases]
-        names = figures([m for _, rows in points for m in rows])
-        axis = part.dimension or "value"
-        # an open loop (offered_rps measured) is read as latency against the offered load
-        left = "p99_ms" if "offered_rps" in names else "bench_ms"
-        out = []
-        for side, default in (("a", left), ("b", "throughput_rps")):
-            chart = with_variants(names, default, lambda n: sweep_curve(points, n, axis, f"{axis_title(n)} vs {axis}"))
-            if (cid := self.add(f"{pid}-sweep-{side}", chart)) is not None:
-                out.append(cid)
-        return out
+        """Each curve as a chart whose figure the page can switch to any other the rows have."""
+        found = [self.add(f"{pid}-{figure.file}", menu(curves(figure), figure.metric)) for figure in part.curves]
+        return [c for c in found if c is not None]
 
     def document(self, blocks: Sequence[Block], part: Part, pid: str) -> list[Piece]:
         """A document's blocks as the page shows them: the text and tables as HTML (through their Markdown, as the
@@ -338,43 +254,41 @@ class Builder:
         return pieces
 
     def part(self, part: Part, pid: str) -> PartView:
-        first = part.phases[0].results if part.phases else None
-        lines = []
-        if first is not None:
-            lines.append(f"{' '.join(first.command)}, {first.created}")
-            if not first.complete:
-                lines.append(f"interrupted: {first.interrupted}; the rows that ran are shown")
-        view = PartView(pid, part.title, part.kind, str(part.path), lines, list(part.missing))
+        view = PartView(pid, part.title, part.kind, str(part.path), list(part.lines), list(part.missing))
         view.reading = self.document(part.reading, part, f"{pid}-reading")
         view.summary = self.document(part.summary, part, f"{pid}-summary")
-        if part.kind in ("run", "gil"):
-            view.phases = [self.phase(f"{pid}-{i}", p, True) for i, p in enumerate(part.phases)]
-            view.timelines = self.timelines(part, pid)
-        if part.kind == "sweep":
-            view.sweep_charts = self.sweep(part, pid)
-            view.points = [self.phase(f"{pid}-p{i}", p, False) for i, p in enumerate(part.phases)]
-        if first is not None:
-            view.environment = environment(first)
-            view.versions = versions([r for p in part.phases for r in p.results.rows if p is part.phases[0]])
-        elif part.environment:
-            view.environment = [(k, _flatten(v)) for k, v in part.environment.items()]
+        view.phases = [self.phase(f"{pid}-{i}", p) for i, p in enumerate(part.phases)]
+        view.timelines = self.timelines(part, pid)
+        view.sweep_charts = self.sweep(part, pid)
+        view.points = [self.phase(f"{pid}-p{i}", p) for i, p in enumerate(part.points)]
+        view.environment = list(part.environment)
+        view.versions = table_view(part.versions) if part.versions is not None else None
         return view
 
 
-def compare_view(a: str, b: str, rows: Sequence[RowComparison], summary: list[str], builder: Builder) -> CompareView:
-    out = []
-    for r in rows:
-        if r.a is None or r.b is None:
-            out.append(CompareRow(r.label, r.name, ["-"] * 5, r.verdict.text, r.verdict.change))
-            continue
-        ratios = ["-" if (v := r.ratio(k)) is None else f"{v:.2f}" for k in ("bench_ms", "mean_ms", "p99_ms")]
-        benches = [
-            f"{x.median.bench_ms:.2f} ({x.bench_min_ms:.2f}-{x.bench_max_ms:.2f}, {x.repeats} repeats)"
-            for x in (r.a, r.b)
-        ]
-        out.append(CompareRow(r.label, r.name, [*benches, *ratios], r.verdict.text, r.verdict.change))
-    chart = builder.add("compare-bench", compare_bars(rows))
-    return CompareView(a, b, out, summary, chart)
+#: how a comparison's table marks a row (report/compare.py): red slower in B beyond the noise, green faster
+CHANGES = {"red": +1, "green": -1}
+
+
+def compare_view(comparison: Comparison, builder: Builder) -> CompareView:
+    """The comparison's table (`clientbench compare`'s, with the rows' labels first: label, name, figures, verdict)
+    and its chart."""
+    table = comparison.table
+    rows = [
+        CompareRow(
+            cells[0],
+            cells[1],
+            [Cell(c, _number(c)) for c in cells[2:-1]],
+            cells[-1],
+            CHANGES.get(_style(table, i) or "", 0),
+        )
+        for i, cells in enumerate(table.rows)
+    ]
+    columns = [c.label for c in table.columns[2:-1]]
+    charts = builder.figure(comparison.figure, "compare")
+    return CompareView(
+        comparison.a, comparison.b, columns, rows, list(comparison.summary), charts[0] if charts else None
+    )
 
 
 def build(parts: Sequence[Part], title: str) -> tuple[Page, Builder]:
