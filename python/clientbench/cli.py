@@ -1,4 +1,4 @@
-"""Command line: `clientbench run | sweep | gil | soak | cost | profile | compare | report | history | list |
+"""Command line: `clientbench run | sweep | gil | soak | cost | cold | profile | compare | report | history | list |
 serve | check-driver` (`run` is the default)."""
 
 from __future__ import annotations
@@ -133,7 +133,8 @@ def build_parser() -> Parser:
         help="per-row ratios of two runs, flagging changes beyond the noise",
         description="Compare two results folders (or results.json files): Bench ratio B/A "
         "per row, flagged when the two runs' Bench ranges (min-max over the repeats) do not overlap; "
-        "a verdict needs at least 4 repeats in each run. Two cost folders: each count per request in A and B. "
+        "a verdict needs at least 4 repeats in each run. Two cost folders: each count per request in A and B; two "
+        "cold folders: the cold-start medians in A and B. "
         "With --fail-on, a gate for CI: exit 1 when a row got worse beyond its threshold (docs/gate.md).",
     )
     cmp_.add_argument(
@@ -148,7 +149,8 @@ def build_parser() -> Parser:
         metavar="SPEC",
         help="a gate: exit 1 when a row got worse than a threshold, e.g. bench=10%%,p99=20%% for runs (beyond the "
         "measured noise too; needs 4 repeats a side) or instructions=1%%,syscalls=0%% for cost folders; figures: "
-        "bench lmean mean p50 p99 p999 max cpu rss rps, instructions syscalls allocations",
+        "bench lmean mean p50 p99 p999 max cpu rss rps, instructions syscalls allocations, and for cold folders import "
+        "construct first second answer exit rss",
     )
     cmp_.add_argument("--rows", metavar="PATTERNS", help="with --fail-on: judge only these rows (names or globs)")
     cmp_.add_argument("-o", "--out", type=Path, metavar="DIR", help="also write the comparison to DIR/compare.md")
@@ -174,12 +176,14 @@ def build_parser() -> Parser:
         help="the HTML file to write (default RESULTS_DIR/report.html, with --compare RESULTS_DIR/compare.html)",
     )
 
+    from .commands.cold import add_parser as add_cold
     from .commands.cost import add_parser as add_cost
     from .commands.profile import add_parser as add_profile
     from .commands.soak import add_parser as add_soak
 
     add_soak(sub)
     add_cost(sub)
+    add_cold(sub)
     add_profile(sub)
 
     lst = sub.add_parser(
@@ -300,6 +304,11 @@ def dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
         counts = CostSettings(args.requests, args.baseline, args.path, CostSettings.parse_measures(args.measure))
         args.clients = expand_names(args.clients, registry(args))
         return cost(selection(args), counts, testbed_options(args), argv)
+    if args.command == "cold":
+        from .commands.cold import ColdSettings
+        from .commands.cold import run as cold
+
+        return cold(selection(args), ColdSettings.from_args(args), testbed_options(args), argv)
     if args.command == "profile":
         from .commands.profile import profile
 

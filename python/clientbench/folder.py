@@ -22,6 +22,7 @@ from .dimensions import DIMENSIONS
 from .errors import SetupError
 from .model import READS, SCHEMA_ID, Results, Row
 from .registry.shipped import CLIENTS
+from .report import cold as cold_document
 from .report import cost as cost_document
 from .report import gil as gil_document
 from .report import history as history_document
@@ -30,8 +31,8 @@ from .report import rates as rate_document
 from .report import soak as soak_document
 from .report import sweep as sweep_document
 from .report.base import Part
-from .report.parts import cost_part, gil_part, profile_part, run_part, soak_part, sweep_part
-from .schema import PROFILE_ID
+from .report.parts import cold_part, cost_part, gil_part, profile_part, run_part, soak_part, sweep_part
+from .schema import COLD_ID, PROFILE_ID
 
 RESULTS = "results.json"
 #: the GIL report's phases besides the W-worker one at the top, by folder
@@ -226,6 +227,14 @@ def _cost(path: Path, title: str) -> Part:
     return cost_part(path, title, doc, cost_document.summary(doc))
 
 
+def _cold(path: Path, title: str) -> Part:
+    """A cold-start folder: cold.md's document made anew from cold.json (its reading computed again)."""
+    doc = _read_json(path / "cold.json")
+    if not isinstance(doc, dict) or doc.get("schema") != COLD_ID or not isinstance(doc.get("rows"), list):
+        raise SetupError(f"{path / 'cold.json'} is not a clientbench cold-start document")
+    return cold_part(path, title, doc, cold_document.document(doc))
+
+
 def _profile(path: Path, title: str) -> Part:
     """A profile folder: profile.json's rows, each row's top frames and shares computed anew from its folded
     stacks, its flame graph as drawn."""
@@ -300,6 +309,8 @@ def _kind(path: Path) -> str | None:
         return "history"
     if (path / "cost.json").is_file():
         return "cost"
+    if (path / "cold.json").is_file():
+        return "cold"
     if (path / "profile.json").is_file():
         return "profile"
     if (path / "points").is_dir():
@@ -317,6 +328,8 @@ def _part(path: Path, title: str) -> Part:
         return _soak(path, title)
     if kind == "cost":
         return _cost(path, title)
+    if kind == "cold":
+        return _cold(path, title)
     if kind == "profile":
         return _profile(path, title)
     if kind == "history":
@@ -343,6 +356,7 @@ def load(path: Path) -> list[Part]:
     )
     if not own and not subs:
         raise SetupError(
-            f"{path} holds no clientbench results (no results.json, points/, soak.json, cost.json or profile.json)"
+            f"{path} holds no clientbench results (no results.json, points/, soak.json, cost.json, cold.json or "
+            "profile.json)"
         )
     return own + [_part(p, f"{path.name}/{p.name}" if own else p.name) for p in subs]

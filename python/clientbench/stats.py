@@ -529,3 +529,29 @@ def time_series(doc: Mapping[str, Any]) -> TimeSeries | None:
     drained = int((ends[ok] > edges[-1]).sum())  # np.histogram's last bucket holds its right edge
     listed = int(failed.sum())
     return TimeSeries(tuple(seconds), drained, sum(failure_count(w) for w in workers) - listed)
+
+
+# -- cold starts: one figure over a row's samples ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One figure over a row's n cold starts (`clientbench cold`): its median, min, max and interquartile range."""
+
+    median: float
+    low: float
+    high: float
+    iqr: float
+    n: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def spread(values: Sequence[float]) -> Spread:
+    """The median, min, max and interquartile range of non-empty values."""
+    if not values:
+        raise ValueError("spread of no values")
+    a = np.asarray(values, dtype=np.float64)
+    q1, q3 = np.percentile(a, [25, 75])
+    return Spread(float(np.median(a)), float(a.min()), float(a.max()), float(q3 - q1), int(a.size))

@@ -5,7 +5,9 @@ than the threshold AND beyond the measured noise: the two runs' ranges of that f
 overlap (analysis/compare.py's rule, which needs MIN_REPEATS repeats on both sides; with fewer the gate cannot
 judge, and says so as a failure: a gate that cannot judge must not pass silently). A counted figure (cost's
 instructions, syscalls, allocations per request), which repeats within 1% (docs/cost.md), fails on the plain
-percentage. A row of A that is missing or failed in B fails. Computed from the figures given; runs nothing.
+percentage. A cold-start figure (`clientbench cold`'s import, construct, first, second, answer, exit, rss) is judged
+as a timed one, over the rows' samples (each a new process) instead of repeats. A row of A that is missing or failed
+in B fails. Computed from the figures given; runs nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Any
 from ..errors import SetupError
 from ..metrics import Metric, by_gate
 from ..model import Results, Row
+from ..stats import spread
+from .cold import GATED as COLD
 from .compare import MIN_REPEATS
 
 #: timed figures (a run's: Bench, a percentile, CPU per request, ...), by the name --fail-on takes (metrics.py)
@@ -42,8 +46,8 @@ def parse_fail_on(text: str) -> list[Threshold]:
     for item in (i.strip() for i in text.split(",") if i.strip()):
         name, sep, value = item.partition("=")
         name = name.strip().lower()
-        if not sep or name not in (*TIMED, *COUNTED):
-            known = ", ".join([*TIMED, *COUNTED])
+        if not sep or name not in (*TIMED, *COUNTED, *COLD):
+            known = ", ".join(dict.fromkeys([*TIMED, *COUNTED, *COLD]))
             raise SetupError(f"--fail-on {item!r}: expected FIGURE=PERCENT%, a figure among {known}")
         try:
             percent = float(value.strip().removesuffix("%"))
@@ -85,7 +89,7 @@ def _good(row: Row | None) -> bool:
 
 def judge_runs(a: Results, b: Results, thresholds: Sequence[Threshold], rows: Sequence[str] = ()) -> list[Check]:
     """Every gated row of A (`rows`: glob patterns; default every row) against B, for each timed threshold."""
-    timed = [t for t in thresholds if not t.counted]
+    timed = [t for t in thresholds if t.figure in TIMED]
     if not timed:
         raise SetupError("--fail-on: two run folders compare timed figures (bench, p99, cpu, ...), not counts")
     in_b = {r.client.name: r for r in b.rows}
@@ -160,6 +164,53 @@ def judge_costs(
             failed = vb > va * (1 + t.percent / 100) if metric.smaller else vb < va * (1 - t.percent / 100)
             out.append(Check(ra["name"], t.figure, unit, va, vb, t.percent, "worse" if failed else "ok", failed))
     return out
+
+
+def judge_colds(
+    a: Mapping[str, Any], b: Mapping[str, Any], thresholds: Sequence[Threshold], rows: Sequence[str] = ()
+) -> list[Check]:
+    """Every gated row of A's cold.json against B's, for each cold-start threshold: worse than the threshold and
+    beyond the noise (B's samples all above A's), over at least MIN_REPEATS samples a side."""
+    cold = [t for t in thresholds if t.figure in COLD]
+    if not cold:
+        known = ", ".join(COLD)
+        raise SetupError(f"--fail-on: two cold-start folders compare cold-start figures ({known})")
+    in_b = {r["name"]: r for r in b["rows"]}
+    out: list[Check] = []
+    for ra in a["rows"]:
+        if not gated(ra["name"], rows) or ra["status"] != "ok":
+            continue
+        rb = in_b.get(ra["name"])
+        for t in cold:
+            figure = COLD[t.figure]
+            va = _cold_values(ra, figure.field)
+            if not va:
+                continue  # a figure the row does not have (a native row's import): nothing to guard
+            a_median = spread(va).median
+            vb = _cold_values(rb, figure.field) if rb is not None and rb["status"] == "ok" else []
+            if not vb:
+                out.append(Check(ra["name"], t.figure, figure.unit, a_median, None, t.percent, "missing", True))
+                continue
+            b_median = spread(vb).median
+            if min(len(va), len(vb)) < MIN_REPEATS:
+                verdict = f"cannot judge (needs {MIN_REPEATS} samples)"
+                out.append(Check(ra["name"], t.figure, figure.unit, a_median, b_median, t.percent, verdict, True))
+                continue
+            worse = b_median > a_median * (1 + t.percent / 100)
+            failed = worse and min(vb) > max(va)
+            verdict = "worse" if failed else "within noise" if worse else "ok"
+            out.append(Check(ra["name"], t.figure, figure.unit, a_median, b_median, t.percent, verdict, failed))
+    return out
+
+
+def _cold_values(row: Mapping[str, Any] | None, field: str) -> list[float]:
+    """A figure of every successful sample of a cold.json row."""
+    samples = (row or {}).get("samples") or []
+    return [
+        float(v)
+        for s in samples
+        if s.get("status") == "ok" and isinstance(v := (s.get("figures") or {}).get(field), (int, float))
+    ]
 
 
 def gated(name: str, patterns: Sequence[str]) -> bool:

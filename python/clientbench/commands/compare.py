@@ -1,4 +1,4 @@
-"""`clientbench compare A B [--fail-on SPEC] [--rows PATTERNS] [-o DIR]`: two runs (or two cost folders) row by
+"""`clientbench compare A B [--fail-on SPEC] [--rows PATTERNS] [-o DIR]`: two runs (or two cost or cold folders) row by
 row, the changes beyond the measured noise flagged (analysis/compare.py, shared with the HTML report's compare view);
 with --fail-on, a gate that exits 1 when a row got worse than a threshold (analysis/gate.py). A side may be several
 run folders, comma-separated, of the same workload: their repeats are pooled (runs taken in turns, e.g. pinned and
@@ -11,29 +11,39 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.compare import MIN_REPEATS, compare_rows, summary
-from ..analysis.gate import Check, gated, gated_patterns, judge_costs, judge_runs, parse_fail_on
+from ..analysis.gate import Check, gated, gated_patterns, judge_colds, judge_costs, judge_runs, parse_fail_on
 from ..errors import SetupError
 from ..model import Results
 from ..report import Report, Text
-from ..report.compare import costs_table, gate_summary, gate_table, runs_table
+from ..report.compare import colds_table, costs_table, gate_summary, gate_table, runs_table
 from ..report.export import export
-from ..schema import COST_ID
+from ..schema import COLD_ID, COST_ID
 
 __all__ = ["MIN_REPEATS", "compare"]
 
 
-def _cost(path: Path) -> dict[str, Any] | None:
-    """A cost folder's cost.json (or the file itself); None when `path` is not one."""
-    file = path / "cost.json" if path.is_dir() else path
-    if not file.is_file() or file.name != "cost.json":
+def _document(path: Path, name: str, schema: str) -> dict[str, Any] | None:
+    """A folder's own document (cost.json, cold.json), or the file itself; None when `path` is not one."""
+    file = path / name if path.is_dir() else path
+    if not file.is_file() or file.name != name:
         return None
     try:
         doc = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise SetupError(f"cannot read {file}: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != COST_ID:
-        raise SetupError(f"{file} is not a clientbench cost.json ({COST_ID})")
+    if not isinstance(doc, dict) or doc.get("schema") != schema:
+        raise SetupError(f"{file} is not a clientbench {name} ({schema})")
     return doc
+
+
+def _cost(path: Path) -> dict[str, Any] | None:
+    """A cost folder's cost.json (or the file itself); None when `path` is not one."""
+    return _document(path, "cost.json", COST_ID)
+
+
+def _cold(path: Path) -> dict[str, Any] | None:
+    """A cold-start folder's cold.json (or the file itself); None when `path` is not one."""
+    return _document(path, "cold.json", COLD_ID)
 
 
 def pooled(spec: Path) -> Results:
@@ -67,12 +77,21 @@ def compare(
         raise SetupError("--rows chooses the rows the gate judges: it goes with --fail-on")
     several = "," in str(a_path) or "," in str(b_path)
     cost_a, cost_b = (None, None) if several else (_cost(a_path), _cost(b_path))
-    if (cost_a is None) != (cost_b is None):
-        raise SetupError(f"compare a run with a run and a cost folder with a cost folder ({a_path}, {b_path})")
+    cold_a, cold_b = (None, None) if several else (_cold(a_path), _cold(b_path))
+    if (cost_a is None) != (cost_b is None) or (cold_a is None) != (cold_b is None):
+        raise SetupError(
+            f"compare a run with a run, a cost folder with a cost folder, a cold folder with a cold folder ({a_path}, "
+            f"{b_path})"
+        )
     title = f"B / A   (A = {a_path}, B = {b_path})"
     checks: list[Check] = []
-    if cost_a is not None and cost_b is not None:
-        blocks: list[Any] = [costs_table(cost_a, cost_b, title)]
+    if cold_a is not None and cold_b is not None:
+        blocks: list[Any] = [colds_table(cold_a, cold_b, title)]
+        names = [r["name"] for r in cold_a["rows"]]
+        if thresholds:
+            checks = judge_colds(cold_a, cold_b, thresholds, patterns)
+    elif cost_a is not None and cost_b is not None:
+        blocks = [costs_table(cost_a, cost_b, title)]
         names = [r["name"] for r in cost_a["rows"]]
         if thresholds:
             checks = judge_costs(cost_a, cost_b, thresholds, patterns)

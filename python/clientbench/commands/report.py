@@ -48,15 +48,15 @@ def _results_file(path: Path) -> Path:
 
 
 def dashboards(path: Path, formats: tuple[str, ...]) -> list[Path]:
-    """The dashboard files of a run or cost folder, written into it (--export)."""
+    """The dashboard files of a run, cost or cold-start folder, written into it (--export)."""
     folder = path.parent if path.is_file() else path
-    cost = folder / "cost.json"
-    if cost.is_file():
+    own = [folder / name for name in ("cost.json", "cold.json") if (folder / name).is_file()]
+    if own:
         try:
-            doc = json.loads(cost.read_text(encoding="utf-8"))
+            doc = json.loads(own[0].read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise SetupError(f"cannot read {cost}: {exc}") from None
-        source = Report("cost", document=doc)
+            raise SetupError(f"cannot read {own[0]}: {exc}") from None
+        source = Report(own[0].stem, document=doc)
     else:
         source = Report("table", results=load_results(folder / RESULTS))
     written = export(source, folder, formats)

@@ -113,7 +113,7 @@ class Part:
     """One results folder as the HTML page shows it, built by report/parts.py."""
 
     path: Path
-    kind: str  # "run" | "gil" | "sweep" | "soak" | "cost" | "profile"
+    kind: str  # "run" | "gil" | "sweep" | "soak" | "cost" | "cold" | "profile"
     title: str
     lines: list[str] = field(default_factory=list)  # the command, when it ran, whether it was interrupted
     phases: list[Phase] = field(default_factory=list)  # a run's, or a GIL report's phases

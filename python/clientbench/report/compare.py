@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..analysis.cold import COLUMNS as COLD_COLUMNS
+from ..analysis.cold import median as cold_median
 from ..analysis.compare import RowComparison, summary
 from ..analysis.gate import COUNTED, Check
 from ..stats import Aggregate
@@ -75,6 +77,27 @@ def costs_table(a: Mapping[str, Any], b: Mapping[str, Any], title: str) -> Table
         for metric in COUNTED.values():
             va, vb = ra.get(metric.field), rb.get(metric.field)
             cells += [_count(va), _count(vb), f"{vb / va:.3f}" if va and vb is not None else "-"]
+        table.rows.append(cells)
+        table.styles.append(None)
+    return table
+
+
+def colds_table(a: Mapping[str, Any], b: Mapping[str, Any], title: str) -> Table:
+    """Per row of either cold.json: the medians of the answer, the import and the first request in A and B, and
+    B / A (every figure is in the gate's table when --fail-on names it)."""
+    shown = [f for f in COLD_COLUMNS if f.field in ("import_ms", "first_ms", "answer_ms", "rss_mib")]
+    columns = [Column("Client", False)]
+    for figure in shown:
+        columns += [Column(f"{figure.label} A"), Column(f"{figure.label} B"), Column("B/A")]
+    table = Table(columns, [], title=title)
+    rows_a = {r["name"]: r for r in a["rows"]}
+    rows_b = {r["name"]: r for r in b["rows"]}
+    for name in [*rows_a, *(n for n in rows_b if n not in rows_a)]:
+        ra, rb = rows_a.get(name) or {}, rows_b.get(name) or {}
+        cells = [name]
+        for figure in shown:
+            va, vb = cold_median(ra, figure.field), cold_median(rb, figure.field)
+            cells += [_count(va), _count(vb), f"{vb / va:.2f}" if va and vb is not None else "-"]
         table.rows.append(cells)
         table.styles.append(None)
     return table

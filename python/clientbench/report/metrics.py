@@ -1,7 +1,9 @@
 """The figures a dashboard tracks across commits, from a report: per row, the run's tracked figures (Bench, mean,
-P99 and CPU per request: the median over the repeats, with their min and max) or a cost document's (instructions,
-syscalls and allocations per request), as the registry (metrics.py) names them: its slug, title and unit. Every
-one is smaller-is-better. The dashboard formats (report/export/github_benchmark.py, bencher.py) render these."""
+P99 and CPU per request: the median over the repeats, with their min and max), a cost document's (instructions,
+syscalls and allocations per request), as the registry (metrics.py) names them: its slug, title and unit, or a
+cold-start document's (analysis/cold.py's FIGURES with a slug: the median over the samples, with their min and
+max). Every one is smaller-is-better. The dashboard formats (report/export/github_benchmark.py, bencher.py)
+render these."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..analysis.cold import FIGURES as COLD_FIGURES
 from ..metrics import tracked
 from ..model import Results, Row
 from .base import Report
@@ -65,10 +68,28 @@ def cost_metrics(document: Mapping[str, Any]) -> list[Tracked]:
     return out
 
 
+def cold_metrics(document: Mapping[str, Any]) -> list[Tracked]:
+    out = []
+    for row in document.get("rows", []):
+        if row.get("status") != "ok":
+            continue
+        for figure in (f for f in COLD_FIGURES if f.slug):
+            spread = (row.get("figures") or {}).get(figure.field)
+            if spread:
+                label = row.get("label") or row["name"]
+                out.append(
+                    Tracked(row["name"], label, figure.slug, figure.title, figure.unit, float(spread["median"]),
+                            float(spread["low"]), float(spread["high"]), int(spread["n"]))
+                )  # fmt: skip
+    return out
+
+
 def metrics(report: Report) -> list[Tracked]:
-    """What a report's results (or its cost document) give a dashboard; empty for any other report."""
+    """What a report's results (or its cost or cold-start document) give a dashboard; empty for any other report."""
     if report.results is not None:
         return run_metrics(report.results)
     if report.document is not None and report.document.get("schema") == "clientbench.cost/1":
         return cost_metrics(report.document)
+    if report.document is not None and report.document.get("schema") == "clientbench.cold/1":
+        return cold_metrics(report.document)
     return []

@@ -1,10 +1,10 @@
-"""What the HTML report shows of a results folder: one `Part` per folder a command wrote (a run, a GIL report, a
-sweep, a soak, a cost or a profile folder), built here from what the command measured, as the blocks and figures
-every exporter renders: each results document's run table (report/table.py, the table.md of it, each median with
-its min-max), the charts beside it, a sweep's curves, the timelines, the environment. A command builds its parts
-from memory as it ends; `clientbench report DIR` reads a folder back (folder.py) into the same inputs and builds
-them with the same functions, so both pages are the same page. The HTML exporter (report/export/html) only renders
-them: it computes nothing.
+"""What the HTML report shows of a results folder: one `Part` per folder a command wrote (a run, a GIL report, a sweep,
+a soak, a cost, a cold-start or a profile folder), built here from what the command measured, as the blocks and
+figures every exporter renders: each results document's run table (report/table.py, the table.md of it, each median
+with its min-max), the charts beside it, a sweep's curves, the timelines, the environment. A command builds its
+parts from memory as it ends; `clientbench report DIR` reads a folder back (folder.py) into the same inputs and
+builds them with the same functions, so both pages are the same page. The HTML exporter (report/export/html) only
+renders them: it computes nothing.
 
 A part's reading and summary are blocks of the documents the command wrote (gil.md, sweep.md, soak.md), taken
 from those documents' Report, never parsed back from Markdown.
@@ -212,6 +212,13 @@ def soak_part(path: Path, title: str, document: Mapping[str, Any], summary: Repo
 def cost_part(path: Path, title: str, document: Mapping[str, Any], summary: Report) -> Part:
     """A cost folder: its table and how it counted (cost.json's environment is the page's)."""
     part = Part(path, "cost", title, summary=list(summary.blocks))
+    part.environment = _document_environment(document)
+    return part
+
+
+def cold_part(path: Path, title: str, document: Mapping[str, Any], summary: Report) -> Part:
+    """A cold-start folder: cold.md's reading, tables and method (cold.json's environment is the page's)."""
+    part = Part(path, "cold", title, summary=list(summary.blocks))
     part.environment = _document_environment(document)
     return part
 

@@ -49,12 +49,14 @@ DOCUMENT_SCHEMAS = {
     "clientbench.sweep/1": "sweep.schema.json",
     "clientbench.gil/1": "gil.schema.json",
     "clientbench.profile/1": "profile.schema.json",
+    "clientbench.cold/1": "cold.schema.json",
 }
 SOAK_REPORT_ID = "clientbench.soak-report/1"
 COST_ID = "clientbench.cost/1"
 SWEEP_ID = "clientbench.sweep/1"
 GIL_ID = "clientbench.gil/1"
 PROFILE_ID = "clientbench.profile/1"
+COLD_ID = "clientbench.cold/1"
 
 
 def validate_results(doc: Any) -> None:
@@ -242,3 +244,23 @@ def _check_counts(i: int, w: dict[str, Any], wl: dict[str, Any]) -> int:
                     f"expected the {n - w['failure_count']} successful ones"
                 )
     return n
+
+
+PROBE_LINE_ID = "clientbench.cold-probe/1"
+
+
+def validate_probe_line(line: Any) -> None:
+    """Raise InvalidResult, with a one-line reason, when a cold-start probe's line (probes/cold_start.py) is not
+    one (stamps out of order included)."""
+    validator = jsonschema.Draft202012Validator(_load("cold-probe.schema.json"))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(line))
+    if error is not None:
+        raise InvalidResult(f"the probe's line does not match {PROBE_LINE_ID} at {_where(error)}: {error.message}")
+    stamps = [line["stamps_ns"][k] for k in PROBE_STAMPS]
+    if stamps != sorted(stamps):
+        raise InvalidResult(f"the probe's stamps are out of order: {', '.join(PROBE_STAMPS)}")
+
+
+#: the probe's stamps, in the order it takes them
+PROBE_STAMPS = ("start", "import0", "imported", "loaded", "construct0", "constructed", "first0", "first", "second0",
+                "second")  # fmt: skip
