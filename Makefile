@@ -191,13 +191,15 @@ system-deps:  ## Boost headers, OpenSSL, libbrotli and libzstd (br/zstd in beast
 # compare with), Chromium (the HTML report in a real browser), valgrind and strace (`clientbench cost`), perf
 # (linux-perf: `clientbench profile`'s native rows), qemu-user-static (the aarch64 wheels' test runs an arm64 CPython
 # under qemu-aarch64-static), iproute2 (two test hosts in network namespaces: python/tests/test_two_hosts.py),
-# tinyproxy (the HTTP proxy both bindings go through: bindings/tests/test_proxy.py). Only the tests start nginx and
+# tinyproxy (the HTTP proxy both bindings go through: bindings/tests/test_proxy.py), hyperfine (what `clientbench cold`
+# times is checked against it: python/tests/test_cold.py). Only the tests start nginx and
 # tinyproxy, each with its own configuration: the packages' own services are never started (policy-rc.d answers 101
 # while apt installs them, when the machine has no policy of its own).
 TEST_PACKAGES := nginx:nginx-light curl:curl openssl:openssl chromium:chromium valgrind:valgrind strace:strace \
-                 perf:linux-perf qemu-aarch64-static:qemu-user-static ip:iproute2 tinyproxy:tinyproxy
+                 perf:linux-perf qemu-aarch64-static:qemu-user-static ip:iproute2 tinyproxy:tinyproxy \
+                 hyperfine:hyperfine
 
-test-deps:  ## nginx-light, curl, openssl, chromium, valgrind, strace, linux-perf, qemu-user-static, tinyproxy from apt when missing; no service left running
+test-deps:  ## nginx-light, curl, openssl, chromium, valgrind, strace, linux-perf, qemu-user-static, tinyproxy, hyperfine from apt when missing; no service left running
 	@missing=""; \
 	for pair in $(TEST_PACKAGES); do \
 	  command -v $${pair%%:*} >/dev/null || [ -x /usr/sbin/$${pair%%:*} ] || missing="$$missing $${pair#*:}"; \
