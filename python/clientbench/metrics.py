@@ -1,16 +1,19 @@
 """Every figure clientbench reports and every column of its run tables, once (as hyperfine's `Metric`).
 
-A `Metric` is one figure: its field (a `stats.RowStats` field, or a cost.json row's), its unit and digits, which
-way is better, its column in the run table (label, shown in the terminal or only in the files, and when the
-column shows at all), its axis title in the plots, its name for `compare --fail-on` (analysis/gate.py) and its
-slug on the dashboards (report/metrics.py). A `Column` is one column of a run table: a metric's median over the
-repeats, or a column of its own (Language, Library, Spread, Status, ...). `COLUMNS` (the closed loop's table) and
-`OPEN_COLUMNS` (the open loop's) are the tables' columns in order; report/table.py builds a table from them, the
-gate, the dashboards and the figures read `METRICS`, and python/tests/test_metrics.py checks that
-docs/measurement.md and docs/open-loop.md describe every column.
+A `Metric` is one figure: its field (a `stats.RowStats` field, a cost.json row's, or a cold start's in cold.json),
+its unit and digits, which way is better, its column in the run table (label, shown in the terminal or only in the
+files, and when the column shows at all), its axis title in the plots, its name for `compare --fail-on`
+(analysis/gate.py) and its slug on the dashboards (report/metrics.py). A `Column` is one column of a run table: a
+metric's median over the repeats, or a column of its own (Language, Library, Spread, Status, ...). `COLUMNS` (the
+closed loop's table) and `OPEN_COLUMNS` (the open loop's) are the tables' columns in order; report/table.py builds
+a table from them, the gate, the dashboards and the figures read `METRICS`, and python/tests/test_metrics.py
+checks that docs/measurement.md and docs/open-loop.md describe every column. A cold start's figures (`source`
+"cold", `clientbench cold`) are columns of the cold-start table (report/cold.py) in their order here, and
+docs/cold-start.md describes them.
 
-Adding a figure: its field where it is produced (`stats.RowStats` and `row_stats`), one `Metric` here (and its
-column in the tables where it shows), and the field in the schema (schema/results.schema.json).
+Adding a figure: its field where it is produced (`stats.RowStats` and `row_stats`; for a cold start,
+execution/cold_start.py), one `Metric` here (and its column in the tables where it shows), and the field in the
+schema (schema/results.schema.json; schema/cold.schema.json).
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from typing import Literal
 
 from .model import Row
 from .stats import SUMMED, median
+
+#: where a figure is read: a run's RowStats, a cost.json row, a cold.json row (its `figures` and each sample's)
+Source = Literal["run", "cost", "cold"]
 
 #: what a column's cell shows of a row, given the figures that relate the rows to each other
 Cell = Callable[[Row, "Context"], str]
@@ -44,11 +50,12 @@ def always(rows: Sequence[Row], ctx: Context) -> bool:
 
 @dataclass(frozen=True)
 class Metric:
-    """One figure. `field` is a RowStats field (`source` "run") or a cost.json row's (`source` "cost")."""
+    """One figure. `field` is a RowStats field (`source` "run"), a cost.json row's (`source` "cost") or a cold
+    start's (`source` "cold": a key of a cold.json row's `figures` and of each sample's)."""
 
     field: str
     unit: str = ""  # of a value: ms, us, MiB, req/s, ... ("" a plain number)
-    label: str = ""  # its column's label in the run tables ("" no column)
+    label: str = ""  # its column's label in its tables (the run tables, or the cold-start table; "" no column)
     digits: int = 2  # in its column
     smaller: bool = True  # smaller is better
     terminal: bool = True  # its column shows in the terminal table (every column goes to the files)
@@ -58,7 +65,11 @@ class Metric:
     gate_unit: str = ""  # the unit the gate's table says (default: `unit`)
     slug: str = ""  # the measure a dashboard tracks (github-benchmark, bencher; "" not tracked)
     title: str = ""  # the dashboard's name of the figure
-    source: Literal["run", "cost"] = "run"
+    source: Source = "run"
+    # a cold start's: what the figure spans for a Python row (its probe) and for a row whose driver is a program
+    # ("" it has none); cold.md's method lists them
+    python_span: str = ""
+    program_span: str = ""
 
     @property
     def summed(self) -> bool:
@@ -235,26 +246,84 @@ SYSCALLS = Metric("syscalls_per_request", "syscalls", gate="syscalls", gate_unit
                   slug="syscalls-per-request", title="syscalls per request", source="cost")  # fmt: skip
 ALLOCATIONS = Metric("allocations_per_request", "allocations", gate="allocations", gate_unit="per request",
                      slug="allocations-per-request", title="allocations per request", source="cost")  # fmt: skip
+# `clientbench cold`'s figures (cold.json's rows: the median and min-max over the samples, each a new process), in
+# the cold-start table's order; the gate judges them as timed figures, over the samples (docs/cold-start.md)
+COLD_START = Metric(
+    "start_ms", "ms", "Start(ms)", source="cold",
+    python_span="process start to the probe's first line: exec, the interpreter's start-up and site",
+)  # fmt: skip
+COLD_IMPORT = Metric(
+    "import_ms", "ms", "Import(ms)", gate="import", slug="cold-import-ms",
+    title="cold start: process start to the library imported", source="cold",
+    python_span="process start to the library imported (Start, then `import LIBRARY`)",
+)  # fmt: skip
+COLD_LIBRARY = Metric(
+    "library_ms", "ms", source="cold",
+    python_span="the `import LIBRARY` statement alone (Import - Start, less the probe's first lines)",
+)  # fmt: skip
+COLD_HARNESS = Metric(
+    "harness_ms", "ms", source="cold",
+    python_span="loading the row's plugin and clientbench's harness: left out of every other figure",
+)  # fmt: skip
+COLD_CONSTRUCT = Metric(
+    "construct_ms", "ms", "Construct(ms)", gate="construct", slug="cold-construct-ms",
+    title="cold start: client construction", source="cold", python_span="the plugin's make_client: the client built",
+)  # fmt: skip
+COLD_FIRST = Metric(
+    "first_ms", "ms", "First(ms)", gate="first", slug="cold-first-ms", title="cold start: first request",
+    source="cold",
+    python_span="the first request on the new client: its connection, TLS handshake (https) and exchange",
+    program_span="the first request, as the driver timed it (its client was made before)",
+)  # fmt: skip
+COLD_SECOND = Metric(
+    "second_ms", "ms", "Second(ms)", gate="second", slug="cold-second-ms", title="cold start: second request",
+    source="cold", python_span="a second request on the same client",
+    program_span="the second request on the same client",
+)  # fmt: skip
+COLD_ANSWER = Metric(
+    "answer_ms", "ms", "Answer(ms)", gate="answer", slug="cold-answer-ms",
+    title="cold start: process start to the first answer", source="cold",
+    python_span="process start to the first answer: Import + Construct + First",
+    program_span="exec to the first answer: the process's life less what followed the first answer in the driver's "
+    "timed section (an upper bound, by its document and its exit)",
+)  # fmt: skip
+COLD_EXIT = Metric(
+    "total_ms", "ms", "Exit(ms)", gate="exit", source="cold",
+    python_span="process start to its exit, as the runner saw it (what hyperfine times)",
+    program_span="exec to exit, as the runner saw it (what hyperfine times)",
+)  # fmt: skip
+COLD_RSS = Metric(
+    "rss_mib", "MiB", "RSS(MiB)", 1, gate="rss", slug="cold-rss-mib", title="cold start: peak RSS", source="cold",
+    python_span="peak resident set (VmHWM) at the end",
+    program_span="peak resident set (VmHWM), from the driver's document",
+)  # fmt: skip
 
 #: every figure: the gate lists its names, the dashboards their measures, in this order
 METRICS: tuple[Metric, ...] = (
     BENCH, LMEAN, MEAN, P50, P90, P99, P999, P9999, MAX, CPU, RSS, THROUGHPUT, BENCH_OVER_LMEAN, MB_PER_S,
     RSS_PER_WORKER, GC, GC_OBJECTS, ERRORS, REQUESTS, BODY_BYTES, SENT_BYTES, OFFERED, LATE, LATE_PCT, MISSED,
     SATURATED, SERVICE_MEAN, SERVICE_P50, SERVICE_P90, SERVICE_P99, SERVICE_P999, SERVICE_P9999, SERVICE_MAX,
-    INSTRUCTIONS, SYSCALLS, ALLOCATIONS,
+    INSTRUCTIONS, SYSCALLS, ALLOCATIONS, COLD_START, COLD_IMPORT, COLD_LIBRARY, COLD_HARNESS, COLD_CONSTRUCT,
+    COLD_FIRST, COLD_SECOND, COLD_ANSWER, COLD_EXIT, COLD_RSS,
 )  # fmt: skip
 #: a run's figures by RowStats field
 BY_FIELD = {m.field: m for m in METRICS if m.source == "run"}
 
 
-def by_gate(source: Literal["run", "cost"]) -> dict[str, Metric]:
-    """The figures `compare --fail-on` judges, by the name it takes: a run's (timed) or a cost document's (counted)."""
-    return {m.gate: m for m in METRICS if m.gate and m.source == source}
+def of_source(source: Source) -> tuple[Metric, ...]:
+    """Every figure of a run, a cost document or a cold-start document, in the registry's order."""
+    return tuple(m for m in METRICS if m.source == source)
 
 
-def tracked(source: Literal["run", "cost"]) -> list[Metric]:
-    """The figures a dashboard tracks of a run or of a cost document."""
-    return [m for m in METRICS if m.slug and m.source == source]
+def by_gate(source: Source) -> dict[str, Metric]:
+    """The figures `compare --fail-on` judges, by the name it takes: a run's (timed), a cost document's (counted) or
+    a cold-start document's (timed, over the samples)."""
+    return {m.gate: m for m in of_source(source) if m.gate}
+
+
+def tracked(source: Source) -> list[Metric]:
+    """The figures a dashboard tracks of a run, a cost document or a cold-start document."""
+    return [m for m in of_source(source) if m.slug]
 
 
 def axis_title(name: str) -> str:

@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 from clientbench import cli
-from clientbench.analysis.cold import FIELDS, reading
+from clientbench.analysis.cold import reading
 from clientbench.analysis.gate import judge_colds, parse_fail_on
+from clientbench.commands.cold import FIELDS
 from clientbench.execution.cold_start import MARKS, importtime, spawn
 from clientbench.report.metrics import cold_metrics
 from clientbench.schema import validate_document

@@ -1,7 +1,8 @@
 """The registry of figures and columns (clientbench/metrics.py) is the one place each is defined: every field the
-model computes is a metric there and in the results schema; the run tables, the gate's names, the dashboards'
-measures and the plots' axis titles are the registry's; docs/measurement.md and docs/open-loop.md describe every
-column the tables have, and no column they do not have."""
+model computes is a metric there and in the results schema, every figure of a cold start one there and in the
+cold-start schema; the run tables, the cold-start table, the gate's names, the dashboards' measures and the plots'
+axis titles are the registry's; docs/measurement.md, docs/open-loop.md and docs/cold-start.md describe every column
+the tables have, and no column they do not have."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import re
 from dataclasses import fields
 
 import pytest
-from clientbench.analysis.gate import COUNTED, TIMED, Threshold, judge_costs, parse_fail_on
-from clientbench.metrics import BY_FIELD, COLUMNS, METRICS, OPEN_COLUMNS, axis_title, context
+from clientbench.analysis.gate import COLD, COUNTED, TIMED, Threshold, judge_colds, judge_costs, parse_fail_on
+from clientbench.commands.cold import FIELDS as COLD_FIELDS
+from clientbench.metrics import BY_FIELD, COLUMNS, METRICS, OPEN_COLUMNS, axis_title, context, of_source
 from clientbench.report import Figure, Report
+from clientbench.report.cold import table as cold_table
 from clientbench.report.drawing import drawing
 from clientbench.report.figures import bars, figure_names, medians
 from clientbench.report.metrics import metrics
@@ -33,6 +36,8 @@ def test_every_field_of_the_model_is_a_metric_and_in_the_schema():
     cost = json.loads((SCHEMA / "cost.schema.json").read_text())
     cost_fields = set(re.findall(r'"(\w+_per_request)"', json.dumps(cost)))
     assert {m.field for m in METRICS if m.source == "cost"} <= cost_fields
+    cold = json.loads((SCHEMA / "cold.schema.json").read_text())["$defs"]["values"]["required"]
+    assert list(COLD_FIELDS) == [m.field for m in of_source("cold")] and set(COLD_FIELDS) == set(cold)
     assert len({m.field for m in METRICS}) == len(METRICS)  # each figure once
 
 
@@ -41,7 +46,10 @@ def test_each_table_has_each_label_once_and_every_labelled_metric_has_its_column
         labels = [c.label for c in columns]
         assert len(set(labels)) == len(labels)
     in_tables = {c.metric.field for c in (*COLUMNS, *OPEN_COLUMNS) if c.metric is not None}
-    assert {m.field for m in METRICS if m.label} == in_tables
+    assert {m.field for m in METRICS if m.label and m.source == "run"} == in_tables
+    # the cold-start table: its labelled figures in the registry's order, between the row's name and its errors
+    labels = [c.label for c in cold_table([]).columns]
+    assert labels == ["Client", *(m.label for m in of_source("cold") if m.label), "Errors", "Status"]
 
 
 @pytest.mark.parametrize("terminal", [False, True])
@@ -79,14 +87,19 @@ def test_a_metrics_cell_is_its_median_with_the_registrys_digits_and_its_spread_i
 def test_every_gate_name_is_a_registry_metric():
     assert list(TIMED) == ["bench", "lmean", "mean", "p50", "p99", "p999", "max", "cpu", "rss", "rps"]
     assert list(COUNTED) == ["instructions", "syscalls", "allocations"]
-    for name, metric in (*TIMED.items(), *COUNTED.items()):
+    assert list(COLD) == ["import", "construct", "first", "second", "answer", "exit", "rss"]
+    for name, metric in (*TIMED.items(), *COUNTED.items(), *COLD.items()):
         assert metric in METRICS and metric.gate == name
         assert parse_fail_on(f"{name}=5%") == [Threshold(name, 5.0)]
     assert all(m.source == "run" for m in TIMED.values()) and all(m.source == "cost" for m in COUNTED.values())
+    assert all(m.source == "cold" for m in COLD.values())
     assert not TIMED["rps"].smaller and TIMED["bench"].smaller  # which way is better: the gate's direction
     a = json.loads((REFERENCE / "cost" / "before" / "cost.json").read_text())
     checks = judge_costs(a, a, [Threshold("syscalls", 1.0)])
     assert checks and {c.unit for c in checks} == {COUNTED["syscalls"].gate_unit}
+    cold = json.loads((REFERENCE / "cold" / "cold.json").read_text())
+    checks = judge_colds(cold, cold, [Threshold("rss", 1.0)])
+    assert checks and {c.unit for c in checks} == {COLD["rss"].unit} and not any(c.failed for c in checks)
 
 
 def test_the_dashboards_track_the_registrys_measures_all_smaller_is_better():
@@ -101,6 +114,11 @@ def test_the_dashboards_track_the_registrys_measures_all_smaller_is_better():
     assert {t.slug for t in metrics(Report("cost", document=cost))} == {
         m.slug for m in tracked.values() if m.source == "cost"
     }
+    cold = json.loads((REFERENCE / "cold" / "cold.json").read_text())
+    found = metrics(Report("cold", document=cold))
+    assert {t.slug for t in found} == {m.slug for m in tracked.values() if m.source == "cold"}
+    for t in found:
+        assert (t.title, t.unit) == (tracked[t.slug].title, tracked[t.slug].unit)
 
 
 def test_the_plots_axis_titles_are_the_registrys():
@@ -125,13 +143,15 @@ def _documented(page: str) -> list[str]:
     return [label.strip() for cell in cells[1:] for label in cell.split(",")]  # cells[0]: the header
 
 
-def test_the_docs_describe_every_column_of_both_tables_and_no_other():
+def test_the_docs_describe_every_column_of_the_tables_and_no_other():
     closed = _documented("measurement.md")
     assert [c.label for c in COLUMNS if c.label not in closed] == [], "columns missing from docs/measurement.md"
     assert [label for label in closed if label not in {c.label for c in COLUMNS}] == []
     opened = _documented("open-loop.md")
     assert [c.label for c in OPEN_COLUMNS if c.label not in opened] == [], "columns missing from docs/open-loop.md"
     assert [label for label in opened if label not in {c.label for c in OPEN_COLUMNS}] == []
+    cold = [c.label for c in cold_table([]).columns]
+    assert sorted(_documented("cold-start.md")) == sorted(cold), "docs/cold-start.md's columns are not the table's"
 
 
 def test_the_docs_say_which_columns_the_terminal_leaves_out():

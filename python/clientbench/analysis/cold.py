@@ -1,129 +1,28 @@
-"""`clientbench cold`'s figures, once, and the reading generated from them (docs/cold-start.md).
+"""What is read of `clientbench cold`'s rows (cold.json), and the reading generated from them (docs/cold-start.md).
 
-`FIGURES` is every figure of a cold start: its field in cold.json (each row's `figures` and every sample's), its
-unit and column, whether smaller is better, its name for `compare --fail-on` (analysis/gate.py) and its slug on the
-dashboards (report/metrics.py). They take metrics.py's `Metric` shape (field, unit, label, digits, smaller, gate,
-slug, title), for the registry of figures to take them over. The reading works on cold.json's rows, so a folder
-read back (folder.py) gets the same sentences.
+The figures themselves (field, unit, column, gate name, dashboard slug, what each spans) are the registry's
+(metrics.py, `source` "cold"); their medians and min-max over the samples are stats.py's, kept in each row's
+`figures`. The reading works on cold.json's rows, so a folder read back (folder.py) gets the same sentences.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-
-@dataclass(frozen=True)
-class ColdMetric:
-    """One figure of a cold start (metrics.py's `Metric` fields, and what it spans)."""
-
-    field: str
-    unit: str
-    label: str = ""  # its column in the table ("" none)
-    digits: int = 2
-    smaller: bool = True
-    gate: str = ""  # the name `compare --fail-on` takes on two cold folders ("" not gated)
-    slug: str = ""  # the measure a dashboard tracks ("" not tracked)
-    title: str = ""
-    python: str = ""  # what it spans for a Python row
-    program: str = ""  # for a row whose driver is a program (native): "" it has none
-
-
-START = ColdMetric(
-    "start_ms",
-    "ms",
-    "Start(ms)",
-    python="process start to the probe's first line: exec, the interpreter's start-up and site",
-)
-IMPORT = ColdMetric(
-    "import_ms",
-    "ms",
-    "Import(ms)",
-    gate="import",
-    slug="cold-import-ms",
-    title="cold start: process start to the library imported",
-    python="process start to the library imported (Start, then `import LIBRARY`)",
-)
-LIBRARY = ColdMetric(
-    "library_ms", "ms", python="the `import LIBRARY` statement alone (Import - Start, less the probe's first lines)"
-)
-HARNESS = ColdMetric(
-    "harness_ms", "ms", python="loading the row's plugin and clientbench's harness: left out of every other figure"
-)
-CONSTRUCT = ColdMetric(
-    "construct_ms",
-    "ms",
-    "Construct(ms)",
-    gate="construct",
-    slug="cold-construct-ms",
-    title="cold start: client construction",
-    python="the plugin's make_client: the client built",
-)
-FIRST = ColdMetric(
-    "first_ms",
-    "ms",
-    "First(ms)",
-    gate="first",
-    slug="cold-first-ms",
-    title="cold start: first request",
-    python="the first request on the new client: its connection, TLS handshake (https) and exchange",
-    program="the first request, as the driver timed it (its client was made before)",
-)
-SECOND = ColdMetric(
-    "second_ms",
-    "ms",
-    "Second(ms)",
-    gate="second",
-    slug="cold-second-ms",
-    title="cold start: second request",
-    python="a second request on the same client",
-    program="the second request on the same client",
-)
-ANSWER = ColdMetric(
-    "answer_ms",
-    "ms",
-    "Answer(ms)",
-    gate="answer",
-    slug="cold-answer-ms",
-    title="cold start: process start to the first answer",
-    python="process start to the first answer: Import + Construct + First",
-    program="exec to the first answer: the process's life less what followed the first answer in the driver's "
-    "timed section (an upper bound, by its document and its exit)",
-)
-TOTAL = ColdMetric(
-    "total_ms",
-    "ms",
-    "Exit(ms)",
-    gate="exit",
-    python="process start to its exit, as the runner saw it (what hyperfine times)",
-    program="exec to exit, as the runner saw it (what hyperfine times)",
-)
-RSS = ColdMetric(
-    "rss_mib",
-    "MiB",
-    "RSS(MiB)",
-    digits=1,
-    gate="rss",
-    slug="cold-rss-mib",
-    title="cold start: peak RSS",
-    python="peak resident set (VmHWM) at the end",
-    program="peak resident set (VmHWM), from the driver's document",
-)
-
-#: every figure of a cold start, in the table's order
-FIGURES: tuple[ColdMetric, ...] = (START, IMPORT, LIBRARY, HARNESS, CONSTRUCT, FIRST, SECOND, ANSWER, TOTAL, RSS)
-FIELDS = tuple(f.field for f in FIGURES)
-#: the figures the table shows
-COLUMNS = tuple(f for f in FIGURES if f.label)
-#: by the name --fail-on takes
-GATED = {f.gate: f for f in FIGURES if f.gate}
+from ..stats import Range, middle
 
 
 def median(row: Mapping[str, Any], field: str) -> float | None:
-    """A row's median of a figure (None where it has none)."""
+    """A row's median of a figure over its samples (None where it has none)."""
     spread = (row.get("figures") or {}).get(field)
     return float(spread["median"]) if spread else None
+
+
+def span(row: Mapping[str, Any], field: str) -> Range | None:
+    """A row's min-max of a figure over its samples, and their number (None where it has none)."""
+    spread = (row.get("figures") or {}).get(field)
+    return Range(float(spread["low"]), float(spread["high"]), int(spread["n"])) if spread else None
 
 
 def _ok(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -178,11 +77,11 @@ def imports(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     if groups:
         said = "; ".join(f"{part} for {', '.join(names)}" for part, names in groups.items())
         out.append(f"The largest part of each Python row's time to its first answer: {said}.")
-    start = sorted(s for r in python if (s := median(r, "start_ms")) is not None)
+    start = [s for r in python if (s := median(r, "start_ms")) is not None]
     if start:
         out.append(
             "Every Python row pays the interpreter's start-up before any import: Start, "
-            f"{_ms(start[len(start) // 2])} (the middle of the Python rows' medians)."
+            f"{_ms(middle(start))} (the middle of the Python rows' medians)."
         )
     return out
 

@@ -20,14 +20,17 @@ from typing import Any
 from ..errors import SetupError
 from ..metrics import Metric, by_gate
 from ..model import Results, Row
-from ..stats import spread
-from .cold import GATED as COLD
+from ..stats import Range
+from .cold import median as cold_median
+from .cold import span as cold_span
 from .compare import MIN_REPEATS
 
 #: timed figures (a run's: Bench, a percentile, CPU per request, ...), by the name --fail-on takes (metrics.py)
 TIMED: dict[str, Metric] = by_gate("run")
 #: counted figures (cost.json's rows), by the name --fail-on takes
 COUNTED: dict[str, Metric] = by_gate("cost")
+#: cold-start figures (cold.json's rows), by the name --fail-on takes
+COLD: dict[str, Metric] = by_gate("cold")
 
 
 @dataclass(frozen=True)
@@ -120,22 +123,31 @@ def _median(row: Row, metric: Metric) -> float | None:
 
 
 def _timed(ra: Row, rb: Row, t: Threshold, metric: Metric) -> Check:
-    unit = _unit(metric)
-    a, b = _median(ra, metric), _median(rb, metric)
-    if a is None or b is None:
-        return Check(ra.client.name, t.figure, unit, a, b, t.percent, "missing", True)
     # the figure's min-max over each run's repeats (stats.Aggregate), the noise the change must be beyond
     ranges = [agg.ranges.get(metric.field) if (agg := r.aggregate) is not None else None for r in (ra, rb)]
-    va, vb = ranges
+    return _beyond(ra.client.name, t, metric, (_median(ra, metric), ranges[0]), (_median(rb, metric), ranges[1]))
+
+
+def _beyond(
+    row: str,
+    t: Threshold,
+    metric: Metric,
+    a: tuple[float | None, Range | None],
+    b: tuple[float | None, Range | None],
+    over: str = "repeats",
+) -> Check:
+    """A timed figure judged: B's median (with its min-max over the repeats or samples) against A's."""
+    unit = _unit(metric)
+    (ma, va), (mb, vb) = a, b
+    if ma is None or mb is None:
+        return Check(row, t.figure, unit, ma, mb, t.percent, "missing", True)
     if va is None or vb is None or min(va.n, vb.n) < MIN_REPEATS:
-        return Check(
-            ra.client.name, t.figure, unit, a, b, t.percent, f"cannot judge (needs {MIN_REPEATS} repeats)", True
-        )
-    worse = b > a * (1 + t.percent / 100) if metric.smaller else b < a * (1 - t.percent / 100)
+        return Check(row, t.figure, unit, ma, mb, t.percent, f"cannot judge (needs {MIN_REPEATS} {over})", True)
+    worse = mb > ma * (1 + t.percent / 100) if metric.smaller else mb < ma * (1 - t.percent / 100)
     beyond = vb.low > va.high if metric.smaller else vb.high < va.low
     if worse and beyond:
-        return Check(ra.client.name, t.figure, unit, a, b, t.percent, "worse", True)
-    return Check(ra.client.name, t.figure, unit, a, b, t.percent, "within noise" if worse else "ok", False)
+        return Check(row, t.figure, unit, ma, mb, t.percent, "worse", True)
+    return Check(row, t.figure, unit, ma, mb, t.percent, "within noise" if worse else "ok", False)
 
 
 def judge_costs(
@@ -169,8 +181,8 @@ def judge_costs(
 def judge_colds(
     a: Mapping[str, Any], b: Mapping[str, Any], thresholds: Sequence[Threshold], rows: Sequence[str] = ()
 ) -> list[Check]:
-    """Every gated row of A's cold.json against B's, for each cold-start threshold: worse than the threshold and
-    beyond the noise (B's samples all above A's), over at least MIN_REPEATS samples a side."""
+    """Every gated row of A's cold.json against B's, for each cold-start threshold, as a timed figure: each row's
+    median and min-max over its successful samples (cold.json's `figures`) instead of over repeats."""
     cold = [t for t in thresholds if t.figure in COLD]
     if not cold:
         known = ", ".join(COLD)
@@ -181,36 +193,15 @@ def judge_colds(
         if not gated(ra["name"], rows) or ra["status"] != "ok":
             continue
         rb = in_b.get(ra["name"])
+        good = rb if rb is not None and rb["status"] == "ok" else {}
         for t in cold:
-            figure = COLD[t.figure]
-            va = _cold_values(ra, figure.field)
-            if not va:
+            metric = COLD[t.figure]
+            if cold_median(ra, metric.field) is None:
                 continue  # a figure the row does not have (a native row's import): nothing to guard
-            a_median = spread(va).median
-            vb = _cold_values(rb, figure.field) if rb is not None and rb["status"] == "ok" else []
-            if not vb:
-                out.append(Check(ra["name"], t.figure, figure.unit, a_median, None, t.percent, "missing", True))
-                continue
-            b_median = spread(vb).median
-            if min(len(va), len(vb)) < MIN_REPEATS:
-                verdict = f"cannot judge (needs {MIN_REPEATS} samples)"
-                out.append(Check(ra["name"], t.figure, figure.unit, a_median, b_median, t.percent, verdict, True))
-                continue
-            worse = b_median > a_median * (1 + t.percent / 100)
-            failed = worse and min(vb) > max(va)
-            verdict = "worse" if failed else "within noise" if worse else "ok"
-            out.append(Check(ra["name"], t.figure, figure.unit, a_median, b_median, t.percent, verdict, failed))
+            a_side = (cold_median(ra, metric.field), cold_span(ra, metric.field))
+            b_side = (cold_median(good, metric.field), cold_span(good, metric.field))
+            out.append(_beyond(ra["name"], t, metric, a_side, b_side, "samples"))
     return out
-
-
-def _cold_values(row: Mapping[str, Any] | None, field: str) -> list[float]:
-    """A figure of every successful sample of a cold.json row."""
-    samples = (row or {}).get("samples") or []
-    return [
-        float(v)
-        for s in samples
-        if s.get("status") == "ok" and isinstance(v := (s.get("figures") or {}).get(field), (int, float))
-    ]
 
 
 def gated(name: str, patterns: Sequence[str]) -> bool:

@@ -4,8 +4,9 @@ imported, the client built, a first and a second request, and its peak RSS (docs
 Each selected row runs once untimed (so that the OS's file cache holds its files, as it does for a program run
 twice), a Python row once more under `python -X importtime` (the check of its import figure, and the heaviest parts
 of its import for the reading), then N samples, the rows in turns so that a slow spell of the machine falls on all
-of them. execution/cold_start.py runs one sample; stats.py gives each figure's median and spread; cold.json
-(schema/cold.schema.json), cold.md, cold.csv and report.html are written as every command writes its own."""
+of them. execution/cold_start.py runs one sample; metrics.py names the figures; stats.py gives each figure's
+median and spread; cold.json (schema/cold.schema.json), cold.md, cold.csv and report.html are written as every
+command writes its own."""
 
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import __version__
-from ..analysis.cold import FIELDS
 from ..arguments import add_export_option, add_selection_options, add_session_options, positive, request_path, seconds
 from ..environment.binaries import Unavailable
 from ..errors import SetupError
 from ..execution.cold_start import ImportTime, Sample, command, importtime, module_of, sample
 from ..execution.testbed import Testbed, link_latest, probe_body_bytes
+from ..metrics import of_source
 from ..model import RunStatus
 from ..options import Options, check_together
 from ..registry.spec import ClientSpec
@@ -32,6 +33,9 @@ from ..report.parts import cold_part
 from ..schema import COLD_ID
 from ..stats import spread
 from ..workload import HTTP_VERSIONS, Workload, WorkloadError
+
+#: every figure of a cold start (the registry's, metrics.py): the keys of each sample's figures and of a row's
+FIELDS = tuple(m.field for m in of_source("cold"))
 
 
 @dataclass(frozen=True)

@@ -1,24 +1,32 @@
 """cold.md, `clientbench cold`'s document: per row the medians of its cold starts, their spreads, the reading
 generated from them and what each figure spans (docs/cold-start.md); from cold.json's rows, so a folder read back
-(folder.py) gives the same document."""
+(folder.py) gives the same document. The figures, their columns and what they span are the registry's (metrics.py,
+`source` "cold")."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..analysis.cold import COLUMNS, FIGURES, reading
+from ..analysis.cold import median, reading, span
+from ..metrics import of_source
 from .base import Column, Heading, Report, Table, Text
 from .parts import GENERATED
 
+#: every figure of a cold start, in the registry's order
+FIGURES = of_source("cold")
+#: the figures the cold-start table shows, as its columns
+COLUMNS = tuple(m for m in FIGURES if m.label)
 
-def _cell(row: Mapping[str, Any], field: str, digits: int, what: str = "median") -> str:
-    spread = (row.get("figures") or {}).get(field)
-    if not spread:
-        return "-"
-    if what == "range":
-        return f"{spread['low']:.{digits}f}-{spread['high']:.{digits}f}"
-    return f"{spread['median']:.{digits}f}"
+
+def _cell(row: Mapping[str, Any], field: str, digits: int) -> str:
+    value = median(row, field)
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _range(row: Mapping[str, Any], field: str, digits: int) -> str:
+    found = span(row, field)
+    return "-" if found is None else f"{found.low:.{digits}f}-{found.high:.{digits}f}"
 
 
 def _status(row: Mapping[str, Any]) -> str:
@@ -55,7 +63,7 @@ def spreads(rows: Sequence[Mapping[str, Any]]) -> Table:
         if not r.get("figures"):
             continue
         n = max((s["n"] for s in r["figures"].values() if s), default=0)
-        out.rows.append([r["name"], *(_cell(r, f.field, f.digits, "range") for f in COLUMNS), str(n)])
+        out.rows.append([r["name"], *(_range(r, f.field, f.digits) for f in COLUMNS), str(n)])
         out.styles.append(_style(r))
     return out
 
@@ -75,9 +83,9 @@ def method(document: Mapping[str, Any]) -> list[str]:
         "of two readings of CLOCK_MONOTONIC, the first taken by the runner just before it started the process.",
         "Python rows (the probe python/clientbench/probes/cold_start.py, under the row's interpreter):",
     ]
-    lines += [f"- {f.label or f.field}: {f.python}" for f in FIGURES if f.python]
+    lines += [f"- {f.label or f.field}: {f.python_span}" for f in FIGURES if f.python_span]
     lines.append("Rows whose driver is a program (cpp-beast, rust-reqwest: one worker, two requests, no warm-up):")
-    lines += [f"- {f.label or f.field}: {f.program}" for f in FIGURES if f.program]
+    lines += [f"- {f.label or f.field}: {f.program_span}" for f in FIGURES if f.program_span]
     lines.append("Errors: samples that failed (a request not answered 200 with its whole body, or the process failed).")
     return lines
 

@@ -1,17 +1,18 @@
 """What `clientbench compare` shows: two runs row by row (Bench A and B with their
 ranges over the repeats, the ratios of the medians, the verdict of
-analysis/compare.py's rule), two cost folders row by row (the counts per request and their ratios), and the
-gate's verdicts (analysis/gate.py): which row and figure failed, and by how much."""
+analysis/compare.py's rule), two cost folders row by row (the counts per request and their ratios), two cold-start
+folders (their medians and ratios), and the gate's verdicts (analysis/gate.py): which row and figure failed, and by
+how much."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..analysis.cold import COLUMNS as COLD_COLUMNS
 from ..analysis.cold import median as cold_median
 from ..analysis.compare import RowComparison, summary
 from ..analysis.gate import COUNTED, Check
+from ..metrics import COLD_ANSWER, COLD_FIRST, COLD_IMPORT, COLD_RSS
 from ..stats import Aggregate
 from .base import Column, Comparison, Figure, Table
 
@@ -83,9 +84,9 @@ def costs_table(a: Mapping[str, Any], b: Mapping[str, Any], title: str) -> Table
 
 
 def colds_table(a: Mapping[str, Any], b: Mapping[str, Any], title: str) -> Table:
-    """Per row of either cold.json: the medians of the answer, the import and the first request in A and B, and
-    B / A (every figure is in the gate's table when --fail-on names it)."""
-    shown = [f for f in COLD_COLUMNS if f.field in ("import_ms", "first_ms", "answer_ms", "rss_mib")]
+    """Per row of either cold.json: the medians of the import, the first request, the answer and the peak RSS in A
+    and B, and B / A (every figure is in the gate's table when --fail-on names it)."""
+    shown = (COLD_IMPORT, COLD_FIRST, COLD_ANSWER, COLD_RSS)
     columns = [Column("Client", False)]
     for figure in shown:
         columns += [Column(f"{figure.label} A"), Column(f"{figure.label} B"), Column("B/A")]

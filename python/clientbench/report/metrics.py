@@ -1,9 +1,9 @@
 """The figures a dashboard tracks across commits, from a report: per row, the run's tracked figures (Bench, mean,
 P99 and CPU per request: the median over the repeats, with their min and max), a cost document's (instructions,
-syscalls and allocations per request), as the registry (metrics.py) names them: its slug, title and unit, or a
-cold-start document's (analysis/cold.py's FIGURES with a slug: the median over the samples, with their min and
-max). Every one is smaller-is-better. The dashboard formats (report/export/github_benchmark.py, bencher.py)
-render these."""
+syscalls and allocations per request) or a cold-start document's (import, construct, first and second request,
+time to the first answer, peak RSS: the median over the samples, with their min and max), as the registry
+(metrics.py) names them: its slug, title and unit. Every one is smaller-is-better. The dashboard formats
+(report/export/github_benchmark.py, bencher.py) render these."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..analysis.cold import FIGURES as COLD_FIGURES
+from ..analysis.cold import median, span
 from ..metrics import tracked
 from ..model import Results, Row
 from .base import Report
@@ -73,14 +73,11 @@ def cold_metrics(document: Mapping[str, Any]) -> list[Tracked]:
     for row in document.get("rows", []):
         if row.get("status") != "ok":
             continue
-        for figure in (f for f in COLD_FIGURES if f.slug):
-            spread = (row.get("figures") or {}).get(figure.field)
-            if spread:
+        for m in tracked("cold"):
+            value, found = median(row, m.field), span(row, m.field)
+            if value is not None and found is not None:
                 label = row.get("label") or row["name"]
-                out.append(
-                    Tracked(row["name"], label, figure.slug, figure.title, figure.unit, float(spread["median"]),
-                            float(spread["low"]), float(spread["high"]), int(spread["n"]))
-                )  # fmt: skip
+                out.append(Tracked(row["name"], label, m.slug, m.title, m.unit, value, found.low, found.high, found.n))
     return out
 
 
