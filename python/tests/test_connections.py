@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 from clientbench import cli
 from clientbench.execution.sockets import ConnectionCounter, destinations
-from clientbench.model import Client, DriverRun, RunStatus
+from clientbench.model import DriverRun, Row, RunStatus
+from clientbench.report.table import run_table
+from support.rows import client, good_run
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_NETLINK"), reason="the kernel's socket tables: Linux only")
 
@@ -95,12 +97,28 @@ def test_without_http3_unconnected_udp_sockets_are_not_connections():
 
 
 def test_the_count_of_a_run_is_the_server_s_where_it_counted_else_the_client_s():
-    run = DriverRun(Client("x", "Rust", "reqwest", "async"), RunStatus.OK, connections={"tcp": 1, "quic": 3})
+    run = DriverRun(client(), RunStatus.OK, connections={"tcp": 1, "quic": 3})
     assert run.connection_count == 4
     run.server_counts = {"connections": 2, "quic_connections": 0, "tls_handshakes": 0, "tls_resumed": 0}
     assert run.connection_count == 2
     back = DriverRun.from_json(run.client, run.to_json())
     assert (back.connections, back.connection_count) == ({"tcp": 1, "quic": 3}, 2)
+
+
+def test_the_conns_column_has_the_client_side_count_where_no_server_of_ours_counted():
+    rows = []
+    for counted, served in (({"tcp": 0, "quic": 2}, None), ({"tcp": 3, "quic": 0}, 1), (None, None)):
+        r = Row(client())
+        run = good_run(r.client)
+        run.command = ["driver", "--http", "3"]
+        run.connections = counted
+        if served is not None:
+            run.server_counts = {"connections": served, "tls_handshakes": 0, "tls_resumed": 0}
+        r.add(run)
+        rows.append(r)
+    table = run_table(rows)
+    column = [c.label for c in table.columns].index("Conns")
+    assert [cells[column] for cells in table.rows] == ["2", "1", "-"]  # ours where it counted, else the client's
 
 
 def _runs(out: Path) -> dict[str, list[dict[str, Any]]]:

@@ -29,8 +29,8 @@ pytest.importorskip("curl_cffi")  # the HTTP/3 peers (`make peers`), as test_out
 #: the rows that speak HTTP/2 with prior knowledge over plain http (docs/usage.md)
 H2C_ROWS = ["rust-reqwest", "rust-reqwest-sync", "py-reqwest-released", "py-reqwest-async", "py-httpx-sync",
             "py-httpx-async", "py-niquests-sync", "py-curl_cffi-async"]  # fmt: skip
-#: impit's client makes two QUIC endpoints (UDP sockets of quinn's), one of which stays idle: the client-side
-#: count, of sockets, is twice its connections (docs/http3.md)
+#: impit's client holds a second QUIC endpoint (a UDP socket of quinn's) that stays idle, which the client-side
+#: count, of sockets, includes when it saw it: up to twice its connections (docs/http3.md)
 TWO_ENDPOINTS = {"py-impit-sync", "py-impit-async", "py-impit-uvloop", "py-impit-rloop"}
 H2C = """
     server {{
@@ -89,8 +89,12 @@ def test_every_http3_row_measures_a_server_that_listens_on_udp_only(quic_only: Q
         (run,) = row["runs"]
         assert (run["stats"]["requests"], run["stats"]["errors"]) == (WORKERS * 10, 0), name
         # one QUIC connection per worker's client, no TCP attempt
-        endpoints = 2 if name in TWO_ENDPOINTS else 1
-        assert run["server_counts"] is None and run["connections"] == {"tcp": 0, "quic": WORKERS * endpoints}, name
+        counted = run["connections"]
+        assert run["server_counts"] is None and counted["tcp"] == 0, name
+        if name in TWO_ENDPOINTS:
+            assert WORKERS <= counted["quic"] <= 2 * WORKERS, (name, counted)
+        else:
+            assert counted["quic"] == WORKERS, (name, counted)
     assert "-" not in _conns(tmp_path)
 
 

@@ -2,7 +2,7 @@
 answers, and the body-integrity reference (how many bytes the answer to the drivers' request has).
 
 Each version through a well-kept client library, never a stack of ours: HTTP/1.1 through the standard library's
-urllib, HTTP/2 through httpx with h2 (ALPN `h2` over https, offering HTTP/1.1 beside it as the drivers do; prior
+http.client, HTTP/2 through httpx with h2 (ALPN `h2` over https, offering HTTP/1.1 beside it as the drivers do; prior
 knowledge over http), HTTP/3 through aioquic (QUIC to the URL's port, ALPN `h3`, with prior knowledge: no TCP at
 all, so a server that listens on UDP alone answers). httpx and aioquic are imported when a probe needs them."""
 
@@ -12,9 +12,7 @@ import asyncio
 import http.client
 import ssl
 import string
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,8 +128,6 @@ def check_target(target: str, versions: Sequence[str], trust: Trust | None, time
 
 def _reason(exc: BaseException) -> str:
     """A library's exception as a short reason: what went wrong, never a traceback."""
-    while isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, BaseException):
-        exc = exc.reason
     if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
         return "timed out"
     text = str(exc).strip() or type(exc).__name__
@@ -141,18 +137,26 @@ def _reason(exc: BaseException) -> str:
 def _http1(
     url: str, timeout: float, trust: Trust, method: str, body: bytes | Iterator[bytes] | None, headers: dict[str, str]
 ) -> Answer:
-    context = trust.context() if url.lower().startswith("https://") else None
-    request = urllib.request.Request(url, data=body, method=method, headers=headers)
+    parts = urllib.parse.urlsplit(url)
+    host, port = parts.hostname or "", parts.port
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    # the standard library's http.client, keep-alive (not urllib's `Connection: close`): the runner closes first,
+    # so the connection counter (sockets.py) tells its socket from a driver's
+    conn = (
+        http.client.HTTPSConnection(host, port, timeout=timeout, context=trust.context())
+        if parts.scheme.lower() == "https"
+        else http.client.HTTPConnection(host, port, timeout=timeout)
+    )
     try:
-        with urllib.request.urlopen(request, timeout=timeout, context=context) as r:
-            return Answer(r.status, len(r.read()), "HTTP/1.1")
-    except urllib.error.HTTPError as exc:  # an answer all the same
-        with exc:
-            return Answer(exc.code, len(exc.read()), "HTTP/1.1")
+        conn.request(method, path, body=body, headers=headers)
+        r = conn.getresponse()
+        return Answer(r.status, len(r.read()), "HTTP/1.1")
     except http.client.HTTPException as exc:  # e.g. an HTTP/2-only server's frames where a status line should be
         raise ProbeError(f"not an HTTP/1.1 answer ({type(exc).__name__})") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:
         raise ProbeError(_reason(exc)) from None
+    finally:
+        conn.close()
 
 
 def _http2(
