@@ -389,14 +389,9 @@ def _median_count(counts: list[int]) -> str:
 
 
 def _connections(row: Row, ctx: Context) -> str:
-    """The connections our server counted per run (warm-up included), the median over the repeats: TCP's and,
-    over HTTP/3, QUIC's (the server counts those apart)."""
-    counts = [
-        r.server_counts["connections"] + r.server_counts.get("quic_connections", 0)
-        for r in row.runs
-        if r.server_counts and "connections" in r.server_counts and r.stats
-    ]
-    return _median_count(counts)
+    """The connections each run opened (warm-up included; TCP's and, over HTTP/3, QUIC's), the median over the
+    repeats: as our server counted them, or where it did not (--target), as counted on the client's side."""
+    return _median_count([n for r in row.runs if r.stats and (n := r.connection_count) is not None])
 
 
 def _origins(row: Row, ctx: Context) -> str:

@@ -101,10 +101,21 @@ class DriverRun:
     raw_file: str | None = None  # where the raw document was written, relative to the run folder
     #: counted by our server during the run (warm-up included): connections, TLS handshakes, resumed ones
     server_counts: dict[str, int] | None = None
+    #: counted on the client's side (warm-up included; execution/sockets.py): {"tcp": n, "quic": m}, the TCP
+    #: connections and QUIC sockets the driver opened toward the server, whichever server it was; None where unknown
+    connections: dict[str, int] | None = None
     #: the kernel's UDP receive errors during the run (machine-wide: QUIC datagrams dropped for a full buffer)
     udp_errors: dict[str, int] | None = None
     #: an open-loop run with samples: its figures second by second (stats.time_series); None otherwise
     series: TimeSeries | None = None
+
+    @property
+    def connection_count(self) -> int | None:
+        """The connections the run opened (TCP and QUIC): our server's count where it counted them, else the
+        client side's."""
+        if self.server_counts and "connections" in self.server_counts:
+            return self.server_counts["connections"] + self.server_counts.get("quic_connections", 0)
+        return sum(self.connections.values()) if self.connections is not None else None
 
     @property
     def crashed(self) -> bool:
@@ -123,6 +134,7 @@ class DriverRun:
             "stats": self.stats.to_json() if self.stats else None,
             "raw": self.raw_file,
             "server_counts": self.server_counts,
+            "connections": self.connections,
             "udp_errors": self.udp_errors,
             **({"series": self.series.to_json()} if self.series is not None else {}),
         }
@@ -142,6 +154,7 @@ class DriverRun:
             hash_seed=doc.get("hash_seed"),
             raw_file=doc.get("raw"),
             server_counts=doc.get("server_counts"),
+            connections=doc.get("connections"),
             udp_errors=doc.get("udp_errors"),
             series=TimeSeries.from_json(doc["series"]) if doc.get("series") else None,
         )

@@ -47,7 +47,8 @@ from ..analysis.cost import (
 from ..arguments import add_export_option, add_selection_options, add_session_options, positive, request_path
 from ..errors import SetupError
 from ..execution.driver_process import run_driver
-from ..execution.testbed import Testbed, link_latest, probe_body_bytes
+from ..execution.probe import probe_body_bytes
+from ..execution.testbed import Testbed, link_latest
 from ..model import RunStatus
 from ..options import UNSET, CostSettings, Options
 from ..registry.shipped import CLIENTS
@@ -199,7 +200,7 @@ def cost(specs: Sequence[ClientSpec], settings: CostSettings, options: Options, 
     with testbed:
         endpoint = testbed.endpoint
         url = endpoint.url + settings.path
-        expected = probe_body_bytes(url, 30, endpoint.context())
+        expected = probe_body_bytes(url, 30, endpoint.trust)
         testbed.console.print(
             f"[bold]clientbench cost[/]: {len(specs)} clients x {', '.join(settings.measures)} at "
             f"{settings.requests} and {settings.baseline} requests -> {url}"

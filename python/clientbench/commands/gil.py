@@ -189,7 +189,7 @@ def gil_report(
     interpreters = list(interpreters) or [None, *(Interpreter(k, v) for k, v in known().items())]
     plan = phases(workload, options, interpreters, rtt_ms, shared_phase)
     by_key = {p.key: p for p in plan}
-    testbed = Testbed(options, argv, kind="gil")
+    testbed = Testbed(options, argv, kind="gil", http=(workload.http,))
     out = testbed.out
     subtitle = f"W={workload.workers}, N={workload.requests}"
 

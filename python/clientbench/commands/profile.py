@@ -49,7 +49,8 @@ from ..arguments import add_selection_options, add_session_options, finite, posi
 from ..environment.binaries import checkout
 from ..errors import SetupError
 from ..execution.driver_process import run_driver
-from ..execution.testbed import Testbed, link_latest, probe_body_bytes
+from ..execution.probe import probe_body_bytes
+from ..execution.testbed import Testbed, link_latest
 from ..files import write_atomic
 from ..model import RunStatus
 from ..options import Options
@@ -371,7 +372,7 @@ def profile(args: argparse.Namespace, specs: Sequence[ClientSpec], options: Opti
     with testbed:
         endpoint = testbed.endpoint
         url = endpoint.url + settings.path
-        expected = probe_body_bytes(url, 30, endpoint.context())
+        expected = probe_body_bytes(url, 30, endpoint.trust)
         testbed.console.print(
             f"[bold]clientbench profile[/]: {len(rows)} clients x {settings.requests} requests x {settings.workers} "
             f"worker(s) under py-spy or perf -> {url}"

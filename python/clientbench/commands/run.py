@@ -14,7 +14,7 @@ from .output import exit_status, show, write_run
 
 def run(specs: Sequence[ClientSpec], workload: Workload, options: Options, argv: Sequence[str]) -> int:
     rows: list[Row] = []
-    testbed = Testbed(options, argv)
+    testbed = Testbed(options, argv, http=(workload.http,))
     with testbed:
         testbed.console.print(
             f"[bold]clientbench[/]: {len(specs)} clients x {workload.repeat} repeats -> "

@@ -45,7 +45,8 @@ def sweep(
     a client leaves after its first saturated rate) and reads the highest rate each client sustains."""
     if dim.own_servers and options.target:
         raise SetupError(f"sweep {dim.name} starts servers of its own: drop --target")
-    testbed = Testbed(options, argv, kind=f"sweep-{dim.name}")
+    # a --target must answer in every HTTP version the points ask for (sweep protocol, scenario)
+    testbed = Testbed(options, argv, kind=f"sweep-{dim.name}", http=[dim.workload(base, v).http for v in points])
     endpoints: dict[Any, Endpoint] = {}
     written: dict[Any, Results] = {}  # each point's results document, as written
 

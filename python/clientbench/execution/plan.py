@@ -28,6 +28,7 @@ def run_plan(
     on_done: Callable[[DriverRun, int], None] = lambda r, i: None,
     rows: list[Row] | None = None,
     cpus: frozenset[int] | None = None,
+    on_spawn: Callable[[int], None] | None = None,
 ) -> list[Row]:
     """Run every spec `workload.repeat` times, interleaved round-robin (A B C A B C ...), never all repeats of one
     client in a row, so that a slow phase of the machine hits every client alike. The rows are appended
@@ -52,6 +53,7 @@ def run_plan(
                 hash_seed=rep,
                 driver_flags=driver_flags,
                 cpus=cpus,
+                on_spawn=on_spawn,
             )
             if out_dir is not None and result.raw is not None:
                 (out_dir / "raw").mkdir(parents=True, exist_ok=True)

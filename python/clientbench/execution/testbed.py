@@ -7,11 +7,7 @@ import dataclasses
 import datetime as dt
 import os
 import signal
-import ssl
-import string
-import urllib.error
-import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -22,7 +18,6 @@ from rich.console import Console
 from .. import __version__
 from ..environment.binaries import results_base
 from ..environment.machine import capture, udp_counters
-from ..errors import SetupError
 from ..model import DriverRun, Results, Row, RunStatus, SweepPoint, TlsSetup
 from ..network import Network
 from ..options import Options
@@ -31,7 +26,9 @@ from ..targets import Bodies, Entry, host_urls, resolve, write
 from ..workload import Workload
 from .limits import check_open_files
 from .plan import run_plan
-from .server import Server, counters, https_context, origins_used
+from .probe import Trust, check_target, probe_body_bytes
+from .server import Server, counters, origins_used
+from .sockets import ConnectionCounter, destinations
 from .toxiproxy import Toxiproxy, through
 from .udp_relay import UdpRelay, through_both
 
@@ -72,35 +69,6 @@ def link_latest(out: Path) -> None:
 MAX_PROBES = 256
 
 
-def request_body(size: int) -> Iterator[bytes]:
-    """The contract's request body of `size` bytes, `abc...zabc...` (docs/raw-format.md), in chunks."""
-    chunk = string.ascii_lowercase.encode() * 2520  # 65,520 bytes: a whole number of alphabets
-    for offset in range(0, size, len(chunk)):
-        yield chunk[: min(len(chunk), size - offset)]
-
-
-def probe_body_bytes(
-    url: str,
-    timeout: float,
-    context: ssl.SSLContext | None = None,
-    method: str = "GET",
-    body_size: int = 0,
-    body_file: Path | None = None,
-) -> int | None:
-    """Body length of one request to url as the drivers send it, with the contract's body of `body_size` bytes
-    or a target's body file (the runner's own reference for the body-integrity check)."""
-    if body_file is not None:
-        body_size = body_file.stat().st_size
-    data = (body_file.read_bytes() if body_file is not None else request_body(body_size)) if method != "GET" else None
-    headers = {"Content-Length": str(body_size)} if data is not None else {}
-    request = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=timeout, context=context) as r:
-            return len(r.read()) if r.status == 200 else None
-    except (urllib.error.URLError, OSError, ValueError):
-        return None
-
-
 @dataclass(frozen=True)
 class Endpoint:
     """Where the drivers send their requests, and what they trust there."""
@@ -115,9 +83,10 @@ class Endpoint:
     def scheme(self) -> str:
         return self.url.split("://", 1)[0].lower()
 
-    def context(self) -> ssl.SSLContext | None:
-        """The runner's own TLS settings for its probes (None for plain HTTP)."""
-        return https_context(self.ca_file, self.insecure) if self.scheme == "https" else None
+    @property
+    def trust(self) -> Trust:
+        """What the runner's probes trust here (execution/probe.py)."""
+        return Trust(self.ca_file, self.insecure)
 
     def driver_flags(self) -> list[str]:
         """The TLS flags every driver gets (docs/raw-format.md): the CA to trust, or --insecure."""
@@ -133,8 +102,9 @@ class Testbed:
     it started (more servers, toxiproxy) on every path, turns SIGTERM into an exception, and remembers
     whether the command was interrupted."""
 
-    def __init__(self, options: Options, argv: Sequence[str], kind: str = ""):
+    def __init__(self, options: Options, argv: Sequence[str], kind: str = "", http: Sequence[str] = ("1.1",)):
         self.options = options
+        self.http = tuple(http)  # the HTTP versions the command asks for: a --target must answer in each
         self.argv = ["clientbench", *argv]
         self.out = new_results_dir(options.out, kind)
         self.console = Console(stderr=True, highlight=False)
@@ -163,10 +133,7 @@ class Testbed:
                 self.server_endpoint = Endpoint(
                     self.options.target.rstrip("/"), self.options.ca_file, self.options.insecure
                 )
-                ctx = self.server_endpoint.context()
-                url = self.server_endpoint.url
-                if probe_body_bytes(url + "/health", 5, ctx) is None and probe_body_bytes(url + "/", 5, ctx) is None:
-                    raise SetupError(f"--target {self.options.target} does not answer HTTP GET")
+                check_target(self.options.target, self.http, self.server_endpoint.trust)
             else:
                 tls = self.options.tls
                 self.server_endpoint = self.start_server(tls, self.options.tls_version if tls else None)
@@ -182,9 +149,9 @@ class Testbed:
             raise
         return self
 
-    def _targets(self, workload: Workload, endpoint: Endpoint, out: Path) -> tuple[Workload, str, Bodies]:
+    def _targets(self, workload: Workload, endpoint: Endpoint, out: Path) -> tuple[Workload, str, Bodies, list[str]]:
         """--targets / --hosts: the drivers' targets file for this endpoint (targets.txt in `out`, one per endpoint
-        of a sweep), the URL the drivers are given (the first target's) and what each target moves."""
+        of a sweep), the URL the drivers are given (the first target's), what each target moves, and every URL."""
         options = self.options
         entries = options.targets or (Entry("GET", workload.path, None, 0),)
         source = options.targets_file or Path(f"--hosts {options.hosts}")
@@ -192,18 +159,18 @@ class Testbed:
         targets = resolve(entries, bases, source)
         name = "targets.txt" if not (out / "targets.txt").exists() else f"targets-{len(list(out.glob('targets*')))}.txt"
         path = write(targets, out / name)
-        ctx, timeout = endpoint.context(), workload.timeout_s
+        trust, timeout = endpoint.trust, workload.timeout_s
         # the runner's own request to each distinct target: how many bytes its answer has (a target whose answer
         # varies, or too many of them to ask, turns the body-integrity check off)
         distinct = {(t.method, t.url, t.body) for t in targets}
         answers = {
-            key: probe_body_bytes(key[1], timeout, ctx, key[0], body_file=key[2])
+            key: probe_body_bytes(key[1], timeout, trust, key[0], body_file=key[2], http=workload.http)
             for key in (distinct if len(distinct) <= MAX_PROBES else ())
         }
         received = [answers.get((t.method, t.url, t.body)) for t in targets]
         sizes = tuple(t.body_size for t in targets)
         known = tuple(r for r in received if r is not None) if None not in received else None
-        return workload.replace(targets=str(path)), targets[0].url, Bodies(sizes, known)
+        return workload.replace(targets=str(path)), targets[0].url, Bodies(sizes, known), [t.url for t in targets]
 
     def start_server(self, tls: bool = False, tls_version: str | None = None) -> Endpoint:
         """Start a server (the first one, or one more, e.g. per TLS version of a sweep); stopped with us."""
@@ -334,11 +301,13 @@ class Testbed:
         check_open_files(workload.workers, local_server=endpoint.server is not None)
         url = endpoint.url + workload.path
         expected: int | Bodies | None
+        urls = [url]
         if self.options.targets or self.options.hosts > 1:
-            workload, url, expected = self._targets(workload, endpoint, out)
+            workload, url, expected, urls = self._targets(workload, endpoint, out)
         else:
-            context = endpoint.context()
-            expected = probe_body_bytes(url, workload.timeout_s, context, workload.method, workload.body_size)
+            expected = probe_body_bytes(
+                url, workload.timeout_s, endpoint.trust, workload.method, workload.body_size, http=workload.http
+            )
         repeat = workload.repeat
         total = len(specs) * repeat
         done = 0
@@ -348,15 +317,23 @@ class Testbed:
         server = endpoint.server
         before: list[dict[str, Any] | None] = [None]
         udp_before: list[dict[str, int] | None] = [None]
+        # the connections each driver opens, counted on this side (any server): after the runner's own /stats
+        # request before the driver, and before the one after it
+        counter = ConnectionCounter(
+            destinations(urls), http3=workload.http == "3", per_client=workload.connection == "keep-alive"
+        )
 
         def on_start(spec: ClientSpec, rep: int) -> None:
             status.update(f"[{done + 1}/{total}] {spec.name}" + (f" (repeat {rep + 1}/{repeat})" if repeat > 1 else ""))
             before[0] = server.stats_document() if server is not None else None
             udp_before[0] = udp_counters()
+            counter.start()
 
         def on_done(result: DriverRun, rep: int) -> None:
             nonlocal done
             done += 1
+            opened = counter.stop()
+            result.connections = opened if result.stats is not None else None
             after_doc = server.stats_document() if server is not None and before[0] is not None else None
             if server is not None and after_doc is not None and before[0] is not None:
                 after, was = counters(after_doc), counters(before[0])
@@ -396,7 +373,9 @@ class Testbed:
                 on_done=on_done,
                 rows=rows_sink,
                 cpus=self.options.pin.client if self.options.pin else None,
+                on_spawn=counter.watch,
             )
         finally:
+            counter.stop()
             status.stop()
         return plan_rows

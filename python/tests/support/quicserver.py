@@ -1,7 +1,8 @@
 """Hypercorn on aioquic as an HTTP/3 server nobody here wrote (`make quic-server` installs it in build/quic-server,
 pinned by python/requirements-quic.txt): one process serving support/asgi/h3app.py over TLS on TCP and over QUIC
-on the same port number of 127.0.0.1, with a CA and certificate trustme makes for each start. Stopped, with its
-process group, when the `with` block ends, whatever happened in it."""
+on the same port number of 127.0.0.1, or with `tcp=False` over QUIC alone (its configuration file binds no TCP
+socket: a server that listens on UDP only, as QUIC stacks' example servers do), with a CA and certificate trustme
+makes for each start. Stopped, with its process group, when the `with` block ends, whatever happened in it."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def _free_port() -> int:
 
 
 @contextmanager
-def quic_server(folder: Path, timeout: float = 30.0) -> Iterator[QuicServer]:
+def quic_server(folder: Path, timeout: float = 30.0, tcp: bool = True) -> Iterator[QuicServer]:
     if not HYPERCORN.exists():
         raise FileNotFoundError(MISSING)
     folder.mkdir(parents=True, exist_ok=True)
@@ -60,8 +61,13 @@ def quic_server(folder: Path, timeout: float = 30.0) -> Iterator[QuicServer]:
     port = _free_port()
     log = folder / "hypercorn.log"
     address = f"127.0.0.1:{port}"
-    argv = [str(HYPERCORN), "--bind", address, "--quic-bind", address, "--certfile", str(folder / "cert.pem"),
+    argv = [str(HYPERCORN), "--quic-bind", address, "--certfile", str(folder / "cert.pem"),
             "--keyfile", str(folder / "key.pem"), "--workers", "1", "h3app:app"]  # fmt: skip
+    if tcp:
+        argv[1:1] = ["--bind", address]
+    else:  # no --bind: Hypercorn's default (127.0.0.1:8000) would apply; its configuration file says none at all
+        (folder / "quic-only.toml").write_text("bind = []\n")
+        argv[1:1] = ["--config", str(folder / "quic-only.toml")]
     with open(log, "wb") as out:
         proc = subprocess.Popen(argv, cwd=APP_DIR, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
