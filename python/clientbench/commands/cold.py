@@ -21,7 +21,8 @@ from ..arguments import add_export_option, add_selection_options, add_session_op
 from ..environment.binaries import Unavailable
 from ..errors import SetupError
 from ..execution.cold_start import ImportTime, Sample, command, importtime, module_of, sample
-from ..execution.testbed import Testbed, link_latest, probe_body_bytes
+from ..execution.probe import probe_body_bytes
+from ..execution.testbed import Testbed, link_latest
 from ..metrics import of_source
 from ..model import RunStatus
 from ..options import Options, check_together
@@ -131,12 +132,12 @@ def run(specs: Sequence[ClientSpec], settings: ColdSettings, options: Options, a
     workload = settings.workload()
     check_together(workload, options)
     rows = [ColdRow(spec) for spec in specs]
-    testbed = Testbed(options, argv, kind="cold")
+    testbed = Testbed(options, argv, kind="cold", http=(settings.http,))
     cpus = options.pin.client if options.pin else None
     with testbed:
         endpoint = testbed.endpoint
         url = endpoint.url + settings.path
-        expected = probe_body_bytes(url, settings.timeout_s, endpoint.context())
+        expected = probe_body_bytes(url, settings.timeout_s, endpoint.trust, http=settings.http)
         testbed.console.print(
             f"[bold]clientbench cold[/]: {len(rows)} clients x {settings.samples} cold starts -> {url}"
             + ("" if settings.http == "1.1" else f" (HTTP/{settings.http})")
