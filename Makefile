@@ -59,7 +59,7 @@ REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) \
                rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.toml Cargo.lock
 
-.PHONY: help run run-all stability stability-pin gil sweep soak sanitize test test-setup test-python lint actionlint build system-deps test-deps venv peers \
+.PHONY: help run run-all stability stability-pin gil sweep soak sanitize test test-setup test-python check lint actionlint build system-deps test-deps venv peers \
         rust rust-tests cpp \
         http3 quic-server bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha inferno examples freethreaded compiler-cache stop-compiler-cache clean clean-cache \
         dist native-wheels native-wheel-x86_64 native-wheel-aarch64 clientbench-dist wheelhouse
@@ -129,6 +129,13 @@ test-setup: $(TEST_SETUP)  ## what `make test` sets up before its suites
 # would compile tokio and all on it once more, then relink at every switch).
 test-python: system-deps venv rust-tests cpp bindings peers freethreaded toxiproxy examples test-deps quic-server  ## the runner's tests alone (python/tests), with the set-up they need
 	$(VPY) -m pytest -q -rfEs -n $(PYTEST_WORKERS) --durations=10 python/tests
+
+# The two-minute loop: the runner's and the bindings' tests that are not marked slow (conftest.py: not the modules
+# that run every row's driver, build wheels or need a browser, the free-threaded CPython or toxiproxy; not the
+# end-to-end runs), on what `make run` (or a `make test` before) set up; builds only what changed. `make test` runs
+# every test, these included.
+check: system-deps venv rust-tests cpp bindings  ## the fast loop (about 2 min): the runner's and the bindings' tests not marked slow
+	$(VPY) -m pytest -q -rfEs -n $(PYTEST_WORKERS) -m "not slow" python/tests bindings
 
 rust-tests: compiler-cache  ## cargo's release build of every workspace test, and of the server, drivers and probe they run
 	$(STEP) cargo-test-build $(CARGO) test --release --workspace --no-run

@@ -30,11 +30,35 @@ STRICT = os.environ.get("CI") == "true" or os.environ.get("CLIENTBENCH_STRICT") 
 WHY = "strict mode (CI=true or CLIENTBENCH_STRICT=1): a test may not skip, and this one would have: "
 
 
+#: The modules `make check` (the two-minute loop: `-m "not slow"`) leaves out as a whole: each runs every row's
+#: driver, builds wheels or installs packages, or needs what only `make test` sets up (a browser, the free-threaded
+#: CPython, toxiproxy, nginx, Hypercorn over QUIC, valgrind, perf, hyperfine, the Go and Node.js examples).
+#: A single slow test elsewhere (a whole `clientbench run`, sweep or gil end to end) carries @pytest.mark.slow.
+SLOW_MODULES = frozenset(
+    {
+        # python/tests
+        "test_check_driver.py", "test_client_scope.py", "test_cold.py", "test_connections.py", "test_cost.py",
+        "test_drivers.py", "test_examples.py", "test_freethreaded.py", "test_html_browser.py", "test_http3_rows.py",
+        "test_installed.py", "test_network_faults.py", "test_outside_protocols.py", "test_outside_quic.py",
+        "test_pin.py", "test_profile.py", "test_setup.py", "test_stdlib_server.py", "test_tls.py",
+        "test_two_hosts.py", "test_udp_relay.py",
+        # bindings/tests (their own test_freethreaded.py and test_network_faults.py are named above)
+        "test_fuzz.py", "test_nginx.py", "test_wheels.py", "test_wheels_aarch64.py",
+    }
+)  # fmt: skip
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "long(seconds): runs for tens of seconds; conftest.py spreads these early")
+    config.addinivalue_line("markers", "slow: left out of `make check` (the fast loop); `make test` runs it")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's own, which deselects by -m
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SLOW_MODULES or item.get_closest_marker("long"):
+            item.add_marker(pytest.mark.slow)
+
     def seconds(item: pytest.Item) -> float:
         marker = item.get_closest_marker("long")
         return float(marker.args[0]) if marker and marker.args else 0.0

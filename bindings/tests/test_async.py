@@ -202,6 +202,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 def test_exit_right_after_an_await_is_clean(mod: ModuleType, server: Server, closed_port_url: str) -> None:
     """The interpreter finalizes right after the last await, while the client's I/O may still be finishing
     (and a request still runs): no crash, no hang. Ten runs, every one exits with status 0."""

@@ -208,6 +208,7 @@ def test_server_is_stopped_when_a_driver_crashes(tmp_path, monkeypatch):
     assert (run_dir / "table.csv").read_text().startswith("Language,Library,")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupt_stops_server_and_driver_and_writes_partial_results(tmp_path, sig, code):
     # a child inherits an ignored SIGINT from a test run in the background (Python then keeps ignoring it): give
@@ -245,6 +246,7 @@ def test_interrupt_stops_server_and_driver_and_writes_partial_results(tmp_path, 
 # -- every command end to end ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_real_run_writes_every_file_and_a_valid_results_json(tmp_path):
     """End to end through the CLI: two real drivers, two repeats, every output of the run folder."""
     code = cli.main(["run", "--clients", "cpp-beast,py-requests", "-w", "2", "-n", "5", "-r", "2", "--warmup", "1",
@@ -288,6 +290,7 @@ def test_a_real_run_writes_every_file_and_a_valid_results_json(tmp_path):
         assert (run_dir / name).is_file(), name
 
 
+@pytest.mark.slow
 def test_sweep_end_to_end(tmp_path):
     code = cli.main(["sweep", "payload", "--values", "13,4096", "--clients", "cpp-beast,py-requests", "-w", "2",
                      "-n", "3", "-r", "1", "--warmup", "0", "--out", str(tmp_path)])  # fmt: skip
@@ -349,6 +352,7 @@ def test_gil_report_end_to_end(tmp_path):
     assert "at rtt 1 ms over HTTP/3 (rtt 1 ms (the UDP relay))" in report
 
 
+@pytest.mark.slow
 def test_an_open_loop_run_and_a_rate_sweep_through_the_command_line(tmp_path, monkeypatch):
     """--rate reaches the drivers and gives the open-loop table; sweep rate takes --rates and --slo (simulated
     drivers of 2 workers at 0.5 ms a request: they keep up with 1,000/s, not with 8,000/s)."""
@@ -371,6 +375,7 @@ def test_an_open_loop_run_and_a_rate_sweep_through_the_command_line(tmp_path, mo
     assert "sustains **1,000 requests/s**" in text and "within 5 ms" in text and "(saturated)" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("https", [False, True], ids=["http", "https"])
 def test_soak_end_to_end(tmp_path, https):
     """Every soak target (bindings, native executables) with a small count: no failures, a JSON report. Over

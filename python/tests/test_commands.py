@@ -43,6 +43,7 @@ def run_fakes(tmp_path, *specs):
     return code, {r["client"]["name"]: r for r in doc["rows"]}, run_dir
 
 
+@pytest.mark.slow
 def test_a_peer_that_crashes_in_one_repeat_keeps_its_row(tmp_path):
     code, rows, run_dir = run_fakes(
         tmp_path, fake_driver.spec("ours"), fake_driver.spec("peer", "--crash-on-repeat", "1", optional=True)
@@ -57,6 +58,7 @@ def test_a_peer_that_crashes_in_one_repeat_keeps_its_row(tmp_path):
     assert "crashed 1/3" in (run_dir / "table.md").read_text()
 
 
+@pytest.mark.slow
 def test_one_of_our_rows_crashing_once_fails_the_run(tmp_path, capsys):
     code, rows, _ = run_fakes(
         tmp_path, fake_driver.spec("ours", "--crash-on-repeat", "1"), fake_driver.spec("peer", optional=True)
@@ -66,6 +68,7 @@ def test_one_of_our_rows_crashing_once_fails_the_run(tmp_path, capsys):
     assert "1 row(s) failed: ours" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_peer_that_crashes_every_time_fails_the_run(tmp_path, capsys):
     code, rows, _ = run_fakes(
         tmp_path, fake_driver.spec("ours"), fake_driver.spec("peer", "--crash-always", optional=True)
@@ -84,6 +87,7 @@ def _not_installed(name: str, explicit: bool):
     return dataclasses.replace(spec, command=missing, explicit=explicit)
 
 
+@pytest.mark.slow
 def test_a_row_that_is_not_installed_is_shown_and_fails_the_run_only_when_named(tmp_path, capsys):
     code, rows, run_dir = run_fakes(tmp_path / "a", fake_driver.spec("ours"), _not_installed("native", False))
     assert code == 0
@@ -372,6 +376,7 @@ def _rate_sweep(tmp_path, rates):
     return code, tmp_path / "latest"
 
 
+@pytest.mark.slow
 def test_sweep_rate_climbs_until_each_client_saturates(tmp_path):
     code, out = _rate_sweep(tmp_path, None)
     assert code == 0  # saturating is a finding, not a failure
@@ -399,6 +404,7 @@ def test_sweep_rate_climbs_until_each_client_saturates(tmp_path):
         assert (out / "plots" / name).stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_sweep_rate_with_rates_given_runs_every_client_at_every_rate(tmp_path):
     code, out = _rate_sweep(tmp_path, "64000,1000")
     assert code == 0

@@ -108,6 +108,7 @@ def test_a_native_row_that_is_not_built_or_installed_is_unavailable(monkeypatch,
     assert run.command[0] == str(tmp_path / "beast-driver") and "exited with status 7" in (run.reason or "")
 
 
+@pytest.mark.slow
 def test_plan_interleaves_the_repeats_round_robin(tmp_path):
     a, b = fake_driver.spec("a"), fake_driver.spec("b", "--crash-on-repeat", "1")
     order: list[tuple[str, int]] = []

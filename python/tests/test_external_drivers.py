@@ -59,6 +59,7 @@ def test_a_program_is_a_row_labelled_by_its_document(tmp_path: Path) -> None:
     assert "| Python | fake |" in table
 
 
+@pytest.mark.slow
 def test_external_rows_join_the_default_set_and_c_selects_them(capsys: pytest.CaptureFixture[str]) -> None:
     specs = external.registry(drivers=[f"ext={command(sys.executable, FAKE)}"], entry_points=False)
     assert [s.name for s in select(None, specs)] == [*(c.name for c in CLIENTS if c.default), "ext"]
@@ -87,6 +88,7 @@ def test_a_running_server_as_the_target(tmp_path: Path, server: Any) -> None:
     assert cmd[cmd.index("--url") + 1] == server.url + "/bytes/13"
 
 
+@pytest.mark.slow
 def test_a_clients_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "bin").mkdir()
     script = tmp_path / "bin" / "fake-driver"
@@ -153,6 +155,7 @@ def test_bad_driver_options_are_one_line(capsys: pytest.CaptureFixture[str], arg
     assert err.count("\n") == 1 and message in err, err
 
 
+@pytest.mark.slow
 def test_bad_programs_fail_their_rows_and_the_run_goes_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = {
         "missing": "/no/such/driver --flag",

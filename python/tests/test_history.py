@@ -7,12 +7,14 @@ import csv
 import json
 import shutil
 
+import pytest
 from clientbench import cli
 from support import REPO
 
 REFERENCE = REPO / "results" / "reference"
 
 
+@pytest.mark.slow
 def test_history_of_runs_in_the_order_they_were_made(tmp_path, capsys):
     runs = tmp_path / "runs"
     runs.mkdir()

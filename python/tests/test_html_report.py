@@ -216,6 +216,7 @@ def test_a_sweep_has_a_curve_of_any_figure_per_client_and_every_point():
     assert "Bench / fastest native Bench" in _html(part.summary)  # sweep.md, with its generated reading
 
 
+@pytest.mark.slow
 def test_a_rate_sweep_reads_latency_against_the_offered_rate_and_says_what_each_client_sustains(tmp_path):
     specs = [fake_driver.spec("fast", "--synthetic", "--service-us", "100")]
     base = Workload(workers=2, warmup=0, timeout_s=5, duration_s=0.3, repeat=1)
@@ -240,6 +241,7 @@ def test_a_rate_sweep_reads_latency_against_the_offered_rate_and_says_what_each_
     assert (out / "report.html").read_text().count('class="chart"') == 2 + len(drawn)
 
 
+@pytest.mark.slow
 def test_the_gil_reports_open_loop_ladder_is_a_rate_sweep_of_its_own(tmp_path):
     gil = tmp_path / "gil"
     shutil.copytree(REFERENCE / "gil", gil)
@@ -257,6 +259,7 @@ def test_the_gil_reports_open_loop_ladder_is_a_rate_sweep_of_its_own(tmp_path):
     assert [p.title for p in page.parts[1].points] == ["rate = 1000", "rate = 4000"]
 
 
+@pytest.mark.slow
 def test_a_folder_of_results_folders_is_one_section_each():
     page = _page(REFERENCE / "tls")
     assert [(p.title, p.kind) for p in page.parts] == [
@@ -284,6 +287,7 @@ def test_the_environment_has_the_machine_versions_and_flags():
     assert interpreters["Python requests (sync)"] == "cpython 3.11.7"
 
 
+@pytest.mark.slow
 def test_one_self_contained_file_under_10_mb_for_25_rows(tmp_path):
     rows = [
         row(f"py-{i}", gil="held" if i < 2 else None, benches=tuple(10.0 + k for k in range(10))) for i in range(25)
@@ -351,6 +355,7 @@ def test_compare_needs_a_run_on_both_sides(tmp_path, capsys):
 # -- every command writes report.html ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_run_and_sweep_write_report_html_into_their_folder(tmp_path):
     wl = Workload(workers=2, requests=3, warmup=0, timeout_s=5, repeat=2)
     assert run([fake_driver.spec("ours")], wl, Options(out=tmp_path / "r", row_timeout_s=30), ["run"]) == 0

@@ -18,6 +18,7 @@ from support import fake_driver
 LONG = Workload(workers=10, warmup=0, timeout_s=30, rate=20_000.0, duration_s=60.0, repeat=1)
 
 
+@pytest.mark.slow
 def test_a_long_open_loop_stays_bounded(tmp_path):
     """The fake driver prints the document of 1.2 M simulated requests with a long-tailed service time; the
     runner asked it for histograms, and parsing, validating and computing the row takes well under 500 MB."""
@@ -53,6 +54,7 @@ def test_a_rate_too_fine_for_a_single_worker_row_fails_that_row_with_the_reason(
     assert run.status is RunStatus.FAILED and "cannot run this workload: --rate 2e+06 over 1 worker(s)" in run.reason
 
 
+@pytest.mark.slow
 def test_a_stalling_server_shows_the_stall_in_the_corrected_latency_only(server):
     """Every 2,000th request to /stall sleeps 200 ms: 0.05% of the requests, fewer than the 0.1% above the
     service time's P99.9, so the service time's P99.9 does not see them. The requests scheduled behind each

@@ -57,6 +57,7 @@ def user_folder(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_the_docs_plugins_are_rows_with_no_change_to_the_project(user_folder: Path, tmp_path: Path) -> None:
     uvloop = "py-mybench-uvloop=mybench_async:plugin --loop uvloop"
@@ -75,6 +76,7 @@ def test_the_docs_plugins_are_rows_with_no_change_to_the_project(user_folder: Pa
     assert rows["py-mybench"]["runs"][0]["command"][1:4] == ["-m", "clientbench.plugin", "mybench:plugin"]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_the_docs_plugin_passes_check_driver(user_folder: Path) -> None:
     proc = clientbench("check-driver", "--client", "mybench:plugin", **_at(user_folder))
@@ -119,6 +121,7 @@ def test_an_entry_point_is_a_row_of_every_run(tmp_path: Path) -> None:
     assert rows["py-ep-bench"]["client"]["library"] == "http.client"
 
 
+@pytest.mark.slow
 def test_a_plugin_under_another_interpreter(tmp_path: Path) -> None:
     """--python: the plugin row runs under that python (its module importable there: stdlib only)."""
     shutil.copy(STDLIB_PLUGIN, tmp_path / "stdbench.py")
@@ -154,6 +157,7 @@ BAD_PLUGINS = {
 }
 
 
+@pytest.mark.slow
 def test_bad_plugins_fail_their_rows_and_the_run_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -179,6 +179,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 def test_exit_right_after_an_await_is_clean(server: Server, closed_port_url: str) -> None:
     """The interpreter finalizes right after the last await, while the request's threads may still be
     finishing: a bridge that resolved futures from tokio threads could abort the process (SIGABRT) there

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clientbench.environment.binaries import Unavailable
 from clientbench.execution.server import Server
 from clientbench.execution.toxiproxy import Toxiproxy, toxiproxy_binary
 
@@ -29,9 +30,11 @@ RESET_TIMEOUT = 5.0
 
 def missing() -> str | None:
     """Why toxiproxy-server cannot run here (a test module skips with it), or None (`make test` builds it)."""
-    if toxiproxy_binary().is_file() and os.access(toxiproxy_binary(), os.X_OK):
-        return None
-    return f"toxiproxy-server not found at {toxiproxy_binary()}; build it with `make toxiproxy`"
+    try:
+        binary = toxiproxy_binary()
+    except Unavailable as exc:  # not built: the message says where it was looked for, and how to build it
+        return str(exc)
+    return None if os.access(binary, os.X_OK) else f"toxiproxy-server at {binary} is not executable"
 
 
 def pattern(n: int) -> bytes:
