@@ -32,7 +32,6 @@ from .report import sweep as sweep_document
 from .report.base import Part
 from .report.parts import cost_part, gil_part, profile_part, run_part, soak_part, sweep_part
 from .schema import PROFILE_ID
-from .workload import Workload
 
 RESULTS = "results.json"
 #: the GIL report's phases besides the W-worker one at the top, by folder
@@ -347,7 +346,3 @@ def load(path: Path) -> list[Part]:
             f"{path} holds no clientbench results (no results.json, points/, soak.json, cost.json or profile.json)"
         )
     return own + [_part(p, f"{path.name}/{p.name}" if own else p.name) for p in subs]
-
-
-def workload_of(part: Part) -> Workload | None:
-    return part.phases[0].results.workload if part.phases else None
