@@ -44,9 +44,12 @@ def test_shape(mod: ModuleType) -> None:
     assert a.timeout == 2.5 and not a.closed and a.verify is True and a.tls_info is None
     for name in ("get", "fetch_len", "fetch", "request", "__aenter__", "__aexit__"):
         assert inspect.iscoroutinefunction(getattr(mod.AsyncClient, name)), name
+    assert repr(a) == f"<{mod.__name__}.AsyncClient timeout=2.5>"
     a.close()
     a.close()  # idempotent
     assert a.closed and "closed" in repr(a)
+    # the Python layer both bindings share (bindings/common/_aio.py) is each package's own, as its extension is
+    assert mod.AsyncClient.__module__ == mod.AsyncStreamResponse.__module__ == mod.__name__
     for kw in ({"timeout": 0}, {"timeout": float("nan")}, {"connect_timeout": 0}, {"read_timeout": -1}):
         with pytest.raises(ValueError):
             mod.AsyncClient(**kw)
