@@ -19,15 +19,13 @@ from typing import Any
 
 import pytest
 from clientbench.execution.server import Server
-from support.binding_clients import BINDINGS
+from support.binding_clients import SYNC
 from support.rawserver import Conn, Handler, RawServer
 
 T = 20.0
 
 
-@pytest.fixture(params=sorted(BINDINGS))
-def mod(request: pytest.FixtureRequest) -> ModuleType:
-    return BINDINGS[request.param]
+pytestmark = pytest.mark.kinds(*SYNC)
 
 
 def run_on(loop: str, coro: Coroutine[Any, Any, Any]) -> Any:
@@ -216,10 +214,3 @@ def test_exit_right_after_an_await_is_clean(mod: ModuleType, server: Server, clo
             timeout=30,
         )
         assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
-
-
-@pytest.fixture()
-def own_server() -> Any:
-    """A server of this test's own: its /stats counts this test's connections alone."""
-    with Server() as s:
-        yield s
