@@ -50,12 +50,13 @@ export SCCACHE_CACHE_SIZE          := 6G
 export SCCACHE_IDLE_TIMEOUT        := 120
 endif
 
-# stamps: rebuild/reinstall only when the sources changed
+# stamps: rebuild/reinstall only when the sources changed. bindings/common holds the Python both bindings ship
+# (each package links to it; find lists regular files only, so it is named here, for both)
 STAMPS      := build/.stamps
-BEAST_SRC   := $(shell find cpp-beast/src cpp-beast/include cpp-beast/cmake cpp-beast/CMakeLists.txt bindings/beast -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \
+BEAST_SRC   := $(shell find cpp-beast/src cpp-beast/include cpp-beast/cmake cpp-beast/CMakeLists.txt bindings/beast bindings/common -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \
                  -o -name 'CMakeLists.txt' -o -name '*.toml' -o -name '*.py' -o -name '*.pyi' -o -name '*.in' \) \
                  -not -path '*/build/*' -not -path '*/tests/*' 2>/dev/null)
-REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest -type f \( -name '*.rs' -o -name '*.toml' \
+REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest bindings/common -type f \( -name '*.rs' -o -name '*.toml' \
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) \
                rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.toml Cargo.lock
 

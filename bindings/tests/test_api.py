@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from clientbench.execution.server import Server
 from support import REPO
-from support.binding_clients import BINDINGS, kind_of
+from support.binding_clients import SYNC
 from support.httpapp import BIG, App, echoed, header_of, sent_header_names
 from support.rawserver import Conn
 
@@ -29,31 +29,7 @@ CHARSET_TEXT = "Grüße aus Köln: café, naïve, ½ + ¼ = ¾\n"
 #: a bound for requests that are expected to succeed
 T = 20.0
 
-
-@pytest.fixture(params=sorted(BINDINGS))
-def mod(request: pytest.FixtureRequest) -> ModuleType:
-    return BINDINGS[request.param]
-
-
-@pytest.fixture()
-def client(mod: ModuleType) -> Iterator[Any]:
-    with mod.Client(timeout=T) as c:
-        yield c
-
-
-@pytest.fixture()
-def make(mod: ModuleType) -> Iterator[Callable[..., Any]]:
-    """`make(**options)`: a client of the module under test, closed after the test."""
-    made: list[Any] = []
-
-    def new(**kw: Any) -> Any:
-        kw.setdefault("timeout", T)
-        made.append(mod.Client(**kw))
-        return made[-1]
-
-    yield new
-    for c in made:
-        c.close()
+pytestmark = pytest.mark.kinds(*SYNC)
 
 
 # -- redirects -----------------------------------------------------------------------------------
@@ -116,26 +92,26 @@ def test_authorization_and_cookie_dropped_across_hosts(client: Any, server: Serv
     assert got["x-other"] == ["kept"]
 
 
-def test_too_many_redirects(make: Callable[..., Any], mod: ModuleType, server: Server) -> None:
-    c = make()
+def test_too_many_redirects(new: Callable[..., Any], mod: ModuleType, server: Server) -> None:
+    c = new()
     assert c.request("GET", server.url + "/redirect/10").status == 200  # 10 hops: the default limit
     with pytest.raises(mod.TooManyRedirects) as e:
         c.request("GET", server.url + "/redirect/11")
     assert issubclass(mod.TooManyRedirects, OSError)
     assert "/redirect/1" in str(e.value)  # names the last URL
-    c2 = make(max_redirects=2)
+    c2 = new(max_redirects=2)
     assert c2.request("GET", server.url + "/redirect/2").status == 200
     with pytest.raises(mod.TooManyRedirects, match="/redirect/1"):
         c2.request("GET", server.url + "/redirect/3")
 
 
-def test_follow_redirects_false(make: Callable[..., Any], server: Server) -> None:
-    c = make()
+def test_follow_redirects_false(new: Callable[..., Any], server: Server) -> None:
+    c = new()
     r = c.request("GET", server.url + "/redirect/2", follow_redirects=False)
     assert r.status == 302
     assert r.headers["location"] == "/redirect/1"
     assert r.url == server.url + "/redirect/2"
-    c2 = make(follow_redirects=False)
+    c2 = new(follow_redirects=False)
     assert c2.request("GET", server.url + "/redirect/1").status == 302
     assert c2.request("GET", server.url + "/redirect/1", follow_redirects=True).status == 200
 
@@ -157,11 +133,11 @@ CODINGS = [("gzip", "gzip"), ("deflate", "deflate"), ("brotli", "br"), ("zstd", 
 
 
 @pytest.mark.parametrize(("path", "coding"), CODINGS)
-def test_every_coding_is_decoded(client: Any, mod: ModuleType, server: Server, path: str, coding: str) -> None:
+def test_every_coding_is_decoded(client: Any, kind: str, server: Server, path: str, coding: str) -> None:
     r = client.request("GET", server.url + "/" + path)
     assert r.status == 200
     assert r.json()["coding"] == path
-    if kind_of(mod) == "beast":
+    if kind == "beast":
         assert r.headers["content-encoding"] == coding  # left as received
     else:
         assert "content-encoding" not in r.headers  # a documented difference: reqwest removes it
@@ -172,40 +148,40 @@ def test_every_coding_is_decoded(client: Any, mod: ModuleType, server: Server, p
 
 
 @pytest.mark.parametrize("path", ["/gzip", "/deflate"])
-def test_a_large_compressed_body_is_decoded_whole(make: Callable[..., Any], mod: ModuleType, http_app: App, path: str):
-    r = make().request("GET", http_app.url + path)
+def test_a_large_compressed_body_is_decoded_whole(new: Callable[..., Any], kind: str, http_app: App, path: str):
+    r = new().request("GET", http_app.url + path)
     assert r.body == BIG
-    if kind_of(mod) == "beast":  # the headers as received: they describe the encoded body
+    if kind == "beast":  # the headers as received: they describe the encoded body
         assert r.headers["content-encoding"] in ("gzip", "deflate")
         assert int(r.headers["content-length"]) < len(BIG)
     else:  # a documented difference: reqwest removes them
         assert "content-encoding" not in r.headers and "content-length" not in r.headers
-    r = make(decompress=False).request("GET", http_app.url + path)
+    r = new(decompress=False).request("GET", http_app.url + path)
     assert r.body != BIG and len(r.body) == int(r.headers["content-length"])
     assert r.headers["content-encoding"] == path[1:]
     assert "accept-encoding" not in sent_header_names(http_app)
 
 
-def test_decompress_false(make: Callable[..., Any], server: Server) -> None:
-    c = make(decompress=False)
+def test_decompress_false(new: Callable[..., Any], server: Server) -> None:
+    c = new(decompress=False)
     r = c.request("GET", server.url + "/gzip")
     assert r.headers["content-encoding"] == "gzip"
     assert r.body[:2] == b"\x1f\x8b"  # as received
     assert "accept-encoding" not in c.request("GET", server.url + "/headers").json()
 
 
-def test_undecodable_body_is_a_protocol_error(make: Callable[..., Any], mod: ModuleType, raw_server: Any) -> None:
+def test_undecodable_body_is_a_protocol_error(new: Callable[..., Any], mod: ModuleType, raw_server: Any) -> None:
     def bad_gzip(conn: Conn) -> None:
         while conn.read_request(timeout=5) is not None:
             conn.respond(b"not gzip at all", headers="Content-Encoding: gzip\r\n")
 
     srv = raw_server(bad_gzip)
-    c = make()
+    c = new()
     with pytest.raises(mod.ProtocolError):
         c.request("GET", srv.url + "/")
     with c.stream("GET", srv.url + "/") as s, pytest.raises(mod.ProtocolError):
         s.read()
-    assert make(decompress=False).request("GET", srv.url + "/").body == b"not gzip at all"
+    assert new(decompress=False).request("GET", srv.url + "/").body == b"not gzip at all"
 
 
 # -- URLs and params -----------------------------------------------------------------------------
@@ -323,10 +299,9 @@ def test_headers_class(mod: ModuleType) -> None:
         mod.Headers(42)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("kind", sorted(BINDINGS))
-def test_two_headers_compare_as_mappings(kind: str) -> None:
+def test_two_headers_compare_as_mappings(mod: ModuleType) -> None:
     """Headers == Headers as for any Mapping: the joined values by case-insensitive name, in any order."""
-    h = BINDINGS[kind].Headers
+    h = mod.Headers
     assert h([("A", "1"), ("b", "2"), ("a", "3")]) == h({"B": "2", "A": "1, 3"})
     assert h([("b", "1"), ("a", "2")]) == h([("a", "2"), ("b", "1")])
     assert h([("a", "1")]) != h([("a", "2")])
@@ -361,7 +336,7 @@ def test_json_request_and_response(client: Any, server: Server, http_app: App) -
         client.request("GET", http_app.url + "/gzip").json()  # 1 MiB of binary
 
 
-def test_request_params_headers_json(mod: ModuleType, http_app: App) -> None:
+def test_request_params_headers_json(mod: ModuleType, kind: str, http_app: App) -> None:
     with mod.Client(timeout=5, headers={"X-Default": "d", "X-Over": "client"}) as c:
         r = c.request(
             "POST",
@@ -381,7 +356,7 @@ def test_request_params_headers_json(mod: ModuleType, http_app: App) -> None:
         assert header_of(doc, "user-agent") == [f"{mod.__name__.replace('_', '-')}/{mod.__version__}"]
         # the same codings, each library's way of writing them
         codings = {"beast": "gzip, deflate, br, zstd", "reqwest": "zstd,gzip,deflate,br"}
-        assert header_of(doc, "accept-encoding") == [codings[kind_of(mod)]]
+        assert header_of(doc, "accept-encoding") == [codings[kind]]
         assert json.loads(doc["body"]) == {"k": ["v", 1]}
         # the caller's Content-Type wins over the json default
         doc = echoed(c.request("POST", http_app.url + "/anything", json=[1], headers={"content-type": "text/x"}))
@@ -463,12 +438,12 @@ def test_upload_source_errors_propagate(client: Any, server: Server) -> None:
     assert client.request("GET", server.url + "/").status == 200
 
 
-def test_user_agent(make: Callable[..., Any], mod: ModuleType, server: Server) -> None:
+def test_user_agent(new: Callable[..., Any], mod: ModuleType, server: Server) -> None:
     url = server.url + "/headers"
-    ua = make().request("GET", url).json()["user-agent"]
+    ua = new().request("GET", url).json()["user-agent"]
     assert ua == [f"{mod.__name__.replace('_', '-')}/{mod.__version__}"]
-    assert make(user_agent="mine/1").request("GET", url).json()["user-agent"] == ["mine/1"]
-    c = make(user_agent="mine/1", headers={"User-Agent": "from-headers", "X-Default": "d"})
+    assert new(user_agent="mine/1").request("GET", url).json()["user-agent"] == ["mine/1"]
+    c = new(user_agent="mine/1", headers={"User-Agent": "from-headers", "X-Default": "d"})
     got = c.request("GET", url).json()
     assert got["user-agent"] == ["from-headers"] and got["x-default"] == ["d"]
     got = c.request("GET", url, headers={"user-agent": "per-request", "x-default": "r"}).json()

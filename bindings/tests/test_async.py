@@ -19,15 +19,13 @@ from typing import Any
 
 import pytest
 from clientbench.execution.server import Server
-from support.binding_clients import BINDINGS
+from support.binding_clients import SYNC
 from support.rawserver import Conn, Handler, RawServer
 
 T = 20.0
 
 
-@pytest.fixture(params=sorted(BINDINGS))
-def mod(request: pytest.FixtureRequest) -> ModuleType:
-    return BINDINGS[request.param]
+pytestmark = pytest.mark.kinds(*SYNC)
 
 
 def run_on(loop: str, coro: Coroutine[Any, Any, Any]) -> Any:
@@ -44,9 +42,12 @@ def test_shape(mod: ModuleType) -> None:
     assert a.timeout == 2.5 and not a.closed and a.verify is True and a.tls_info is None
     for name in ("get", "fetch_len", "fetch", "request", "__aenter__", "__aexit__"):
         assert inspect.iscoroutinefunction(getattr(mod.AsyncClient, name)), name
+    assert repr(a) == f"<{mod.__name__}.AsyncClient timeout=2.5>"
     a.close()
     a.close()  # idempotent
     assert a.closed and "closed" in repr(a)
+    # the Python layer both bindings share (bindings/common/_aio.py) is each package's own, as its extension is
+    assert mod.AsyncClient.__module__ == mod.AsyncStreamResponse.__module__ == mod.__name__
     for kw in ({"timeout": 0}, {"timeout": float("nan")}, {"connect_timeout": 0}, {"read_timeout": -1}):
         with pytest.raises(ValueError):
             mod.AsyncClient(**kw)
@@ -214,10 +215,3 @@ def test_exit_right_after_an_await_is_clean(mod: ModuleType, server: Server, clo
             timeout=30,
         )
         assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
-
-
-@pytest.fixture()
-def own_server() -> Any:
-    """A server of this test's own: its /stats counts this test's connections alone."""
-    with Server() as s:
-        yield s

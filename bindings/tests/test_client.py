@@ -21,14 +21,11 @@ from typing import Any
 
 import pytest
 from clientbench.execution.server import Server
-from support.binding_clients import BINDINGS
+from support.binding_clients import SYNC
 from support.httpapp import BIG, App, sent_header_names
 from support.rawserver import HELLO, RawServer, answer
 
-
-@pytest.fixture(params=sorted(BINDINGS))
-def mod(request: pytest.FixtureRequest) -> ModuleType:
-    return BINDINGS[request.param]
+pytestmark = pytest.mark.kinds(*SYNC)
 
 
 # -- the module ------------------------------------------------------------------------------------

@@ -14,38 +14,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import pytest
 from clientbench.execution.server import Server
-from support.binding_clients import BINDINGS, FACTORIES, is_async, make
-from support.dualserver import DualHandler, DualServer, answer_url, scripted
+from support.binding_clients import SYNC, is_async
+from support.dualserver import DualServer, answer_url
 
 T = 10.0
-
-
-@pytest.fixture(params=list(FACTORIES))
-def kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture()
-def new(kind: str) -> Iterator[Callable[..., Any]]:
-    made: list[Any] = []
-
-    def factory(**options: Any) -> Any:
-        made.append(make(kind, options.pop("timeout", T), **options))
-        return made[-1]
-
-    yield factory
-    for c in made:
-        c.close()
-
-
-@pytest.fixture()
-def app(dual_server: Callable[[DualHandler], DualServer]) -> DualServer:
-    return dual_server(scripted)
 
 
 def cookies_sent(c: Any, url: str) -> set[str]:
@@ -82,29 +60,29 @@ def test_set_and_sent_back(new: Callable[..., Any], kind: str, server: Server) -
     assert cookies_sent(new(cookies=True), server.url + "/headers") == set()  # one jar per client
 
 
-def test_redirects_store_and_send(new: Callable[..., Any], app: DualServer) -> None:
+def test_redirects_store_and_send(new: Callable[..., Any], dual: DualServer) -> None:
     c = new(cookies=True)
-    base = app.origin("http")
+    base = dual.origin("http")
     assert cookies_sent(c, answer_url(base, 302, "/echo", ["s=1"])) == {"s=1"}  # the redirect's own cookie
     # another origin (127.0.0.1 instead of localhost): the caller's Cookie is dropped, the jar's for the new
     # host are sent
-    set_cookies(c, app.origin("http", "127.0.0.1"), "ip=1")
-    r = c.request("GET", answer_url(base, 302, app.origin("http", "127.0.0.1") + "/echo"), headers={"Cookie": "x=1"})
+    set_cookies(c, dual.origin("http", "127.0.0.1"), "ip=1")
+    r = c.request("GET", answer_url(base, 302, dual.origin("http", "127.0.0.1") + "/echo"), headers={"Cookie": "x=1"})
     assert r.json()["headers"]["cookie"] == ["ip=1"]
 
 
-def test_a_request_cookie_header_replaces_the_jar(new: Callable[..., Any], app: DualServer) -> None:
+def test_a_request_cookie_header_replaces_the_jar(new: Callable[..., Any], dual: DualServer) -> None:
     c = new(cookies=True)
-    base = app.origin("http")
+    base = dual.origin("http")
     set_cookies(c, base, "a=1")
     got = c.request("GET", base + "/echo", headers={"Cookie": "mine=1"}).json()["headers"]["cookie"]
     assert got == ["mine=1"]
     assert cookies_sent(c, base + "/echo") == {"a=1"}
 
 
-def test_host_only_and_domain_cookies(new: Callable[..., Any], app: DualServer) -> None:
+def test_host_only_and_domain_cookies(new: Callable[..., Any], dual: DualServer) -> None:
     c = new(cookies=True)
-    local, ip = app.origin("http", "localhost"), app.origin("http", "127.0.0.1")
+    local, ip = dual.origin("http", "localhost"), dual.origin("http", "127.0.0.1")
     set_cookies(
         c, local, "host=1", "dom=1; Domain=localhost", "dot=1; Domain=.LOCALHOST", "foreign=1; Domain=example.org"
     )
@@ -113,9 +91,9 @@ def test_host_only_and_domain_cookies(new: Callable[..., Any], app: DualServer) 
     assert cookies_sent(c, ip + "/echo") == {"ip=1"}
 
 
-def test_paths(new: Callable[..., Any], app: DualServer) -> None:
+def test_paths(new: Callable[..., Any], dual: DualServer) -> None:
     c = new(cookies=True)
-    base = app.origin("http")
+    base = dual.origin("http")
     # from /dir/answer: the default path is /dir
     set_cookies(c, base + "/dir", "def=1", "root=1; Path=/", "acc=1; Path=/acc", "rel=1; Path=rel")
     for path, want in (
@@ -129,9 +107,9 @@ def test_paths(new: Callable[..., Any], app: DualServer) -> None:
         assert cookies_sent(c, base + path) == want, path
 
 
-def test_secure_cookies_only_over_https(new: Callable[..., Any], app: DualServer) -> None:
-    c = new(cookies=True, verify=app.ca_file)
-    https, http = app.origin("https"), app.origin("http")
+def test_secure_cookies_only_over_https(new: Callable[..., Any], dual: DualServer) -> None:
+    c = new(cookies=True, verify=dual.ca_file)
+    https, http = dual.origin("https"), dual.origin("http")
     set_cookies(c, https, "s=1; Secure", "p=1")
     assert cookies_sent(c, https + "/echo") == {"s=1", "p=1"}
     assert cookies_sent(c, http + "/echo") == {"p=1"}  # the same host and port, over http
@@ -139,9 +117,9 @@ def test_secure_cookies_only_over_https(new: Callable[..., Any], app: DualServer
     assert cookies_sent(c, https + "/echo") == {"s=1", "p=1"}
 
 
-def test_expiry_and_deletion(new: Callable[..., Any], app: DualServer) -> None:
+def test_expiry_and_deletion(new: Callable[..., Any], dual: DualServer) -> None:
     c = new(cookies=True)
-    base = app.origin("http")
+    base = dual.origin("http")
     past, future = "Thu, 01 Jan 1970 00:00:00 GMT", "Wed, 01 Jan 2200 00:00:00 GMT"
     set_cookies(c, base, "a=1", "b=1", "c=1; Expires=" + future, "d=1; Max-Age=3600", "short=1; Max-Age=1")
     assert cookies_sent(c, base + "/echo") == {"a=1", "b=1", "c=1", "d=1", "short=1"}
@@ -187,8 +165,8 @@ def test_threads_share_the_jar(new: Callable[..., Any], kind: str, server: Serve
     assert cookies_sent(c, server.url + "/headers") == {f"t{i}={i}" for i in range(4)}
 
 
-@pytest.mark.parametrize("mod", sorted(BINDINGS))
-def test_bad_values(mod: str) -> None:
+@pytest.mark.kinds(*SYNC)
+def test_bad_values(mod: ModuleType) -> None:
     for bad in ("yes", 1, None):
         with pytest.raises(TypeError):
-            BINDINGS[mod].Client(cookies=bad)
+            mod.Client(cookies=bad)

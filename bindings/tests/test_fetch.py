@@ -16,14 +16,11 @@ from types import ModuleType
 
 import pytest
 from clientbench.execution.server import Server
-from support.binding_clients import BINDINGS
+from support.binding_clients import SYNC
 from support.httpapp import App
 from support.rawserver import HELLO, RawServer, answer
 
-
-@pytest.fixture(params=sorted(BINDINGS))
-def mod(request: pytest.FixtureRequest) -> ModuleType:
-    return BINDINGS[request.param]
+pytestmark = pytest.mark.kinds(*SYNC)
 
 
 def pattern(n: int) -> bytes:

@@ -24,33 +24,31 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import beast_client
 import pytest
-import reqwest_client
 from clientbench.execution.server import Server
+from support.binding_clients import FACTORIES, MODULES, is_async
 from support.rawserver import Conn, RawServer
 
-KINDS = ["beast", "beast-async", "reqwest", "reqwest-async"]
 T = 5.0  # each request's own timeout
 CHILD_LIMIT = 30.0  # seconds a child may take in all
 
 
 def open_client(kind: str, **options: Any) -> Any:
-    module = beast_client if kind.startswith("beast") else reqwest_client
-    if kind.endswith("-async"):
-        return module.AsyncClient(timeout=T, **options)
-    return module.Client(timeout=T, **options)
+    """A client of `kind` (an AsyncClient itself, not the adapter of `new`: parent and child run its coroutines)."""
+    if is_async(kind):
+        return MODULES[kind].AsyncClient(timeout=T, **options)
+    return MODULES[kind].Client(timeout=T, **options)
 
 
 def request(kind: str, c: Any, url: str) -> Any:
-    if kind.endswith("-async"):
+    if is_async(kind):
         return asyncio.run(c.request("GET", url))
     return c.request("GET", url)
 
 
 def tags(kind: str, c: Any, url: str) -> list[str]:
     """The connections (their tags) that a request() and a fetch() of `c` went out on."""
-    if kind.endswith("-async"):
+    if is_async(kind):
 
         async def both() -> list[str]:
             r = await c.request("GET", url)
@@ -143,7 +141,6 @@ def in_child(how: str, work: Callable[[], Any]) -> Any:
 
 
 @pytest.mark.parametrize("how", ["multiprocessing", "os.fork"])
-@pytest.mark.parametrize("kind", KINDS)
 def test_a_forked_child_gets_working_clients(kind: str, how: str, tagged: RawServer) -> None:
     url = tagged.url + "/"
     c = open_client(kind)
@@ -171,7 +168,7 @@ def test_a_forked_child_gets_working_clients(kind: str, how: str, tagged: RawSer
 
 def test_a_grandchild_gets_working_clients(tagged: RawServer) -> None:
     url = tagged.url + "/"
-    clients = {kind: open_client(kind) for kind in KINDS}
+    clients = {kind: open_client(kind) for kind in FACTORIES}
     parents = {t for kind, c in clients.items() for t in tags(kind, c, url)}
 
     def child() -> dict[str, list[str]]:
@@ -181,14 +178,13 @@ def test_a_grandchild_gets_working_clients(tagged: RawServer) -> None:
 
     got = in_child("os.fork", child)
     mine, grand = set(got["child"]), set(got["grandchild"])
-    assert len(got["child"]) == len(got["grandchild"]) == 2 * len(KINDS)
+    assert len(got["child"]) == len(got["grandchild"]) == 2 * len(FACTORIES)
     assert not parents & (mine | grand) and not mine & grand, (parents, mine, grand)
     for kind, c in clients.items():
         assert set(tags(kind, c, url)) <= parents
         c.close()
 
 
-@pytest.mark.parametrize("kind", KINDS)
 def test_a_stream_opened_before_fork_stays_the_parents(kind: str, raw_server: Callable[..., RawServer]) -> None:
     release = threading.Event()
     body = b"a" * 1000 + b"b" * 1000
@@ -203,7 +199,7 @@ def test_a_stream_opened_before_fork_stays_the_parents(kind: str, raw_server: Ca
 
     srv = raw_server(half_then_rest)
     c = open_client(kind)
-    if kind.endswith("-async"):
+    if is_async(kind):
         loop = asyncio.new_event_loop()
         ctx = c.stream("GET", srv.url + "/")
         s = loop.run_until_complete(ctx.__aenter__())
@@ -245,7 +241,7 @@ def test_a_stream_opened_before_fork_stays_the_parents(kind: str, raw_server: Ca
     assert "fork" in said, said
     release.set()
     assert first + rest() == body
-    if kind.endswith("-async"):
+    if is_async(kind):
         loop.run_until_complete(ctx.__aexit__(None, None, None))
         loop.close()
     else:
@@ -253,7 +249,6 @@ def test_a_stream_opened_before_fork_stays_the_parents(kind: str, raw_server: Ca
     c.close()
 
 
-@pytest.mark.parametrize("kind", KINDS)
 def test_the_child_keeps_a_copy_of_the_cookies(kind: str, server: Server) -> None:
     c = open_client(kind, cookies=True)
     request(kind, c, server.url + "/cookies/set?a=1")

@@ -18,46 +18,27 @@ lone surrogates in headers, and a caller's framing headers (Content-Length, Tran
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
-from support.binding_clients import FACTORIES, PROTOCOL_ERRORS, binding_of, is_async, make
-from support.rawserver import RawServer, keep_alive
+from support.binding_clients import PROTOCOL_ERRORS, SYNC, binding_of, is_async
 
 pytestmark = pytest.mark.timeout(180)
 
-TIMEOUT = 2.0  # per request; a fuzzed request that hangs fails with TimeoutError within this
+T = 2.0  # per request; a fuzzed request that hangs fails with TimeoutError within this
 ALLOWED = (ValueError, ConnectionError, TimeoutError, *PROTOCOL_ERRORS)
 
-# hypothesis: bounded; the deadline is above the client timeout, so only a real hang trips it
-FUZZ = dict(deadline=timedelta(seconds=TIMEOUT + 3), suppress_health_check=[HealthCheck.too_slow])
-
-
-# module-scoped: hypothesis runs every example of a test on the same client, which is the point of
-# "the client stays usable"
-@pytest.fixture(scope="module", params=list(FACTORIES))
-def client(request) -> Iterator[Any]:
-    c = make(request.param, TIMEOUT)
-    yield c
-    c.close()
-
-
-@pytest.fixture(scope="module", params=["beast", "reqwest"])
-def sync_client(request) -> Iterator[Any]:
-    c = make(request.param, TIMEOUT)
-    yield c
-    c.close()
-
-
-@pytest.fixture(scope="module")
-def capture() -> Iterator[RawServer]:
-    """A raw loopback server that answers 200 to everything; `heads` holds every request head it read."""
-    with RawServer(keep_alive) as s:
-        yield s
+# hypothesis: bounded; the deadline is above the client timeout, so only a real hang trips it. The fixtures
+# (`client`, `capture`: bindings/tests/conftest.py) are made once per test, not per example: hypothesis runs every
+# example of a test on the same client, which is the point of "the client stays usable"
+FUZZ = dict(
+    deadline=timedelta(seconds=T + 3),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 def call(fn: Callable[[], Any], allowed: tuple[type[BaseException], ...] = ALLOWED) -> Any:
@@ -346,14 +327,15 @@ def has_other_ctl(value: str) -> bool:
     return any((ord(ch) < 0x20 and ch not in "\t\r\n\x00") or ord(ch) == 0x7F for ch in value)
 
 
+@pytest.mark.kinds(*SYNC)
 @settings(max_examples=200, **FUZZ)
 @given(headers=st.dictionaries(header_names, header_values, max_size=4), body=bodies)
 @example(headers={"X-A": "1\r\nX-Injected: 1"}, body=b"x")
 @example(headers={"X-A": "ok", "Bad Name": "v"}, body=b"")
 @example(headers={}, body=bytes(range(256)) * 256)
-def test_fuzzed_headers_and_body_echo(sync_client, server, headers, body):
+def test_fuzzed_headers_and_body_echo(client, server, headers, body):
     assume(not any(_ascii_lower(n) in RESERVED for n in headers))
-    c = sync_client
+    c = client
     out = call(lambda: c.request("POST", server.url + "/echo", headers=headers, body=body), allowed=(ValueError,))
     event(outcome(out))
     bad_name = any(not is_token(n) for n in headers)
@@ -375,16 +357,17 @@ def test_fuzzed_headers_and_body_echo(sync_client, server, headers, body):
     assert_usable(c, server.url)
 
 
+@pytest.mark.kinds(*SYNC)
 @settings(max_examples=200, **FUZZ)
 @given(name=header_names, value=header_values)
 @example(name="X-Fuzz", value="1\r\nX-Injected: 1")
 @example(name="X-Fuzz\r\nX-Injected", value="1")
 @example(name="X-Fuzz", value="\u00e9\u2028\t ")
-def test_no_header_injection_on_the_wire(sync_client, capture, name, value):
+def test_no_header_injection_on_the_wire(client, capture, name, value):
     """What actually goes out: the raw request head seen by a socket server. An accepted header is
     exactly one line with exactly our value (UTF-8); no CR or LF ever ends up inside a line."""
     assume(_ascii_lower(name) not in RESERVED)
-    c = sync_client
+    c = client
     capture.heads.clear()
     out = call(lambda: c.request("GET", capture.url + "/x", headers={name: value}), allowed=(ValueError,))
     event(outcome(out))
@@ -408,6 +391,7 @@ def test_no_header_injection_on_the_wire(sync_client, capture, name, value):
     assert [v.strip(b" \t") for v in ours] == [value.encode().strip(b" \t")], (ours, value)
 
 
+@pytest.mark.kinds(*SYNC)
 @pytest.mark.parametrize(
     "headers",
     [
@@ -424,12 +408,12 @@ def test_no_header_injection_on_the_wire(sync_client, capture, name, value):
     ],
     ids=lambda h: repr(h)[:40],
 )
-def test_header_injection_is_value_error(sync_client, capture, server, headers):
+def test_header_injection_is_value_error(client, capture, server, headers):
     capture.heads.clear()
     with pytest.raises(ValueError):
-        sync_client.request("POST", capture.url + "/echo", headers=headers, body=b"x")
+        client.request("POST", capture.url + "/echo", headers=headers, body=b"x")
     assert capture.heads == []
-    assert_usable(sync_client, server.url)
+    assert_usable(client, server.url)
 
 
 def test_no_injection_through_the_url_or_method(client, capture, server):
@@ -552,60 +536,42 @@ def test_arguments_of_the_wrong_type_are_type_error(client, server, url, method,
 # -- explicit cases: control characters and lone surrogates in headers, a caller's framing headers -------
 
 
-@pytest.mark.parametrize("kind", ["beast", "reqwest"])
+@pytest.mark.kinds(*SYNC)
 @pytest.mark.parametrize("value", ["a\x01b", "\x1b[31m", "a\x7fb"], ids=repr)
-def test_header_value_with_control_character_is_value_error(server, kind, value):
-    c = make(kind, TIMEOUT)
-    try:
-        with pytest.raises(ValueError):
-            c.request("POST", server.url + "/echo", headers={"X-A": value}, body=b"x")
-    finally:
-        c.close()
+def test_header_value_with_control_character_is_value_error(client, server, value):
+    with pytest.raises(ValueError):
+        client.request("POST", server.url + "/echo", headers={"X-A": value}, body=b"x")
 
 
-@pytest.mark.parametrize("kind", ["beast", "reqwest"])
+@pytest.mark.kinds(*SYNC)
 @pytest.mark.parametrize("headers", [{"X-A": "\udc80"}, {"X-\ud800": "1"}], ids=repr)
-def test_header_with_lone_surrogate_is_rejected(server, kind, headers):
-    c = make(kind, TIMEOUT)
-    try:
-        with pytest.raises((ValueError, TypeError)):
-            c.request("POST", server.url + "/echo", headers=headers, body=b"x")
-        assert_usable(c, server.url)
-    finally:
-        c.close()
+def test_header_with_lone_surrogate_is_rejected(client, server, headers):
+    with pytest.raises((ValueError, TypeError)):
+        client.request("POST", server.url + "/echo", headers=headers, body=b"x")
+    assert_usable(client, server.url)
 
 
+@pytest.mark.kinds(*SYNC)
 @pytest.mark.parametrize(
-    "kind,headers",
+    "headers",
     [
-        ("beast", {"Content-Length": "1"}),
-        ("beast", {"Content-Length": "10"}),
-        ("reqwest", {"Content-Length": "1"}),
-        ("reqwest", {"Content-Length": "10"}),
-        ("beast", {"Content-Length": "abc"}),
-        ("reqwest", {"Content-Length": "abc"}),
-        ("beast", {"Transfer-Encoding": "chunked"}),
-        ("reqwest", {"Transfer-Encoding": "chunked"}),
-        ("beast", {"Transfer-Encoding": "gzip"}),
-        ("reqwest", {"Transfer-Encoding": "gzip"}),
-        ("beast", {"Expect": "100-continue"}),
-        ("reqwest", {"Expect": "100-continue"}),
-        ("beast", {"Connection": "close"}),
-        ("reqwest", {"Connection": "close"}),
-        ("beast", {"Host": "example.invalid"}),
-        ("reqwest", {"Host": "example.invalid"}),
+        {"Content-Length": "1"},
+        {"Content-Length": "10"},
+        {"Content-Length": "abc"},
+        {"Transfer-Encoding": "chunked"},
+        {"Transfer-Encoding": "gzip"},
+        {"Expect": "100-continue"},
+        {"Connection": "close"},
+        {"Host": "example.invalid"},
     ],
-    ids=lambda v: v if isinstance(v, str) else repr(v),
+    ids=repr,
 )
-def test_framing_headers_never_corrupt_the_request(server, kind, headers):
+def test_framing_headers_never_corrupt_the_request(new, server, headers):
     """A caller-supplied framing/connection header must not desync the message: ValueError, or the body
     echoed exactly (within the timeout); the client stays usable."""
-    c = make(kind, 1.0)
-    try:
-        out = call(lambda: c.request("POST", server.url + "/echo", headers=headers, body=b"abc"))
-        assert isinstance(out, ValueError) or (
-            not isinstance(out, BaseException) and (out.status, out.body) == (200, b"abc")
-        ), repr(out)
-        assert_usable(c, server.url)
-    finally:
-        c.close()
+    c = new(timeout=1.0)
+    out = call(lambda: c.request("POST", server.url + "/echo", headers=headers, body=b"abc"))
+    assert isinstance(out, ValueError) or (
+        not isinstance(out, BaseException) and (out.status, out.body) == (200, b"abc")
+    ), repr(out)
+    assert_usable(c, server.url)

@@ -11,41 +11,15 @@ Every request is bounded in time."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import pytest
-from support.binding_clients import FACTORIES, MODULES, make
 from support.dualserver import DualHandler, DualServer, answer_url, scripted
-from support.rawserver import RawServer, keep_alive
+from support.rawserver import RawServer
 
 T = 10.0
-
-
-@pytest.fixture(params=list(FACTORIES))
-def kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture()
-def new(kind: str) -> Iterator[Callable[..., Any]]:
-    """`new(**options)`: a client of the kind under test, closed after the test."""
-    made: list[Any] = []
-
-    def factory(**options: Any) -> Any:
-        made.append(make(kind, options.pop("timeout", T), **options))
-        return made[-1]
-
-    yield factory
-    for c in made:
-        c.close()
-
-
-@pytest.fixture()
-def capture() -> Iterator[RawServer]:
-    """A server that answers 200 to everything and counts what reached it."""
-    with RawServer(keep_alive) as s:
-        yield s
 
 
 def stream_read(c: Any, method: str, url: str, **kw: Any) -> tuple[int, bytes]:
@@ -175,9 +149,8 @@ def app(raw_server: Callable[..., RawServer]) -> RawServer:
 @pytest.mark.parametrize("location", BAD_LOCATIONS, ids=repr)
 @pytest.mark.parametrize("status", [302, 307])
 def test_a_redirect_that_cannot_be_followed_is_a_protocol_error(
-    new: Callable[..., Any], kind: str, app: RawServer, location: str, status: int
+    new: Callable[..., Any], mod: ModuleType, app: RawServer, location: str, status: int
 ) -> None:
-    mod = MODULES[kind]
     c = new()
     url = answer_url(app.url, status, location)
     with pytest.raises(mod.ProtocolError) as e:
@@ -200,11 +173,6 @@ CREDENTIALS = {name.lower() for name in SECRETS}
 def sent(r: Any) -> dict[str, list[str]]:
     assert r.status == 200, (r.status, r.url)
     return r.json()["headers"]  # type: ignore[no-any-return]
-
-
-@pytest.fixture()
-def dual(dual_server: Callable[[DualHandler], DualServer]) -> DualServer:
-    return dual_server(scripted)
 
 
 def test_credentials_kept_on_a_same_origin_redirect(new: Callable[..., Any], dual: DualServer) -> None:

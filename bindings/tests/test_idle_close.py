@@ -19,18 +19,20 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support.binding_clients import FACTORIES, is_async, make
+from support.binding_clients import is_async
 from support.rawserver import Conn, Handler, RawServer
 
 IDLE_TIMEOUT = 0.3  # the server closes a connection idle for this long
 PAUSE = 0.7  # the clients wait this long between rounds: the idle connection is closed by then
 LATE_WINDOW = 1.0  # with close="fin": how long the server listens for requests after its FIN
 METHODS = ("GET", "POST", "PUT", "PATCH")
-CLIENT_TIMEOUT = 5.0
+#: the clients' timeout; each runs with the GIL released (the default): with it held, a client would block this
+#: in-process server's thread (release_gil=False runs the very same code)
+T = 5.0
 
 
 class IdleClosingServer:
@@ -94,7 +96,7 @@ class IdleClosingServer:
             name, _, value = line.partition(":")
             if name.strip().lower() == "content-length":
                 length = int(value.strip())
-        conn.settimeout(CLIENT_TIMEOUT)  # the body follows the head at once
+        conn.settimeout(T)  # the body follows the head at once
         while len(buf) < length:
             try:
                 chunk = conn.recv(65536)
@@ -163,15 +165,6 @@ def _check(server: IdleClosingServer) -> None:
 
 
 CLOSE_MODES = ["fin", "full"]
-
-
-@pytest.fixture(params=list(FACTORIES))
-def client(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """Each binding client (with the GIL released: with it held, the client would block this in-process
-    server's thread; release_gil=False runs the very same code)."""
-    c = make(request.param, CLIENT_TIMEOUT)
-    yield c
-    c.close()
 
 
 @pytest.mark.parametrize("close", CLOSE_MODES)

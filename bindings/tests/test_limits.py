@@ -7,34 +7,17 @@ fetch_len, fetch) and stream() are not limited by it. Every request is bounded i
 from __future__ import annotations
 
 import gzip
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import pytest
 from clientbench.execution.server import Server
-from support.binding_clients import BINDINGS, FACTORIES, MODULES, make
+from support.binding_clients import SYNC
 from support.httpapp import BIG, App
 from support.rawserver import Conn, RawServer
 
 T = 10.0
-
-
-@pytest.fixture(params=list(FACTORIES))
-def kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture()
-def new(kind: str) -> Iterator[Callable[..., Any]]:
-    made: list[Any] = []
-
-    def factory(**options: Any) -> Any:
-        made.append(make(kind, options.pop("timeout", T), **options))
-        return made[-1]
-
-    yield factory
-    for c in made:
-        c.close()
 
 
 def stream_read(c: Any, url: str) -> bytes:
@@ -44,15 +27,13 @@ def stream_read(c: Any, url: str) -> bytes:
         return b"".join(s.iter_bytes())
 
 
-@pytest.mark.parametrize("mod", sorted(BINDINGS))
-def test_the_error_class(mod: str) -> None:
-    m = BINDINGS[mod]
-    assert issubclass(m.BodyTooLarge, m.ProtocolError) and issubclass(m.BodyTooLarge, OSError)
-    assert m.BodyTooLarge.__module__ == m.__name__ and "BodyTooLarge" in m.__all__
+@pytest.mark.kinds(*SYNC)
+def test_the_error_class(mod: ModuleType) -> None:
+    assert issubclass(mod.BodyTooLarge, mod.ProtocolError) and issubclass(mod.BodyTooLarge, OSError)
+    assert mod.BodyTooLarge.__module__ == mod.__name__ and "BodyTooLarge" in mod.__all__
 
 
-def test_a_body_over_the_limit_is_body_too_large(new: Callable[..., Any], kind: str, server: Server) -> None:
-    mod = MODULES[kind]
+def test_a_body_over_the_limit_is_body_too_large(new: Callable[..., Any], mod: ModuleType, server: Server) -> None:
     c = new(max_body_size=1000)
     assert len(c.request("GET", server.url + "/bytes/1000").body) == 1000  # exactly the limit: kept
     with pytest.raises(mod.BodyTooLarge, match="max_body_size"):
@@ -66,16 +47,15 @@ def test_a_body_over_the_limit_is_body_too_large(new: Callable[..., Any], kind: 
     assert len(new().request("GET", server.url + "/bytes/100000").body) == 100000
 
 
-def test_zero_allows_only_an_empty_body(new: Callable[..., Any], kind: str, server: Server) -> None:
+def test_zero_allows_only_an_empty_body(new: Callable[..., Any], mod: ModuleType, server: Server) -> None:
     c = new(max_body_size=0)
     assert c.request("GET", server.url + "/bytes/0").body == b""
-    with pytest.raises(MODULES[kind].BodyTooLarge):
+    with pytest.raises(mod.BodyTooLarge):
         c.request("GET", server.url + "/bytes/1")
 
 
-def test_the_decoded_size_counts(new: Callable[..., Any], kind: str, http_app: App) -> None:
+def test_the_decoded_size_counts(new: Callable[..., Any], mod: ModuleType, http_app: App) -> None:
     """A small compressed body that decodes to 1 MiB (a decompression bomb in miniature)."""
-    mod = MODULES[kind]
     for path in ("/gzip", "/deflate"):
         c = new(max_body_size=len(BIG) - 1)
         with pytest.raises(mod.BodyTooLarge):
@@ -86,20 +66,20 @@ def test_the_decoded_size_counts(new: Callable[..., Any], kind: str, http_app: A
 
 
 def test_a_body_delimited_by_the_end_of_the_connection(
-    new: Callable[..., Any], kind: str, raw_server: Callable[..., RawServer]
+    new: Callable[..., Any], mod: ModuleType, raw_server: Callable[..., RawServer]
 ) -> None:
     def until_close(conn: Conn) -> None:
         if conn.read_request(timeout=5) is not None:
             conn.send(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + b"x" * 5000)
 
     srv = raw_server(until_close)
-    with pytest.raises(MODULES[kind].BodyTooLarge):
+    with pytest.raises(mod.BodyTooLarge):
         new(max_body_size=4999).request("GET", srv.url + "/")
     assert new(max_body_size=5000).request("GET", srv.url + "/").body == b"x" * 5000
 
 
 def test_a_declared_length_over_the_limit_fails_before_the_body(
-    new: Callable[..., Any], kind: str, raw_server: Callable[..., RawServer]
+    new: Callable[..., Any], mod: ModuleType, raw_server: Callable[..., RawServer]
 ) -> None:
     """A Content-Length of 1 GiB and no body: refused from the head, not after waiting for the bytes."""
 
@@ -109,11 +89,11 @@ def test_a_declared_length_over_the_limit_fails_before_the_body(
             conn.hold(10)
 
     srv = raw_server(huge)
-    with pytest.raises(MODULES[kind].BodyTooLarge):
+    with pytest.raises(mod.BodyTooLarge):
         new(max_body_size=1 << 20, read_timeout=5).request("GET", srv.url + "/")
 
 
-def test_a_gzip_bomb(new: Callable[..., Any], kind: str, raw_server: Callable[..., RawServer]) -> None:
+def test_a_gzip_bomb(new: Callable[..., Any], mod: ModuleType, raw_server: Callable[..., RawServer]) -> None:
     bomb = gzip.compress(bytes(64 << 20), compresslevel=9)  # 64 MiB of zeros in ~64 KiB
     assert len(bomb) < 1 << 17
 
@@ -122,7 +102,7 @@ def test_a_gzip_bomb(new: Callable[..., Any], kind: str, raw_server: Callable[..
             conn.respond(bomb, headers="Content-Encoding: gzip\r\n")
 
     srv = raw_server(serve)
-    with pytest.raises(MODULES[kind].BodyTooLarge):
+    with pytest.raises(mod.BodyTooLarge):
         new(max_body_size=1 << 20).request("GET", srv.url + "/")
 
 
@@ -136,14 +116,13 @@ def test_the_benchmark_path_and_streams_are_not_limited(new: Callable[..., Any],
     assert len(stream_read(c, url)) == 5000
 
 
-@pytest.mark.parametrize("mod", sorted(BINDINGS))
-def test_bad_values(mod: str) -> None:
-    m = BINDINGS[mod]
+@pytest.mark.kinds(*SYNC)
+def test_bad_values(mod: ModuleType) -> None:
     with pytest.raises(ValueError):
-        m.Client(max_body_size=-1)
+        mod.Client(max_body_size=-1)
     for bad in ("1", 1.5, True):  # a bool is no size
         with pytest.raises(TypeError):
-            m.Client(max_body_size=bad)
-    m.Client(max_body_size=None).close()
-    m.Client(max_body_size=1 << 40).close()
-    m.Client(max_body_size=1 << 70).close()  # more than any body: no bound, in both bindings
+            mod.Client(max_body_size=bad)
+    mod.Client(max_body_size=None).close()
+    mod.Client(max_body_size=1 << 40).close()
+    mod.Client(max_body_size=1 << 70).close()  # more than any body: no bound, in both bindings

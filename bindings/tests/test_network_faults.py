@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support.binding_clients import FACTORIES, binding_of, is_async, make
+from support.binding_clients import binding_of, is_async
 from support.toxiproxy import (
     BIG,
     CLOSE_DELAY_MS,
@@ -33,20 +33,6 @@ if why := missing():
     pytest.skip(why, allow_module_level=True)
 
 SLACK = 1.5  # an error must arrive within its deadline + SLACK
-
-
-@pytest.fixture(params=list(FACTORIES))
-def make_client(request: pytest.FixtureRequest) -> Iterator[Callable[[float], Any]]:
-    """`make_client(timeout)` -> a client of this kind (`.kind` set), closed after the test."""
-    made: list[Any] = []
-
-    def new(timeout: float) -> Any:
-        made.append(make(request.param, timeout))
-        return made[-1]
-
-    yield new
-    for c in made:
-        c.close()
 
 
 def ways(client: Any, url: str) -> dict[str, Callable[[], Any]]:
@@ -79,8 +65,8 @@ def later(delay: float, fn: Callable[[], None]) -> threading.Timer:
 
 
 @pytest.mark.timeout(30)
-def test_reset_mid_response(make_client, proxied, toxiproxy):
-    client = make_client(RESET_TIMEOUT)
+def test_reset_mid_response(new, proxied, toxiproxy):
+    client = new(timeout=RESET_TIMEOUT)
     base, cut = reset_proxy(proxied, toxiproxy)
     timer = later(CUT_AFTER, cut)
     err = raises_within(lambda: client.request("GET", f"{base}/bytes/{BIG}"), ConnectionResetError, CUT_AFTER + SLACK)
@@ -98,11 +84,11 @@ def test_reset_mid_response(make_client, proxied, toxiproxy):
 
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("stream", ["downstream", "upstream"])
-def test_stalled_connection_times_out(make_client, proxied, stream):
+def test_stalled_connection_times_out(new, proxied, stream):
     """downstream: the request reached the server, the response never arrives; upstream: the request never
     reaches the server (every call for the first, get() for the second: a second each)."""
     _, base = proxied(toxic("timeout", stream, timeout=0))
-    client = make_client(1.0)
+    client = new(timeout=1.0)
     calls = ways(client, f"{base}/")
     for way, fn in calls.items() if stream == "downstream" else [("get", calls["get"])]:
         err = raises_within(fn, TimeoutError, 1.0 + SLACK, at_least=0.8)
@@ -113,9 +99,9 @@ def test_stalled_connection_times_out(make_client, proxied, stream):
 
 
 @pytest.mark.timeout(60)
-def test_sliced_response_arrives_intact(make_client, proxied):
+def test_sliced_response_arrives_intact(new, proxied):
     _, base = proxied(SLICER)
-    client = make_client(20.0)
+    client = new(timeout=20.0)
     url = f"{base}/bytes/{N}"
     r = client.request("GET", url)
     assert r.status == 200 and len(r.body) == N and r.body == pattern(N)
@@ -126,9 +112,9 @@ def test_sliced_response_arrives_intact(make_client, proxied):
 
 
 @pytest.mark.timeout(30)
-def test_truncated_response_raises(make_client, proxied):
+def test_truncated_response_raises(new, proxied):
     _, base = proxied(toxic("limit_data", bytes=LIMIT))
-    client = make_client(5.0)
+    client = new(timeout=5.0)
     for way, fn in ways(client, f"{base}/bytes/{N}").items():
         err = raises_within(fn, ConnectionError, SLACK)
         assert "complete" in str(err) or binding_of(client.kind) != "beast", (way, err)
@@ -143,9 +129,9 @@ def test_truncated_response_raises(make_client, proxied):
 @pytest.mark.parametrize(
     "path, body", [("/close", b"Hello, World!"), (f"/bytes/{N}", pattern(N))], ids=["close", "bytes"]
 )
-def test_slow_close_still_succeeds(make_client, proxied, path, body):
+def test_slow_close_still_succeeds(new, proxied, path, body):
     _, base = proxied(toxic("slow_close", delay=CLOSE_DELAY_MS))
-    client = make_client(10.0)
+    client = new(timeout=10.0)
     for i in range(3):
         t0 = time.monotonic()
         r = client.request("GET", base + path)
@@ -159,8 +145,8 @@ def test_slow_close_still_succeeds(make_client, proxied, path, body):
 
 
 @pytest.mark.timeout(30)
-def test_latency_beyond_the_timeout(make_client, proxied):
+def test_latency_beyond_the_timeout(new, proxied):
     _, base = proxied(toxic("latency", latency=1500, jitter=0))
-    client = make_client(0.5)
+    client = new(timeout=0.5)
     for _way, fn in ways(client, f"{base}/").items():
         raises_within(fn, TimeoutError, 0.5 + SLACK, at_least=0.4)

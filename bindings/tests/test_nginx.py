@@ -10,11 +10,13 @@ from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
-from support.binding_clients import BINDINGS
+from support.binding_clients import SYNC
 from support.nginx import curl, missing, running
 
 if why := missing():
     pytest.skip(why, allow_module_level=True)
+
+pytestmark = pytest.mark.kinds(*SYNC)
 
 T = 20.0
 MIB = 1024 * 1024
@@ -49,11 +51,6 @@ def nginx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (www / "big.bin").write_bytes(bytes(i % 251 for i in range(MIB)))
     with running(d, HTTP) as port:
         yield f"http://127.0.0.1:{port}"
-
-
-@pytest.fixture(params=sorted(BINDINGS))
-def mod(request: pytest.FixtureRequest) -> ModuleType:
-    return BINDINGS[request.param]
 
 
 def curl_headers(url: str, *args: str) -> list[tuple[str, str]]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from clientbench.execution.server import Server
-from support.binding_clients import FACTORIES, binding_of, make
+from support.binding_clients import binding_of
 
 T = 10.0
 USER, PASSWORD = "user", "pass-w0rd"  # what tinyproxy takes; its "-" percent-encoded in the proxy URL
@@ -120,21 +120,11 @@ def auth_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tinyproxy]:
         yield p
 
 
-@pytest.fixture(params=list(FACTORIES))
-def new(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Any]]:
-    """`new(**options)`: a client of the parametrized kind, made with no proxy variable in the environment but
-    those the test sets; closed after the test."""
+@pytest.fixture(autouse=True)
+def no_proxy_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clients are made with no proxy variable in the environment but those the test sets."""
     for name in (*PROXY_VARS, "REQUEST_METHOD"):
         monkeypatch.delenv(name, raising=False)
-    made: list[Any] = []
-
-    def factory(**options: Any) -> Any:
-        made.append(make(request.param, T, **options))
-        return made[-1]
-
-    yield factory
-    for c in made:
-        c.close()
 
 
 def via(client: Any, server: Server) -> str | None:

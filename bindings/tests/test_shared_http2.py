@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 import reqwest_client
 from clientbench.execution.server import Server
+from support.binding_clients import is_async
 from support.httpapp import App
 from support.nginx import curl, missing, running
 from support.rawserver import HELLO, Conn, RawServer
@@ -42,12 +43,6 @@ PER_THREAD = 200
 REUSE = 10
 #: the longest a Gate waits for its requests to meet before it lets them go (then `met` is false)
 PATIENCE = 30.0
-
-
-@pytest.fixture()
-def own_server() -> Iterator[Server]:
-    with Server() as s:
-        yield s
 
 
 @pytest.fixture()
@@ -218,13 +213,13 @@ def test_max_connections_wait_is_bounded_by_connect_timeout(raw_server: Callable
     assert len(srv.heads) == 2  # the one that waited was never sent
 
 
-@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.kinds("reqwest", "reqwest-async")
 @pytest.mark.parametrize(
     ("value", "error"),
     [(0, ValueError), (-1, ValueError), (True, TypeError), ("2", TypeError), (2.0, TypeError)],
 )
 def test_max_connections_argument(kind: str, value: Any, error: type[Exception]) -> None:
-    cls = reqwest_client.Client if kind == "sync" else reqwest_client.AsyncClient
+    cls = reqwest_client.AsyncClient if is_async(kind) else reqwest_client.Client
     with pytest.raises(error, match="max_connections"):
         cls(max_connections=value)
     cls(max_connections=None).close()
@@ -232,13 +227,13 @@ def test_max_connections_argument(kind: str, value: Any, error: type[Exception])
 
 
 # -- HTTP/2 ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.kinds("reqwest", "reqwest-async")
 @pytest.mark.parametrize(
     ("value", "error"),
     [(True, ValueError), ("h2", ValueError), ("ALPN", ValueError), (2, TypeError), (b"alpn", TypeError)],
 )
 def test_http2_argument(kind: str, value: Any, error: type[Exception]) -> None:
-    cls = reqwest_client.Client if kind == "sync" else reqwest_client.AsyncClient
+    cls = reqwest_client.AsyncClient if is_async(kind) else reqwest_client.Client
     with pytest.raises(error, match="http2"):
         cls(http2=value)
     for ok in (False, "alpn", "prior_knowledge"):
@@ -306,12 +301,12 @@ def test_http11_by_default_and_alpn_over_plain_http(own_server: Server) -> None:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.kinds("reqwest", "reqwest-async")
 def test_prior_knowledge_against_an_http11_server(http_app: App, kind: str) -> None:
     """http.server speaks HTTP/1.1 only: the request fails with a ConnectionError that says why."""
     url = http_app.url + "/anything"
     with pytest.raises(ConnectionError, match="may not speak HTTP/2") as e:
-        if kind == "sync":
+        if not is_async(kind):
             with reqwest_client.Client(timeout=5.0, http2="prior_knowledge") as c:
                 c.request("GET", url)
         else:
@@ -369,14 +364,14 @@ def nginx_h2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Pa
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.kinds("reqwest", "reqwest-async")
 def test_nginx_http2_over_alpn(nginx_h2: tuple[int, Path], kind: str) -> None:
     port, pki = nginx_h2
     ca = pki / "ca.pem"
     url = f"https://localhost:{port}/"
     # the reference: curl speaks HTTP/2 with it
     assert curl("--cacert", str(ca), "--http2", "-o", "/dev/null", "-w", "%{http_version}", url) == b"2"
-    if kind == "sync":
+    if not is_async(kind):
         with reqwest_client.Client(timeout=T, verify=str(ca), http2="alpn") as c:
             rs = [c.request("GET", url) for _ in range(3)]
             assert c.fetch(url) == (200, b"Hello, World!")

@@ -5,13 +5,13 @@ flushed chunks). Each test runs for beast_client and reqwest_client; every reque
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 import pytest
 from clientbench.execution.server import Server
-from support.binding_clients import BINDINGS, kind_of
+from support.binding_clients import SYNC
 from support.httpapp import BIG, App
 
 #: a bound for requests that are expected to succeed
@@ -24,68 +24,45 @@ TIMED_OUT = {
 }
 
 
-@pytest.fixture(params=sorted(BINDINGS))
-def mod(request: pytest.FixtureRequest) -> ModuleType:
-    return BINDINGS[request.param]
-
-
-@pytest.fixture()
-def client(mod: ModuleType) -> Iterator[Any]:
-    with mod.Client(timeout=T) as c:
-        yield c
-
-
-@pytest.fixture()
-def make(mod: ModuleType) -> Iterator[Callable[..., Any]]:
-    """`make(**options)`: a client of the module under test (total timeout T unless given), closed after."""
-    made: list[Any] = []
-
-    def new(**kw: Any) -> Any:
-        kw.setdefault("timeout", T)
-        made.append(mod.Client(**kw))
-        return made[-1]
-
-    yield new
-    for c in made:
-        c.close()
+pytestmark = pytest.mark.kinds(*SYNC)
 
 
 # -- timeouts ------------------------------------------------------------------------------------
 
 
-def test_total_timeout_per_request_and_client(make: Callable[..., Any], server: Server) -> None:
-    c = make()
+def test_total_timeout_per_request_and_client(new: Callable[..., Any], server: Server) -> None:
+    c = new()
     with pytest.raises(TimeoutError):
         c.request("GET", server.url + "/delay/3000", timeout=0.3)
     assert c.request("GET", server.url + "/delay/10", timeout=5).status == 200
     with pytest.raises(TimeoutError):
-        make(timeout=0.3).request("GET", server.url + "/delay/3000")
+        new(timeout=0.3).request("GET", server.url + "/delay/3000")
     # the total limit covers a body that keeps coming
     with pytest.raises(TimeoutError):
         c.request("GET", server.url + "/drip?bytes=10&duration_ms=3000", timeout=1.0)
 
 
-def test_total_timeout_of_a_request_nobody_answers(make: Callable[..., Any], mod: ModuleType, http_app: App) -> None:
-    c = make(timeout=None, read_timeout=None)
-    with pytest.raises(TimeoutError, match=TIMED_OUT[kind_of(mod)]["total"]):
+def test_total_timeout_of_a_request_nobody_answers(new: Callable[..., Any], kind: str, http_app: App) -> None:
+    c = new(timeout=None, read_timeout=None)
+    with pytest.raises(TimeoutError, match=TIMED_OUT[kind]["total"]):
         c.request("GET", http_app.url + "/hang", timeout=0.2)
 
 
-def test_read_timeout(make: Callable[..., Any], server: Server) -> None:
-    c = make(timeout=None, read_timeout=0.4)
+def test_read_timeout(new: Callable[..., Any], server: Server) -> None:
+    c = new(timeout=None, read_timeout=0.4)
     assert c.read_timeout == 0.4
     with pytest.raises(TimeoutError):
         c.request("GET", server.url + "/delay/3000")
     # bytes every 200 ms: the gap never reaches the read timeout, whatever the whole takes
-    c2 = make(timeout=None, read_timeout=1.5)
+    c2 = new(timeout=None, read_timeout=1.5)
     r = c2.request("GET", server.url + "/drip?bytes=10&duration_ms=2000")
     assert (r.status, r.body) == (200, b"*" * 10)
 
 
-def test_read_timeout_of_a_request_nobody_answers(mod: ModuleType, http_app: App) -> None:
+def test_read_timeout_of_a_request_nobody_answers(mod: ModuleType, kind: str, http_app: App) -> None:
     with mod.Client(read_timeout=0.2) as c:
         assert c.timeout is None and c.read_timeout == 0.2 and c.connect_timeout == 10.0
-        with pytest.raises(TimeoutError, match=TIMED_OUT[kind_of(mod)]["read"]):
+        with pytest.raises(TimeoutError, match=TIMED_OUT[kind]["read"]):
             c.request("GET", http_app.url + "/hang")
 
 
@@ -112,8 +89,8 @@ def test_stream_one_mebibyte_in_chunks(client: Any, mod: ModuleType, server: Ser
 
 
 @pytest.mark.parametrize("path", ["/stream", "/gzip"])
-def test_stream_chunked_and_compressed_bodies(make: Callable[..., Any], mod: ModuleType, http_app: App, path: str):
-    c = make(timeout=10)
+def test_stream_chunked_and_compressed_bodies(new: Callable[..., Any], mod: ModuleType, http_app: App, path: str):
+    c = new(timeout=10)
     with c.stream("GET", http_app.url + path) as s:
         assert isinstance(s, mod.StreamResponse)
         assert s.status == 200 and s.url == http_app.url + path and s.reason == "OK"
@@ -136,8 +113,8 @@ def test_stream_read_and_close_early(client: Any, server: Server) -> None:
     assert client.request("GET", server.url + "/").status == 200  # the client goes on
 
 
-def test_stream_read_the_rest_and_iterate_after_close(make: Callable[..., Any], mod: ModuleType, http_app: App):
-    c = make(timeout=10)
+def test_stream_read_the_rest_and_iterate_after_close(new: Callable[..., Any], mod: ModuleType, http_app: App):
+    c = new(timeout=10)
     with c.stream("GET", http_app.url + "/stream") as s:
         first = next(iter(s.iter_bytes()))
         assert first and len(first) < len(BIG)

@@ -20,34 +20,17 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 from clientbench.execution.server import Server
-from support.binding_clients import FACTORIES, MODULES
-from support.binding_clients import make as make_client
 from support.nginx import curl, missing, running
 from support.rawserver import Conn
 
 HELLO = b"Hello, World!"
-
-
-@pytest.fixture(params=list(FACTORIES))
-def make(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
-    """`make(timeout, verify)`: a client of the parametrized kind, closed after the test."""
-    made: list[Any] = []
-
-    def factory(timeout: float = 5.0, verify: Any = True) -> Any:
-        made.append(make_client(request.param, timeout, verify=verify))
-        return made[-1]
-
-    yield factory
-    for c in made:
-        c.close()
-
-
-def module_of(client: Any) -> Any:
-    return MODULES[client.kind]
+#: the clients' default timeout
+T = 5.0
 
 
 def fetch(server: Server, path: str) -> bytes:
@@ -165,10 +148,10 @@ def py_tls_server(pki: Path) -> Iterator[Callable[[str], str]]:
 
 # -- 1. success, tls_info, keep-alive ------------------------------------------------------------------
 @pytest.mark.parametrize("as_path", [False, True], ids=["str", "Path"])
-def test_verify_with_the_servers_ca(make: Callable[..., Any], tls_server: Server, as_path: bool) -> None:
+def test_verify_with_the_servers_ca(new: Callable[..., Any], tls_server: Server, as_path: bool) -> None:
     assert tls_server.ca_file
     ca = Path(tls_server.ca_file) if as_path else tls_server.ca_file
-    c = make(verify=ca)
+    c = new(verify=ca)
     assert c.tls_info is None  # before the first connection
     r = c.request("GET", tls_server.url + "/")
     assert (r.status, r.body) == (200, HELLO)
@@ -179,8 +162,8 @@ def test_verify_with_the_servers_ca(make: Callable[..., Any], tls_server: Server
     assert isinstance(info, dict) and info["version"] in ("TLSv1.2", "TLSv1.3"), info
 
 
-def test_keep_alive_over_tls(make: Callable[..., Any], tls_server: Server) -> None:
-    c = make(verify=tls_server.ca_file)
+def test_keep_alive_over_tls(new: Callable[..., Any], tls_server: Server) -> None:
+    c = new(verify=tls_server.ca_file)
     before = stats(tls_server)
     for _ in range(5):
         assert c.get(tls_server.url + "/") == 200
@@ -197,13 +180,13 @@ def versioned_tls_server(request: pytest.FixtureRequest, tmp_path_factory: pytes
         yield s
 
 
-def test_later_connections_resume_the_session(make: Callable[..., Any], versioned_tls_server: Server) -> None:
+def test_later_connections_resume_the_session(new: Callable[..., Any], versioned_tls_server: Server) -> None:
     """Each client keeps its TLS sessions per origin (TLS 1.2 sessions, TLS 1.3 tickets): each of its later
     connections to the server resumes one, as the server counts them (/stats: tls_resumed); another client has
     none to offer."""
     s = versioned_tls_server
     version = "TLSv" + str(s.tls_version)
-    c = make(verify=s.ca_file)
+    c = new(verify=s.ca_file)
     before = stats(s)
     for _ in range(3):
         assert c.get(s.url + "/close") == 200  # the server closes each connection: a new one, a new handshake
@@ -212,24 +195,22 @@ def test_later_connections_resume_the_session(make: Callable[..., Any], versione
     # the client's three handshakes and that of the second /stats (urllib: never resumed)
     assert after["tls_handshakes"] - before["tls_handshakes"] == 4, (before, after)
     assert after["tls_resumed"] - before["tls_resumed"] == 2, (before, after)
-    assert make(verify=s.ca_file).get(s.url + "/") == 200  # a client of its own
+    assert new(verify=s.ca_file).get(s.url + "/") == 200  # a client of its own
     assert stats(s)["tls_resumed"] == after["tls_resumed"]
 
 
 # -- 2. verify=False, default trust store ----------------------------------------------------------------
-def test_verify_false_accepts(
-    make: Callable[..., Any], tls_server: Server, py_tls_server: Callable[[str], str]
-) -> None:
-    c = make(verify=False)
+def test_verify_false_accepts(new: Callable[..., Any], tls_server: Server, py_tls_server: Callable[[str], str]) -> None:
+    c = new(verify=False)
     r = c.request("GET", tls_server.url + "/")
     assert (r.status, r.body) == (200, HELLO)
     r = c.request("GET", py_tls_server("other"))  # another host name, an unknown CA
     assert (r.status, r.body) == (200, HELLO)
 
 
-def test_default_verify_rejects_the_throwaway_ca(make: Callable[..., Any], tls_server: Server) -> None:
-    c = make()
-    with pytest.raises(module_of(c).TLSError) as e:
+def test_default_verify_rejects_the_throwaway_ca(new: Callable[..., Any], mod: ModuleType, tls_server: Server) -> None:
+    c = new()
+    with pytest.raises(mod.TLSError) as e:
         c.get(tls_server.url + "/")
     assert isinstance(e.value, ConnectionError)
 
@@ -237,14 +218,16 @@ def test_default_verify_rejects_the_throwaway_ca(make: Callable[..., Any], tls_s
 # -- 3., 4. wrong host name, expired ---------------------------------------------------------------------
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("leaf", ["other", "expired"])
-def test_bad_certificate(make: Callable[..., Any], pki: Path, py_tls_server: Callable[[str], str], leaf: str) -> None:
+def test_bad_certificate(
+    new: Callable[..., Any], mod: ModuleType, pki: Path, py_tls_server: Callable[[str], str], leaf: str
+) -> None:
     url = py_tls_server(leaf)
-    c = make(verify=pki / "ca.pem")
-    with pytest.raises(module_of(c).TLSError) as e:
+    c = new(verify=pki / "ca.pem")
+    with pytest.raises(mod.TLSError) as e:
         c.get(url)
     assert isinstance(e.value, ConnectionError)
     # the same CA trusts a good certificate: only the name / the dates are wrong
-    ok = make(verify=False)
+    ok = new(verify=False)
     assert ok.get(url) == 200
 
 
@@ -271,50 +254,52 @@ def nginx_tls(pki: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[i
 
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1"])
-def test_nginx_with_a_certificate_of_our_own_ca(make: Callable[..., Any], pki: Path, nginx_tls: int, host: str) -> None:
+def test_nginx_with_a_certificate_of_our_own_ca(
+    new: Callable[..., Any], mod: ModuleType, pki: Path, nginx_tls: int, host: str
+) -> None:
     url = f"https://{host}:{nginx_tls}/"
     # the reference: curl trusts the same CA and gets the same answer
     assert curl("--cacert", str(pki / "ca.pem"), url) == HELLO
-    c = make(verify=str(pki / "ca.pem"))
+    c = new(verify=str(pki / "ca.pem"))
     assert c.get(url) == 200
     r = c.request("GET", url)
     assert (r.status, r.body) == (200, HELLO)
     assert c.tls_info and c.tls_info["version"] in ("TLSv1.2", "TLSv1.3")
-    without = make()  # the system's roots do not know our CA
-    with pytest.raises(module_of(without).TLSError):
+    without = new()  # the system's roots do not know our CA
+    with pytest.raises(mod.TLSError):
         without.get(url)
 
 
 # -- 5. wrong scheme -------------------------------------------------------------------------------------
 @pytest.mark.timeout(30)
-def test_https_url_to_plain_http_server(make: Callable[..., Any], server: Server) -> None:
-    c = make(timeout=5.0, verify=False)
+def test_https_url_to_plain_http_server(new: Callable[..., Any], mod: ModuleType, server: Server) -> None:
+    c = new(timeout=5.0, verify=False)
     url = "https://" + server.url.removeprefix("http://") + "/"
     t0 = time.monotonic()
-    with pytest.raises(module_of(c).TLSError):
+    with pytest.raises(mod.TLSError):
         c.get(url)
     assert time.monotonic() - t0 < 5.0
 
 
 @pytest.mark.timeout(30)
-def test_http_url_to_tls_server(make: Callable[..., Any], tls_server: Server) -> None:
+def test_http_url_to_tls_server(new: Callable[..., Any], mod: ModuleType, tls_server: Server) -> None:
     # documented for both: a server answering with a TLS alert record (rustls) -> ProtocolError
-    c = make(timeout=5.0)
+    c = new(timeout=5.0)
     url = "http://" + tls_server.url.removeprefix("https://") + "/"
     t0 = time.monotonic()
-    with pytest.raises(module_of(c).ProtocolError):
+    with pytest.raises(mod.ProtocolError):
         c.get(url)
     assert time.monotonic() - t0 < 5.0
 
 
 # -- 6. a silent server: the handshake is covered by the timeout -----------------------------------------
 @pytest.mark.timeout(10)
-def test_silent_server_times_out_in_handshake(make: Callable[..., Any], raw_server: Callable[..., Any]) -> None:
+def test_silent_server_times_out_in_handshake(new: Callable[..., Any], raw_server: Callable[..., Any]) -> None:
     def silent(conn: Conn) -> None:
         conn.hold(10)  # reads the ClientHello, never answers
 
     srv = raw_server(silent)
-    c = make(timeout=0.5)
+    c = new(timeout=0.5)
     t0 = time.monotonic()
     with pytest.raises(TimeoutError):
         c.get("https://" + srv.url.removeprefix("http://") + "/")

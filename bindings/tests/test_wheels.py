@@ -8,6 +8,9 @@ https one verified with its throw-away CA; verify=True rejects that CA).
 
 Sdists: each one, copied into a temporary directory outside the checkout, builds and installs into a clean
 venv (reqwest with `cargo --locked`, its Cargo.lock checked exact first) and makes the same requests.
+
+The Python both bindings share, written once in bindings/common/_aio.py, is in both wheels and both sdists as a
+file of its own with the same bytes.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +37,8 @@ UNAVAILABLE = REPO / "build" / "cpython" / "unavailable"
 # compiled (in cargo's build-dir, the Makefile's CARGO_BUILD_BUILD_DIR, when run through make): the sdist's own two
 # path crates (their package ids name the sdist's copy) always compile anew
 SDIST_CARGO_TARGET = REPO / "target"
+#: the Python both bindings ship, written once: each package's _aio.py is a link to it
+SHARED = REPO / "bindings" / "common" / "_aio.py"
 # what must not be reachable while a wheel is installed and used
 TOOLCHAIN = ("cc", "gcc", "c++", "g++", "clang", "clang++", "ld", "cargo", "rustc", "zig", "cmake", "make")
 
@@ -152,3 +158,23 @@ def test_sdist_builds_outside_the_checkout_in_a_clean_venv(
     run_env = {"PATH": f"{py.parent}", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
     words = check_in_venv([str(py)], module, run_env, server, tls_server)
     assert words == ["200", "wheel", "200", "rejected", "gil-on"]
+
+
+@pytest.mark.parametrize("form", ["wheel", "sdist"])
+def test_both_bindings_ship_the_same_bytes_of_their_shared_python(form: str) -> None:
+    """Each package's _aio.py, in this interpreter's wheel and in the sdist of each binding, is a file (not a link
+    that leads out of the archive) holding bindings/common/_aio.py's bytes: the same in both."""
+    shipped: dict[str, bytes] = {}
+    for dist, module in BINDINGS:
+        if form == "wheel":
+            with zipfile.ZipFile(newest(f"{dist}-*_x86_64.whl", _interp("this").tags, "this")) as whl:
+                shipped[dist] = whl.read(f"{module}/_aio.py")
+        else:
+            sdist = newest(f"{dist}-*.tar.gz")
+            with tarfile.open(sdist) as tar:
+                member = tar.getmember(f"{sdist.name.removesuffix('.tar.gz')}/python/{module}/_aio.py")
+                assert member.isfile(), f"{sdist.name}: {member.name} is not a file"
+                data = tar.extractfile(member)
+                assert data is not None
+                shipped[dist] = data.read()
+    assert shipped["beast_client"] == shipped["reqwest_client"] == SHARED.read_bytes()

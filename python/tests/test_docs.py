@@ -7,8 +7,9 @@ front door.
 - A block quote is a reading the tool generated: each quoted line is a line of a reference .md file.
 - The free-threaded page's "3.13 → 3.13t" lines are recomputed from the reference table they summarize, the
   cost page's targets from its before and after cost tables.
-- Every docs/*.md is linked from README.md or docs/architecture.md; every relative link (and #anchor) of
-  README.md, docs/*.md and the bindings' READMEs points at something that exists.
+- Every docs/*.md is linked from README.md or docs/architecture.md, and named in architecture.md's "Every page";
+  every relative link (and #anchor) of README.md, docs/*.md and the bindings' READMEs points at something that
+  exists.
 """
 
 from __future__ import annotations
@@ -267,6 +268,17 @@ def test_relative_links_resolve(page: Path) -> None:
         assert dest.exists(), f"{rel(page)}:{n}: {target} does not exist"
         if anchor and dest.suffix == ".md":
             assert anchor in anchors(dest), f"{rel(page)}:{n}: no heading #{anchor} in {rel(dest)}"
+
+
+def test_the_page_list_names_every_page() -> None:
+    """docs/architecture.md's "Every page" names every page of docs/ (itself aside), and only pages that exist."""
+    architecture = REPO / "docs" / "architecture.md"
+    section = architecture.read_text().split("\n## Every page\n", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"\]\(([\w.-]+\.md)\)", section))
+    pages = {p.name for p in DOCS if p != architecture}
+    assert len(pages) > 20
+    assert pages - listed == set(), "pages missing from docs/architecture.md's page list (## Every page)"
+    assert listed - pages == set(), "docs/architecture.md's page list (## Every page) names pages that are gone"
 
 
 def test_every_docs_page_is_linked() -> None:

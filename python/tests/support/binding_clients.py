@@ -69,6 +69,10 @@ MODULES: dict[str, ModuleType] = {
 #: the two bindings' modules by name, for the tests parametrized over the bindings themselves
 BINDINGS: dict[str, ModuleType] = {"beast": beast_client, "reqwest": reqwest_client}
 
+#: the kinds that are each binding's synchronous Client, named after their binding: a test of the modules
+#: themselves, or of what only Client has, runs on these (bindings/tests/conftest.py: `@pytest.mark.kinds(*SYNC)`)
+SYNC: tuple[str, ...] = tuple(BINDINGS)
+
 
 def make(kind: str, timeout: float | None, **options: Any) -> Any:
     """A client of `kind` (a key of FACTORIES) with these constructor options, tagged with `.kind`."""
@@ -85,8 +89,3 @@ def is_async(kind: str) -> bool:
 def binding_of(kind: str) -> str:
     """The binding ("beast" or "reqwest") of a kind of FACTORIES."""
     return kind.removesuffix("-async")
-
-
-def kind_of(module: ModuleType) -> str:
-    """The key of BINDINGS ("beast" or "reqwest") of a binding module."""
-    return next(k for k, m in BINDINGS.items() if m is module)

@@ -41,21 +41,14 @@ there, never using the parent's.
 
 from __future__ import annotations
 
-import asyncio
-import os
-import weakref
-from collections.abc import AsyncIterator, Mapping
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
 
+from ._aio import AsyncStreamResponse, BaseAsyncClient
 from ._core import (
     BodyTooLarge,
     Client,
-    Completer,
     Headers,
     ProtocolError,
-    RawAsyncClient,
-    RawStream,
     Response,
     StreamResponse,
     TLSError,
@@ -63,11 +56,6 @@ from ._core import (
     __version__,
     boost_version,
 )
-
-if TYPE_CHECKING:
-    from typing_extensions import Buffer, Unpack
-
-    from ._core import _Body, _ClientOptions, _HeadersArg, _Params
 
 Mapping.register(Headers)
 
@@ -86,133 +74,11 @@ __all__ = [
     "boost_version",
 ]
 
-#: one Completer per event loop: its pipe is registered with loop.add_reader, and its drain() resolves the
-#: loop's futures on the loop's own thread (the extension's I/O thread never touches Python)
-_completers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Completer] = weakref.WeakKeyDictionary()
+# the shared layer's class is this package's, as the extension's classes are (their __module__ is beast_client)
+AsyncStreamResponse.__module__ = __name__
 
 
-def _completer() -> Completer:
-    loop = asyncio.get_running_loop()
-    c = _completers.get(loop)
-    if c is None:
-        c = Completer()
-        loop.add_reader(c.fileno(), c.drain)
-        _completers[loop] = c
-    return c
-
-
-def _buffered(body: Any) -> Any:
-    """AsyncClient's body: a bytes-like object as it is; an iterable of chunks or a file read here, whole (the
-    requests run on a thread that never calls Python, so nothing can be read from them as they are sent)."""
-    if body is None or isinstance(body, (bytes, bytearray, memoryview)):
-        return body
-    if isinstance(body, str):
-        raise TypeError("body must be bytes-like, not str (encode it first)")
-    try:
-        memoryview(body)
-    except TypeError:
-        pass
-    else:
-        return body
-    if hasattr(body, "read"):
-        return body.read()
-    try:
-        chunks = iter(body)
-    except TypeError:
-        raise TypeError(
-            f"body must be bytes-like, an iterable of bytes-like chunks or a binary file, not {type(body).__name__}"
-        ) from None
-    return b"".join(chunks)
-
-
-class AsyncStreamResponse:
-    """The response of `AsyncClient.stream`, an async context manager: ``async for chunk in r.aiter_bytes()``
-    reads the body as it arrives; leaving the block closes it."""
-
-    def __init__(self, raw: RawStream) -> None:
-        self._raw = raw
-        self._closed = False
-
-    @property
-    def status(self) -> int:
-        return self._raw.status
-
-    @property
-    def url(self) -> str:
-        return self._raw.url
-
-    @property
-    def reason(self) -> str:
-        return self._raw.reason
-
-    @property
-    def headers(self) -> Headers:
-        return self._raw.headers
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
-        """The body's pieces as they arrive (decoded when the client decompresses)."""
-        while not self._closed:
-            chunk = await self._raw.next_chunk(_completer())
-            if chunk is None:
-                return
-            yield chunk
-
-    async def aread(self) -> bytes:
-        """The rest of the body."""
-        return b"".join([chunk async for chunk in self.aiter_bytes()])
-
-    async def aclose(self) -> None:
-        """Stop reading (the rest of the body is dropped with its connection). Idempotent."""
-        self.close()
-
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._raw.close()
-
-    async def __aenter__(self) -> AsyncStreamResponse:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool:
-        self.close()
-        return False
-
-    def __repr__(self) -> str:
-        return f"<AsyncStreamResponse [{self.status}]>"
-
-
-class _StreamContext:
-    """What `AsyncClient.stream(...)` returns: ``async with client.stream(...) as r`` (or ``await`` it)."""
-
-    def __init__(self, opening: Any) -> None:
-        self._opening = opening
-        self._response: AsyncStreamResponse | None = None
-
-    def __await__(self) -> Any:
-        return self._open().__await__()
-
-    async def _open(self) -> AsyncStreamResponse:
-        self._response = AsyncStreamResponse(await self._opening())
-        return self._response
-
-    async def __aenter__(self) -> AsyncStreamResponse:
-        return await self._open()
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool:
-        if self._response is not None:
-            self._response.close()
-        return False
-
-
-class AsyncClient:
+class AsyncClient(BaseAsyncClient[AsyncStreamResponse]):
     """asyncio HTTP/1.1 client (http:// and https://) with a keep-alive connection pool, the same options as
     `Client`: the C++ client's asynchronous requests, on one I/O thread of the extension's.
 
@@ -222,122 +88,10 @@ class AsyncClient:
     certificate check: unsafe) or the path of a CA bundle (PEM), as requests' ``verify=``.
     """
 
-    def __init__(
-        self,
-        timeout: float | None = None,
-        verify: bool | str | os.PathLike[str] = True,
-        **options: Unpack[_ClientOptions],
-    ) -> None:
-        # the keyword options are RawAsyncClient's, checked as Client's (src/settings.cpp); their types are
-        # _core.pyi's _ClientOptions
-        self._raw = RawAsyncClient(timeout, verify, **options)
-
-    async def get(self, url: str) -> int:
-        """GET `url`, read the whole body, return the status (the lean benchmark path)."""
-        return await self._raw.get(url, _completer())
-
-    async def fetch_len(self, url: str) -> tuple[int, int]:
-        """GET `url`, read the whole body, return ``(status, body bytes)``."""
-        return await self._raw.fetch_len(url, _completer())
-
-    async def fetch(self, url: str, *, method: str = "GET", body: Buffer | None = None) -> tuple[int, bytes]:
-        """`method` `url` with `body` (bytes-like) if any, read the whole body, return ``(status, body)``
-        (the lean benchmark path: no redirects, no decoding, no default headers)."""
-        return await self._raw.fetch(url, _completer(), method=method, body=body)
-
-    async def request(
-        self,
-        method: str,
-        url: str,
-        *,
-        params: _Params | None = None,
-        headers: _HeadersArg | None = None,
-        body: _Body | None = None,
-        json: Any = None,
-        timeout: float | None = None,
-        follow_redirects: bool | None = None,
-    ) -> Response:
-        """As `Client.request`; an iterable or file body is read whole first (no streamed upload here)."""
-        return await self._raw.request(
-            method,
-            url,
-            _completer(),
-            params=params,
-            headers=headers,
-            body=_buffered(body),
-            json=json,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-        )
-
-    def stream(
-        self,
-        method: str,
-        url: str,
-        *,
-        params: _Params | None = None,
-        headers: _HeadersArg | None = None,
-        body: _Body | None = None,
-        json: Any = None,
-        timeout: float | None = None,
-        follow_redirects: bool | None = None,
-    ) -> _StreamContext:
-        """``async with client.stream("GET", url) as r: async for chunk in r.aiter_bytes(): ...``"""
-
-        def opening() -> Any:
-            return self._raw.stream(
-                method,
-                url,
-                _completer(),
-                params=params,
-                headers=headers,
-                body=_buffered(body),
-                json=json,
-                timeout=timeout,
-                follow_redirects=follow_redirects,
-            )
-
-        return _StreamContext(opening)
-
-    @property
-    def timeout(self) -> float | None:
-        return self._raw.timeout
-
-    @property
-    def connect_timeout(self) -> float | None:
-        return self._raw.connect_timeout
-
-    @property
-    def read_timeout(self) -> float | None:
-        return self._raw.read_timeout
-
-    @property
-    def verify(self) -> bool | str | os.PathLike[str]:
-        """The verify argument, as given (True when omitted)."""
-        return self._raw.verify
+    _response = AsyncStreamResponse
 
     @property
     def tls_info(self) -> dict[str, str] | None:
         """``{"version": "TLSv1.3", "cipher": "TLS_AES_256_GCM_SHA384"}`` of the most recently opened
         connection (OpenSSL's names); None before the first one and for plain ``http://``."""
         return self._raw.tls_info
-
-    @property
-    def closed(self) -> bool:
-        return self._raw.closed
-
-    def close(self) -> None:
-        """Close the connection pool (requests already running finish first). Idempotent."""
-        self._raw.close()
-
-    async def __aenter__(self) -> AsyncClient:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool:
-        self.close()
-        return False
-
-    def __repr__(self) -> str:
-        return f"<beast_client.AsyncClient timeout={self.timeout}{' closed' if self.closed else ''}>"
