@@ -30,8 +30,10 @@ client). Non-2xx statuses are returned, not raised.
 A Client may be shared by threads, as a requests.Session is, and an AsyncClient by the tasks of an event loop: each
 request takes a keep-alive connection of its own from the client's pool (``max_connections`` bounds them per
 origin), with the GIL released while it waits (docs/binding-api.md, "Threads"). The AsyncClient's requests run
-on one thread of the extension's own (Boost.Asio's asynchronous operations, no thread per request); their results
-come back to the event loop through a pipe it watches (``loop.add_reader``).
+on the running event loop's own thread when they can (get, fetch_len and fetch over http://: the connection's socket
+watched by the loop, Boost.Beast's parser fed there), the others on one thread of the extension's own (Boost.Asio's
+asynchronous operations, no thread per request), whose results come back to the event loop through a pipe it
+watches (``loop.add_reader``).
 
 ``cookies=True`` gives a client a cookie jar (request/stream only); ``max_body_size`` bounds what
 ``request()`` keeps; ``trust_env`` (proxies from the environment) and ``proxy=`` route through an HTTP proxy.
@@ -232,18 +234,44 @@ class AsyncClient:
         # _core.pyi's _ClientOptions
         self._raw = RawAsyncClient(timeout, verify, **options)
 
+    # get, fetch_len and fetch: over http:// on the running loop's own thread (the loop path: a future the loop's
+    # readiness resolves), else on the I/O thread; a cancelled task abandons the loop path's request
     async def get(self, url: str) -> int:
         """GET `url`, read the whole body, return the status (the lean benchmark path)."""
-        return await self._raw.get(url, _completer())
+        raw = self._raw
+        future = raw.loop_get(url)
+        if future is None:
+            return await raw.get(url, _completer())
+        try:
+            return await future
+        except asyncio.CancelledError:
+            raw.abandon(future)
+            raise
 
     async def fetch_len(self, url: str) -> tuple[int, int]:
         """GET `url`, read the whole body, return ``(status, body bytes)``."""
-        return await self._raw.fetch_len(url, _completer())
+        raw = self._raw
+        future = raw.loop_fetch_len(url)
+        if future is None:
+            return await raw.fetch_len(url, _completer())
+        try:
+            return await future
+        except asyncio.CancelledError:
+            raw.abandon(future)
+            raise
 
     async def fetch(self, url: str, *, method: str = "GET", body: Buffer | None = None) -> tuple[int, bytes]:
         """`method` `url` with `body` (bytes-like) if any, read the whole body, return ``(status, body)``
         (the lean benchmark path: no redirects, no decoding, no default headers)."""
-        return await self._raw.fetch(url, _completer(), method=method, body=body)
+        raw = self._raw
+        future = raw.loop_fetch(url, method, body)
+        if future is None:
+            return await raw.fetch(url, _completer(), method=method, body=body)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            raw.abandon(future)
+            raise
 
     async def request(
         self,
