@@ -15,7 +15,8 @@
 // connections move to the next loop once the previous one has no request in flight: loops used in turn, as
 // asyncio.run() makes them). A request from another thread, an https:// URL and a proxied one take the IoThread's
 // path (the caller's Python code does that when a loop_* method returns None). So the path's state is touched by its
-// thread alone: no lock on a request's way.
+// thread alone: no lock on a request's way. A close() or the client's end in another thread is done on the loop's
+// thread (call_soon_threadsafe), unless that loop is closed.
 //
 // Cancellation: AsyncClient awaits the future in a `try`; a CancelledError there (task.cancel(), wait_for) calls
 // abandon(future), which closes the request's connection. Fork: a child's client makes a new path (aio.hpp) and
@@ -183,11 +184,11 @@ struct Inbox {
 
 // What a callable registered with the loop calls back (a PyCFunction over a capsule of this).
 struct Hook {
-    enum class Kind { read, write, timer, inbox, cleanup } kind;
+    enum class Kind { read, write, timer, inbox, wake, cleanup } kind;
     std::weak_ptr<LoopPath> path;
-    std::weak_ptr<Conn> conn;                    // read, write
-    std::shared_ptr<Inbox> inbox;                // inbox
-    std::vector<std::shared_ptr<Conn>> orphans;  // cleanup: connections left by a path destroyed in another thread
+    std::weak_ptr<Conn> conn;        // read, write
+    std::shared_ptr<Inbox> inbox;    // inbox
+    std::shared_ptr<LoopPath> keep;  // cleanup: the path of a client that ended in another thread, finished here
 };
 
 PyObject* run_hook(PyObject* capsule, PyObject*);
@@ -208,7 +209,7 @@ py::object make_hook(Hook h) {
     return py::reinterpret_steal<py::object>(fn);
 }
 
-// Stops watching a connection's socket (on its loop's thread, or with that loop not running) and closes it.
+// Stops watching a connection's socket (on its loop's thread, or with that loop not running).
 void unwatch(Conn& c) {
     if (c.watched && !interpreter_finalizing()) {
         PyObject* loop = c.watched.ptr();
@@ -232,21 +233,23 @@ public:
           max_connections_(static_cast<std::size_t>(s.max_connections.value_or(0))) {}
     LoopPath(const LoopPath&) = delete;
     LoopPath& operator=(const LoopPath&) = delete;
-    ~LoopPath() { detach(); }
+    ~LoopPath() { finish(); }
 
     // RawAsyncClient.loop_*(): a future of the running loop (a new reference); None when the request is not this
     // path's (the IoThread's path takes it); throws (InvalidUrl, ..., py::error_already_set).
     PyObject* submit(Want want, std::string_view method, std::string_view url, std::string_view body) {
-        if (client_ == nullptr || (owned_ && owner_ != PyThread_get_thread_ident())) Py_RETURN_NONE;
+        const unsigned long me = PyThread_get_thread_ident();
+        const unsigned long owner = owner_.load(std::memory_order_relaxed);
+        if (client_.load(std::memory_order_relaxed) == nullptr || (owner != 0 && owner != me)) Py_RETURN_NONE;
         py::object running = running_loop();
         std::shared_ptr<const bc::LoopRequest> req = target(method, url, body.size());
         if (!req) Py_RETURN_NONE;
-        if (!owned_) {
-            owned_ = true;
-            owner_ = PyThread_get_thread_ident();
+        if (owner == 0) {  // the first thread to use it (another at the same moment: the IoThread's path)
+            unsigned long none = 0;
+            if (!owner_.compare_exchange_strong(none, me) && none != me) Py_RETURN_NONE;
         }
         if (running.ptr() != loop_.ptr() && !move_to(running)) Py_RETURN_NONE;
-        if (closing_requested_.exchange(false)) close_idle();
+        closed_elsewhere();
         Op op;
         op.id = ++next_id_;
         op.want = want;
@@ -255,7 +258,7 @@ public:
         op.start = Clock::now();
         op.future = call_method(loop_.ptr(), names->create_future);
         PyObject* fut = op.future.inc_ref().ptr();
-        ++requests_;
+        requests_.fetch_add(1, std::memory_order_relaxed);
         dispatch(std::move(op));
         return fut;
     }
@@ -263,7 +266,7 @@ public:
     // The task awaiting `future` was cancelled: its request is abandoned and its connection closed. False when the
     // request is over already (or not this path's).
     bool abandon(PyObject* future) {
-        if (!owned_ || owner_ != PyThread_get_thread_ident()) return false;
+        if (!mine()) return false;
         for (const auto& c : busy_)
             if (c->op && c->op->future.ptr() == future) {
                 const std::shared_ptr<Conn> held = c;
@@ -288,20 +291,43 @@ public:
         return false;
     }
 
-    // RawAsyncClient.close(): the idle connections now (in the path's thread; from another, at its next request
-    // or the client's end), the others as their requests end.
+    // RawAsyncClient.close(): the idle connections now in the path's thread (or before it has one); from another,
+    // on the loop's thread (its thread alone touches the path), the others as their requests end.
     void close() {
-        closing_ = true;
-        if (!owned_ || owner_ == PyThread_get_thread_ident())
+        if (mine()) {
+            closing_ = true;
             close_idle();
-        else
+        } else {
             closing_requested_.store(true);
+            if (!loop_ || interpreter_finalizing()) return;
+            try {  // the loop's thread does it (at once, if the loop runs; a closed loop refuses: nothing to do)
+                call_method(loop_.ptr(), names->call_soon_threadsafe,
+                            make_hook(Hook{Hook::Kind::wake, weak_from_this(), {}, {}}).ptr());
+            } catch (py::error_already_set&) {
+            }
+        }
     }
 
     // The client's end: every connection closed, requests in flight abandoned; the C++ client is not used again.
+    // In another thread than the path's, with its loop open, that happens on the loop's thread (the path is kept
+    // alive until then, by the hook that does it).
     void detach() {
-        if (client_ == nullptr) return;
-        client_ = nullptr;
+        if (client_.exchange(nullptr) == nullptr) return;
+        if (!mine() && loop_ && !interpreter_finalizing()) {
+            try {
+                Hook h{Hook::Kind::cleanup, weak_from_this(), {}, {}};
+                h.keep = shared_from_this();
+                call_method(loop_.ptr(), names->call_soon_threadsafe, make_hook(std::move(h)).ptr());
+                return;
+            } catch (py::error_already_set&) {  // the loop is closed: nothing of it runs any more
+            }
+        }
+        finish();
+    }
+
+    // detach()'s work, on the path's thread (or with its loop closed).
+    void finish() {
+        client_.store(nullptr);
         closing_ = true;
         std::vector<py::object> futures;  // released last: their finalizers may run Python code
         std::vector<std::shared_ptr<Conn>> conns;
@@ -322,42 +348,35 @@ public:
             for (auto& c : o->idle) conns.push_back(std::move(c));
             o->idle.clear();
         }
-        const bool here = !owned_ || owner_ == PyThread_get_thread_ident();
-        std::vector<std::shared_ptr<Conn>> orphans;
+        const bool live = loop_ && !interpreter_finalizing();
         for (const auto& c : conns) {
-            if (c->watched && !here && !interpreter_finalizing()) {
-                orphans.push_back(c);  // registered with a loop of another thread: that thread unwatches it
-                continue;
-            }
             try {
-                unwatch(*c);
+                if (live) unwatch(*c);
             } catch (py::error_already_set&) {
             }
             c->lc.reset();
         }
-        if (!orphans.empty()) {
-            try {  // (a loop closed meanwhile refuses: its registrations went with it)
-                call_method(loop_.ptr(), names->call_soon_threadsafe,
-                            make_hook(Hook{Hook::Kind::cleanup, {}, {}, {}, orphans}).ptr());
-            } catch (py::error_already_set&) {
-                for (const auto& c : orphans) c->lc.reset();
-            }
-        }
-        if (timer_ && here && !interpreter_finalizing()) call_quietly(timer_.ptr(), names->cancel);
-        if (inbox_watched_ && here && !interpreter_finalizing()) {
-            try {
-                if (!call_method(loop_.ptr(), names->is_closed).cast<bool>())
-                    call_quietly(loop_.ptr(), names->remove_reader, py::int_(inbox_->fds[0]).ptr());
-            } catch (py::error_already_set&) {
-            }
+        if (!live) return;
+        try {
+            if (timer_) call_quietly(timer_.ptr(), names->cancel);
+            timer_ = py::object();
+            if (inbox_watched_ && !call_method(loop_.ptr(), names->is_closed).cast<bool>())
+                call_quietly(loop_.ptr(), names->remove_reader, py::int_(inbox_->fds[0]).ptr());
+            inbox_watched_ = false;
+        } catch (py::error_already_set&) {
         }
     }
 
-    std::uint64_t requests() const { return requests_; }
+    std::uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
 
     // A hook's call, on the loop's thread.
     void on_hook(const Hook& h) {
-        if (client_ == nullptr) return;
+        if (h.kind == Hook::Kind::cleanup) return finish();
+        if (client_.load(std::memory_order_relaxed) == nullptr) {  // (finish() comes: the inbox is emptied meanwhile)
+            if (h.kind == Hook::Kind::inbox) drain_inbox();
+            return;
+        }
+        closed_elsewhere();
         switch (h.kind) {
             case Hook::Kind::read:
             case Hook::Kind::write: {
@@ -372,12 +391,32 @@ public:
             }
             case Hook::Kind::timer: return on_timer();
             case Hook::Kind::inbox: return on_inbox();
+            case Hook::Kind::wake:  // (closed_elsewhere() above)
             case Hook::Kind::cleanup: return;
         }
     }
 
+    void drain_inbox() {
+        if (!inbox_) return;
+        for (const auto& done : inbox_->take())
+            if (done.fd >= 0) ::close(done.fd);
+    }
+
 private:
     // ---- the running loop and the path's binding to it --------------------------------------------------------
+
+    // In the path's thread (or before any thread has it).
+    bool mine() const {
+        const unsigned long owner = owner_.load(std::memory_order_relaxed);
+        return owner == 0 || owner == PyThread_get_thread_ident();
+    }
+
+    // A close() from another thread takes effect in the path's.
+    void closed_elsewhere() {
+        if (!closing_requested_.load(std::memory_order_relaxed) || !closing_requested_.exchange(false)) return;
+        closing_ = true;
+        close_idle();
+    }
 
     // The running loop (RuntimeError without one). CPython 3.11's asyncio.get_running_loop() makes a getpid()
     // system call each time (a loop inherited through fork() is not running); its record of the running loop, an
@@ -460,7 +499,7 @@ private:
     // for a URL only the IoThread's path takes (https://, a proxy).
     std::shared_ptr<const bc::LoopRequest> target(std::string_view method, std::string_view url, std::size_t length) {
         if (target_.url != url || target_.method != method || target_.length != length) {
-            auto made = client_->loop_request(method, url, length);  // throws for a bad URL or method
+            auto made = client_.load()->loop_request(method, url, length);  // throws for a bad URL or method
             target_.req = made ? std::make_shared<const bc::LoopRequest>(std::move(*made)) : nullptr;
             target_.url.assign(url.data(), url.size());
             target_.method.assign(method.data(), method.size());
@@ -510,11 +549,13 @@ private:
         try {
             if (!inbox_) inbox_ = std::make_shared<Inbox>();
             if (!inbox_watched_) {
-                if (!inbox_hook_) inbox_hook_ = make_hook(Hook{Hook::Kind::inbox, weak_from_this(), {}, inbox_, {}});
+                if (!inbox_hook_) inbox_hook_ = make_hook(Hook{Hook::Kind::inbox, weak_from_this(), {}, inbox_});
                 call_method(loop_.ptr(), names->add_reader, py::int_(inbox_->fds[0]).ptr(), inbox_hook_.ptr());
                 inbox_watched_ = true;
             }
-            op.connecting = client_->connect(*op.req, [inbox = inbox_, id = op.id](int fd, std::exception_ptr e) {
+            bc::AsyncClient* client = client_.load();
+            if (client == nullptr) throw std::runtime_error("AsyncClient is closed");
+            op.connecting = client->connect(*op.req, [inbox = inbox_, id = op.id](int fd, std::exception_ptr e) {
                 inbox->push({id, fd, e});
             });
         } catch (...) {
@@ -566,8 +607,8 @@ private:
     void watch(const std::shared_ptr<Conn>& c) {
         if (c->watched.ptr() == loop_.ptr()) return;
         if (!c->on_read) {
-            c->on_read = make_hook(Hook{Hook::Kind::read, weak_from_this(), c, {}, {}});
-            c->on_write = make_hook(Hook{Hook::Kind::write, weak_from_this(), c, {}, {}});
+            c->on_read = make_hook(Hook{Hook::Kind::read, weak_from_this(), c, {}});
+            c->on_write = make_hook(Hook{Hook::Kind::write, weak_from_this(), c, {}});
         }
         call_method(loop_.ptr(), names->add_reader, py::int_(c->lc->fd()).ptr(), c->on_read.ptr());
         c->watched = loop_;
@@ -731,7 +772,7 @@ private:
     void arm(Clock::time_point at) {
         if (at == never || at >= armed_ || !loop_) return;
         if (timer_) call_quietly(timer_.ptr(), names->cancel);
-        if (!timer_hook_) timer_hook_ = make_hook(Hook{Hook::Kind::timer, weak_from_this(), {}, {}, {}});
+        if (!timer_hook_) timer_hook_ = make_hook(Hook{Hook::Kind::timer, weak_from_this(), {}, {}});
         const double delay = std::max(0.0, std::chrono::duration<double>(at - Clock::now()).count()) + 0.001;
         try {
             timer_ = call_method(loop_.ptr(), names->call_later, py::float_(delay).ptr(), timer_hook_.ptr());
@@ -778,19 +819,18 @@ private:
         arm(next);
     }
 
-    bc::AsyncClient* client_;  // null once detached
+    std::atomic<bc::AsyncClient*> client_;  // null once detached
     const bc::Timeouts timeouts_;
-    const std::size_t max_connections_;  // 0: no bound
-    bool owned_ = false;
-    unsigned long owner_ = 0;  // the thread the path belongs to
-    py::object loop_;          // the loop it is on
+    const std::size_t max_connections_;    // 0: no bound
+    std::atomic<unsigned long> owner_{0};  // the thread the path belongs to (0: none yet)
+    py::object loop_;                      // the loop it is on
     py::object seen_record_, seen_loop_;
     std::vector<std::unique_ptr<Origin>> origins_;
     std::vector<std::shared_ptr<Conn>> busy_;
     std::unordered_map<std::uint64_t, Op> connecting_;
     std::uint64_t next_id_ = 0;
     std::uint64_t tick_ = 0;
-    std::uint64_t requests_ = 0;
+    std::atomic<std::uint64_t> requests_{0};
     bool closing_ = false;
     std::atomic<bool> closing_requested_{false};
     py::object timer_, timer_hook_;
@@ -811,13 +851,7 @@ PyObject* run_hook(PyObject* capsule, PyObject*) {
     auto* h = static_cast<Hook*>(PyCapsule_GetPointer(capsule, hook_name));
     if (h == nullptr) return nullptr;
     try {
-        if (h->kind == Hook::Kind::cleanup) {
-            for (const auto& c : h->orphans) {
-                unwatch(*c);
-                c->lc.reset();
-            }
-            h->orphans.clear();
-        } else if (auto path = h->path.lock()) {
+        if (auto path = h->path.lock()) {
             path->on_hook(*h);
         } else if (h->kind == Hook::Kind::inbox && h->inbox) {  // (the path is gone: its sockets are closed)
             for (const auto& done : h->inbox->take())

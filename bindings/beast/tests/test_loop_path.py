@@ -183,3 +183,36 @@ def test_close_closes_the_idle_connections(raw_server: Callable[[Handler], RawSe
 
     asyncio.run(main())
     assert closed.wait(5)
+
+
+def test_close_and_the_clients_end_in_another_thread_are_done_on_the_loops_thread(
+    raw_server: Callable[[Handler], RawServer],
+) -> None:
+    """The loop runs in a thread of its own; the main thread closes one client and drops another: their idle
+    connections close (on the loop's thread, which alone touches a path)."""
+    closed = threading.Semaphore(0)
+
+    def handler(conn: Conn) -> None:
+        while conn.read_request() is not None:
+            conn.respond()
+        closed.release()  # the client closed it
+
+    srv = raw_server(handler)
+    loop = asyncio.new_event_loop()
+    runner = threading.Thread(target=loop.run_forever)
+    runner.start()
+    try:
+        for end in ("close", "drop"):
+            c: beast_client.AsyncClient | None = beast_client.AsyncClient(timeout=T)
+            assert c is not None
+            assert asyncio.run_coroutine_threadsafe(c.get(srv.url + "/"), loop).result(10) == 200
+            assert c._raw._loop_requests == 1
+            if end == "close":
+                c.close()
+            else:
+                c = None  # the client's end, in this thread
+            assert closed.acquire(timeout=5), f"{end}: the idle connection was not closed"
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        runner.join(10)
+        loop.close()
