@@ -5,6 +5,8 @@
 #include "text.hpp"
 #include "tls.hpp"
 
+#include <boost/version.hpp>
+
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
@@ -111,7 +113,7 @@ std::unique_ptr<AsyncConn> AsyncClient::Impl::checkout(const Url& u, const std::
 // closed one as the slot for a new connection), else an open one to the idle ones (those of the least recently
 // used origin closed beyond pool_size origins, as the Client's), a closed one freeing its slot.
 void AsyncClient::Impl::release(std::unique_ptr<AsyncConn> c) {
-    if (!c) return;
+    if (!c || !c->origin) return;  // (connect()'s: never in the pool, closed with the object)
     AsyncOrigin& o = *c->origin;
     if (c->open && c->generation != generation) {  // opened before a close()
         c->open = false;
@@ -238,6 +240,34 @@ AsyncHandle AsyncClient::stream(std::string_view method, std::string_view url, H
     auto x = planned_exchange(impl_, Exchange::Kind::stream, method, url, std::move(headers), std::move(body), options);
     x->spec.chunk_limit = 64 * 1024;  // pieces of about this much, decoded
     x->on_stream = std::move(done);
+    x->start();
+    return x;
+}
+
+std::optional<LoopRequest> AsyncClient::loop_request(std::string_view method, std::string_view url,
+                                                     std::uint64_t body_length) const {
+    Url u = parse_url(url);
+    Wire w = make_request_head(method, u, body_length);  // (a bad method throws, whatever the URL)
+#if BOOST_VERSION < 107500                               // no socket::release(): connect() cannot hand a socket over
+    return std::nullopt;
+#endif
+    if (u.https || impl_->proxies.for_url(u)) return std::nullopt;
+    LoopRequest r;
+    r.where = host_port(u.host, u.port);
+    r.url = std::move(u);
+    r.head = std::move(w.bytes);
+    r.method = std::move(w.method);
+    r.body_length = body_length;
+    r.idempotent = w.idempotent;
+    r.head_method = w.head;
+    return r;
+}
+
+AsyncHandle AsyncClient::connect(const LoopRequest& r, SocketCallback done) {
+    auto x = std::make_shared<Exchange>(impl_, Exchange::Kind::connect);
+    x->u = r.url;
+    x->where = r.where;
+    x->on_socket = std::move(done);
     x->start();
     return x;
 }

@@ -11,8 +11,13 @@
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/version.hpp>
 
 #include <openssl/err.h>
+
+#include <fcntl.h>
+
+#include <cerrno>
 
 namespace beast_client::detail {
 
@@ -116,6 +121,7 @@ void Exchange::hop() {
 
 void Exchange::acquire() {
     to_.clear();
+    if (kind_ == Kind::connect) return resume(std::make_unique<AsyncConn>(client_->io.ioc));  // outside the pool
     std::unique_ptr<AsyncConn> c = client_->checkout(u, self(), origin_);
     if (!c) {  // every connection to the origin is busy: in the queue, until one is handed back
         waiting_ = true;
@@ -271,7 +277,27 @@ void Exchange::connected() {
     conn_->broken = false;
     conn_->generation = client_->generation;
     client_->opened.fetch_add(1, std::memory_order_relaxed);
+    if (kind_ == Kind::connect) return hand_over();
     write();
+}
+
+// AsyncClient::connect()'s end: the socket goes to the caller, released by Asio (which takes it out of the
+// io_context's epoll: the IoThread never hears of it again; a duplicate, or closing Asio's descriptor, would leave
+// it there), close-on-exec as Python's own sockets are.
+void Exchange::hand_over() {
+#if BOOST_VERSION >= 107500
+    beast::error_code ec;
+    const int fd = conn_->socket().release(ec);
+    if (ec) return fail_ec(ec, Phase::connect, where);
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+#else  // (never reached: loop_request() offers no LoopRequest without socket::release())
+    const int fd = -1;
+#endif
+    drop_conn();
+    state_ = State::finished;
+    ++timer_gen_;
+    timer_.cancel();
+    invoke(on_socket, fd, std::exception_ptr());
 }
 
 // ---- the exchange --------------------------------------------------------------------------------------
@@ -467,6 +493,7 @@ void Exchange::finish_error(std::exception_ptr e) {
     invoke(on_fetch, FetchResult{}, e);
     invoke(on_response, Response{}, e);
     invoke(on_stream, std::unique_ptr<AsyncResponseStream>(), e);
+    invoke(on_socket, -1, e);
 }
 
 void Exchange::fail_ec(const beast::error_code& ec, Phase phase, const std::string& to) {

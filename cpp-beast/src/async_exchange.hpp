@@ -32,7 +32,8 @@ void invoke(Callback& cb, Args&&... args) {
 
 class Exchange final : public AsyncOperation, public std::enable_shared_from_this<Exchange> {
 public:
-    enum class Kind { fetch, response, stream };
+    // connect: AsyncClient::connect(), the connection handed over as a socket once it is open (on_socket)
+    enum class Kind { fetch, response, stream, connect };
 
     Exchange(std::shared_ptr<AsyncClient::Impl> client, Kind kind);
 
@@ -47,6 +48,7 @@ public:
     FetchCallback on_fetch;
     ResponseCallback on_response;
     StreamCallback on_stream;
+    SocketCallback on_socket;
 
     void start();            // any thread
     void cancel() override;  // any thread
@@ -80,6 +82,7 @@ private:
     void tunnel();
     void handshake();
     void connected();
+    void hand_over();
     void write();
     void read();
     void on_read(beast::error_code ec);

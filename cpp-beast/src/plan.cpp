@@ -56,10 +56,9 @@ void erase_header(Headers& headers, std::string_view name) {
                   headers.end());
 }
 
-}  // namespace
-
-Wire make_request(std::string_view method, const Url& u, const Headers& headers, std::string_view body, bool chunked,
-                  const ProxyServer* proxy) {
+// make_request()'s message: method, target, headers, Host, User-Agent, Proxy-Authorization; no payload yet.
+http::request<http::string_body> message(std::string_view method, const Url& u, const Headers& headers,
+                                         const std::string& target, const ProxyServer* proxy) {
     if (!is_token(method)) throw std::invalid_argument("invalid HTTP method '" + printable(method) + "'");
     http::request<http::string_body> req;
     const auto verb = http::string_to_verb(bsv(method));
@@ -67,7 +66,6 @@ Wire make_request(std::string_view method, const Url& u, const Headers& headers,
         req.method_string(bsv(method));
     else
         req.method(verb);
-    const std::string target = proxy ? absolute_target(u) : u.target;
     req.target(target);
     req.version(11);
     for (const auto& [name, value] : headers) {
@@ -82,13 +80,11 @@ Wire make_request(std::string_view method, const Url& u, const Headers& headers,
         req.set(http::field::user_agent, std::string("beast-client/") + version + " " + BOOST_BEAST_VERSION_STRING);
     if (proxy && !proxy->authorization.empty() && req.find(http::field::proxy_authorization) == req.end())
         req.set(http::field::proxy_authorization, proxy->authorization);
-    if (chunked) {
-        req.chunked(true);
-    } else {
-        req.body().assign(body.data(), body.size());
-        req.prepare_payload();
-    }
-    // what Beast's serializer writes for this message's head, and its body with Content-Length
+    return req;
+}
+
+// What Beast's serializer writes for this message's head, and its body with Content-Length.
+Wire serialized(const http::request<http::string_body>& req, const std::string& target) {
     Wire w;
     w.method = str(req.method_string());
     w.head = req.method() == http::verb::head;
@@ -103,6 +99,30 @@ Wire make_request(std::string_view method, const Url& u, const Headers& headers,
             .append("\r\n");
     out.append("\r\n").append(req.body());
     return w;
+}
+
+}  // namespace
+
+Wire make_request(std::string_view method, const Url& u, const Headers& headers, std::string_view body, bool chunked,
+                  const ProxyServer* proxy) {
+    const std::string target = proxy ? absolute_target(u) : u.target;
+    auto req = message(method, u, headers, target, proxy);
+    if (chunked) {
+        req.chunked(true);
+    } else {
+        req.body().assign(body.data(), body.size());
+        req.prepare_payload();
+    }
+    return serialized(req, target);
+}
+
+Wire make_request_head(std::string_view method, const Url& u, std::uint64_t body_length) {
+    auto req = message(method, u, {}, u.target, nullptr);
+    if (body_length > 0)
+        req.content_length(body_length);
+    else
+        req.prepare_payload();  // as make_request() with an empty body
+    return serialized(req, u.target);
 }
 
 std::string chunk_frame(std::string_view data) {

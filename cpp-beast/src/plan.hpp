@@ -6,6 +6,7 @@
 #include "beast_client/client.hpp"
 #include "proxy.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,10 @@ struct Wire {
 // Proxy-Authorization. Throws std::invalid_argument for a method or header that is not valid HTTP.
 Wire make_request(std::string_view method, const Url& u, const Headers& headers, std::string_view body,
                   bool chunked = false, const ProxyServer* proxy = nullptr);
+
+// make_request()'s head for a body of `body_length` bytes sent apart (Content-Length), without headers of the
+// caller's or a proxy: what AsyncClient::request() sends before its body, for a LoopConnection.
+Wire make_request_head(std::string_view method, const Url& u, std::uint64_t body_length);
 
 // One piece of a chunked body on the wire ("<hex size>\r\n<data>\r\n"); the last one, empty data: "0\r\n\r\n".
 std::string chunk_frame(std::string_view data);

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .model import Row
+from .model import Client, Row
 from .stats import SUMMED, median
 
 #: where a figure is read: a run's RowStats, a cost.json row, a cold.json row (its `figures` and each sample's)
@@ -41,6 +41,9 @@ class Context:
 
     floor_mean_ms: float | None = None  # the native floor's (cpp-floor)
     python_floor_mean_ms: float | None = None  # the Python floor's (py-floor): what the Python rows divide by
+    #: the asyncio floors' (py-floor-async, py-floor-uvloop) by event loop: what the async Python rows on that
+    #: loop divide by
+    async_floor_mean_ms: dict[str, float] = field(default_factory=dict)
     compiled: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
@@ -187,7 +190,7 @@ def dropped(rows: Sequence[Row], ctx: Context) -> bool:
 
 def has_floor(rows: Sequence[Row], ctx: Context) -> bool:
     """A floor row ran (what xfloor divides by)."""
-    return ctx.floor_mean_ms is not None or ctx.python_floor_mean_ms is not None
+    return ctx.floor_mean_ms is not None or ctx.python_floor_mean_ms is not None or bool(ctx.async_floor_mean_ms)
 
 
 def _counts(row: Row) -> dict[str, int] | None:
@@ -349,11 +352,22 @@ def _spread(row: Row, ctx: Context) -> str:
     return f"{agg.bench_min_ms:.2f}-{agg.bench_max_ms:.2f}"
 
 
+def event_loop(client: Client) -> str | None:
+    """An async row's event loop: `asyncio`, or what its library's `+<loop>` says (`httpx+uvloop`); None when sync."""
+    if client.mode != "async":
+        return None
+    return client.library.rpartition("+")[2] if "+" in client.library else "asyncio"
+
+
 def _xfloor(row: Row, ctx: Context) -> str:
     agg = row.aggregate
-    # a Python row against the Python floor when it ran (else, as tables before it had, the native one)
-    python = row.client.language == "Python" and ctx.python_floor_mean_ms
-    floor = ctx.python_floor_mean_ms if python else ctx.floor_mean_ms
+    # an async Python row against the asyncio floor of its loop, another Python row against the Python floor, when
+    # they ran (else, as tables before them had, the Python floor or the native one)
+    python = row.client.language == "Python"
+    loop = event_loop(row.client) if python else None
+    floor = (ctx.async_floor_mean_ms.get(loop) if loop else None) or (
+        ctx.python_floor_mean_ms if python and ctx.python_floor_mean_ms else ctx.floor_mean_ms
+    )
     if agg is None or agg.median.mean_ms is None or not floor:
         return "-"
     return f"{agg.median.mean_ms / floor:.2f}"
@@ -477,12 +491,13 @@ OPEN_COLUMNS: tuple[Column, ...] = (
 
 
 def context(rows: Sequence[Row]) -> Context:
-    def floor(python: bool) -> float | None:
+    def floor(python: bool, loop: str | None = None) -> float | None:
         means = [
             r.aggregate.median.mean_ms
             for r in rows
             if r.client.floor
             and (r.client.language == "Python") == python
+            and event_loop(r.client) == loop
             and not r.failed
             and r.aggregate
             and r.aggregate.median.mean_ms
@@ -493,4 +508,8 @@ def context(rows: Sequence[Row]) -> Context:
     for r in rows:
         if (packages := compiled(r)) is not None:
             found[base_name(r)] = found.get(base_name(r), frozenset()) | packages
-    return Context(floor_mean_ms=floor(False), python_floor_mean_ms=floor(True), compiled=found)
+    loops = {loop for r in rows if r.client.floor and (loop := event_loop(r.client))}
+    by_loop = {loop: mean for loop in sorted(loops) if (mean := floor(True, loop)) is not None}
+    return Context(
+        floor_mean_ms=floor(False), python_floor_mean_ms=floor(True), async_floor_mean_ms=by_loop, compiled=found
+    )

@@ -125,6 +125,14 @@ def test_the_table_divides_by_the_floor_and_names_failures():
     for r in py:
         r["label"] = ("Python " if r["name"].startswith("py-") else "C++ ") + r["name"]
     assert [cells[2] for cells in table(py).rows] == ["3.00", "1.00", "1.00", "1.50"]
+    # an async Python row against the asyncio floor of its loop when it was measured (rloop has none: py-floor)
+    loops = [row("py-floor", 20000.0), row("py-floor-async", 50000.0), row("py-floor-uvloop", 40000.0)]
+    loops += [row("py-a", 100000.0), row("py-u", 60000.0), row("py-r", 80000.0), row("py-s", 30000.0)]
+    labels = ["raw socket (sync)", "raw socket (async)", "raw socket+uvloop (async)", "x (async)", "x+uvloop (async)",
+              "x+rloop (async)", "x (sync)"]  # fmt: skip
+    for r, label in zip(loops, labels, strict=True):
+        r["label"] = f"Python {label}"
+    assert [cells[2] for cells in table(loops).rows] == ["1.00", "1.00", "1.00", "2.00", "1.50", "4.00", "1.50"]
 
 
 # -- the command line ---------------------------------------------------------------------------------

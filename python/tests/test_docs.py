@@ -14,6 +14,7 @@ front door.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -211,6 +212,36 @@ def test_cost_targets_are_the_tables() -> None:
     if "The instruction target is missed because the C++ request got cheaper" in "\n".join(lines):
         assert ratio > 1.15 and a_py - a_cpp < b_py - b_cpp  # the extra went down ...
         assert b_cpp - a_cpp > (b_py - b_cpp) - (a_py - a_cpp)  # ... the C++ request much further
+
+
+def test_async_cost_targets_are_the_reference() -> None:
+    """docs/cost.md's async targets, recomputed from the whole-process figures (cost.json's `process`) of
+    results/reference/cost/async-before and async-after."""
+
+    def process(folder: str) -> dict[str, dict[str, float]]:
+        doc = json.loads((REFERENCE / "cost" / folder / "cost.json").read_text())
+        return {row["name"]: row["process"] for row in doc["rows"]}
+
+    before, after = process("async-before"), process("async-after")
+    expected = []
+    for row, loop, floor, most in (("py-beast-async", "asyncio", "py-floor-async", 4),
+                                   ("py-beast-uvloop", "uvloop", "py-floor-uvloop", 3)):  # fmt: skip
+        b, a, f = before[row], after[row], after[floor]
+        calls = round(a["syscalls_per_request"], 2)
+        expected.append(
+            f"- {row} ({loop}), whole process, syscalls per request: {b['syscalls_per_request']:.2f} → "
+            f"{a['syscalls_per_request']:.2f} ({floor}: {f['syscalls_per_request']:.2f}); target at most {most}: "
+            f"{'met' if calls <= most else 'not met'}."
+        )
+        ratio = a["instructions_per_request"] / f["instructions_per_request"]
+        expected.append(
+            f"- {row} ({loop}), whole process, instructions per request: {b['instructions_per_request']:,.0f} → "
+            f"{a['instructions_per_request']:,.0f}, {ratio:.2f}x {floor}'s {f['instructions_per_request']:,.0f}; "
+            f"target at most the floor's: {'met' if ratio <= 1 else 'not met'}."
+        )
+    lines = (REPO / "docs" / "cost.md").read_text().splitlines()
+    section = lines[lines.index("### The async targets, as measured") :]
+    assert [line for line in section if "→" in line] == expected
 
 
 def test_readme_is_a_front_door() -> None:

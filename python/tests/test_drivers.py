@@ -319,14 +319,14 @@ def test_every_async_python_row_also_runs_on_uvloop_and_rloop():
     """The event loop is part of an async row's result: each async Python row has its uvloop twin, named
     `...-uvloop`, labelled `<library>+uvloop`, run with --loop uvloop, and its rloop twin likewise, but for the
     libraries on the loop's transports, which rloop does not do whole (and our binding's row, listed apart from
-    the peers: uvloop only, as the Beast binding's)."""
+    the peers: uvloop only, as the Beast binding's and the asyncio floor's)."""
     rows = {c.name: c for c in CLIENTS}
     on_asyncio = [c for c in PYTHON if c.client.mode == "async" and "--loop" not in c.command.args]
     assert {c.name for c in on_asyncio} >= {"py-aiohttp", "py-reqwest-async", "py-wreq-async", "py-httpx2-async",
                                             "py-niquests-async", "py-pyqwest-async", "py-impit-async",
                                             "py-primp-async", "py-ry-async", "py-httpr-async", "py-aiosonic",
                                             "py-httpx-aiohttp"}  # fmt: skip
-    without_rloop = LOOP_TRANSPORTS | {"py-aiohttp", "py-reqwest-async", "py-beast-async"}
+    without_rloop = LOOP_TRANSPORTS | {"py-aiohttp", "py-reqwest-async", "py-beast-async", "py-floor-async"}
     for c in on_asyncio:
         for loop in ("uvloop", "rloop"):
             twin = rows.get(c.name.removesuffix("-async") + f"-{loop}")

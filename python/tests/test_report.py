@@ -9,7 +9,7 @@ import re
 
 import pytest
 from clientbench.analysis import rates
-from clientbench.model import Results
+from clientbench.model import Client, Results, Row
 from clientbench.registry.shipped import CLIENTS
 from clientbench.report import Column, Figure, Heading, Image, Report, Table, Text
 from clientbench.report import rates as rate_document
@@ -22,7 +22,7 @@ from clientbench.schema import InvalidResults, validate_results
 from clientbench.stats import ok_latencies_ms, row_stats
 from clientbench.workload import Workload
 from support import REPO
-from support.rows import client, make_row, open_row, results, row
+from support.rows import client, good_run, make_row, open_row, results, row
 
 REFERENCE = REPO / "results" / "reference"
 #: the columns the reference write-up's table has, in its order, then ours
@@ -194,6 +194,35 @@ def test_markdown_and_csv_have_the_required_labels():
     assert header == [c.label for c in COLUMNS if c.label not in hidden]
     terminal = [c.label for c in run_table(rows, terminal=True).columns]
     assert set(terminal) < set(header) and "P50(ms)" not in terminal and "RSS(MiB)" not in terminal
+
+
+def test_xfloor_divides_async_python_rows_by_the_asyncio_floor_of_their_loop():
+    """py-floor for the threaded Python rows, py-floor-async and py-floor-uvloop for the async rows on their loop; an
+    async row on a loop without a floor of its own (rloop) by py-floor, as before there was an asyncio floor."""
+
+    def python(name: str, library: str, mode: str, seed: int, floor: bool = False) -> Row:
+        """One run of random latencies drawn with `seed`."""
+        r = Row(Client(name=name, language="Python", library=library, mode=mode, floor=floor))
+        r.add(good_run(r.client, seed=seed))
+        return r
+
+    rows = [
+        python("py-floor", "raw socket", "sync", 0, floor=True),
+        python("py-floor-async", "raw socket", "async", 1, floor=True),
+        python("py-floor-uvloop", "raw socket+uvloop", "async", 2, floor=True),
+        python("py-s", "x", "sync", 1),
+        python("py-a", "x", "async", 2),
+        python("py-u", "x+uvloop", "async", 0),
+        python("py-r", "x+rloop", "async", 1),
+    ]
+    means = {r.client.name: r.aggregate.median.mean_ms for r in rows if r.aggregate}
+    assert len({means["py-floor"], means["py-floor-async"], means["py-floor-uvloop"]}) == 3  # told apart
+    table = run_table(rows)
+    col = [c.label for c in table.columns].index("xfloor")
+    got = {r.client.name: cells[col] for r, cells in zip(rows, table.rows, strict=True)}
+    floors = {"py-floor": "py-floor", "py-floor-async": "py-floor-async", "py-floor-uvloop": "py-floor-uvloop",
+              "py-s": "py-floor", "py-a": "py-floor-async", "py-u": "py-floor-uvloop", "py-r": "py-floor"}  # fmt: skip
+    assert got == {name: f"{means[name] / means[floor]:.2f}" for name, floor in floors.items()}
 
 
 def test_tls_resumed_column_over_https_only():

@@ -39,6 +39,8 @@ struct ProcessIo {
 
 std::atomic<ProcessIo*> current_io{nullptr};
 
+}  // namespace
+
 // Never deleted: a forked child leaves the parent's alone (its thread does not exist there), and at exit the
 // thread is only stopped (stop_io).
 bc::IoThread& io_thread() {
@@ -52,6 +54,8 @@ bc::IoThread& io_thread() {
     current_io.store(io, std::memory_order_release);
     return io->thread;
 }
+
+namespace {
 
 void stop_io() {
     ProcessIo* io = current_io.load(std::memory_order_acquire);
@@ -105,6 +109,8 @@ struct Wakeup {
     std::vector<std::pair<std::uint64_t, Outcome>> done;
 };
 
+}  // namespace
+
 py::object exception_object(std::exception_ptr e) {
     try {
         std::rethrow_exception(e);
@@ -116,6 +122,8 @@ py::object exception_object(std::exception_ptr e) {
     py::error_already_set err;  // fetches it
     return err.value();
 }
+
+namespace {
 
 struct PyAsyncStream;
 
@@ -149,57 +157,6 @@ struct PyCompleter {
     }
 
     void drain();
-};
-
-// ---- the client ------------------------------------------------------------------------------------------
-
-struct PyAsyncClient {
-    PyAsyncClient(ClientSettings s, bc::TlsConfig tls_config, py::object verify_arg)
-        : settings(std::move(s)), verify(std::move(verify_arg)), tls(std::move(tls_config)), client(make(true)) {}
-    PyAsyncClient(const PyAsyncClient&) = delete;
-    PyAsyncClient& operator=(const PyAsyncClient&) = delete;
-    ~PyAsyncClient() {
-        if (stale()) (void)client.release();  // the parent's: left alone
-    }
-
-    // Loading a large CA bundle takes a while: without the GIL, unless it must stay held (renew()).
-    std::unique_ptr<bc::AsyncClient> make(bool release_gil) const {
-        bc::IoThread& io = io_thread();
-        const bc::Timeouts t = timeouts_of(settings);
-        std::optional<py::gil_scoped_release> nogil;
-        if (release_gil) nogil.emplace();
-        return std::make_unique<bc::AsyncClient>(
-            io, t, tls, static_cast<std::size_t>(settings.max_connections.value_or(0)), settings.proxy);
-    }
-
-    const ClientSettings settings;
-    py::object verify;
-    const bc::TlsConfig tls;
-    std::unique_ptr<bc::AsyncClient> client;
-    std::atomic<std::uint64_t> generation{fork_generation()};
-    std::mutex renewing;
-    std::atomic<bool> closed{false};
-
-    bool stale() const { return generation.load(std::memory_order_relaxed) != fork_generation(); }
-
-    bc::AsyncClient& open() {
-        if (closed.load()) throw std::runtime_error("AsyncClient is closed");
-        if (stale()) {  // in a forked child: a new C++ client (and IoThread) instead of the parent's, leaked
-            std::lock_guard<std::mutex> lock(renewing);
-            if (stale()) {
-                auto fresh = make(false);
-                (void)client.release();
-                client = std::move(fresh);
-                generation.store(fork_generation(), std::memory_order_relaxed);
-            }
-        }
-        return *client;
-    }
-
-    void close() {
-        closed.store(true);
-        if (!stale()) client->close();
-    }
 };
 
 // RawStream: AsyncClient.stream()'s response, its body read through next_chunk().
@@ -476,6 +433,7 @@ void register_aio(py::module_& m) {
                    (c.closed.load() ? " closed>" : ">");
         });
 
+    register_loop_path(m);  // loop_get, loop_fetch_len, loop_fetch, abandon
     py::module_::import("atexit").attr("register")(py::cpp_function(&stop_io));
 }
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "beast_client/client.hpp"
+#include "beast_client/loop_connection.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -76,6 +77,8 @@ using ResponseCallback = std::function<void(Response, std::exception_ptr)>;
 using StreamCallback = std::function<void(std::unique_ptr<AsyncResponseStream>, std::exception_ptr)>;
 /// The next piece of a stream's body, or nullopt at its end.
 using ChunkCallback = std::function<void(std::optional<std::string>, std::exception_ptr)>;
+/// A connected socket (which the callee owns), or -1 and the error.
+using SocketCallback = std::function<void(int, std::exception_ptr)>;
 
 class AsyncClient {
 public:
@@ -100,6 +103,19 @@ public:
     /// Client::stream(): as send(), done once the final response's head is read.
     AsyncHandle stream(std::string_view method, std::string_view url, Headers headers, std::string body,
                        const RequestOptions& options, StreamCallback done);
+
+    /// get()'s request to `url` (`method` GET, no body), or request()'s without headers (`method`, a body of
+    /// `body_length` bytes), as a LoopConnection sends it (beast_client/loop_connection.hpp: on the caller's own
+    /// event loop); nullopt for an https:// URL or one that goes through a proxy, which only the AsyncClient's own
+    /// operations take (and always with a Boost older than 1.75, whose sockets cannot be released from their
+    /// io_context). Throws InvalidUrl, std::invalid_argument (a method that is not valid HTTP).
+    std::optional<LoopRequest> loop_request(std::string_view method, std::string_view url,
+                                            std::uint64_t body_length) const;
+    /// A new connection for a LoopConnection, outside this client's pool (max_connections is the caller's to
+    /// keep): resolved and connected on the IoThread within the client's connect and total timeouts, then handed
+    /// over: `done` is called on the IoThread with the connected socket (non-blocking, close-on-exec,
+    /// TCP_NODELAY), or with -1 and the error (ConnectionError, TimeoutError, Cancelled).
+    AsyncHandle connect(const LoopRequest& r, SocketCallback done);
 
     /// Closes the idle connections, and the others as they are handed back (the client stays usable).
     void close();

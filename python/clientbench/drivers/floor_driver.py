@@ -62,13 +62,7 @@ class Floor:
         key = f"{method} {url} {'chunked' if chunked else len(body)}"
         head = self.requests.get(key)
         if head is None:
-            u = urlsplit(url)
-            target = (u.path or "/") + (f"?{u.query}" if u.query else "")
-            length = f"Content-Length: {len(body)}\r\n" if method != "GET" else ""
-            if chunked:
-                length = "Transfer-Encoding: chunked\r\n"
-            head = f"{method} {target} HTTP/1.1\r\nHost: {u.netloc}\r\n{length}\r\n".encode("latin-1")
-            self.requests[key] = head
+            head = self.requests[key] = request_head(url, method, len(body), chunked)
         return head
 
     def exchange(self, head: bytes, body: bytes, keep: bool) -> tuple[int, memoryview]:
@@ -153,25 +147,8 @@ class Floor:
             if end > MAX_HEAD:
                 raise ProtocolError(f"a response head longer than {MAX_HEAD} bytes")
             end = self._recv(sock, end)
-        head = bytes(self.buf[:head_end]).decode("latin-1").split("\r\n")
-        parts = head[0].split(" ", 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-            raise ProtocolError(f"a malformed status line {head[0][:80]!r}")
-        # an HTTP/1.0 server closes the connection after its answer unless it says keep-alive (RFC 9112, 9.3)
-        length, closes = None, parts[0] == "HTTP/1.0"
-        for line in head[1:]:
-            name, _, value = line.partition(":")
-            name = name.strip().lower()
-            if name == "content-length":
-                length = int(value.strip())
-            elif name == "transfer-encoding":
-                raise ProtocolError("a body framed by Transfer-Encoding: the floor reads Content-Length only")
-            elif name == "connection":
-                options = {option.strip().lower() for option in value.split(",")}
-                closes = "close" in options or (closes and "keep-alive" not in options)
-        if length is None:
-            raise ProtocolError("a response without Content-Length")
-        return int(parts[1]), length, closes, head_end + 4, end
+        status, length, closes = parse_head(bytes(self.buf[:head_end]))
+        return status, length, closes, head_end + 4, end
 
     def _response(self, sock: socket.socket, keep: bool) -> tuple[int, memoryview]:
         status, length, closes, body_start, end = self._head(sock)
@@ -187,6 +164,39 @@ class Floor:
         return status, body
 
 
+def request_head(url: str, method: str = "GET", length: int = 0, chunked: bool = False) -> bytes:
+    """A request's head: `method` to the URL's target, its Host, the body's framing (none for a GET)."""
+    u = urlsplit(url)
+    target = (u.path or "/") + (f"?{u.query}" if u.query else "")
+    framing = f"Content-Length: {length}\r\n" if method != "GET" else ""
+    if chunked:
+        framing = "Transfer-Encoding: chunked\r\n"
+    return f"{method} {target} HTTP/1.1\r\nHost: {u.netloc}\r\n{framing}\r\n".encode("latin-1")
+
+
+def parse_head(head: bytes) -> tuple[int, int, bool]:
+    """A response head (without its blank line): (status, Content-Length, whether the server closes after it)."""
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+        raise ProtocolError(f"a malformed status line {lines[0][:80]!r}")
+    # an HTTP/1.0 server closes the connection after its answer unless it says keep-alive (RFC 9112, 9.3)
+    length, closes = None, parts[0] == "HTTP/1.0"
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        name = name.strip().lower()
+        if name == "content-length":
+            length = int(value.strip())
+        elif name == "transfer-encoding":
+            raise ProtocolError("a body framed by Transfer-Encoding: the floor reads Content-Length only")
+        elif name == "connection":
+            options = {option.strip().lower() for option in value.split(",")}
+            closes = "close" in options or (closes and "keep-alive" not in options)
+    if length is None:
+        raise ProtocolError("a response without Content-Length")
+    return int(parts[1]), length, closes
+
+
 def _send(sock: socket.socket, parts: list[bytes]) -> None:
     """Send these bytes, one system call where it can (no copy of a body)."""
     if len(parts) == 1:
@@ -200,7 +210,7 @@ def _send(sock: socket.socket, parts: list[bytes]) -> None:
 
 
 @functools.cache
-def _tls(ca_file: str | None, insecure: bool) -> ssl.SSLContext:
+def tls_context(ca_file: str | None, insecure: bool) -> ssl.SSLContext:
     """One context per process (loading the roots costs ~50 ms), offering HTTP/1.1 only."""
     ctx = ssl.create_default_context(cafile=ca_file)
     if insecure:
@@ -214,7 +224,7 @@ def make_client(opts: sdk.Options) -> Floor:
     u = urlsplit(opts.url)
     if u.scheme not in ("http", "https") or not u.hostname:
         raise ValueError(f"unsupported URL {opts.url!r}")
-    tls = _tls(opts.ca_file, bool(opts.insecure)) if u.scheme == "https" else None
+    tls = tls_context(opts.ca_file, bool(opts.insecure)) if u.scheme == "https" else None
     port = u.port or (443 if u.scheme == "https" else 80)
     return Floor(u.hostname, port, tls, float(opts.timeout))
 

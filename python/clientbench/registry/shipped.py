@@ -205,6 +205,28 @@ CLIENTS: tuple[ClientSpec, ...] = (
         floor=True,
         extra="core",
     ),
+    # the asyncio floor (docs/cost.md): what the async Python rows divide by, on their own loop
+    _spec(
+        "py-floor-async",
+        "Python",
+        "raw socket",
+        "async",
+        _python("floor_async_driver:ASYNC"),
+        default=False,
+        floor=True,
+        extra="core",
+    ),
+    _spec(
+        "py-floor-uvloop",
+        "Python",
+        "raw socket+uvloop",
+        "async",
+        _python("floor_async_driver:ASYNC", "--loop", "uvloop"),
+        needs_module="uvloop",
+        default=False,
+        floor=True,
+        extra="peers",
+    ),
     # -- peers from PyPI (make peers; make run-all): each async row also on uvloop and rloop ---------
     *(
         _spec(

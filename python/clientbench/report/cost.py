@@ -10,9 +10,19 @@ from ..options import UNSET, CostSettings
 from .base import Column, Report, Table, Text
 
 #: the rows the ratio column divides by, when they are measured: the Python floor for Python rows (the interpreter
-#: and the harness before any client), the native one for the others
+#: and the harness before any client), for an async Python row the asyncio floor of its event loop, the native one
+#: for the others
 FLOOR = "cpp-floor"
 PYTHON_FLOOR = "py-floor"
+ASYNC_FLOORS = {"asyncio": "py-floor-async", "uvloop": "py-floor-uvloop"}
+
+
+def _event_loop(label: str) -> str | None:
+    """The event loop of a row labelled `Python httpx+uvloop (async)`: uvloop (asyncio without `+`); None when sync."""
+    library, _, mode = label.partition(" (")
+    if not mode.startswith("async"):
+        return None
+    return library.rpartition("+")[2] if "+" in library else "asyncio"
 
 
 def _calls(syscalls: dict[str, float]) -> str:
@@ -25,13 +35,17 @@ def table(rows: Sequence[dict[str, Any]], title: str | None = None) -> Table:
     Python floor, the others' against the native one)."""
     floors = {
         name: r["instructions_per_request"]
-        for name in (FLOOR, PYTHON_FLOOR)
+        for name in (FLOOR, PYTHON_FLOOR, *ASYNC_FLOORS.values())
         for r in rows
         if r["name"] == name and r["status"] == "ok" and r["instructions_per_request"]
     }
 
     def floor_of(r: dict[str, Any]) -> float | None:
-        python = str(r.get("label") or "").startswith("Python ") and PYTHON_FLOOR in floors
+        label = str(r.get("label") or "")
+        on_loop = ASYNC_FLOORS.get(_event_loop(label) or "", "")
+        if label.startswith("Python ") and on_loop in floors:
+            return float(floors[on_loop])
+        python = label.startswith("Python ") and PYTHON_FLOOR in floors
         return floors.get(PYTHON_FLOOR if python else FLOOR)
 
     columns = [Column("Client", False), Column("Instructions/req")]

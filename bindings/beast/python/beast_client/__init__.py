@@ -30,8 +30,10 @@ client). Non-2xx statuses are returned, not raised.
 A Client may be shared by threads, as a requests.Session is, and an AsyncClient by the tasks of an event loop: each
 request takes a keep-alive connection of its own from the client's pool (``max_connections`` bounds them per
 origin), with the GIL released while it waits (docs/binding-api.md, "Threads"). The AsyncClient's requests run
-on one thread of the extension's own (Boost.Asio's asynchronous operations, no thread per request); their results
-come back to the event loop through a pipe it watches (``loop.add_reader``).
+on the running event loop's own thread when they can (get, fetch_len and fetch over http://: the connection's socket
+watched by the loop, Boost.Beast's parser fed there), the others on one thread of the extension's own (Boost.Asio's
+asynchronous operations, no thread per request), whose results come back to the event loop through a pipe it
+watches (``loop.add_reader``).
 
 ``cookies=True`` gives a client a cookie jar (request/stream only); ``max_body_size`` bounds what
 ``request()`` keeps; ``trust_env`` (proxies from the environment) and ``proxy=`` route through an HTTP proxy.
@@ -41,7 +43,9 @@ there, never using the parent's.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ._aio import AsyncStreamResponse, BaseAsyncClient
 from ._core import (
@@ -56,6 +60,9 @@ from ._core import (
     __version__,
     boost_version,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 Mapping.register(Headers)
 
@@ -89,6 +96,46 @@ class AsyncClient(BaseAsyncClient[AsyncStreamResponse]):
     """
 
     _response = AsyncStreamResponse
+
+    # get, fetch_len and fetch: over http:// on the running loop's own thread (the loop path: a future the loop's
+    # readiness resolves), else on the I/O thread as the shared layer does; a cancelled task abandons the loop
+    # path's request
+    async def get(self, url: str) -> int:
+        """GET `url`, read the whole body, return the status (the lean benchmark path)."""
+        raw = self._raw
+        future = raw.loop_get(url)
+        if future is None:
+            return await super().get(url)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            raw.abandon(future)
+            raise
+
+    async def fetch_len(self, url: str) -> tuple[int, int]:
+        """GET `url`, read the whole body, return ``(status, body bytes)``."""
+        raw = self._raw
+        future = raw.loop_fetch_len(url)
+        if future is None:
+            return await super().fetch_len(url)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            raw.abandon(future)
+            raise
+
+    async def fetch(self, url: str, *, method: str = "GET", body: Buffer | None = None) -> tuple[int, bytes]:
+        """`method` `url` with `body` (bytes-like) if any, read the whole body, return ``(status, body)``
+        (the lean benchmark path: no redirects, no decoding, no default headers)."""
+        raw = self._raw
+        future = raw.loop_fetch(url, method, body)
+        if future is None:
+            return await super().fetch(url, method=method, body=body)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            raw.abandon(future)
+            raise
 
     @property
     def tls_info(self) -> dict[str, str] | None:
