@@ -3,13 +3,46 @@ what it runs), or how to get it (the pip extra, or in a checkout the make target
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib import metadata
+from typing import TYPE_CHECKING
 
+from .. import arguments
 from ..environment.binaries import Unavailable, checkout, native_version
 from ..errors import SetupError
+from ..options.rows import select
 from ..registry import external
 from ..registry.spec import ClientSpec
+
+if TYPE_CHECKING:
+    from ..arguments import Subparsers
+    from . import Command
+
+
+def add_parser(sub: Subparsers, command: Command) -> None:
+    p = sub.add_parser(
+        command.name,
+        help=command.help,
+        description="Every row: what it measures, and whether it can run here (installed, with the version of "
+        "what it runs) or how to get it (the pip extra, or in a checkout the make target).",
+    )
+    external.add_options(p)
+
+
+@dataclass(frozen=True)
+class ListOptions:
+    specs: tuple[ClientSpec, ...]  # every row: the shipped ones and those from outside the project
+
+
+def from_args(args: argparse.Namespace, argv: Sequence[str]) -> ListOptions:
+    return ListOptions(tuple(select(dataclasses.replace(arguments.rows(args), all=True))))
+
+
+def run(o: ListOptions) -> int:
+    return list_rows(o.specs)
 
 
 def _version(spec: ClientSpec) -> str:
