@@ -1,16 +1,30 @@
-"""The command line's shared parts: the value types (each parses one option's text or raises
-argparse.ArgumentTypeError with a message that names what was expected: argparse turns it into the one-line usage
-error) and the option groups several commands take (workload, clients, session, export, rates)."""
+"""The parsing layer's shared parts: the option groups several commands take (workload, clients, session, export,
+rates), each with the reader that turns argparse's Namespace into what the options layer checks and the commands
+take (a Workload, the testbed's Options, the row flags). The value types and every rule between flags are the
+options layer's (options/); the Namespace goes no further than this module and each command's `from_args`."""
 
 from __future__ import annotations
 
 import argparse
-import math
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .errors import SetupError
-from .network import PRESETS, Network
-from .network import parse as parse_network
+from .network import PRESETS
+from .options import Options, Pinning
+from .options.rows import RowFlags
+from .options.values import (
+    body_size,
+    chunk_size,
+    milliseconds,
+    network_spec,
+    non_negative,
+    positive,
+    rate,
+    request_path,
+    seconds,
+)
+from .options.workload import command_workload
 from .registry import external
 from .workload import (
     ARRIVALS,
@@ -25,59 +39,11 @@ from .workload import (
     REFERENCE,
     TRANSFERS,
     UPLOAD_PATH,
+    Workload,
 )
 
-
-def number(kind: type, minimum: float, what: str, strict: bool = False):  # type: ignore[no-untyped-def]
-    def parse(text: str):  # type: ignore[no-untyped-def]
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if value < minimum or (strict and value == minimum):
-            raise argparse.ArgumentTypeError(f"must be {'>' if strict else '>='} {minimum:g}, got {text}")
-        return value
-
-    return parse
-
-
-def finite(kind: type, what: str, strict: bool, maximum: float | None = None):  # type: ignore[no-untyped-def]
-    """A finite number > 0 (strict) or >= 0, at most `maximum`; the message names what was expected."""
-    parse = number(kind, 0, what, strict=strict)
-
-    def checked(text: str):  # type: ignore[no-untyped-def]
-        value = parse(text)
-        if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
-        if maximum is not None and value > maximum:
-            raise argparse.ArgumentTypeError(f"must be <= {maximum}, got {text}")
-        return value
-
-    return checked
-
-
-positive = number(int, 1, "a whole number")
-non_negative = number(int, 0, "a whole number")
-seconds = finite(float, "seconds", strict=True)
-non_negative_seconds = finite(float, "seconds", strict=False)
-rate = finite(float, "requests per second", strict=True)
-milliseconds = finite(float, "milliseconds", strict=True)
-body_size = finite(int, "a size in bytes", strict=False, maximum=MAX_BODY_SIZE)  # 1 GiB
-mebibytes = number(float, 0, "a size in MiB", strict=True)
-chunk_size = finite(int, "a size in bytes", strict=True, maximum=MAX_CHUNK_SIZE)  # 16 MiB
-
-
-def network_spec(text: str) -> Network | None:
-    try:
-        return parse_network(text)
-    except SetupError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def request_path(text: str) -> str:
-    if not text.startswith("/"):
-        raise argparse.ArgumentTypeError(f"a request path starts with '/', got {text!r}")
-    return text
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def add_workload_options(p: argparse.ArgumentParser) -> None:
@@ -337,3 +303,51 @@ def add_rate_sweep_options(p: argparse.ArgumentParser, what: str) -> None:
         help=f"{what}: a client sustains a rate when it achieves 99%% of it with a corrected P99 within this "
         "many ms (default 10)",
     )
+
+
+# -- the readers: the Namespace into the options layer --------------------------------------------------------------
+
+
+def workload(args: argparse.Namespace, *, own_rates: bool = False) -> Workload:
+    """The workload of add_workload_options' flags, resolved once (options/workload.py); `own_rates`: the command
+    runs open loops at rates of its own (sweep rate, the GIL report)."""
+    return command_workload(args.command, vars(args), reference=args.reference, own_rates=own_rates)
+
+
+def testbed(args: argparse.Namespace) -> Options:
+    """add_session_options' flags (and --export, --targets where the command has them), checked together."""
+    return Options.checked(
+        target=args.target,
+        server_threads=args.server_threads,
+        row_timeout_s=getattr(args, "row_timeout_s", Options.row_timeout_s),
+        out=args.out,
+        network=args.network,
+        tls=args.tls,
+        tls_version=args.tls_version,
+        ca_file=args.ca_file,
+        insecure=args.insecure,
+        pin=Pinning.parse(args.pin, frozenset(os.sched_getaffinity(0))) if args.pin else None,
+        exports=exports(args),
+        hosts=getattr(args, "hosts", 1),
+        targets=Path(args.targets) if getattr(args, "targets", None) else None,
+    )
+
+
+def rows(args: argparse.Namespace) -> RowFlags:
+    """What the command's flags say about rows (those it has of -c, --all, external.add_options' and the
+    interpreters'), for options.rows.select."""
+    return RowFlags(
+        clients=tuple(getattr(args, "clients", None) or ()),
+        all=getattr(args, "all", False),
+        drivers=tuple(getattr(args, "driver", ())),
+        plugins=tuple(getattr(args, "plugins", ())),
+        clients_files=tuple(getattr(args, "clients_file", ())),
+        interpreters=getattr(args, "interpreters", None),
+        python=getattr(args, "python", None),
+        program=tuple(getattr(args, "driver_command", None) or ()),
+    )
+
+
+def exports(args: argparse.Namespace) -> tuple[str, ...]:
+    """--export's formats, each once."""
+    return tuple(dict.fromkeys(getattr(args, "export", [])))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import SetupError
 from .network import Network
+from .options.values import one_of, rate_point, whole
 from .workload import Workload, WorkloadError, number
 
 if TYPE_CHECKING:  # the sweep command's testbed; imported for types only, so the command line stays light
@@ -64,42 +65,6 @@ def _scenario(base: Workload, value: str) -> Workload:
 #: schedule of 1,000,000/s per worker even for one worker); by default a client leaves it after its first
 #: saturated rate (execution/ladder.py)
 LADDER = tuple(250.0 * 2**i for i in range(12))
-
-
-def whole(low: int, high: int | None = None, unit: str = "") -> Callable[[str], int]:
-    """A whole number >= low (and <= high)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise SetupError(f"expected a whole number, got {text!r}") from None
-        if value < low:
-            raise SetupError(f"must be >= {low}, got {value}")
-        if high is not None and value > high:
-            raise SetupError(f"must be <= {high}{unit}, got {value}")
-        return value
-
-    return parse
-
-
-def one_of(*names: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        if text not in names:
-            raise SetupError(f"expected one of {', '.join(names)}, got {text!r}")
-        return text
-
-    return parse
-
-
-def positive_rate(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise SetupError(f"expected a number of requests/s, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise SetupError(f"a rate must be a positive number of requests/s, got {text!r}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -238,7 +203,7 @@ DIMENSIONS: dict[str, Dimension] = {
             "open loops at rising rates (requests/s) until every client saturates",
             LADDER,
             "offered rate (requests/s)",
-            positive_rate,
+            rate_point,
             workload=lambda base, value: base.replace(rate=value),
             log_x=True,
             ladder=True,
@@ -252,28 +217,6 @@ def dimension(name: str) -> Dimension:
         return DIMENSIONS[name]
     except KeyError:
         raise SetupError(f"unknown sweep dimension {name!r}; known: {', '.join(DIMENSIONS)}") from None
-
-
-def sweep_points(dim: Dimension, values: str | None, rates: str | None, base: Workload) -> list[Any]:
-    """The points of `sweep DIM`: --values (or `--rates`, sweep rate's name for them), else the defaults; each point
-    checked against the workload it makes (e.g. a rate too fine for the workers)."""
-    if rates is not None and not dim.ladder:
-        raise SetupError("--rates goes with `sweep rate` (other dimensions take --values)")
-    if rates is not None and values is not None:
-        raise SetupError("--rates and --values: give the rates once")
-    flag = "--rates" if rates is not None else "--values"
-    points = dim.points(rates if rates is not None else values, flag)
-    for value in points:
-        try:
-            dim.workload(base, value)
-        except WorkloadError as exc:
-            raise SetupError(f"{flag} {number(value) if isinstance(value, float) else value}: {exc}") from None
-    return points
-
-
-def rate_points(text: str | None, base: Workload) -> list[float]:
-    """The GIL report's open-loop phase: `--rates` (or the default ladder), as for `sweep rate`."""
-    return sweep_points(DIMENSIONS["rate"], None, text, base)
 
 
 def help_text(dimensions: Sequence[Dimension] = tuple(DIMENSIONS.values())) -> str:

@@ -1,7 +1,8 @@
 """The result model: what a run measured, as one versioned document (`clientbench.results/3`).
 
 The runner produces it, the exporters, `compare`, `gil` and `sweep` consume it; `to_json`/`from_json`
-round-trip it against python/clientbench/schema/results.schema.json. Figures come from `stats`."""
+round-trip it against python/clientbench/schema/results.schema.json. Figures come from `stats`, imported where they
+are read or computed: the registry's rows are `Client`s, and `clientbench list` and `--help` import no numpy."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import SetupError
 from .network import Network
 from .options import Pinning
-from .stats import Aggregate, ProcessUsage, RowStats, TimeSeries, aggregate
 from .workload import Workload
+
+if TYPE_CHECKING:
+    from .stats import Aggregate, ProcessUsage, RowStats, TimeSeries
 
 SCHEMA_ID = "clientbench.results/3"
 #: documents this version still reads (results/1 lacked workload.connection and client.fixed_workers/floor;
@@ -141,6 +144,8 @@ class DriverRun:
 
     @classmethod
     def from_json(cls, client: Client, doc: Mapping[str, Any]) -> DriverRun:
+        from .stats import ProcessUsage, RowStats, TimeSeries  # numpy: where figures are read (see the top)
+
         process = doc.get("process")
         return cls(
             client,
@@ -230,6 +235,8 @@ class Row:
 
     @property
     def aggregate(self) -> Aggregate | None:
+        from .stats import aggregate  # numpy: where figures are computed (see the top)
+
         good = [r.stats for r in self.runs if r.stats is not None]
         return aggregate(good) if good else None
 

@@ -1,4 +1,5 @@
-"""The workload: every knob a row is run with, its defaults, and how the command line resolves it (once).
+"""The workload: every knob a row is run with, its defaults and the limits the drivers keep (the command line
+resolves it once: options/workload.py).
 
 Every command takes a `Workload`; drivers get it as flags (docs/raw-format.md), results.json records it.
 A workload with a `rate` is an open loop (docs/open-loop.md): the drivers send on a schedule of `rate`
@@ -269,32 +270,3 @@ REFERENCE = Workload(requests=100, repeat=1, warmup=0)
 OPEN = Workload(duration_s=10.0, repeat=3)
 #: `sweep rate`: many points, so each is shorter and runs once unless asked otherwise.
 SWEEP_RATE = Workload(duration_s=5.0, repeat=1)
-
-
-def resolve(options: Mapping[str, Any], *, reference: bool = False, open_base: Workload | None = None) -> Workload:
-    """The workload from command-line values: a value given (not None) wins, else --reference's method
-    (when asked for), else the defaults: `open_base` for a command that runs open loops of its own (sweep
-    rate), OPEN when a --rate is given, DEFAULT otherwise. Raises WorkloadError naming the flag for
-    combinations that cannot run."""
-    given = {f.name: options[f.name] for f in dataclasses.fields(Workload) if options.get(f.name) is not None}
-    if given.get("client_scope") == "per-request":  # a client per request is what --connection new makes
-        if given.get("connection", "new") != "new":
-            raise WorkloadError(
-                "--client-scope per-request makes a new connection for every request: not with --connection keep-alive"
-            )
-        given["client_scope"], given["connection"] = "per-worker", "new"
-    is_open = open_base is not None or "rate" in given
-    if "duration_s" in given and "requests" in given:
-        raise WorkloadError("--duration and --requests exclude each other: an open loop lasts a time or a count")
-    if "duration_s" in given and not is_open:
-        raise WorkloadError("--duration goes with --rate (an open loop); a closed loop sends --requests")
-    if reference and is_open:
-        raise WorkloadError("--reference is the closed-loop reference method: it does not go with --rate")
-    base = REFERENCE if reference else open_base or (OPEN if is_open else DEFAULT)
-    if "requests" in given:  # an open loop of N requests per worker
-        base = base.replace(duration_s=None)
-    if given.get("upload") == "stream" and "method" not in given and "targets" not in given:
-        given["method"] = "POST"  # a streamed upload needs a body to stream
-    if given.get("method", "GET") != "GET" and "path" not in given:
-        given["path"] = UPLOAD_PATH
-    return dataclasses.replace(base, **given)

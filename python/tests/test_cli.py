@@ -24,6 +24,7 @@ from clientbench.schema import validate_results
 from support import fake_driver
 
 PACKAGE = Path(clientbench.__file__).parent
+REPO = PACKAGE.parents[1]
 
 
 def _alive(pid: int) -> bool:
@@ -160,14 +161,12 @@ def _subcommands(parser: argparse.ArgumentParser) -> tuple[dict[str, argparse.Ar
 
 
 def test_the_help_texts_match_what_the_commands_do():
-    from clientbench.commands.compare import MIN_REPEATS
+    from clientbench.analysis.compare import MIN_REPEATS
     from clientbench.dimensions import DIMENSIONS
     from clientbench.options import SoakSettings
 
     parser = cli.build_parser()
     commands, summaries = _subcommands(parser)
-    # the module docstring names every command
-    assert set(re.findall(r"[\w-]+", cli.__doc__.split("`")[1])) == {"clientbench", *commands}
     assert summaries["sweep"].endswith(f"({', '.join(DIMENSIONS)})")  # every dimension
     assert f"at least {MIN_REPEATS} repeats" in commands["compare"].description
     soak = commands["soak"]
@@ -176,6 +175,41 @@ def test_the_help_texts_match_what_the_commands_do():
     assert (defaults["requests"], defaults["workers"]) == (settings.requests, settings.workers)
     assert f"default {settings.warmup}," in next(a.help for a in soak._actions if a.dest == "warmup")
     assert (defaults["max_seconds"], defaults["max_rss_growth"]) == (settings.max_seconds, settings.max_rss_growth_mib)
+
+
+def test_the_command_table_the_help_the_docs_and_the_modules_agree():
+    """commands.COMMANDS is the one list: `clientbench --help` shows it in its order, docs/usage.md's command
+    line names every command, and commands/ holds a module per command (with its parser, its typed options and
+    its run) and what they share."""
+    from clientbench.commands import COMMANDS
+
+    names = [c.name for c in COMMANDS]
+    assert len(set(names)) == len(names) > 10
+    _, summaries = _subcommands(cli.build_parser())
+    assert list(summaries) == names and all(summaries[c.name] == c.help for c in COMMANDS)
+    listed = re.findall(r"^ {4}([\w-]+)(?: {2,}|$)", cli.build_parser().format_help(), re.M)
+    assert listed == names
+    usage = (REPO / "docs" / "usage.md").read_text()
+    block = usage.split("## The command line", 1)[1].split("```", 2)[1]
+    assert set(re.findall(r"^clientbench ([\w-]+)", block, re.M)) == set(names)
+    modules = {p.stem for p in (PACKAGE / "commands").glob("*.py")} - {"__init__", "output"}
+    assert modules == {c.module for c in COMMANDS}
+    for c in COMMANDS:
+        module = c.load()
+        assert all(callable(getattr(module, part, None)) for part in ("add_parser", "from_args", "run")), c.name
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["list"], ["run", "--help"], ["cost", "--help"]])
+def test_the_help_and_list_import_no_numpy_nor_matplotlib(argv):
+    """Every command's parser imports only what parsing needs: what a command runs is imported when it runs (and
+    `list` looks each row up with find_spec and the distributions' metadata, importing none)."""
+    code = (
+        "import sys; from clientbench import cli\n"
+        f"try:\n    cli.main({argv!r})\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('numpy', 'matplotlib') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.splitlines()[-1] == "[]"
 
 
 # -- the server is always stopped ------------------------------------------------------------------
@@ -194,7 +228,7 @@ def test_server_is_stopped_when_a_driver_crashes(tmp_path, monkeypatch):
     crash = fake_driver.code_spec("crash", "import sys; sys.exit(1)")
     good = fake_driver.code_spec("good", "import sys; sys.exit(0)")  # prints nothing: invalid output
     monkeypatch.setattr(testbed, "Server", Recording)
-    monkeypatch.setattr(cli, "select", lambda patterns, *registry, everything=False: [crash, good])
+    monkeypatch.setattr("clientbench.commands.run.select", lambda flags, *among, **how: [crash, good])
     code = cli.main(["run", "-w", "1", "-n", "1", "-r", "2", "--out", str(tmp_path)])
     assert code == 1
     assert started and not _alive(started[0].recorded_pid)
@@ -357,7 +391,8 @@ def test_an_open_loop_run_and_a_rate_sweep_through_the_command_line(tmp_path, mo
     """--rate reaches the drivers and gives the open-loop table; sweep rate takes --rates and --slo (simulated
     drivers of 2 workers at 0.5 ms a request: they keep up with 1,000/s, not with 8,000/s)."""
     fake = fake_driver.spec("sim", "--synthetic", "--service-us", "500")
-    monkeypatch.setattr(cli, "select", lambda patterns, *registry, everything=False: [fake])
+    monkeypatch.setattr("clientbench.commands.run.select", lambda flags, *among, **how: [fake])
+    monkeypatch.setattr("clientbench.commands.sweep.select", lambda flags, *among, **how: [fake])
     base = ["-w", "2", "--warmup", "0", "--duration", "0.5"]
     assert cli.main(["run", "--rate", "1000", "-r", "2", *base, "--out", str(tmp_path / "run")]) == 0
     results = json.loads((tmp_path / "run" / "latest" / "results.json").read_text())

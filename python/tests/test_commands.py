@@ -11,15 +11,16 @@ from pathlib import Path
 import pytest
 from clientbench.analysis.gil import GilFigures, open_loop_reading, reading
 from clientbench.commands.compare import compare
-from clientbench.commands.run import run
+from clientbench.commands.run import RunOptions, run
 from clientbench.commands.sweep import sweep
-from clientbench.dimensions import DIMENSIONS, sweep_points
+from clientbench.dimensions import DIMENSIONS
 from clientbench.environment.binaries import Unavailable
 from clientbench.errors import SetupError
 from clientbench.model import DriverRun, Row, RunStatus
 from clientbench.options import Options
+from clientbench.options.rows import RowFlags, select
+from clientbench.options.workload import sweep_points
 from clientbench.registry.shipped import CLIENTS
-from clientbench.registry.spec import select
 from clientbench.report import Heading, Image, Text
 from clientbench.report.export.markdown import render
 from clientbench.report.gil import document
@@ -36,7 +37,7 @@ THREE = Workload(workers=2, requests=3, warmup=0, timeout_s=5, repeat=3)
 
 
 def run_fakes(tmp_path, *specs):
-    code = run(list(specs), THREE, Options(out=tmp_path, row_timeout_s=30), ["run"])
+    code = run(RunOptions(specs, THREE, Options(out=tmp_path, row_timeout_s=30), ("run",)))
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir() and not p.is_symlink()]
     doc = json.loads((run_dir / "results.json").read_text())
     validate_results(doc)
@@ -103,7 +104,7 @@ def test_a_row_that_is_not_installed_is_shown_and_fails_the_run_only_when_named(
 
 
 def test_rows_named_exactly_are_explicit_and_globs_are_not():
-    picked = {s.name: s.explicit for s in select(["cpp-beast,py-beast-*"], CLIENTS)}
+    picked = {s.name: s.explicit for s in select(RowFlags(("cpp-beast,py-beast-*",)), CLIENTS)}
     assert picked == {"cpp-beast": True, "py-beast-held": False, "py-beast-released": False, "py-beast-async": False,
                       "py-beast-uvloop": False}  # fmt: skip
 

@@ -17,9 +17,10 @@ from clientbench.analysis.cost import (
     callgrind_instructions,
     strace_threads,
 )
-from clientbench.commands.cost import expand_names
 from clientbench.errors import SetupError
 from clientbench.options import CostSettings as Settings
+from clientbench.options.rows import RowFlags, select
+from clientbench.registry.shipped import CLIENTS
 from clientbench.report.cost import table
 
 STRACE = """\
@@ -89,10 +90,20 @@ def test_only_the_request_threads_count_when_they_sent_the_requests():
 
 
 def test_a_short_name_selects_the_rows_it_ends():
-    assert expand_names(["cpp-beast,floor", "py-*"]) == ["cpp-beast", "cpp-floor", "py-floor", "py-*"]
-    assert "py-httpx-sync" in (expand_names(["sync"]) or [])  # every row whose name ends so
-    assert expand_names(["nothing"]) == ["nothing"]  # left to the selection's one-line error
-    assert expand_names(None) is None
+    """cost's -c: the one selection's `tails`, a name that is no row's but ends rows' names stands for them."""
+
+    def names(*patterns: str) -> list[str]:
+        return [s.name for s in select(RowFlags(patterns), CLIENTS, tails=True)]
+
+    wanted = {"cpp-beast", "cpp-floor"} | {c.name for c in CLIENTS if c.name.startswith("py-")}
+    assert names("cpp-beast,floor", "py-*") == [c.name for c in CLIENTS if c.name in wanted]  # table order
+    assert names("floor") == ["cpp-floor", "py-floor"]
+    assert "py-httpx-sync" in names("sync")  # every row whose name ends so
+    with pytest.raises(SetupError, match="no client matches 'nothing'"):  # the selection's one-line error
+        names("nothing")
+    assert names() == [c.name for c in CLIENTS if c.default]  # without -c: the default rows, as for run
+    with pytest.raises(SetupError, match="no client matches 'floor'"):  # run's -c has no such expansion
+        select(RowFlags(("floor",)), CLIENTS)
 
 
 def test_settings_are_checked():

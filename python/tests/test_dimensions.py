@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from clientbench import cli
-from clientbench.dimensions import DIMENSIONS, LADDER, sweep_points
+from clientbench.dimensions import DIMENSIONS, LADDER
 from clientbench.errors import SetupError
 from clientbench.network import Network
+from clientbench.options.workload import sweep_points
 from clientbench.workload import Workload
 
 REPO = Path(__file__).resolve().parents[2]

@@ -22,8 +22,8 @@ from clientbench.execution.children import ManagedProcess
 from clientbench.execution.driver_process import run_driver
 from clientbench.execution.plan import run_plan
 from clientbench.model import DriverRun, RunStatus
+from clientbench.options.rows import RowFlags, select
 from clientbench.registry.shipped import CLIENTS
-from clientbench.registry.spec import select
 from clientbench.schema import RAW_SCHEMA_ID
 from clientbench.workload import Workload
 from support import fake_driver
@@ -77,7 +77,7 @@ def test_fixed_workers_override_the_workload():
 
 def test_a_row_whose_library_is_not_installed_is_unavailable_with_how_to_get_it(monkeypatch):
     # a Python driver row (the module is looked for before the driver starts: it never runs here)
-    (base,) = select(["py-requests"], CLIENTS)
+    (base,) = select(RowFlags(("py-requests",)), CLIENTS)
     for optional, extra, hint in ((True, "peers", "make peers"), (False, "bindings", "make bindings")):
         spec = dataclasses.replace(
             base,
@@ -97,7 +97,7 @@ def test_a_row_whose_library_is_not_installed_is_unavailable_with_how_to_get_it(
 def test_a_native_row_that_is_not_built_or_installed_is_unavailable(monkeypatch, tmp_path):
     monkeypatch.setattr(binaries, "checkout", lambda: None)
     monkeypatch.setattr(binaries, "native_bin", lambda: None)
-    (spec,) = select(["cpp-beast"], CLIENTS)
+    (spec,) = select(RowFlags(("cpp-beast",)), CLIENTS)
     run = run_driver(spec, NOWHERE, Workload(), row_timeout_s=30)
     assert run.status is RunStatus.UNAVAILABLE
     assert run.reason == 'unavailable: the C++ Beast driver is not installed: pip install "clientbench[native]"'
@@ -211,22 +211,6 @@ def test_a_row_on_another_loop_is_unavailable_without_that_loop(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "uvloop" else real(name, *a))
     with pytest.raises(Unavailable, match=f"uvloop is not installed: {re.escape(binaries.hint(spec.extra))}"):
         spec.argv()
-
-
-def test_select_by_name_and_glob():
-    assert [c.name for c in select(["cpp-beast"], CLIENTS)] == ["cpp-beast"]
-    assert {c.name for c in select(["py-reqwest-*"], CLIENTS)} == {
-        "py-reqwest-async",
-        "py-reqwest-held",
-        "py-reqwest-released",
-        "py-reqwest-uvloop",
-    }
-    assert [c.name for c in select(["rust-reqwest,cpp-beast"], CLIENTS)] == ["cpp-beast", "rust-reqwest"]  # table order
-    assert [c.name for c in select(None, CLIENTS)] == [c.name for c in CLIENTS if c.default]
-    assert len(select(None, CLIENTS, everything=True)) == len(CLIENTS)
-    assert {"cpp-beast", "rust-reqwest", "py-requests", "py-aiohttp"} <= {c.name for c in select(None, CLIENTS)}
-    with pytest.raises(SetupError, match="no client matches 'nope'"):
-        select(["nope"], CLIENTS)
 
 
 def test_registry_rows_are_unique_and_only_peers_are_optional():

@@ -15,9 +15,9 @@ from typing import Any
 import clientbench.cli as cli
 import pytest
 from clientbench.errors import SetupError
+from clientbench.options.rows import RowFlags, select
 from clientbench.registry import external
 from clientbench.registry.shipped import CLIENTS
-from clientbench.registry.spec import select
 
 SUPPORT = Path(__file__).resolve().parent / "support"
 FAKE = SUPPORT / "fake_driver.py"  # answers every request itself, through the real harness
@@ -62,8 +62,8 @@ def test_a_program_is_a_row_labelled_by_its_document(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_external_rows_join_the_default_set_and_c_selects_them(capsys: pytest.CaptureFixture[str]) -> None:
     specs = external.registry(drivers=[f"ext={command(sys.executable, FAKE)}"], entry_points=False)
-    assert [s.name for s in select(None, specs)] == [*(c.name for c in CLIENTS if c.default), "ext"]
-    assert [s.name for s in select(["ext,cpp-beast"], specs)] == ["cpp-beast", "ext"]
+    assert [s.name for s in select(RowFlags(), specs)] == [*(c.name for c in CLIENTS if c.default), "ext"]
+    assert [s.name for s in select(RowFlags(("ext,cpp-beast",)), specs)] == ["cpp-beast", "ext"]
     assert cli.main(["list", "--driver", f"ext={command('./my driver', '--x')}"]) == 0
     assert "ext                      program './my driver' --x" in capsys.readouterr().out
 
@@ -105,7 +105,9 @@ def test_a_clients_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert "fake-a                   program bin/fake-driver  (tags: fakes)" in listed
     assert "(tags: fakes, b; not in the default set)" in listed
     specs = external.registry(files=[clients], entry_points=False)
-    assert "fake-a" in {s.name for s in select(None, specs)} and "fake-b" not in {s.name for s in select(None, specs)}
+    assert "fake-a" in {s.name for s in select(RowFlags(), specs)} and "fake-b" not in {
+        s.name for s in select(RowFlags(), specs)
+    }
     code, results, _ = run(tmp_path, "--clients-file", str(clients), "-c", "fakes", *SMALL)  # a tag selects
     assert code == 0 and list(rows(results)) == ["fake-a", "fake-b"]
     assert all(r["status"] == "ok" for r in results["rows"])

@@ -9,14 +9,14 @@ from __future__ import annotations
 import pytest
 from clientbench.execution.driver_process import run_driver
 from clientbench.model import RunStatus
+from clientbench.options.rows import RowFlags, select
 from clientbench.registry.shipped import CLIENTS
-from clientbench.registry.spec import select
 from clientbench.workload import Workload
 from support import rawserver as rs
 
 TIMEOUT = 1.0
 
-NATIVE = select(["cpp-beast", "rust-reqwest", "rust-reqwest-sync"], CLIENTS)
+NATIVE = select(RowFlags(("cpp-beast", "rust-reqwest", "rust-reqwest-sync")), CLIENTS)
 
 
 @pytest.mark.parametrize("spec", NATIVE, ids=[s.name for s in NATIVE])

@@ -14,11 +14,12 @@ import shutil
 import clientbench.cli as cli
 import pytest
 from clientbench.commands.report import folder_report
-from clientbench.commands.run import run
+from clientbench.commands.run import RunOptions, run
 from clientbench.commands.sweep import sweep
-from clientbench.dimensions import DIMENSIONS, Dimension, sweep_points
+from clientbench.dimensions import DIMENSIONS, Dimension
 from clientbench.model import Results
 from clientbench.options import Options
+from clientbench.options.workload import sweep_points
 from clientbench.report import Report
 from clientbench.report.export import FILES, export
 from clientbench.report.export.html import page as html_page
@@ -358,7 +359,9 @@ def test_compare_needs_a_run_on_both_sides(tmp_path, capsys):
 @pytest.mark.slow
 def test_run_and_sweep_write_report_html_into_their_folder(tmp_path):
     wl = Workload(workers=2, requests=3, warmup=0, timeout_s=5, repeat=2)
-    assert run([fake_driver.spec("ours")], wl, Options(out=tmp_path / "r", row_timeout_s=30), ["run"]) == 0
+    assert (
+        run(RunOptions((fake_driver.spec("ours"),), wl, Options(out=tmp_path / "r", row_timeout_s=30), ("run",))) == 0
+    )
     html = (tmp_path / "r" / "latest" / "report.html").read_text()
     assert "Python fake (sync)" in html and 'id="part0-0-bench"' in html
     specs = [fake_driver.spec("ours")]

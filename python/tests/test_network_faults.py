@@ -20,8 +20,8 @@ from clientbench.execution.driver_process import run_driver
 from clientbench.execution.toxiproxy import Toxiproxy
 from clientbench.model import RunStatus
 from clientbench.network import Network
+from clientbench.options.rows import RowFlags, select
 from clientbench.registry.shipped import CLIENTS
-from clientbench.registry.spec import select
 from clientbench.workload import Workload
 from support.toxiproxy import (
     BIG,
@@ -52,7 +52,7 @@ def later(delay: float, fn: Any) -> threading.Timer:
     return timer
 
 
-NATIVE = select(["cpp-beast", "rust-reqwest"], CLIENTS)
+NATIVE = select(RowFlags(("cpp-beast", "rust-reqwest")), CLIENTS)
 native = pytest.mark.parametrize("spec", NATIVE, ids=[s.name for s in NATIVE])
 
 

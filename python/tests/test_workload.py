@@ -1,5 +1,5 @@
-"""The workload (workload.py): its defaults, the driver flags, JSON, and resolve() (--reference, explicit
-values win), also as the command line resolves it (cli.workload)."""
+"""The workload (workload.py): its defaults, the driver flags, JSON, and resolve() (options/workload.py:
+--reference, explicit values win), also as each command's parsing resolves it (its from_args)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,20 @@ import dataclasses
 
 import pytest
 from clientbench import cli
-from clientbench.workload import DEFAULT, OPEN, REFERENCE, SWEEP_RATE, Workload, WorkloadError, resolve
+from clientbench.commands import command
+from clientbench.errors import SetupError
+from clientbench.options.workload import resolve
+from clientbench.workload import DEFAULT, OPEN, REFERENCE, SWEEP_RATE, Workload, WorkloadError
 
 NOTHING_GIVEN = {f.name: None for f in dataclasses.fields(Workload)}
+
+
+def resolved(argv: list[str]) -> Workload:
+    """The workload a command line gives its command (the command's typed options)."""
+    args = cli.build_parser().parse_args(argv)
+    options = command(args.command).load().from_args(args, argv)
+    workload: Workload = options.workload
+    return workload
 
 
 def test_defaults_and_the_reference_method():
@@ -89,7 +100,7 @@ def test_resolve_ignores_other_options():
     ],
 )  # fmt: skip
 def test_the_command_line_resolves_the_workload_once(argv, expected):
-    assert cli.workload(cli.build_parser().parse_args(argv)) == expected
+    assert resolved(argv) == expected
 
 
 # -- the open loop and request bodies --------------------------------------------------------------
@@ -185,7 +196,7 @@ def test_open_loop_json_round_trip_and_results_2():
     ],
 )  # fmt: skip
 def test_the_command_line_resolves_the_open_loop(argv, expected):
-    assert cli.workload(cli.build_parser().parse_args(argv)) == expected
+    assert resolved(argv) == expected
 
 
 @pytest.mark.parametrize(
@@ -246,13 +257,13 @@ def test_bodies_that_cannot_run_name_the_flag(changes, message):
 
 
 def test_the_command_line_resolves_bodies_and_the_client_scope():
-    def resolved(*argv: str) -> Workload:
-        return cli.workload(cli.build_parser().parse_args(["run", *argv]))
+    def run(*argv: str) -> Workload:
+        return resolved(["run", *argv])
 
     # a streamed upload needs a body: POST to /upload unless --method or --path say otherwise
-    assert resolved("--upload", "stream", "--body-size", "9").method == "POST"
-    assert resolved("--upload", "stream", "--body-size", "9").path == "/upload"
+    assert run("--upload", "stream", "--body-size", "9").method == "POST"
+    assert run("--upload", "stream", "--body-size", "9").path == "/upload"
     # a client per request is what --connection new makes in every harness
-    assert resolved("--client-scope", "per-request") == DEFAULT.replace(connection="new")
-    with pytest.raises(cli.SetupError, match="--client-scope per-request makes a new connection"):
-        resolved("--client-scope", "per-request", "--connection", "keep-alive")
+    assert run("--client-scope", "per-request") == DEFAULT.replace(connection="new")
+    with pytest.raises(SetupError, match="--client-scope per-request makes a new connection"):
+        run("--client-scope", "per-request", "--connection", "keep-alive")

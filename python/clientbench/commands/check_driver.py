@@ -12,16 +12,24 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from .. import arguments
 from ..errors import SetupError
+from ..options.rows import select
 from ..registry import external
-from ..registry.spec import ClientSpec, select, under
+from ..registry.spec import ClientSpec
+
+if TYPE_CHECKING:
+    from ..arguments import Subparsers
+    from . import Command
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: Subparsers, command: Command) -> None:
     p = sub.add_parser(
-        "check-driver",
-        help="check that a driver (any program, or a Python plugin) meets the driver contract",
+        command.name,
+        help=command.help,
         description="Run a driver through the contract's checks (docs/raw-format.md) against the axum server, "
         "its HTTPS twin and a fault server: usage errors, the document and its samples, connections kept "
         "alive or new, body integrity, uploads, each failure's class (500, a stall past --timeout, a reset "
@@ -61,34 +69,33 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
 
 
-def targets(args: argparse.Namespace, registry: Sequence[ClientSpec]) -> list[ClientSpec]:
-    """What to check: the command after --, the --driver and --client rows, and the -c rows."""
-    from ..environment.interpreters import resolve
-
-    specs: list[ClientSpec] = []
-    if args.driver_command:
-        specs.append(external.program_spec("driver", args.driver_command))
-    given = {s.name for s in (*map(external.parse_driver, args.driver), *map(external.parse_client, args.plugins))}
-    specs += [s for s in registry if s.name in given]
-    if args.clients:
-        specs += [s for s in select(args.clients, registry) if s not in specs]
-    elif args.clients_file:
-        files = {s.name for f in args.clients_file for s in external.load_clients_file(f)}
-        specs += [s for s in registry if s.name in files and s not in specs]
-    if not specs:
-        raise SetupError("check-driver: give the driver: -- COMMAND ARGS, --client MODULE:OBJECT, --driver or -c NAMES")
-    return under(specs, resolve([args.python]) if args.python else [])
+@dataclass(frozen=True)
+class CheckDriverOptions:
+    specs: tuple[ClientSpec, ...]  # what to check: the command after --, the --driver and --client rows, the -c rows
+    jobs: int = 2
+    row_timeout_s: float = 60.0
 
 
-def check_driver(args: argparse.Namespace, registry: Sequence[ClientSpec], out: Callable[[str], None] = print) -> int:
-    """Check every target; 1 when one of them failed a check."""
+def from_args(args: argparse.Namespace, argv: Sequence[str]) -> CheckDriverOptions:
+    refusal = "check-driver: give the driver: -- COMMAND ARGS, --client MODULE:OBJECT, --driver or -c NAMES"
+    specs = select(arguments.rows(args), named=refusal)
+    return CheckDriverOptions(tuple(specs), args.jobs, args.row_timeout_s)
+
+
+def run(o: CheckDriverOptions) -> int:
+    return check_driver(o.specs, o.jobs, o.row_timeout_s)
+
+
+def check_driver(
+    specs: Sequence[ClientSpec], jobs: int = 2, row_timeout_s: float = 60.0, out: Callable[[str], None] = print
+) -> int:
+    """Check every driver; 1 when one of them failed a check."""
     import socket
 
     from ..conformance.checks import FAIL, PASS, Outcome, Servers, check
     from ..conformance.faults import FaultServer
     from ..execution.server import Server
 
-    specs = targets(args, registry)
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{s.getsockname()[1]}/"
@@ -100,10 +107,10 @@ def check_driver(args: argparse.Namespace, registry: Sequence[ClientSpec], out: 
 
     failed: list[str] = []
     with Server() as http, Server() as counting, Server(tls=True) as https, FaultServer() as faults:
-        bed = Servers(http, counting, https, faults, closed, args.row_timeout_s)
+        bed = Servers(http, counting, https, faults, closed, row_timeout_s)
         for spec in specs:
             out(f"{spec.name}: {_what(spec)}")
-            outcomes = check(spec, bed, show, args.jobs)
+            outcomes = check(spec, bed, show, jobs)
             counts = {k: sum(o.status == k for o in outcomes) for k in (PASS, FAIL)}
             skipped = len(outcomes) - counts[PASS] - counts[FAIL]
             out(f"{spec.name}: {counts[PASS]} passed, {counts[FAIL]} failed, {skipped} not supported")

@@ -11,32 +11,23 @@ command writes its own."""
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import __version__
-from ..arguments import add_export_option, add_selection_options, add_session_options, positive, request_path, seconds
-from ..environment.binaries import Unavailable
+from .. import arguments
 from ..errors import SetupError
-from ..execution.cold_start import ImportTime, Sample, command, importtime, module_of, sample
-from ..execution.probe import probe_body_bytes
-from ..execution.testbed import Testbed, link_latest
-from ..metrics import of_source
 from ..model import RunStatus
-from ..options import Options, check_together
-from ..registry.spec import ClientSpec
-from ..report.cold import document as cold_document
-from ..report.cold import terminal
-from ..report.export import export
-from ..report.parts import cold_part
-from ..schema import COLD_ID
-from ..stats import spread
+from ..options import Options
+from ..options.rows import select
+from ..options.values import positive, request_path, seconds
 from ..workload import HTTP_VERSIONS, Workload, WorkloadError
 
-#: every figure of a cold start (the registry's, metrics.py): the keys of each sample's figures and of a row's
-FIELDS = tuple(m.field for m in of_source("cold"))
+if TYPE_CHECKING:
+    from ..arguments import Subparsers
+    from ..execution.cold_start import ImportTime, Sample
+    from ..registry.spec import ClientSpec
+    from . import Command
 
 
 @dataclass(frozen=True)
@@ -51,10 +42,6 @@ class ColdSettings:
     def __post_init__(self) -> None:
         if self.samples < 1:
             raise SetupError(f"-n must be at least 1, got {self.samples}")
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> ColdSettings:
-        return cls(samples=args.samples, http=args.http, path=args.path, timeout_s=args.timeout)
 
     def workload(self) -> Workload:
         """The contract's flags of one cold start: one worker, two requests, no warm-up."""
@@ -83,6 +70,12 @@ class ColdRow:
         self.status, self.reason = status, reason
 
     def to_json(self) -> dict[str, Any]:
+        from ..execution.cold_start import module_of
+        from ..metrics import of_source
+        from ..stats import spread
+
+        fields = [m.field for m in of_source("cold")]  # every figure of a cold start, the registry's
+
         ok = [s for s in self.samples if s.status is RunStatus.OK]
         failed = [s for s in self.samples if s.status is not RunStatus.OK]
         status, reason = self.status, self.reason
@@ -91,7 +84,7 @@ class ColdRow:
             reason = f"{len(failed)} of {len(self.samples)} samples failed: {failed[0].reason}"
         info = ok[-1].info if ok else {}
         figures: dict[str, Any] = {}
-        for name in FIELDS:
+        for name in fields:
             values = [v for s in ok if (v := s.figures.get(name)) is not None]
             figures[name] = spread(values).to_json() if values else None
         client = self.spec.client
@@ -112,7 +105,7 @@ class ColdRow:
             "errors": len(failed),
             "figures": figures if ok else {},
             "samples": [
-                {"status": s.status.value, "reason": s.reason, "figures": {k: s.figures.get(k) for k in FIELDS}}
+                {"status": s.status.value, "reason": s.reason, "figures": {k: s.figures.get(k) for k in fields}}
                 for s in self.samples
             ],
             "importtime": self.importtime.to_json() if self.importtime else None,
@@ -120,6 +113,9 @@ class ColdRow:
 
 
 def _prepare(row: ColdRow, workload: Workload, url: str, driver_flags: Sequence[str]) -> None:
+    from ..environment.binaries import Unavailable
+    from ..execution.cold_start import command
+
     try:
         row.argv = command(row.spec, workload, url, driver_flags)
     except Unavailable as exc:
@@ -128,9 +124,65 @@ def _prepare(row: ColdRow, workload: Workload, url: str, driver_flags: Sequence[
         row.stop(RunStatus.FAILED, str(exc))
 
 
-def run(specs: Sequence[ClientSpec], settings: ColdSettings, options: Options, argv: Sequence[str]) -> int:
+def add_parser(sub: Subparsers, command: Command) -> None:
+    cold = sub.add_parser(
+        command.name,
+        help=command.help,
+        description="Run each selected row N times, each in a new process, and report per row the medians and "
+        "spreads of: process start to its library imported, the client's construction, the first request (its "
+        "connection, TLS with --tls, the exchange), a second request on the same client, and the peak RSS; the "
+        "native rows from exec to their first answer. Writes cold.md, cold.csv and cold.json (docs/cold-start.md).",
+    )
+    cold.add_argument("-n", "--samples", type=positive, default=10, help="cold starts per row (default 10)")
+    cold.add_argument(
+        "--http",
+        choices=HTTP_VERSIONS,
+        default="1.1",
+        help="1.1 (default), 2 (ALPN h2 over https, prior knowledge over http) or 3 (QUIC: needs --tls); a row "
+        "without it is unsupported",
+    )
+    cold.add_argument("--path", type=request_path, default="/", help="request path on the server (default '/')")
+    cold.add_argument(
+        "--timeout", type=seconds, default=30.0, metavar="SECONDS", help="bounds each request (default 30)"
+    )
+    arguments.add_selection_options(cold)
+    arguments.add_session_options(cold)
+    arguments.add_export_option(cold)
+
+
+@dataclass(frozen=True)
+class ColdOptions:
+    specs: tuple[ClientSpec, ...]
+    settings: ColdSettings
+    options: Options
+    argv: tuple[str, ...]
+
+
+def from_args(args: argparse.Namespace, argv: Sequence[str]) -> ColdOptions:
+    from ..options import check_together
+
+    settings = ColdSettings(samples=args.samples, http=args.http, path=args.path, timeout_s=args.timeout)
+    options = arguments.testbed(args)
+    check_together(settings.workload(), options)
+    return ColdOptions(tuple(select(arguments.rows(args))), settings, options, tuple(argv))
+
+
+def run(o: ColdOptions) -> int:
+    return cold(o.specs, o.settings, o.options, o.argv)
+
+
+def cold(specs: Sequence[ClientSpec], settings: ColdSettings, options: Options, argv: Sequence[str]) -> int:
+    from ..execution.cold_start import importtime, sample
+    from ..execution.probe import probe_body_bytes
+    from ..execution.testbed import Testbed, link_latest
+    from ..report.cold import document as cold_document
+    from ..report.cold import terminal
+    from ..report.export import export
+    from ..report.parts import cold_part
+    from ..schema import COLD_ID
+    from .output import header
+
     workload = settings.workload()
-    check_together(workload, options)
     rows = [ColdRow(spec) for spec in specs]
     testbed = Testbed(options, argv, kind="cold", http=(settings.http,))
     cpus = options.pin.client if options.pin else None
@@ -192,11 +244,7 @@ def run(specs: Sequence[ClientSpec], settings: ColdSettings, options: Options, a
             )
             testbed.console.print(f"  {row.spec.name:26} {mark}" + (f"  [dim]{row.reason}[/]" if row.reason else ""))
     doc: dict[str, Any] = {
-        "schema": COLD_ID,
-        "version": __version__,
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "command": testbed.argv,
-        "environment": testbed.environment,
+        **header(testbed, COLD_ID),
         "server": testbed.endpoint.url or None,
         "url": (testbed.endpoint.url + settings.path) if testbed.endpoint.url else None,
         "scheme": options.scheme,
@@ -216,29 +264,3 @@ def run(specs: Sequence[ClientSpec], settings: ColdSettings, options: Options, a
     if testbed.exit_code is not None:
         return testbed.exit_code
     return 1 if any(r["status"] == "failed" for r in doc["rows"]) else 0
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    cold = sub.add_parser(
-        "cold",
-        help="cold starts: process start to the library imported, the client built, a first and a second request",
-        description="Run each selected row N times, each in a new process, and report per row the medians and "
-        "spreads of: process start to its library imported, the client's construction, the first request (its "
-        "connection, TLS with --tls, the exchange), a second request on the same client, and the peak RSS; the "
-        "native rows from exec to their first answer. Writes cold.md, cold.csv and cold.json (docs/cold-start.md).",
-    )
-    cold.add_argument("-n", "--samples", type=positive, default=10, help="cold starts per row (default 10)")
-    cold.add_argument(
-        "--http",
-        choices=HTTP_VERSIONS,
-        default="1.1",
-        help="1.1 (default), 2 (ALPN h2 over https, prior knowledge over http) or 3 (QUIC: needs --tls); a row "
-        "without it is unsupported",
-    )
-    cold.add_argument("--path", type=request_path, default="/", help="request path on the server (default '/')")
-    cold.add_argument(
-        "--timeout", type=seconds, default=30.0, metavar="SECONDS", help="bounds each request (default 30)"
-    )
-    add_selection_options(cold)
-    add_session_options(cold)
-    add_export_option(cold)

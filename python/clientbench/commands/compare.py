@@ -6,20 +6,71 @@ unpinned alternately, so that a slow spell of the machine falls on both sides)."
 
 from __future__ import annotations
 
+import argparse
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..analysis.compare import MIN_REPEATS, compare_rows, summary
-from ..analysis.gate import Check, gated, gated_patterns, judge_colds, judge_costs, judge_runs, parse_fail_on
 from ..errors import SetupError
-from ..model import Results
-from ..report import Report, Text
-from ..report.compare import colds_table, costs_table, gate_summary, gate_table, runs_table
-from ..report.export import export
-from ..schema import COLD_ID, COST_ID
+from ..options.settings import check_gate
 
-__all__ = ["MIN_REPEATS", "compare"]
+if TYPE_CHECKING:
+    from ..analysis.gate import Threshold
+    from ..arguments import Subparsers
+    from ..model import Results
+    from . import Command
+
+
+def add_parser(sub: Subparsers, command: Command) -> None:
+    p = sub.add_parser(
+        command.name,
+        help=command.help,
+        description="Compare two results folders (or results.json files): Bench ratio B/A "
+        "per row, flagged when the two runs' Bench ranges (min-max over the repeats) do not overlap; "
+        "a verdict needs at least 4 repeats in each run. Two cost folders: each count per request in A and B. "
+        "With --fail-on, a gate for CI: exit 1 when a row got worse beyond its threshold (docs/gate.md).",
+    )
+    p.add_argument(
+        "a",
+        type=Path,
+        help="baseline: a run folder (or its results.json), several comma-separated run folders of one workload "
+        "(their repeats pooled), or a cost folder",
+    )
+    p.add_argument("b", type=Path, help="new: as A")
+    p.add_argument(
+        "--fail-on",
+        metavar="SPEC",
+        help="a gate: exit 1 when a row got worse than a threshold, e.g. bench=10%%,p99=20%% for runs (beyond the "
+        "measured noise too; needs 4 repeats a side) or instructions=1%%,syscalls=0%% for cost folders; figures: "
+        "bench lmean mean p50 p99 p999 max cpu rss rps, instructions syscalls allocations",
+    )
+    p.add_argument("--rows", metavar="PATTERNS", help="with --fail-on: judge only these rows (names or globs)")
+    p.add_argument("-o", "--out", type=Path, metavar="DIR", help="also write the comparison to DIR/compare.md")
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    a: Path
+    b: Path
+    thresholds: tuple[Threshold, ...] = ()  # --fail-on
+    patterns: tuple[str, ...] = ()  # --rows
+    rows: str | None = None  # --rows as given, for its message
+    out: Path | None = None
+
+
+def from_args(args: argparse.Namespace, argv: Sequence[str]) -> CompareOptions:
+    from ..analysis.gate import gated_patterns, parse_fail_on
+
+    thresholds = parse_fail_on(args.fail_on) if args.fail_on is not None else []
+    patterns = gated_patterns(args.rows)
+    check_gate(thresholds, patterns)
+    return CompareOptions(args.a, args.b, tuple(thresholds), tuple(patterns), args.rows, args.out)
+
+
+def run(o: CompareOptions) -> int:
+    return compare(o.a, o.b, o.thresholds, o.patterns, o.out, rows=o.rows)
 
 
 def _document(path: Path, name: str, schema: str) -> dict[str, Any] | None:
@@ -38,16 +89,22 @@ def _document(path: Path, name: str, schema: str) -> dict[str, Any] | None:
 
 def _cost(path: Path) -> dict[str, Any] | None:
     """A cost folder's cost.json (or the file itself); None when `path` is not one."""
+    from ..schema import COST_ID
+
     return _document(path, "cost.json", COST_ID)
 
 
 def _cold(path: Path) -> dict[str, Any] | None:
     """A cold-start folder's cold.json (or the file itself); None when `path` is not one."""
+    from ..schema import COLD_ID
+
     return _document(path, "cold.json", COLD_ID)
 
 
 def pooled(spec: Path) -> Results:
     """A run folder, or several comma-separated ones of the same workload: each row's repeats from all of them."""
+    from ..model import Results
+
     paths = [Path(p) for p in str(spec).split(",") if p]
     if not paths:
         raise SetupError(f"no results folder in {str(spec)!r}")
@@ -69,12 +126,22 @@ def pooled(spec: Path) -> Results:
 
 
 def compare(
-    a_path: Path, b_path: Path, fail_on: str | None = None, rows: str | None = None, out: Path | None = None
+    a_path: Path,
+    b_path: Path,
+    thresholds: Sequence[Threshold] = (),
+    patterns: Sequence[str] = (),
+    out: Path | None = None,
+    *,
+    rows: str | None = None,
 ) -> int:
-    thresholds = parse_fail_on(fail_on) if fail_on is not None else []
-    patterns = gated_patterns(rows)
-    if patterns and not thresholds:
-        raise SetupError("--rows chooses the rows the gate judges: it goes with --fail-on")
+    """A and B row by row; with `thresholds` (--fail-on) the gate's verdict on the rows of `patterns` (--rows, as
+    given: `rows`), exit 1 when one got worse."""
+    from ..analysis.compare import compare_rows, summary
+    from ..analysis.gate import Check, gated, judge_colds, judge_costs, judge_runs
+    from ..report import Report, Text
+    from ..report.compare import colds_table, costs_table, gate_summary, gate_table, runs_table
+    from ..report.export import export
+
     several = "," in str(a_path) or "," in str(b_path)
     cost_a, cost_b = (None, None) if several else (_cost(a_path), _cost(b_path))
     cold_a, cold_b = (None, None) if several else (_cold(a_path), _cold(b_path))

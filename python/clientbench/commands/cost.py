@@ -24,62 +24,63 @@ every run (PYTHONHASHSEED=0, UNSET unset, the same flags), which is what makes t
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import datetime as dt
-import fnmatch
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import __version__
-from ..analysis.cost import (
-    CostError,
-    Counts,
-    callgrind_allocations,
-    callgrind_instructions,
-    callgrind_threads,
-    counted_scope,
-    per_request,
-    strace_threads,
-)
-from ..arguments import add_export_option, add_selection_options, add_session_options, positive, request_path
+from .. import arguments
+from ..analysis.cost import CostError, Counts, counted_scope, per_request
 from ..errors import SetupError
-from ..execution.driver_process import run_driver
-from ..execution.probe import probe_body_bytes
-from ..execution.testbed import Testbed, link_latest
-from ..model import RunStatus
 from ..options import UNSET, CostSettings, Options
-from ..registry.shipped import CLIENTS
-from ..registry.spec import ClientSpec
-from ..report import Report, Text
-from ..report.cost import method, table
-from ..report.export import export
-from ..report.parts import cost_part
-from ..schema import COST_ID
-from ..workload import Workload
+from ..options.rows import select
+from ..options.values import positive, request_path
+
+if TYPE_CHECKING:
+    from ..arguments import Subparsers
+    from ..registry.spec import ClientSpec
+    from . import Command
 
 #: the tools each measure runs under
 TOOLS = {"instructions": "valgrind", "syscalls": "strace", "allocations": "valgrind"}
 
 
-def expand_names(patterns: Sequence[str] | None, clients: Sequence[ClientSpec] = CLIENTS) -> list[str] | None:
-    """`-c` as for `run`, and a name that matches no row but is the last part of rows' names stands for those
-    rows (`floor` for cpp-floor and py-floor)."""
-    if not patterns:
-        return None
-    out: list[str] = []
-    for item in patterns:
-        for p in (p.strip() for p in item.split(",")):
-            if not p:
-                continue
-            tails = [c.name for c in clients if c.name.rsplit("-", 1)[-1] == p]
-            if not any(fnmatch.fnmatchcase(c.name, p) for c in clients) and tails:
-                out += tails
-            else:
-                out.append(p)
-    return out
+def add_parser(sub: Subparsers, command: Command) -> None:
+    cost = sub.add_parser(
+        command.name,
+        help=command.help,
+        description="Run each selected row's driver (one worker, keep-alive GET) under valgrind's callgrind "
+        "and strace at two request counts; their difference per request is the cost of a request without the "
+        "start-up. Writes cost.md, cost.csv and cost.json (docs/cost.md).",
+    )
+    cost.add_argument("-n", "--requests", type=positive, default=2000, help="the larger request count (default 2000)")
+    cost.add_argument("--baseline", type=positive, default=200, help="the smaller request count (default 200)")
+    cost.add_argument("--path", type=request_path, default="/", help="request path on the server (default '/')")
+    cost.add_argument(
+        "--measure", default="instructions,syscalls,allocations", metavar="LIST", help="what to count (default all)"
+    )
+    arguments.add_selection_options(cost)
+    arguments.add_session_options(cost)
+    arguments.add_export_option(cost)
+
+
+@dataclass(frozen=True)
+class CostOptions:
+    specs: tuple[ClientSpec, ...]
+    settings: CostSettings
+    options: Options
+    argv: tuple[str, ...]
+
+
+def from_args(args: argparse.Namespace, argv: Sequence[str]) -> CostOptions:
+    settings = CostSettings(args.requests, args.baseline, args.path, CostSettings.parse_measures(args.measure))
+    specs = select(arguments.rows(args), tails=True)
+    return CostOptions(tuple(specs), settings, arguments.testbed(args), tuple(argv))
+
+
+def run(o: CostOptions) -> int:
+    return cost(o.specs, o.settings, o.options, o.argv)
 
 
 # -- measuring ----------------------------------------------------------------------------------------
@@ -122,11 +123,6 @@ class RowCost:
         }
 
 
-def _wrapped(spec: ClientSpec, prefix: list[str]) -> ClientSpec:
-    """The row's driver command run under `prefix` (the tool and its options)."""
-    return dataclasses.replace(spec, command=lambda: [*prefix, *spec.argv()])
-
-
 def measure_once(
     spec: ClientSpec,
     measure: str,
@@ -141,6 +137,11 @@ def measure_once(
     driver_flags: Sequence[str],
 ) -> dict[str, dict[str, int]]:
     """One run of the row's driver under the measure's tool; what the tool counted, by thread."""
+    from ..analysis.cost import callgrind_allocations, callgrind_instructions, callgrind_threads, strace_threads
+    from ..execution.driver_process import run_driver
+    from ..model import RunStatus
+    from ..workload import Workload
+
     raw = out / "raw"
     raw.mkdir(parents=True, exist_ok=True)
     stem = raw / f"{spec.name}.{measure}.{requests}"
@@ -161,7 +162,7 @@ def measure_once(
     prefix = [*env, *tool]
     workload = Workload(workers=1, requests=requests, warmup=0, path=path, repeat=1)
     result = run_driver(
-        _wrapped(spec, prefix),
+        spec.wrapped(prefix),
         url,
         workload,
         row_timeout_s=row_timeout_s,
@@ -193,6 +194,15 @@ class _Unavailable(Exception):
 
 
 def cost(specs: Sequence[ClientSpec], settings: CostSettings, options: Options, argv: Sequence[str]) -> int:
+    from ..execution.probe import probe_body_bytes
+    from ..execution.testbed import Testbed, link_latest
+    from ..report import Report, Text
+    from ..report.cost import method, table
+    from ..report.export import export
+    from ..report.parts import cost_part
+    from ..schema import COST_ID
+    from .output import header
+
     paths = tools(settings.measures)  # before the server starts: a missing tool is a one-line error
     results: list[RowCost] = [RowCost(spec) for spec in specs]
     testbed = Testbed(options, argv, kind="cost")
@@ -235,11 +245,7 @@ def cost(specs: Sequence[ClientSpec], settings: CostSettings, options: Options, 
             testbed.console.print(f"  {row.spec.name:26} {mark}" + (f"  [dim]{row.reason}[/]" if row.reason else ""))
     rows = [r.to_json(settings) for r in results]
     document = {
-        "schema": COST_ID,
-        "version": __version__,
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "command": testbed.argv,
-        "environment": testbed.environment,
+        **header(testbed, COST_ID),
         "server": testbed.endpoint.url or None,
         "path": settings.path,
         "requests": settings.requests,
@@ -258,22 +264,3 @@ def cost(specs: Sequence[ClientSpec], settings: CostSettings, options: Options, 
     if testbed.exit_code is not None:
         return testbed.exit_code
     return 1 if any(r["status"] == "failed" for r in rows) else 0
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    cost = sub.add_parser(
-        "cost",
-        help="instructions, syscalls and allocations per request, counted (valgrind's callgrind, strace)",
-        description="Run each selected row's driver (one worker, keep-alive GET) under valgrind's callgrind "
-        "and strace at two request counts; their difference per request is the cost of a request without the "
-        "start-up. Writes cost.md, cost.csv and cost.json (docs/cost.md).",
-    )
-    cost.add_argument("-n", "--requests", type=positive, default=2000, help="the larger request count (default 2000)")
-    cost.add_argument("--baseline", type=positive, default=200, help="the smaller request count (default 200)")
-    cost.add_argument("--path", type=request_path, default="/", help="request path on the server (default '/')")
-    cost.add_argument(
-        "--measure", default="instructions,syscalls,allocations", metavar="LIST", help="what to count (default all)"
-    )
-    add_selection_options(cost)
-    add_session_options(cost)
-    add_export_option(cost)

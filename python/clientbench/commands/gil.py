@@ -11,47 +11,152 @@ every statement is computed from the figures of this run (analysis/gil.py, repor
 
 from __future__ import annotations
 
+import argparse
+import functools
 import json
 import os
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..analysis.gil import ASYNC_ROWS, BINDINGS, H3_BINDINGS, GilFigures, open_loop_reading, readings
-from ..dimensions import rate_points
-from ..environment.interpreters import Interpreter, known
-from ..execution.children import child_preexec
-from ..execution.ladder import RATE, climb
-from ..execution.points import PointLog
-from ..execution.testbed import Endpoint, Testbed, link_latest
-from ..model import Results, Row, SweepPoint
-from ..network import Network
-from ..options import Options
-from ..registry.shipped import CLIENTS
-from ..registry.spec import ClientSpec, select, under
-from ..report import Figure, Report
-from ..report import rates as rate_report
-from ..report.export import FILES, export
-from ..report.gil import RTT_TIMELINE, document, gil_index
-from ..report.parts import gil_part, sweep_part
-from ..report.sweep import index
-from ..report.table import run_table
+from .. import arguments
+from ..dimensions import LADDER
+from ..environment.interpreters import Interpreter
+from ..options import Options, check_together
+from ..options.rows import RowFlags, select
+from ..options.rows import interpreters as interpreters_of
+from ..options.values import non_negative, non_negative_seconds
+from ..options.workload import rate_points
 from ..workload import Workload
-from .output import exit_status, show, write_run
 
-#: per binding: the same client library used natively, then the binding with the GIL held and released
-GIL_CLIENTS = [name for _, held, released, native in BINDINGS for name in (native, held, released)]
-#: the W-worker phase adds each binding's AsyncClient, on asyncio and on uvloop (W tasks on one event loop)
-ASYNC_CLIENTS = [name for _, _, on_asyncio, on_uvloop in ASYNC_ROWS for name in (on_asyncio, on_uvloop)]
-#: the open-loop phase: each binding held and released, climbing the rate ladder together
-OPEN_LOOP_CLIENTS = [name for _, held, released, _ in BINDINGS for name in (held, released)]
-#: the shared-client phase: the same rows with one client for all threads (HTTP/1.1); the reqwest binding's
-#: rows again over HTTP/2 (Beast has none)
-SHARED_CLIENTS = OPEN_LOOP_CLIENTS
-SHARED_H2_CLIENTS = [name for lib, held, released, _ in BINDINGS if lib == "reqwest" for name in (held, released)]
-#: the round-trip phase over HTTP/3: the bindings whose library speaks it, natively, held and released
-RTT_H3_CLIENTS = [n for lib, held, released, native in BINDINGS if lib in H3_BINDINGS for n in (native, held, released)]
+if TYPE_CHECKING:
+    from ..arguments import Subparsers
+    from ..execution.testbed import Testbed
+    from ..model import Row
+    from ..network import Network
+    from ..registry.spec import ClientSpec
+    from ..report import Figure
+    from . import Command
+
+
+def add_parser(sub: Subparsers, command: Command) -> None:
+    p = sub.add_parser(
+        command.name,
+        help=command.help,
+        description="Run both bindings with the GIL held and released (and their libraries natively: "
+        "C++ Beast, Rust reqwest sync) serially (1 worker x W*N requests), with W workers, and with W "
+        "workers at --rtt through toxiproxy (and the reqwest rows over HTTP/3 at --rtt through the UDP relay); "
+        "every Python row also under each interpreter `make "
+        "freethreaded` built (or --interpreters). Writes gil.md with a reading generated from the "
+        "figures, the tables and the request timeline plots.",
+    )
+    arguments.add_workload_options(p)
+    arguments.add_interpreter_options(p.add_argument_group("interpreters"))
+    arguments.add_rate_sweep_options(p, "open-loop phase")
+    p.add_argument(
+        "--open-loop-duration",
+        dest="open_loop_duration_s",
+        type=non_negative_seconds,
+        default=2.0,
+        metavar="SECONDS",
+        help="the open-loop phase: each rate's schedule lasts this long (default 2; 0: skip the phase)",
+    )
+    p.add_argument(
+        "--shared-client",
+        dest="shared_phase",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the shared-client phase: the bindings' held and released rows with one client for all W threads, "
+        "over an HTTP/1.1 pool and (the reqwest binding) over HTTP/2 (default: on; --no-shared-client skips it)",
+    )
+    p.add_argument(
+        "--rtt",
+        type=non_negative,
+        default=1,
+        metavar="MS",
+        help="also run the W-worker phase at this round trip through toxiproxy, and the reqwest rows over "
+        "HTTP/3 at it through the UDP relay (an HTTPS server is started for them without --tls; not over a plain "
+        "http --target) (default 1 ms; 0: skip; not with --network, which puts the whole report on that network)",
+    )
+    arguments.add_session_options(p)
+
+
+@dataclass(frozen=True)
+class GilOptions:
+    workload: Workload
+    options: Options
+    argv: tuple[str, ...]
+    rtt_ms: int = 1
+    interpreters: tuple[Interpreter | None, ...] = ()  # none given: the runner's and those `make freethreaded` built
+    open_loop_s: float = 2.0
+    ladder: tuple[float, ...] = LADDER  # the open-loop phase's rates (--rates, checked)
+    every_rate: bool = False  # --rates given: every rate is climbed, else a binding leaves once both rows saturate
+    slo_ms: float = 10.0
+    shared_phase: bool = True
+
+
+def from_args(args: argparse.Namespace, argv: Sequence[str]) -> GilOptions:
+    wl, options = arguments.workload(args, own_rates=True), arguments.testbed(args)
+    check_together(wl, options)
+    interpreters = interpreters_of(arguments.rows(args))
+    ladder = rate_points(args.rates, wl)
+    return GilOptions(
+        wl,
+        options,
+        tuple(argv),
+        rtt_ms=args.rtt,
+        interpreters=tuple(interpreters),
+        open_loop_s=args.open_loop_duration_s,
+        ladder=tuple(ladder),
+        every_rate=args.rates is not None,
+        slo_ms=args.slo_ms,
+        shared_phase=args.shared_phase,
+    )
+
+
+def run(o: GilOptions) -> int:
+    return gil_report(
+        o.workload,
+        o.options,
+        o.argv,
+        rtt_ms=o.rtt_ms,
+        interpreters=o.interpreters,
+        open_loop_s=o.open_loop_s,
+        ladder=o.ladder,
+        every_rate=o.every_rate,
+        slo_ms=o.slo_ms,
+        shared_phase=o.shared_phase,
+    )
+
+
+@functools.cache
+def phase_rows() -> dict[str, list[str]]:
+    """The rows of each phase, by name, from the bindings the reading compares (analysis/gil.py): per binding the
+    same client library used natively, then the binding with the GIL held and released (`gil`: the serial, W-worker
+    and round-trip phases); each binding's AsyncClient on asyncio and on uvloop (`async`: the W-worker phase adds
+    them, W tasks on one event loop); each binding held and released (`open-loop`, climbing the rate ladder
+    together, and `shared`, one client for all threads over HTTP/1.1); the reqwest binding's rows again over HTTP/2
+    (`shared-h2`: Beast has none); the bindings whose library speaks HTTP/3, natively, held and released
+    (`rtt-h3`)."""
+    from ..analysis.gil import ASYNC_ROWS, BINDINGS, H3_BINDINGS
+
+    held_released = [name for _, held, released, _ in BINDINGS for name in (held, released)]
+    return {
+        "gil": [name for _, held, released, native in BINDINGS for name in (native, held, released)],
+        "async": [name for _, _, on_asyncio, on_uvloop in ASYNC_ROWS for name in (on_asyncio, on_uvloop)],
+        "open-loop": held_released,
+        "shared": held_released,
+        "shared-h2": [name for lib, held, released, _ in BINDINGS if lib == "reqwest" for name in (held, released)],
+        "rtt-h3": [n for lib, held, rel, native in BINDINGS if lib in H3_BINDINGS for n in (native, held, rel)],
+    }
+
+
+def shipped(names: Sequence[str]) -> list[ClientSpec]:
+    """These shipped rows, in table order."""
+    from ..registry.shipped import CLIENTS
+
+    return select(RowFlags(tuple(names)), CLIENTS)
 
 
 @dataclass
@@ -76,6 +181,8 @@ class Phase:
 
 def measure_pauses(testbed: Testbed, interpreters: Sequence[Interpreter | None]) -> dict[str, dict[str, Any]]:
     """gc_pause (probes/gc_pause.py) under every free-threaded interpreter, against /delay/300."""
+    from ..execution.children import child_preexec
+
     out: dict[str, dict[str, Any]] = {}
     endpoint = testbed.server_endpoint
     url = endpoint.url + "/delay/300"
@@ -110,7 +217,13 @@ def phases(
 ) -> list[Phase]:
     """The report's phases, in the order they run. The round-trip phase runs unless --rtt 0 or the whole report
     is on a --network; the shared-client phases unless --no-shared-client or the whole report already shares."""
-    specs = under(select(GIL_CLIENTS, CLIENTS), interpreters)
+    from ..network import Network
+    from ..registry.spec import under
+    from ..report import Figure
+    from ..report.gil import RTT_TIMELINE
+
+    rows = phase_rows()
+    specs = under(shipped(rows["gil"]), interpreters)
     subtitle = f"W={workload.workers}, N={workload.requests}"
     # the same total work as the parallel phase, in one worker: 100 requests alone last a few ms, too short
     # to measure (on 2 cores the native row would come out slower than its own binding)
@@ -121,7 +234,7 @@ def phases(
             "",
             f"[bold]{workload.workers} workers[/] x {workload.requests} requests",
             # the async rows under the runner's Python only: their reading compares CPU per request, not the GIL
-            specs + under(select(ASYNC_CLIENTS, CLIENTS), interpreters[:1]),
+            specs + under(shipped(rows["async"]), interpreters[:1]),
             workload,
         ),
     ]
@@ -150,7 +263,7 @@ def phases(
             Phase(
                 "rtt-h3",
                 f"[bold]{workload.workers} workers at rtt {rtt_ms} ms over HTTP/3[/] (the UDP relay)",
-                under(select(RTT_H3_CLIENTS, CLIENTS), interpreters[:1]),
+                under(shipped(rows["rtt-h3"]), interpreters[:1]),
                 workload.replace(http="3"),
                 Network(rtt_ms=rtt_ms),
                 tls=True,
@@ -158,12 +271,12 @@ def phases(
         )
     if shared_phase and workload.client_scope == "per-worker":
         shared = workload.replace(client_scope="shared")
-        for key, http, clients in (("shared", "1.1", SHARED_CLIENTS), ("shared-h2", "2", SHARED_H2_CLIENTS)):
+        for key, http in (("shared", "1.1"), ("shared-h2", "2")):
             out.append(
                 Phase(
                     key,
                     f"[bold]{workload.workers} workers, one shared client[/] (HTTP/{http})",
-                    under(select(clients, CLIENTS), interpreters[:1]),
+                    under(shipped(rows[key]), interpreters[:1]),
                     shared.replace(http=http),
                 )
             )
@@ -177,14 +290,30 @@ def gil_report(
     rtt_ms: int = 1,
     interpreters: Sequence[Interpreter | None] = (),
     open_loop_s: float = 2.0,
-    rates: str | None = None,
+    ladder: Sequence[float] = LADDER,
+    every_rate: bool = False,
     slo_ms: float = 10.0,
     shared_phase: bool = True,
 ) -> int:
     """open_loop_s > 0 adds the open-loop phase: both bindings, GIL held and released, on a ladder of rates
-    (`rates`, or doubling until both rows of a binding saturate), each rate's schedule lasting open_loop_s, once."""
+    (`ladder`: every one with `every_rate`, else a binding leaves once both its rows saturate), each rate's schedule
+    lasting open_loop_s, once."""
+    from ..analysis.gil import BINDINGS, GilFigures, open_loop_reading, readings
+    from ..environment.interpreters import known
+    from ..execution.ladder import RATE, climb
+    from ..execution.points import PointLog
+    from ..execution.testbed import Endpoint, Testbed, link_latest
+    from ..model import Results, SweepPoint
+    from ..report import Report
+    from ..report import rates as rate_report
+    from ..report.export import FILES, export
+    from ..report.gil import document, gil_index
+    from ..report.parts import gil_part, sweep_part
+    from ..report.sweep import index
+    from ..report.table import run_table
+    from .output import exit_status, show, write_run
+
     open_wl = workload.replace(duration_s=open_loop_s, repeat=1) if open_loop_s > 0 else None
-    ladder = rate_points(rates, workload)
     # the interpreters `make freethreaded` built join by default: the report's free-threaded section
     interpreters = list(interpreters) or [None, *(Interpreter(k, v) for k, v in known().items())]
     plan = phases(workload, options, interpreters, rtt_ms, shared_phase)
@@ -241,12 +370,12 @@ def gil_report(
                 testbed.console.print(f"[bold]open loop[/]: the bindings at rising rates, {open_loop_s:g} s each")
                 climb(
                     testbed,
-                    select(OPEN_LOOP_CLIENTS, CLIENTS),
+                    shipped(phase_rows()["open-loop"]),
                     open_wl,
                     ladder,
                     out / "open-loop",
                     open_points,
-                    every_rate=rates is not None,
+                    every_rate=every_rate,
                     groups=[(held, released) for _, held, released, _ in BINDINGS],
                 )
             pauses = measure_pauses(testbed, interpreters) if len(interpreters) > 1 else {}
@@ -258,9 +387,9 @@ def gil_report(
             open_points.finish()
     open_part = []
     if open_wl is not None and open_points.measured:
-        ladder_report = rate_report.summary(open_points.measured, slo_ms, open_wl, every_rate=rates is not None)
+        ladder_report = rate_report.summary(open_points.measured, slo_ms, open_wl, every_rate=every_rate)
         measured = [rate for rate, _ in open_points.measured]
-        ladder_report.document = index("rate", measured, open_wl.repeat, slo_ms, rates is not None)
+        ladder_report.document = index("rate", measured, open_wl.repeat, slo_ms, every_rate)
         export(ladder_report, out / "open-loop", ("json", "markdown", "plots"))
         points = [(rate, rate_results[rate]) for rate in measured]
         open_part = [sweep_part(out / "open-loop", f"{out.name}/open-loop", "rate", points, ladder_report)]

@@ -3,13 +3,54 @@ what it runs), or how to get it (the pip extra, or in a checkout the make target
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import argparse
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import metadata
+from typing import TYPE_CHECKING
 
+from .. import arguments
 from ..environment.binaries import Unavailable, checkout, native_version
 from ..errors import SetupError
+from ..options.rows import select
 from ..registry import external
 from ..registry.spec import ClientSpec
+
+if TYPE_CHECKING:
+    from ..arguments import Subparsers
+    from . import Command
+
+
+def add_parser(sub: Subparsers, command: Command) -> None:
+    p = sub.add_parser(
+        command.name,
+        help=command.help,
+        description="Every row: what it measures, and whether it can run here (installed, with the version of "
+        "what it runs) or how to get it (the pip extra, or in a checkout the make target).",
+    )
+    external.add_options(p)
+
+
+@dataclass(frozen=True)
+class ListOptions:
+    specs: tuple[ClientSpec, ...]  # every row: the shipped ones and those from outside the project
+
+
+def from_args(args: argparse.Namespace, argv: Sequence[str]) -> ListOptions:
+    return ListOptions(tuple(select(dataclasses.replace(arguments.rows(args), all=True))))
+
+
+def run(o: ListOptions) -> int:
+    return list_rows(o.specs)
+
+
+@functools.cache
+def _distributions() -> Mapping[str, list[str]]:
+    """Which distributions provide each top-level module: read once (it reads every installed distribution's
+    files, which was nearly all of `list`'s time when each Python row read it again)."""
+    return metadata.packages_distributions()
 
 
 def _version(spec: ClientSpec) -> str:
@@ -18,7 +59,7 @@ def _version(spec: ClientSpec) -> str:
         return "outside the project"
     if spec.is_python:
         module = (spec.needs_module or "").split(".")[0]
-        dists = metadata.packages_distributions().get(module, []) if module else []
+        dists = _distributions().get(module, []) if module else []
         versions = [f"{d} {metadata.version(d)}" for d in dict.fromkeys(dists)]
         return ", ".join(versions) or "installed"
     root = checkout()

@@ -1,11 +1,14 @@
-"""What the commands that run clients share at their end: a run folder's files, the terminal table and the
-exit status (a module of its own, so that no command imports another)."""
+"""What the commands that run clients share at their end: a run folder's files, the terminal table, the exit status
+and the header of a command's own results document (a module of its own, so that no command imports another)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from .. import __version__
 from ..execution.testbed import Testbed
 from ..model import Results, Row
 from ..report import Report
@@ -50,3 +53,15 @@ def exit_status(testbed: Testbed, rows: Sequence[Row], explicit: Sequence[str] =
     if missing:
         testbed.console.print(f"[red]not installed here, though named with -c:[/] {', '.join(missing)}")
     return 1 if failed or missing else 0
+
+
+def header(testbed: Testbed, schema: str, *, version: str = "version") -> dict[str, Any]:
+    """The fields every command's own results document (cost.json, profile.json, soak.json) opens with: its schema,
+    the runner's version (under the key `version`), when it was made, the command line and the machine."""
+    return {
+        "schema": schema,
+        version: __version__,
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": testbed.argv,
+        "environment": testbed.environment,
+    }

@@ -16,8 +16,6 @@ how much of the time was the harness's own. profile.md and report.html show them
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import datetime as dt
 import json
 import os
 import re
@@ -28,11 +26,9 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from rich.markup import escape
-
-from .. import __version__
+from .. import arguments
 from ..analysis.profile import (
     HARNESS,
     ProfileError,
@@ -45,33 +41,23 @@ from ..analysis.profile import (
     summarize,
     write_folded,
 )
-from ..arguments import add_selection_options, add_session_options, finite, positive, request_path
 from ..environment.binaries import checkout
 from ..errors import SetupError
-from ..execution.driver_process import run_driver
-from ..execution.probe import probe_body_bytes
-from ..execution.testbed import Testbed, link_latest
 from ..files import write_atomic
-from ..model import RunStatus
-from ..options import Options
-from ..registry.spec import ClientSpec
-from ..report import Report
-from ..report import profile as profile_document
-from ..report.export import export
-from ..report.parts import profile_part
-from ..schema import PROFILE_ID
-from ..workload import Workload
+from ..options import Options, ProfileSettings
+from ..options.rows import select
+from ..options.settings import DEFAULT_HZ, MAX_HZ, PROFILERS, rate_hz
+from ..options.values import positive, request_path
+
+if TYPE_CHECKING:
+    from ..arguments import Subparsers
+    from ..registry.spec import ClientSpec
+    from . import Command
 
 #: inferno, the flame graphs' folder and renderer (`make inferno` builds this version; the Makefile reads it here)
 INFERNO_VERSION = "0.12.8"
-PROFILERS = ("auto", "py-spy", "perf")
-#: samples per second by default: py-spy stops the process for each sample (--native unwinds it), so fewer
-DEFAULT_HZ = {"py-spy": 199, "perf": 2999}
-MAX_HZ = 100_000  # perf's own ceiling (kernel.perf_event_max_sample_rate) by default
 #: how long the folding and drawing of one row may take
 POST_TIMEOUT_S = 600.0
-
-rate_hz = finite(int, "a whole number of samples per second", strict=True, maximum=MAX_HZ)
 
 
 @dataclass(frozen=True)
@@ -137,23 +123,6 @@ def perf_failure(stderr: str, returncode: int, paranoid: str | None) -> str:
     why = said[0].removeprefix("Error: ") if said else f"it exited with status {returncode}"
     setting = f"; kernel.perf_event_paranoid is {paranoid}" if paranoid is not None else ""
     return f"perf cannot sample here: {why} (perf record -e cpu-clock failed{setting})"
-
-
-@dataclass(frozen=True)
-class ProfileSettings:
-    requests: int = 10_000  # per worker
-    workers: int = 1
-    path: str = "/"
-    rate_hz: int | None = None  # None: each profiler's default
-    profiler: str = "auto"  # or py-spy / perf for every row
-
-    def tool(self, spec: ClientSpec) -> str:
-        if self.profiler != "auto":
-            return self.profiler
-        return "py-spy" if spec.is_python else "perf"
-
-    def rate(self, tool: str) -> int:
-        return self.rate_hz or DEFAULT_HZ[tool]
 
 
 def _stem(name: str, taken: set[str]) -> str:
@@ -275,11 +244,6 @@ def flame_graph(inferno: str, folded: Path, stacks: dict[str, int], *, title: st
         return _tool([*argv, str(folded.resolve())], "inferno-flamegraph", cwd=tmp).decode("utf-8", "replace")
 
 
-def _wrapped(spec: ClientSpec, prefix: list[str]) -> ClientSpec:
-    """The row's driver command run under `prefix` (the profiler and its options)."""
-    return dataclasses.replace(spec, command=lambda: [*prefix, *spec.argv()])
-
-
 def profile_row(
     row: RowProfile,
     tools: dict[str, str],
@@ -293,6 +257,10 @@ def profile_row(
 ) -> None:
     """Run one row's driver under its profiler, then fold, summarize and draw what it sampled; the row says how
     it went."""
+    from ..execution.driver_process import run_driver
+    from ..model import RunStatus
+    from ..workload import Workload
+
     row.reason = "the command was interrupted while it was profiled"
     folder = out / "profile"
     folder.mkdir(parents=True, exist_ok=True)
@@ -306,7 +274,7 @@ def profile_row(
     workload = Workload(workers=settings.workers, requests=settings.requests, warmup=0, path=settings.path, repeat=1)
     try:
         result = run_driver(
-            _wrapped(row.spec, prefix),
+            row.spec.wrapped(prefix),
             url,
             workload,
             row_timeout_s=options.row_timeout_s,
@@ -354,13 +322,23 @@ def profile_row(
 # -- the command ------------------------------------------------------------------------------------------------
 
 
-def profile(args: argparse.Namespace, specs: Sequence[ClientSpec], options: Options, argv: Sequence[str]) -> int:
-    settings = ProfileSettings(args.requests, args.workers, args.path, args.rate_hz, args.profiler)
+def profile(settings: ProfileSettings, specs: Sequence[ClientSpec], options: Options, argv: Sequence[str]) -> int:
+    from rich.markup import escape
+
+    from ..execution.probe import probe_body_bytes
+    from ..execution.testbed import Testbed, link_latest
+    from ..report import Report
+    from ..report import profile as profile_document
+    from ..report.export import export
+    from ..report.parts import profile_part
+    from ..schema import PROFILE_ID
+    from .output import header
+
     taken: set[str] = set()
     rows = [
         RowProfile(spec, tool, settings.rate(tool), _stem(spec.name, taken))
         for spec in specs
-        for tool in (settings.tool(spec),)
+        for tool in (settings.tool(spec.is_python),)
     ]
     # before the server starts: a missing or unusable tool is one line
     needed = [t for t in ("py-spy", "perf") if any(r.tool == t for r in rows)]
@@ -393,11 +371,7 @@ def profile(args: argparse.Namespace, specs: Sequence[ClientSpec], options: Opti
             said = f"  [dim]{escape(row.reason)}[/]" if row.reason else ""
             testbed.console.print(f"  {escape(row.spec.name):26} {mark}{said}")
     document = {
-        "schema": PROFILE_ID,
-        "version": __version__,
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "command": testbed.argv,
-        "environment": testbed.environment,
+        **header(testbed, PROFILE_ID),
         "server": testbed.endpoint.url or None,
         "path": settings.path,
         "requests": settings.requests,
@@ -418,10 +392,10 @@ def profile(args: argparse.Namespace, specs: Sequence[ClientSpec], options: Opti
     return 1 if any(r.status == "failed" for r in rows) else 0
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: Subparsers, command: Command) -> None:
     p = sub.add_parser(
-        "profile",
-        help="where each row spends its time: a flame graph per row (py-spy, perf), the harness's frames marked",
+        command.name,
+        help=command.help,
         description="Run each selected row's driver for a bounded number of requests under a sampling profiler "
         "(py-spy --native for Python rows, perf with DWARF call graphs for native rows and other programs) and "
         "draw a flame graph of it with inferno, clientbench's harness in blue. Writes profile/<row>.svg and "
@@ -448,5 +422,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         default="auto",
         help="auto: py-spy for Python rows, perf for the others (default); or one of them for every row",
     )
-    add_selection_options(p)
-    add_session_options(p)
+    arguments.add_selection_options(p)
+    arguments.add_session_options(p)
+
+
+@dataclass(frozen=True)
+class ProfileOptions:
+    settings: ProfileSettings
+    specs: tuple[ClientSpec, ...]
+    options: Options
+    argv: tuple[str, ...]
+
+
+def from_args(args: argparse.Namespace, argv: Sequence[str]) -> ProfileOptions:
+    settings = ProfileSettings(args.requests, args.workers, args.path, args.rate_hz, args.profiler)
+    specs = select(arguments.rows(args))
+    return ProfileOptions(settings, tuple(specs), arguments.testbed(args), tuple(argv))
+
+
+def run(o: ProfileOptions) -> int:
+    return profile(o.settings, o.specs, o.options, o.argv)

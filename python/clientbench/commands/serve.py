@@ -14,9 +14,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from ..errors import SetupError
 from ..execution.server import Server
+from ..options.settings import check_serve_tls
+from ..options.values import positive
+
+if TYPE_CHECKING:
+    from ..arguments import Subparsers
+    from . import Command
 
 
 @dataclass(frozen=True)
@@ -75,12 +82,6 @@ class _Repeated(argparse.Action):
         setattr(namespace, self.dest, [*given, values] if isinstance(given, list) else [values])
 
 
-def _positive(text: str) -> int:
-    from ..arguments import positive
-
-    return int(positive(text))
-
-
 class _Stop(Exception):
     pass
 
@@ -112,15 +113,7 @@ def serve(
     out: Callable[[str], None] = print,
     ready: Callable[[Server], None] = lambda s: None,
 ) -> int:
-    if (tls_cert is None) != (tls_key is None):
-        raise SetupError("--tls-cert and --tls-key go together")
-    if not tls and (tls_version or tls_dir or tls_names or tls_cert):
-        raise SetupError("--tls-version, --tls-dir, --tls-name and --tls-cert go with --tls")
-    if tls_cert is not None and (tls_dir or tls_names):
-        raise SetupError("--tls-cert serves your certificate: --tls-dir and --tls-name are for the generated one")
-    for given in (tls_cert, tls_key):
-        if given is not None and not given.is_file():
-            raise SetupError(f"{given}: no such file")
+    """Serve until Ctrl-C or SIGTERM (the flags checked by the options layer: check_serve_tls)."""
     if tls_dir is not None:
         tls_dir.mkdir(parents=True, exist_ok=True)
     server = Server(
@@ -172,10 +165,10 @@ def serve(
             signal.signal(s, handler)
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: Subparsers, command: Command) -> None:
     srv = sub.add_parser(
-        "serve",
-        help="the embedded server on its own, for a second machine (run --target there)",
+        command.name,
+        help=command.help,
         description="Serve the benchmark's endpoints (HTTP/1.1 and HTTP/2) until Ctrl-C or SIGTERM, so that "
         "`clientbench run --target URL` on another machine measures across a real network "
         "(docs/two-machines.md). With --tls: HTTPS with a throw-away CA (its certificate's path is printed: "
@@ -190,7 +183,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="where to listen (default 127.0.0.1:8080; 0.0.0.0:8080 for every address, port 0 for any free one); "
         "repeatable with one port, for several addresses (with --tls, each an extra name of the certificate)",
     )
-    srv.add_argument("--threads", type=_positive, default=None, help="tokio worker threads (default: one per core)")
+    srv.add_argument("--threads", type=positive, default=None, help="tokio worker threads (default: one per core)")
     st = srv.add_argument_group("https")
     st.add_argument("--tls", action="store_true", help="serve HTTPS")
     st.add_argument("--tls-version", choices=["1.2", "1.3"], default=None, help="accept only this TLS version")
@@ -207,3 +200,50 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     st.add_argument("--tls-cert", type=Path, metavar="PEM", help="serve this certificate chain instead (leaf first)")
     st.add_argument("--tls-key", type=Path, metavar="PEM", help="the private key of --tls-cert")
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    listen: Listen
+    threads: int | None = None
+    tls: bool = False
+    tls_version: str | None = None
+    tls_dir: Path | None = None
+    tls_names: tuple[str, ...] = ()
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+
+def from_args(args: argparse.Namespace, argv: Sequence[str]) -> ServeOptions:
+    listen = Listen.parse(args.listen)
+    check_serve_tls(
+        tls=args.tls,
+        tls_version=args.tls_version,
+        tls_dir=args.tls_dir,
+        tls_names=args.tls_name,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+    )
+    return ServeOptions(
+        listen,
+        args.threads,
+        args.tls,
+        args.tls_version,
+        args.tls_dir,
+        tuple(args.tls_name),
+        args.tls_cert,
+        args.tls_key,
+    )
+
+
+def run(o: ServeOptions) -> int:
+    return serve(
+        o.listen,
+        threads=o.threads,
+        tls=o.tls,
+        tls_version=o.tls_version,
+        tls_dir=o.tls_dir,
+        tls_names=o.tls_names,
+        tls_cert=o.tls_cert,
+        tls_key=o.tls_key,
+    )

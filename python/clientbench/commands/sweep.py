@@ -8,26 +8,80 @@ offered load per client (report/rates.py)."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from ..analysis.rates import summary_lines
-from ..dimensions import Dimension
-from ..errors import SetupError
-from ..execution.ladder import climb
-from ..execution.points import PointLog
-from ..execution.testbed import Endpoint, Testbed, link_latest
-from ..model import Results, Row, SweepPoint
-from ..options import Options
-from ..registry.spec import ClientSpec
-from ..report import Report
-from ..report import rates as rate_report
-from ..report.export import FILES, export
-from ..report.parts import sweep_part
-from ..report.sweep import index, summary
-from ..report.table import run_table
-from ..workload import Workload, number
-from .output import exit_status, show
+from .. import arguments
+from ..dimensions import DIMENSIONS, Dimension, help_text
+from ..execution.limits import MAX_THREADS
+from ..options import Options, check_together
+from ..options.rows import select
+from ..options.workload import sweep_points, sweep_target
+from ..workload import SWEEP_RATE, Workload, number
+
+if TYPE_CHECKING:
+    from ..arguments import Subparsers
+    from ..registry.spec import ClientSpec
+    from . import Command
+
+
+def add_parser(sub: Subparsers, command: Command) -> None:
+    p = sub.add_parser(
+        command.name,
+        help=command.help,
+        description="Run the selected clients at every point of one dimension; writes a "
+        "table per point, sweep.md and a plot of Bench and throughput vs the "
+        "dimension (rate: of latency vs offered load per client, and the highest rate each sustains).",
+    )
+    p.add_argument(
+        "dimension",
+        choices=list(DIMENSIONS),
+        help=f"{help_text()}. A rate point is --duration {SWEEP_RATE.duration_s:g} s, --repeat {SWEEP_RATE.repeat} "
+        "unless given",
+    )
+    p.add_argument(
+        "--values",
+        "--points",
+        metavar="LIST",
+        help="comma-separated points (default per dimension, e.g. workers 1,2,4,8,10,16,32; workers go to 1024 for "
+        f"async rows, {MAX_THREADS} for sync ones, a thread per worker)",
+    )
+    arguments.add_rate_sweep_options(p, "rate")
+    arguments.add_workload_options(p)
+    arguments.add_selection_options(p)
+    arguments.add_session_options(p)
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    dimension: Dimension
+    points: tuple[Any, ...]
+    specs: tuple[ClientSpec, ...]
+    workload: Workload  # the base workload of every point
+    options: Options
+    argv: tuple[str, ...]
+    every_rate: bool  # a ladder climbs every rate given (--rates or --values), else a client leaves once saturated
+    slo_ms: float
+
+
+def from_args(args: argparse.Namespace, argv: Sequence[str]) -> SweepOptions:
+    dim = DIMENSIONS[args.dimension]
+    base, options = arguments.workload(args, own_rates=dim.ladder), arguments.testbed(args)
+    points = sweep_points(dim, args.values, args.rates, base)
+    for value in points:
+        check_together(dim.workload(base, value), options)
+    specs = select(arguments.rows(args))
+    sweep_target(dim, options.target)
+    given = args.rates is not None or args.values is not None
+    return SweepOptions(dim, tuple(points), tuple(specs), base, options, tuple(argv), given, args.slo_ms)
+
+
+def run(o: SweepOptions) -> int:
+    return sweep(
+        o.dimension, o.points, o.specs, o.workload, o.options, o.argv, every_rate=o.every_rate, slo_ms=o.slo_ms
+    )
 
 
 def sweep(
@@ -43,8 +97,19 @@ def sweep(
 ) -> int:
     """Every point of `dim` in turn. A ladder dimension (rate) climbs `points` (every one with `every_rate`, else
     a client leaves after its first saturated rate) and reads the highest rate each client sustains."""
-    if dim.own_servers and options.target:
-        raise SetupError(f"sweep {dim.name} starts servers of its own: drop --target")
+    from ..analysis.rates import summary_lines
+    from ..execution.ladder import climb
+    from ..execution.points import PointLog
+    from ..execution.testbed import Endpoint, Testbed, link_latest
+    from ..model import Results, Row, SweepPoint
+    from ..report import Report
+    from ..report import rates as rate_report
+    from ..report.export import FILES, export
+    from ..report.parts import sweep_part
+    from ..report.sweep import index, summary
+    from ..report.table import run_table
+    from .output import exit_status, show
+
     # a --target must answer in every HTTP version the points ask for (sweep protocol, scenario)
     testbed = Testbed(options, argv, kind=f"sweep-{dim.name}", http=[dim.workload(base, v).http for v in points])
     endpoints: dict[Any, Endpoint] = {}

@@ -10,7 +10,8 @@ loop, times them and prints the raw document. Statistics are not computed here: 
 - schedule: the open loop's intended start times and the loops that keep to them;
 - record: what a worker measured, as samples or HdrHistogram buckets;
 - failures: failure reasons with the classes the three languages share;
-- run: SyncDriver, AsyncDriver and the document; info: versions, the interpreter, printing.
+- workers: SyncDriver, AsyncDriver (the W workers), the document and `run`, a driver's main; info: versions,
+  the interpreter, printing.
 """
 
 from .failures import FAILURE_CLASSES, DigestMismatch, describe, failure_class

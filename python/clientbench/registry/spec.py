@@ -1,7 +1,7 @@
 """The client registry's entries: a row is a driver command (docs/raw-format.md) plus its `model.Client` labels.
 
-`ClientSpec` is one row, `PythonDriver` a Python row's plugin; `select` picks rows by name or tag with
-shell-style globs (`--clients 'py-*'`), `under` repeats the Python rows under other interpreters. The rows the
+`ClientSpec` is one row, `PythonDriver` a Python row's plugin; `under` repeats the Python rows under other
+interpreters (options/rows.py selects rows by name or tag with shell-style globs, `--clients 'py-*'`). The rows the
 project ships are in shipped.py; rows from outside the project (an external program, a user's plugin) in
 external.py.
 """
@@ -9,7 +9,6 @@ external.py.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import importlib.util
 import sys
 from collections.abc import Callable, Sequence
@@ -18,7 +17,6 @@ from typing import Any
 
 from ..environment.binaries import Unavailable, hint
 from ..environment.interpreters import Interpreter, has_module
-from ..errors import SetupError
 from ..model import Client
 
 
@@ -73,8 +71,10 @@ class ClientSpec:
             self.client, language=info["language"], library=info["library"], mode=info["mode"], gil=info["gil"]
         )
 
-    def matches(self, pattern: str) -> bool:
-        return any(fnmatch.fnmatchcase(n, pattern) for n in (self.name, *self.tags))
+    def wrapped(self, prefix: Sequence[str]) -> ClientSpec:
+        """This row with its driver command run under `prefix` (a tool and its options: valgrind, strace, a
+        profiler)."""
+        return dataclasses.replace(self, command=lambda: [*prefix, *self.argv()])
 
     def env(self) -> dict[str, str]:
         return self.python.env() if self.python is not None else {}
@@ -102,19 +102,6 @@ class ClientSpec:
                     raise Unavailable(f"{module} is not installed{where}: {hint(self.extra)}")
             return self.command.argv(python)
         return self.command()
-
-
-def select(patterns: Sequence[str] | None, clients: Sequence[ClientSpec], everything: bool = False) -> list[ClientSpec]:
-    """Rows whose name (or a tag) matches any of the comma-separated glob patterns, in table order; without
-    patterns the default rows (or every row with `everything`). A row named by its exact name is `explicit`."""
-    if not patterns:
-        return [c for c in clients if everything or c.default]
-    wanted = [p.strip() for item in patterns for p in item.split(",") if p.strip()]
-    unknown = [p for p in wanted if not any(c.matches(p) for c in clients)]
-    if unknown:
-        names = ", ".join(c.name for c in clients)
-        raise SetupError(f"no client matches {', '.join(map(repr, unknown))}; known clients: {names}")
-    return [dataclasses.replace(c, explicit=c.name in wanted) for c in clients if any(c.matches(p) for p in wanted)]
 
 
 def under(specs: Sequence[ClientSpec], interpreters: Sequence[Interpreter | None]) -> list[ClientSpec]:

@@ -1,8 +1,6 @@
-"""A command's options besides the workload's knobs (workload.py, beside it): where the requests go and how the
-runner treats drivers (`Options`), and the settings of `soak` and `cost`. Each is resolved once from the command
-line and its flags checked together here: a combination that cannot work is one SetupError line naming the
-flags. cli.py only parses; the commands get these objects.
-"""
+"""Where the requests go and how the runner treats drivers (`Options`, with --pin's `Pinning`): resolved once from
+the session's flags, which are checked together here (a combination that cannot work is one SetupError line
+naming the flags), and what the workload asks of them (`check_together`)."""
 
 from __future__ import annotations
 
@@ -11,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SetupError
-from .network import Network
-from .targets import MAX_HOSTS, Entry, parse
-from .workload import SWEEP_RATE, Workload, WorkloadError, resolve
+from ..errors import SetupError
+from ..network import Network
+from ..targets import MAX_HOSTS, Entry, parse
+from ..workload import Workload
 
 
 def _cpus(text: str, where: str) -> frozenset[int]:
@@ -181,76 +179,3 @@ def check_together(workload: Workload, options: Options) -> None:
         raise SetupError("--network rate= is not emulated over QUIC: the UDP relay delays and drops, it does not shape")
     if options.hosts > 1 and options.targets_file is None and workload.method != "GET":
         raise SetupError(f"--hosts with --method {workload.method}: give the uploads as --targets (a body file each)")
-
-
-def command_workload(
-    command: str, given: Mapping[str, Any], *, reference: bool = False, own_rates: bool = False
-) -> Workload:
-    """The workload of `command`, resolved once (workload.resolve): explicit flags, else --reference's method,
-    else the defaults (an open loop's with --rate; `own_rates`: a command that runs open loops at rates of its
-    own, sweep rate or the GIL report's open-loop phase, whose defaults are SWEEP_RATE's)."""
-    if given.get("rate") is not None and own_rates:
-        raise SetupError(f"--rate: {command} runs its own rates (--rates)")
-    try:
-        return resolve(given, reference=reference, open_base=SWEEP_RATE if own_rates and command == "sweep" else None)
-    except WorkloadError as exc:
-        raise SetupError(str(exc)) from None
-
-
-@dataclass(frozen=True)
-class SoakSettings:
-    """`clientbench soak`: requests per target, each target's time bound and its RSS limit."""
-
-    requests: int = 1_000_000
-    workers: int = 10
-    warmup: int = 50_000  # requests before the warm RSS sample
-    max_seconds: float = 600.0  # time bound per target
-    max_rss_growth_mib: float = 20.0
-
-    def __post_init__(self) -> None:
-        # the growth is measured from the warm sample: it must be taken before the last request
-        if self.warmup >= self.requests:
-            raise SetupError(
-                f"--warmup {self.warmup} must be below --requests {self.requests} (the warm RSS is sampled after it)"
-            )
-
-    @classmethod
-    def checked(
-        cls, *, requests: int, workers: int, warmup: int | None, max_seconds: float, max_rss_growth_mib: float
-    ) -> SoakSettings:
-        """Without --warmup: the default, or half of --requests when that is fewer."""
-        warm = min(cls.warmup, requests // 2) if warmup is None else warmup
-        return cls(requests, workers, warm, max_seconds, max_rss_growth_mib)
-
-
-#: what `clientbench cost` counts
-MEASURES = ("instructions", "syscalls", "allocations")
-#: the runner's environment variables that change what a Python driver does per request, unset for every cost
-#: measurement: e.g. with PYTHONUNBUFFERED every piece of the raw document is a write() of its own
-UNSET = ("PYTHONUNBUFFERED", "PYTHONMALLOC", "PYTHONDEVMODE", "PYTHONTRACEMALLOC", "PYTHONASYNCIODEBUG")
-
-
-@dataclass(frozen=True)
-class CostSettings:
-    """`clientbench cost`: the two request counts whose difference is one request's cost, and what to count."""
-
-    requests: int = 2000  # N
-    baseline: int = 200  # M
-    path: str = "/"
-    measures: tuple[str, ...] = MEASURES
-
-    def __post_init__(self) -> None:
-        if self.baseline >= self.requests:
-            raise SetupError(
-                f"--baseline {self.baseline} must be below --requests {self.requests} "
-                "(the cost of a request is the difference between the two runs)"
-            )
-        unknown = [m for m in self.measures if m not in MEASURES]
-        if unknown or not self.measures:
-            raise SetupError(
-                f"--measure: unknown {', '.join(map(repr, unknown)) or 'empty list'}; choose from {', '.join(MEASURES)}"
-            )
-
-    @staticmethod
-    def parse_measures(text: str) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
