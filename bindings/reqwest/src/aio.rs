@@ -44,7 +44,7 @@ struct ProcessRuntime {
 
 /// The shared tokio runtime of every `RawAsyncClient` in this process: built on first use, never shut down;
 /// a forked child builds its own (one atomic load tells).
-fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
     static CURRENT: AtomicPtr<ProcessRuntime> = AtomicPtr::new(std::ptr::null_mut());
     // SAFETY: a non-null pointer is a leaked Box, never freed.
     if let Some(rt) = unsafe { CURRENT.load(Ordering::Acquire).as_ref() } {
@@ -96,13 +96,15 @@ fn start_runtime(current: &AtomicPtr<ProcessRuntime>) -> PyResult<&'static tokio
 const TIMER_FLOOR: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A finished request, still without any Python object in it.
-enum Outcome {
+pub(crate) enum Outcome {
     Status(u16),
     Len(u16, u64),
     Body(u16, bytes::Bytes),
     Response(Head, bytes::Bytes),
     Stream(Head, reqwest_bench::reqwest::Response),
     Chunk(Option<bytes::Bytes>),
+    /// A `RawUpload` chunk queued (`true`), or the request no longer reads its body.
+    Sent(bool),
 }
 
 struct Shared {
@@ -233,6 +235,7 @@ impl Completer {
                 Ok(Outcome::Stream(head, resp)) => Bound::new(py, RawStream::new(head, resp)).map(Bound::into_any),
                 Ok(Outcome::Chunk(Some(c))) => Ok(PyBytes::new(py, &c).into_any()),
                 Ok(Outcome::Chunk(None)) => Ok(py.None().into_bound(py)),
+                Ok(Outcome::Sent(queued)) => queued.into_bound_py_any(py),
                 Err(e) => Err(to_py_err(e)),
             };
             match value {
@@ -269,7 +272,7 @@ impl AbortOnCancel {
 }
 
 /// Spawn `work` on the runtime; its outcome resolves the returned asyncio future.
-fn spawn<'py, F>(completer: &Bound<'py, Completer>, work: F) -> PyResult<Bound<'py, PyAny>>
+pub(crate) fn spawn<'py, F>(completer: &Bound<'py, Completer>, work: F) -> PyResult<Bound<'py, PyAny>>
 where
     F: std::future::Future<Output = Result<Outcome, ClientError>> + Send + 'static,
 {
@@ -382,8 +385,8 @@ client_pymethods! {
             })
         }
 
-        /// Future of a `Response` (see `Client.request`; a streamed body is not accepted here: the Python
-        /// wrapper reads an iterable or file body first).
+        /// Future of a `Response` (see `Client.request`; a streamed body is a `RawUpload`, which the Python
+        /// wrapper feeds from the iterable or file).
         #[pyo3(signature = (method, url, completer, *, params = None, headers = None, body = None, json = None,
                             timeout = None, follow_redirects = None))]
         #[allow(clippy::too_many_arguments)]

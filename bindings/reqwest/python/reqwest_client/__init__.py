@@ -53,9 +53,9 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._core import (
     BodyTooLarge,
@@ -65,6 +65,7 @@ from ._core import (
     ProtocolError,
     RawAsyncClient,
     RawStream,
+    RawUpload,
     Response,
     StreamResponse,
     TLSError,
@@ -76,9 +77,11 @@ from ._core import (
 if TYPE_CHECKING:
     from typing_extensions import Buffer, Unpack
 
-    from ._core import _Body, _ClientOptions, _HeadersArg, _Params
+    from ._core import _AsyncBody, _ClientOptions, _HeadersArg, _Params
 
 Mapping.register(Headers)
+
+T = TypeVar("T")
 
 __all__ = [
     "AsyncClient",
@@ -111,11 +114,12 @@ def _completer() -> Completer:
     return c
 
 
-def _buffered(body: Any) -> Any:
-    """AsyncClient's body: a bytes-like object as it is; an iterable of chunks or a file read here, whole
-    (the async client does not stream uploads: its requests run on tokio threads that never call Python)."""
+def _upload(body: Any) -> tuple[Any, Any]:
+    """AsyncClient's body and what feeds it: a bytes-like object as it is (nothing feeds it); an iterable of chunks,
+    an async iterable of chunks or a binary file: a `RawUpload` that `_feed` fills from it on the loop's thread (the
+    requests run on tokio threads that never call Python)."""
     if body is None or isinstance(body, (bytes, bytearray, memoryview)):
-        return body
+        return body, None
     if isinstance(body, str):
         raise TypeError("body must be bytes-like, not str (encode it first)")
     try:
@@ -123,16 +127,73 @@ def _buffered(body: Any) -> Any:
     except TypeError:
         pass
     else:
-        return body
-    if hasattr(body, "read"):
-        return body.read()
+        return body, None
+    if hasattr(body, "read") or hasattr(body, "__aiter__"):
+        return RawUpload(), body
     try:
-        chunks = iter(body)
+        return RawUpload(), iter(body)
     except TypeError:
         raise TypeError(
-            f"body must be bytes-like, an iterable of bytes-like chunks or a binary file, not {type(body).__name__}"
+            "body must be bytes-like, an iterable or async iterable of bytes-like chunks or a binary file, "
+            f"not {type(body).__name__}"
         ) from None
-    return b"".join(chunks)
+
+
+async def _feed(upload: RawUpload, source: Any) -> None:
+    """Send `source`'s chunks (a file read 64 KiB at a time, as `Client` reads one) into `upload` until it ends or the
+    request stops reading; what the source raises fails the request, and is raised here."""
+    completer = _completer()
+
+    async def chunks() -> AsyncIterator[Any]:
+        if hasattr(source, "__aiter__"):
+            async for chunk in source:
+                yield chunk
+        elif hasattr(source, "read"):
+            while chunk := source.read(65536):  # b"" at the end; None (a non-blocking file with nothing now) too
+                yield chunk
+        else:
+            for chunk in source:
+                yield chunk
+
+    try:
+        async for chunk in chunks():
+            queued = upload.send(chunk, completer)
+            if not (queued if isinstance(queued, bool) else await queued):
+                return  # the request no longer reads its body
+    except BaseException as exc:
+        upload.fail(str(exc) or type(exc).__name__)
+        raise
+    upload.finish()
+
+
+#: the feeders of streamed uploads still running (asyncio keeps only weak references to tasks)
+_feeders: set[asyncio.Task[None]] = set()
+
+
+def _start_feeding(upload: RawUpload, source: Any) -> asyncio.Task[None]:
+    feeder = asyncio.ensure_future(_feed(upload, source))
+    _feeders.add(feeder)
+    feeder.add_done_callback(_feeders.discard)
+    return feeder
+
+
+async def _sent(pending: Awaitable[T], feeder: asyncio.Task[None] | None, *, stop: bool = True) -> T:
+    """`pending`'s result; when it fails because the upload's source raised, the source's exception. `stop`: the
+    feeder is cancelled once the result is in (a whole response: its body was sent), else it goes on (a streamed
+    response, whose request body may still be on its way)."""
+    if feeder is None:
+        return await pending
+    try:
+        result = await pending
+    except BaseException:
+        raised = feeder.exception() if feeder.done() and not feeder.cancelled() else None
+        if raised is not None:
+            raise raised from None
+        feeder.cancel()
+        raise
+    if stop:
+        feeder.cancel()
+    return result
 
 
 class AsyncStreamResponse:
@@ -266,23 +327,25 @@ class AsyncClient:
         *,
         params: _Params | None = None,
         headers: _HeadersArg | None = None,
-        body: _Body | None = None,
+        body: _AsyncBody | None = None,
         json: Any = None,
         timeout: float | None = None,
         follow_redirects: bool | None = None,
     ) -> Response:
-        """As `Client.request`; an iterable or file body is read whole first (no streamed upload here)."""
-        return await self._raw.request(
+        """As `Client.request`; an iterable, async iterable or file body is streamed (chunked), read on the loop."""
+        raw, source = _upload(body)
+        pending = self._raw.request(
             method,
             url,
             _completer(),
             params=params,
             headers=headers,
-            body=_buffered(body),
+            body=raw,
             json=json,
             timeout=timeout,
             follow_redirects=follow_redirects,
         )
+        return await _sent(pending, None if source is None else _start_feeding(raw, source))
 
     def stream(
         self,
@@ -291,25 +354,27 @@ class AsyncClient:
         *,
         params: _Params | None = None,
         headers: _HeadersArg | None = None,
-        body: _Body | None = None,
+        body: _AsyncBody | None = None,
         json: Any = None,
         timeout: float | None = None,
         follow_redirects: bool | None = None,
     ) -> _StreamContext:
         """``async with client.stream("GET", url) as r: async for chunk in r.aiter_bytes(): ...``"""
 
-        def opening() -> Any:
-            return self._raw.stream(
+        async def opening() -> Any:
+            raw, source = _upload(body)
+            pending = self._raw.stream(
                 method,
                 url,
                 _completer(),
                 params=params,
                 headers=headers,
-                body=_buffered(body),
+                body=raw,
                 json=json,
                 timeout=timeout,
                 follow_redirects=follow_redirects,
             )
+            return await _sent(pending, None if source is None else _start_feeding(raw, source), stop=False)
 
         return _StreamContext(opening)
 
