@@ -173,8 +173,15 @@ _feeders: set[asyncio.Task[None]] = set()
 def _start_feeding(upload: RawUpload, source: Any) -> asyncio.Task[None]:
     feeder = asyncio.ensure_future(_feed(upload, source))
     _feeders.add(feeder)
-    feeder.add_done_callback(_feeders.discard)
+    feeder.add_done_callback(_fed)
     return feeder
+
+
+def _fed(feeder: asyncio.Task[None]) -> None:
+    _feeders.discard(feeder)
+    if not feeder.cancelled():
+        # retrieved: the request it failed raises it (`_sent`), or its error once the response has come
+        feeder.exception()
 
 
 async def _sent(pending: Awaitable[T], feeder: asyncio.Task[None] | None, *, stop: bool = True) -> T:
