@@ -78,8 +78,11 @@ def test_requests_and_streams(mod: ModuleType, server: Server, loop: str) -> Non
             r = await c.request("POST", server.url + "/redirect-to?url=/anything&status=307", json={"a": 1})
             assert r.url == server.url + "/anything"
             assert (r.json()["method"], json.loads(r.json()["body"])) == ("POST", {"a": 1})
-            r = await c.request("PUT", server.url + "/anything", body=iter([b"ab", b"cd"]))  # read first
-            assert r.json()["body"] == "abcd" and r.json()["headers"]["content-length"] == ["4"]
+            r = await c.request("PUT", server.url + "/anything", body=iter([b"ab", b"cd"]))
+            # beast reads it first (Content-Length), reqwest streams it (chunked)
+            framing = ["chunked"] if mod.__name__ == "reqwest_client" else ["4"]
+            assert r.json()["body"] == "abcd"
+            assert r.json()["headers"].get("transfer-encoding", r.json()["headers"].get("content-length")) == framing
             for path in ("gzip", "brotli", "zstd"):
                 assert (await c.request("GET", server.url + "/" + path)).json()["coding"] == path
             with pytest.raises(mod.TooManyRedirects):
@@ -100,6 +103,98 @@ def test_requests_and_streams(mod: ModuleType, server: Server, loop: str) -> Non
         assert c.closed
 
     run_on(loop, main())
+
+
+@pytest.mark.kinds("reqwest")
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_reqwest_streams_an_upload_as_it_is_sent(mod: ModuleType, server: Server, loop: str, tmp_path: Any) -> None:
+    """reqwest's AsyncClient streams an iterable, an async iterable or a file (chunked), reading it on the loop as
+    the request goes out (a source that waits is read while the request is under way); a streamed response's
+    upload goes on while the answer is read; what the source raises is raised as itself."""
+    seen: list[int] = []
+
+    async def pieces() -> Any:
+        for i in range(3):
+            seen.append(i)
+            await asyncio.sleep(0.01)
+            yield b"%d" % i
+
+    async def failing() -> Any:
+        yield b"first"
+        raise LookupError("the source failed")
+
+    big = bytes(range(256)) * 4096  # 1 MiB, sent in 64 KiB pieces and echoed back
+
+    async def chunks_of_big() -> Any:
+        for i in range(0, len(big), 65536):
+            yield big[i : i + 65536]
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"\x00\xff" * 40000)
+
+    async def main() -> None:
+        async with mod.AsyncClient(timeout=T) as c:
+            for body, want in (
+                (pieces(), "012"),
+                (iter([b"a", bytearray(b"b"), memoryview(b"c")]), "abc"),
+                ([b"x", b"", b"y"], "xy"),
+            ):
+                echo = (await c.request("POST", server.url + "/anything", body=body)).json()
+                assert echo["body"] == want and echo["headers"]["transfer-encoding"] == ["chunked"], echo
+            assert seen == [0, 1, 2]
+            with open(path, "rb") as f:
+                echo = (await c.request("PUT", server.url + "/anything", body=f)).json()
+            assert echo["body_len"] == 80000 and echo["headers"]["transfer-encoding"] == ["chunked"]
+            async with c.stream("POST", server.url + "/echo", body=chunks_of_big()) as s:
+                assert s.status == 200
+                assert await s.aread() == big
+            with pytest.raises(LookupError, match="the source failed"):
+                await c.request("POST", server.url + "/anything", body=failing())
+            with pytest.raises(LookupError, match="the source failed"):
+                async with c.stream("POST", server.url + "/anything", body=failing()):
+                    pass
+            with pytest.raises(TypeError):
+                await c.request("POST", server.url + "/anything", body=iter(["str chunk"]))
+            with pytest.raises(TypeError):
+                await c.request("POST", server.url + "/anything", body=42)
+            r = await c.request("POST", f"{server.url}/redirect-to?url=/anything&status=307", body=iter([b"once"]))
+            assert r.status == 307  # a streamed body is not sent twice
+            assert await c.get(server.url + "/") == 200
+
+    run_on(loop, main())
+
+
+@pytest.mark.kinds("reqwest")
+def test_reqwest_upload_source_is_left_when_the_request_ends(mod: ModuleType, server: Server) -> None:
+    """A request that ends (cancelled here) while its source still has chunks stops reading it: nothing is left
+    running on the loop."""
+    taken: list[int] = []
+
+    async def endless() -> Any:
+        i = 0
+        while True:
+            taken.append(i)
+            i += 1
+            yield b"x" * 65536
+            await asyncio.sleep(0)
+
+    async def main() -> None:
+        async with mod.AsyncClient(timeout=T) as c:
+            task = asyncio.ensure_future(c.request("POST", server.url + "/upload", body=endless()))
+            while len(taken) < 20:
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await asyncio.sleep(0.1)
+            n = len(taken)
+            await asyncio.sleep(0.1)
+            assert len(taken) == n, "the source is still being read"
+            feeders = [t for t in asyncio.all_tasks() if getattr(t.get_coro(), "__name__", "") == "_feed"]
+            assert feeders == []
+            assert await c.get(server.url + "/") == 200
+
+    run_on("asyncio", main())
 
 
 def test_coroutines_run_on_any_loop_and_the_pool_outlives_loops(mod: ModuleType, server: Server) -> None:

@@ -397,6 +397,14 @@ impl Body {
         let chunks = std::iter::from_fn(move || next().transpose());
         Body::Stream(reqwest::Body::wrap_stream(futures_util::stream::iter(chunks)))
     }
+
+    /// A chunked upload of what `rx` receives, fed by another task or thread (the Python binding's AsyncClient
+    /// sends the chunks from its event loop's thread): the body ends when every sender is dropped, an error
+    /// aborts the request.
+    pub fn from_channel(rx: tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>) -> Body {
+        let chunks = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
+        Body::Stream(reqwest::Body::wrap_stream(chunks))
+    }
 }
 
 /// A `User-Agent` value.

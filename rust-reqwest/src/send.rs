@@ -112,6 +112,20 @@ pub(crate) fn request_builder(
     }
 }
 
+/// How a request of [`crate::BlockingClient::run_owned`] lets the runtime catch up first ([`settle_idle_connections`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Settle {
+    /// The runtime ran a moment ago ([`crate::blocking::SETTLE_AFTER`]): nothing to catch up with.
+    Skip,
+    /// The request is a task of its own, behind any task already queued: one yield is enough.
+    Once,
+}
+
+tokio::task_local! {
+    /// Set by [`crate::BlockingClient::run_owned`] around the request it spawns.
+    pub(crate) static SETTLE: Settle;
+}
+
 /// Let the runtime catch up with what happened on the pooled connections while it was not running,
 /// before the pool hands one out.
 ///
@@ -131,12 +145,22 @@ pub(crate) fn request_builder(
 /// was already queued to it, hands the unsent request back and hyper-util sends it on a new connection).
 /// Either way a connection found closed before anything was sent on it is never an error, for every
 /// method. What remains is the unavoidable race of a FIN still in flight while the request is written;
-/// that is what the idempotent re-send in [`crate::Client::send`] covers. Cost: two `epoll_wait(0)` per request.
+/// that is what the idempotent re-send in [`crate::Client::send`] covers. Cost: two `epoll_wait(0)` per
+/// request. A request that [`crate::BlockingClient::run_owned`] spawns ([`SETTLE`]) yields once (the
+/// connection tasks the first yield wakes run before it), and not at all when the runtime ran less than
+/// [`crate::blocking::SETTLE_AFTER`] ago.
 pub(crate) async fn settle_idle_connections() {
     let current_thread = tokio::runtime::Handle::try_current()
         .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread);
-    if current_thread {
-        tokio::task::yield_now().await;
-        tokio::task::yield_now().await;
+    if !current_thread {
+        return;
+    }
+    match SETTLE.try_with(|s| *s) {
+        Ok(Settle::Skip) => {}
+        Ok(Settle::Once) => tokio::task::yield_now().await,
+        Err(_) => {
+            tokio::task::yield_now().await;
+            tokio::task::yield_now().await;
+        }
     }
 }

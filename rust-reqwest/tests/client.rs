@@ -390,6 +390,62 @@ fn blocking_cancel_returns_promptly() {
     assert!(calls >= 3, "cancel polled every ~50 ms, got {calls} calls");
 }
 
+/// A cancelled request's connection is closed by the time `get` returns (the request runs as a task of the
+/// runtime: it is aborted and dropped then, not at the client's next use).
+#[test]
+fn blocking_cancel_closes_the_connection_before_returning() {
+    let closed = Arc::new(std::sync::Mutex::new(None::<Instant>));
+    let seen = closed.clone();
+    let (url, _) = serve(1, move |stream, _| {
+        let mut r = BufReader::new(stream);
+        let _ = read_request(&mut r);
+        let mut buf = [0u8; 16];
+        // no answer: wait for the client to close (EOF) or the IO limit
+        if matches!(r.get_mut().read(&mut buf), Ok(0)) {
+            *seen.lock().unwrap() = Some(Instant::now());
+        }
+    });
+    let c = BlockingClient::new(Duration::from_secs(30)).expect("client");
+    let t = Instant::now();
+    let err = c.get(&url, || t.elapsed() > Duration::from_millis(150)).expect_err("cancelled");
+    assert_eq!(err, ClientError::Cancelled);
+    let returned = Instant::now();
+    let deadline = returned + Duration::from_secs(5);
+    while closed.lock().unwrap().is_none() && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(5));
+    }
+    let at = closed.lock().unwrap().expect("the server never saw the cancelled request's connection close");
+    // the server's read returns once the FIN is there, sent before get() returned (the client is idle since)
+    assert!(at.duration_since(returned) < Duration::from_secs(2), "closed {:?} after", at.duration_since(returned));
+    drop(c);
+}
+
+/// Back-to-back requests of a blocking client, with and without a pause longer than `SETTLE_AFTER` between
+/// them, and bodies that hyper hands back to the pool from a task (1 MiB) or at once: one connection.
+#[test]
+fn blocking_requests_back_to_back_reuse_one_connection() {
+    let big = "x".repeat(1 << 20);
+    let (url, accepted) = serve(8, move |stream, _| {
+        let mut r = BufReader::new(stream);
+        while let Some((head, _)) = read_request(&mut r) {
+            let body = if head.starts_with("GET /big") { big.as_str() } else { "hi" };
+            if r.get_mut().write_all(ok_response(body).as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    let c = BlockingClient::new(IO_LIMIT).expect("client");
+    for i in 0..40 {
+        let path = if i % 2 == 0 { "/big" } else { "/small" };
+        let (status, n) = c.get(&format!("{url}{path}"), || false).expect("get");
+        assert_eq!((status, n), (200, if i % 2 == 0 { 1 << 20 } else { 2 }));
+        if i % 10 == 9 {
+            thread::sleep(Duration::from_millis(30)); // longer than SETTLE_AFTER: the idle check runs
+        }
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 1, "connections opened");
+}
+
 #[test]
 fn blocking_client_shared_by_two_threads_runs_concurrently() {
     let (url, _) = serve(4, |stream, _| {

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyWeakrefReference};
 use pyo3::IntoPyObjectExt;
 use reqwest_bench::api::Head;
 use reqwest_bench::{ClientError, ClientOptions};
@@ -44,7 +44,7 @@ struct ProcessRuntime {
 
 /// The shared tokio runtime of every `RawAsyncClient` in this process: built on first use, never shut down;
 /// a forked child builds its own (one atomic load tells).
-fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
     static CURRENT: AtomicPtr<ProcessRuntime> = AtomicPtr::new(std::ptr::null_mut());
     // SAFETY: a non-null pointer is a leaked Box, never freed.
     if let Some(rt) = unsafe { CURRENT.load(Ordering::Acquire).as_ref() } {
@@ -75,20 +75,36 @@ fn start_runtime(current: &AtomicPtr<ProcessRuntime>) -> PyResult<&'static tokio
         .thread_name("reqwest-client")
         .build()
         .map_err(|e| PyRuntimeError::new_err(format!("cannot start the tokio runtime: {e}")))?;
+    // A timer that always fires within TIMER_FLOOR: the worker then parks, between requests, with a deadline no
+    // later than that, and a request's timeout (a timer of tokio's, registered when the request starts on the
+    // worker) falls after it. A timer earlier than the parked worker's deadline makes tokio wake the driver
+    // (an eventfd write, and an epoll_wait that returns at once): without this, every request whose timeout is
+    // shorter than the pool's idle timer (90 s) paid those two syscalls.
+    runtime.spawn(async {
+        loop {
+            tokio::time::sleep(TIMER_FLOOR).await;
+        }
+    });
     // the parent's runtime, if any, stays leaked: dropping it in a child would touch the parent's sockets
     let rt: &'static ProcessRuntime = Box::leak(Box::new(ProcessRuntime { generation, runtime }));
     current.store(std::ptr::from_ref(rt).cast_mut(), Ordering::Release);
     Ok(&rt.runtime)
 }
 
+/// The runtime's worker wakes at least this often (see [`start_runtime`]): a request whose timeout is at least
+/// this long starts without waking the driver.
+const TIMER_FLOOR: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A finished request, still without any Python object in it.
-enum Outcome {
+pub(crate) enum Outcome {
     Status(u16),
     Len(u16, u64),
     Body(u16, bytes::Bytes),
     Response(Head, bytes::Bytes),
     Stream(Head, reqwest_bench::reqwest::Response),
     Chunk(Option<bytes::Bytes>),
+    /// A `RawUpload` chunk queued (`true`), or the request no longer reads its body.
+    Sent(bool),
 }
 
 struct Shared {
@@ -137,19 +153,31 @@ pub(crate) struct Completer {
     shared: Arc<Shared>,
     pending: Mutex<HashMap<u64, Py<PyAny>>>,
     next_id: AtomicU64,
+    /// Its loop, once known ([`Completer::event_loop`]).
+    event_loop: PyOnceLock<Py<PyWeakrefReference>>,
 }
 
 impl Completer {
     /// A new asyncio future on the running loop, registered under a fresh id.
     fn register<'py>(slf: &Bound<'py, Self>) -> PyResult<(u64, Bound<'py, PyAny>)> {
-        static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-        let py = slf.py();
-        let get_loop = GET_RUNNING_LOOP.import(py, "asyncio", "get_running_loop")?;
-        let fut = get_loop.call0()?.call_method0("create_future")?;
         let me = slf.get();
+        let fut = me.event_loop(slf.py())?.call_method0("create_future")?;
         let id = me.next_id.fetch_add(1, Ordering::Relaxed);
         me.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id, fut.clone().unbind());
         Ok((id, fut))
+    }
+
+    /// The completer's event loop: the running one at its first request, kept (weakly) after that, as a
+    /// completer serves one loop (the Python side keeps one per loop). `asyncio.get_running_loop()` costs a
+    /// `getpid()` on CPython < 3.12, the caller's lookup of the completer already paid one.
+    fn event_loop<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        if let Some(event_loop) = self.event_loop.get(py).and_then(|weak| weak.bind(py).upgrade()) {
+            return Ok(event_loop);
+        }
+        let event_loop = GET_RUNNING_LOOP.import(py, "asyncio", "get_running_loop")?.call0()?;
+        let _ = self.event_loop.set(py, PyWeakrefReference::new(&event_loop)?.unbind());
+        Ok(event_loop)
     }
 
     fn forget(&self, id: u64) -> Option<Py<PyAny>> {
@@ -174,6 +202,7 @@ impl Completer {
             shared: Arc::new(Shared { queue: Mutex::new(Vec::new()), read_end, write_end }),
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(0),
+            event_loop: PyOnceLock::new(),
         })
     }
 
@@ -184,10 +213,13 @@ impl Completer {
 
     /// Resolve every finished request's future (the `add_reader` callback; runs on the loop's thread).
     fn drain(&self, py: Python<'_>) -> PyResult<()> {
-        // Empty the pipe *before* taking the queue: a push after the take then wakes us again.
+        // Empty the pipe *before* taking the queue: a push after the take then wakes us again. A read that
+        // does not fill the buffer emptied it (no second read to see EAGAIN).
         let mut buf = [0u8; 256];
         // SAFETY: reads into a valid buffer from our own non-blocking pipe until it is empty.
-        while unsafe { libc::read(self.shared.read_end.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+        while unsafe { libc::read(self.shared.read_end.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) }
+            == buf.len() as isize
+        {}
         let done = std::mem::take(&mut *self.shared.queue.lock().unwrap_or_else(|e| e.into_inner()));
         for (id, outcome) in done {
             let Some(fut) = self.forget(id) else { continue }; // cancelled meanwhile
@@ -203,6 +235,7 @@ impl Completer {
                 Ok(Outcome::Stream(head, resp)) => Bound::new(py, RawStream::new(head, resp)).map(Bound::into_any),
                 Ok(Outcome::Chunk(Some(c))) => Ok(PyBytes::new(py, &c).into_any()),
                 Ok(Outcome::Chunk(None)) => Ok(py.None().into_bound(py)),
+                Ok(Outcome::Sent(queued)) => queued.into_bound_py_any(py),
                 Err(e) => Err(to_py_err(e)),
             };
             match value {
@@ -239,7 +272,7 @@ impl AbortOnCancel {
 }
 
 /// Spawn `work` on the runtime; its outcome resolves the returned asyncio future.
-fn spawn<'py, F>(completer: &Bound<'py, Completer>, work: F) -> PyResult<Bound<'py, PyAny>>
+pub(crate) fn spawn<'py, F>(completer: &Bound<'py, Completer>, work: F) -> PyResult<Bound<'py, PyAny>>
 where
     F: std::future::Future<Output = Result<Outcome, ClientError>> + Send + 'static,
 {
@@ -352,8 +385,8 @@ client_pymethods! {
             })
         }
 
-        /// Future of a `Response` (see `Client.request`; a streamed body is not accepted here: the Python
-        /// wrapper reads an iterable or file body first).
+        /// Future of a `Response` (see `Client.request`; a streamed body is a `RawUpload`, which the Python
+        /// wrapper feeds from the iterable or file).
         #[pyo3(signature = (method, url, completer, *, params = None, headers = None, body = None, json = None,
                             timeout = None, follow_redirects = None))]
         #[allow(clippy::too_many_arguments)]

@@ -1,4 +1,5 @@
-//! `Client`: the synchronous client. Each call runs on the client's own current-thread tokio runtime with
+//! `Client`: the synchronous client. Each call runs on the client's own current-thread tokio runtime, driven
+//! by the calling thread (reqwest-bench's `BlockingClient::run_owned`: no hand-off to another thread), with
 //! the GIL released (`release_gil=False` runs the very same code with the GIL held, to show the effect);
 //! while it waits it re-attaches every 50 ms to run Python's signal handlers, so Ctrl-C interrupts a
 //! request promptly. In a child made by `fork()` the client builds a new runtime and pool at its first use
@@ -201,7 +202,10 @@ client_pymethods! {
             let (head, body) = self.call_with(
                 py,
                 release_gil,
-                |c, cancel| c.run(read_whole(c.client(), req), cancel),
+                |c, cancel| {
+                    let client = c.client_arc();
+                    c.run_owned(async move { read_whole(&client, req).await }, cancel)
+                },
                 |e| request_error(e, &slot),
             )?;
             self.last_body_bytes.store(body.len() as u64, Ordering::Relaxed);
@@ -231,7 +235,10 @@ client_pymethods! {
             let (head, resp) = self.call_with(
                 py,
                 true,
-                |c, cancel| c.run(open_streamed(c.client(), req), cancel),
+                |c, cancel| {
+                    let client = c.client_arc();
+                    c.run_owned(async move { open_streamed(&client, req).await }, cancel)
+                },
                 |e| request_error(e, &slot),
             )?;
             Ok(StreamResponse::new(head, resp, client))

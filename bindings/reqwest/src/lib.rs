@@ -14,6 +14,7 @@
 //!   the exchange futures that `Client` blocks on and `RawAsyncClient` spawns; they return `Response` /
 //!   `Headers` (response.rs) and `StreamResponse` (stream.rs). `get` / `fetch_len` are the bare benchmark
 //!   path.
+//! * `RawUpload` (upload.rs) — an `AsyncClient` request's streamed body, fed chunk by chunk from the loop's thread.
 //! * Errors (errors.rs): the module's exception classes and which exception each failure raises.
 //! * Fork safety (fork.rs): a forked child's clients get their own runtime and pool at first use.
 
@@ -25,6 +26,7 @@ mod fork;
 mod request;
 mod response;
 mod stream;
+mod upload;
 
 use pyo3::prelude::*;
 
@@ -39,6 +41,7 @@ fn reqwest_client_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<response::Headers>()?;
     m.add_class::<stream::StreamResponse>()?;
     m.add_class::<aio::RawStream>()?;
+    m.add_class::<upload::RawUpload>()?;
     m.add("TooManyRedirects", m.py().get_type::<errors::TooManyRedirects>())?;
     m.add("ProtocolError", m.py().get_type::<errors::ProtocolError>())?;
     m.add("BodyTooLarge", m.py().get_type::<errors::BodyTooLarge>())?;

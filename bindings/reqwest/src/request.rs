@@ -18,6 +18,7 @@ use reqwest_bench::{reqwest, ClientError};
 
 use crate::config::{seconds, Settings};
 use crate::errors::to_py_err;
+use crate::upload::RawUpload;
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
@@ -194,8 +195,9 @@ pub(crate) struct RequestArgs<'a, 'py> {
 }
 
 /// Build the request (with the GIL: everything is checked before any I/O). `allow_stream`: an iterable or
-/// file body is streamed (sync client); otherwise such a body is a TypeError (the async wrapper reads it
-/// first). The returned slot receives a streamed body's Python exception.
+/// file body is streamed, read on the runtime's thread (sync client); otherwise a streamed body is a
+/// `RawUpload` (upload.rs), which the async wrapper feeds from the loop's thread. The returned slot receives a
+/// streamed body's Python exception (sync client).
 pub(crate) fn prepare(
     py: Python<'_>,
     method: &str,
@@ -230,9 +232,15 @@ pub(crate) fn prepare(
             match buffer_bytes(b)? {
                 Some(bytes) => api::Body::Bytes(bytes),
                 None if allow_stream => upload_stream(py, b, slot.clone())?,
-                None => {
-                    return Err(PyTypeError::new_err(format!("body must be bytes-like, not {}", type_name(b))));
-                }
+                None => match b.cast::<RawUpload>() {
+                    Ok(upload) => upload.get().take_body()?,
+                    Err(_) => {
+                        return Err(PyTypeError::new_err(format!(
+                            "body must be bytes-like or a RawUpload, not {}",
+                            type_name(b)
+                        )));
+                    }
+                },
             }
         }
         (None, None) => api::Body::Empty,
