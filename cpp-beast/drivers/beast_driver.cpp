@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
         std::string("beast-client ") + beast_client::version + ", one io_context per thread",
         "\nRuns the clientbench workload with the Boost.Beast client (one beast_client::Client per thread, or one\n"
         "for all with --client-scope shared)\n"
-        "and prints one clientbench.raw/2 JSON document on stdout (see docs/raw-format.md).",
+        "and prints one clientbench.raw/3 JSON document on stdout (see docs/raw-format.md).",
         [](const harness::ClientOptions& o) { return std::make_unique<BeastClient>(o); },
         true,
         "",

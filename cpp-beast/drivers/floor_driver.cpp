@@ -493,7 +493,7 @@ int main(int argc, char** argv) {
             OpenSSL_version(OPENSSL_VERSION),
         "\nThe floor: a minimal raw-socket client that sends a pre-built request (GET, or POST / PUT with its\n"
         "body) and reads exactly one Content-Length response per request (one blocking socket per thread;\n"
-        "https: OpenSSL directly on it). Prints one clientbench.raw/2 JSON document on stdout (see\n"
+        "https: OpenSSL directly on it). Prints one clientbench.raw/3 JSON document on stdout (see\n"
         "docs/raw-format.md).",
         [](const harness::ClientOptions& o) { return std::make_unique<FloorClient>(o); },
         false,

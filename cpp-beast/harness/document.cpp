@@ -1,4 +1,4 @@
-// The clientbench.raw/2 JSON document (docs/raw-format.md, "The document"), written by hand: a closed loop of
+// The clientbench.raw/3 JSON document (docs/raw-format.md, "The document"), written by hand: a closed loop of
 // 10 x 100 requests or an open loop of a million must not wait on a JSON library's tree.
 #include "histogram.hpp"
 #include "run.hpp"
@@ -240,7 +240,7 @@ std::string harness::document(const Driver& d, const Options& o, const std::vect
     for (const auto& w : workers) requests += w.latencies.size();
     std::string out;
     out.reserve(512 + (o.histogram ? 0 : requests * (o.open() ? 36 : 24)));
-    out += "{\"schema\":\"clientbench.raw/2\",\"client\":{\"language\":";
+    out += "{\"schema\":\"clientbench.raw/3\",\"client\":{\"language\":";
     json_string(out, d.language);
     out += ",\"library\":";
     json_string(out, d.library);

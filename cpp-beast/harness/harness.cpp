@@ -13,7 +13,7 @@
 // stream (pieces of at most C); with --targets worker w's request k goes to target (w + k) mod T (targets.hpp;
 // its answer counted, not compared). A failed request's reason is `status <code>`, failure_reason() of the
 // exception (harness.hpp), or, for an upload whose answer is neither, `Error: upload digest mismatch: ...`. The
-// document (clientbench.raw/2) is written by document.cpp once every worker has finished.
+// document (clientbench.raw/3) is written by document.cpp once every worker has finished.
 #include "harness.hpp"
 
 #include "beast_client/client.hpp"
@@ -284,8 +284,9 @@ std::size_t expected_requests(const Options& o) {
     return static_cast<std::size_t>(std::min(n + 6 * std::sqrt(n) + 16, double{1 << 24}));
 }
 
+// D in whole ns, rounded as the intended times are (halves away from zero): a request is due when I(w, k) < D
 std::int64_t duration_ns(const Options& o) {
-    return o.duration_s ? static_cast<std::int64_t>(std::min(*o.duration_s * 1e9, 1e18)) : -1;
+    return o.duration_s ? static_cast<std::int64_t>(std::round(std::min(*o.duration_s * 1e9, 1e18))) : -1;
 }
 
 void run_worker(const Run& run, long index, Worker& w, StartGate& gate) {
@@ -428,15 +429,34 @@ std::string harness::failure_reason(const std::exception& e) {
 int harness::main(int argc, char** argv, const Driver& d) {
     kProg = d.prog;
     std::optional<Options> options;
+    std::vector<Target> targets;
+    // bad usage first, the files the flags name included: exit 2 wins over what the driver cannot do (3)
     try {
         options = parse_args(argc, argv);
+        if (options && !options->targets.empty()) {
+            targets = read_targets(options->targets);
+            for (const Target& t : targets)
+                if (options->http3 && t.url.compare(0, 8, "https://") != 0)
+                    throw UsageError{"--http: 3 is HTTP/3 over QUIC, which needs https:// URLs, got '" + t.url +
+                                     "' in " + options->targets};
+        }
+        if (options && !options->ca_file.empty()) check_ca_file(options->ca_file);
     } catch (const UsageError& e) {
-        std::fprintf(stderr, "%s: error: %s (see --help)\n", kProg, e.message.c_str());
+        std::fprintf(stderr, "%s: error: %s\n", kProg, e.message.c_str());
         return 2;
     }
     if (!options) {
         std::printf("usage: %s%s%s\n", kProg, kUsage, d.help.c_str());
         return 0;
+    }
+    if (!options->ca_file.empty()) {  // a CA file the client cannot use is a usage error, not N failed requests
+        try {
+            make_client(d, client_options(*options));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: error: --ca-file: no PEM certificate in %s (%s)\n", kProg,
+                         options->ca_file.c_str(), one_line(e.what()).c_str());
+            return 2;
+        }
     }
     // what the client cannot do at all: exit 3, nothing on stdout, one line (docs/raw-format.md)
     if (options->http2 || options->http3) {
@@ -455,21 +475,6 @@ int harness::main(int argc, char** argv, const Driver& d) {
             std::fprintf(stderr, "unsupported: %s (%s)\n", flag, why->c_str());
             return 3;
         }
-    std::vector<Target> targets;
-    try {
-        if (!options->targets.empty()) targets = read_targets(options->targets);
-    } catch (const UsageError& e) {
-        std::fprintf(stderr, "%s: error: %s (see --help)\n", kProg, e.message.c_str());
-        return 2;
-    }
-    if (!options->ca_file.empty()) {  // a CA file that cannot be used is a usage error, not N failed requests
-        try {
-            make_client(d, client_options(*options));
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "%s: error: --ca-file: %s\n", kProg, one_line(e.what()).c_str());
-            return 2;
-        }
-    }
     try {
         return run_group(d, *options, std::move(targets));
     } catch (const std::exception& e) {

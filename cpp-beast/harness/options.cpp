@@ -1,14 +1,24 @@
-// The driver contract's command line (options.hpp).
+// The driver contract's command line (options.hpp). Usage errors are in the wording of the contract's declaration
+// (python/clientbench/schema/contract.json; python/tests/test_contract.py runs the built drivers through it).
 #include "options.hpp"
 
 #include "body.hpp"  // kMaxChunkSize
 
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -64,64 +74,54 @@ bool is_https(const std::string& url) {
     return true;
 }
 
-long parse_int(const std::string& flag, const std::string& text, long min) {
-    long value = 0;
-    const char* first = text.data();
-    const char* last = first + text.size();
-    const auto [ptr, ec] = std::from_chars(first, last, value);
-    if (text.empty() || ec != std::errc() || ptr != last)
-        throw UsageError{flag + " expects an integer, got '" + text + "'"};
-    if (value < min) throw UsageError{flag + " must be >= " + std::to_string(min) + ", got " + text};
-    return value;
-}
-
-double parse_number(const std::string& flag, const std::string& text, const char* what) {
-    char* end = nullptr;
-    const double value = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
-        throw UsageError{flag + " expects a number of " + what + ", got '" + text + "'"};
-    if (!(value > 0)) throw UsageError{flag + " must be > 0, got " + text};
-    return value;
-}
-
-std::uint64_t parse_seed(const std::string& text) {
+/// A whole number from `min` to `max` (`max` 0: no bound above); `--flag: must be a whole number ...` otherwise.
+std::uint64_t parse_whole(const std::string& flag, const std::string& text, std::uint64_t min, std::uint64_t max = 0) {
     std::uint64_t value = 0;
     const char* first = text.data();
     const char* last = first + text.size();
-    const auto [ptr, ec] = std::from_chars(first, last, value);
-    if (text.empty() || ec != std::errc() || ptr != last)
-        throw UsageError{"--seed expects a non-negative integer below 2^64, got '" + text + "'"};
+    const auto [ptr, ec] = std::from_chars(first, last, value);  // no sign: "-1" is not one
+    if (text.empty() || ec != std::errc() || ptr != last || value < min || (max != 0 && value > max)) {
+        const std::string range =
+            max == 0 ? ">= " + std::to_string(min) : "from " + std::to_string(min) + " to " + std::to_string(max);
+        throw UsageError{flag + ": must be a whole number " + range + ", got '" + text + "'"};
+    }
     return value;
 }
 
-std::size_t parse_body_size(const std::string& text) {
-    long long value = 0;
-    const char* first = text.data();
-    const char* last = first + text.size();
-    const auto [ptr, ec] = std::from_chars(first, last, value);
-    const bool too_large = ec == std::errc::result_out_of_range && !text.empty() && text[0] != '-';
-    if (too_large || (ec == std::errc() && ptr == last && value > static_cast<long long>(harness::kMaxBodySize)))
-        throw UsageError{"--body-size must be at most 1073741824 (1 GiB), got " + text};
-    if (text.empty() || ec != std::errc() || ptr != last)
-        throw UsageError{"--body-size expects a number of bytes, got '" + text + "'"};
-    if (value < 0) throw UsageError{"--body-size must be >= 0, got " + text};
-    return static_cast<std::size_t>(value);
+/// A whole number >= `min` that a long holds (the contract sets no bound above).
+long parse_int(const std::string& flag, const std::string& text, long min) {
+    const std::uint64_t value = parse_whole(flag, text, static_cast<std::uint64_t>(min));
+    if (value > static_cast<std::uint64_t>(std::numeric_limits<long>::max()))
+        throw UsageError{flag + ": must be a whole number >= " + std::to_string(min) + ", got '" + text + "'"};
+    return static_cast<long>(value);
 }
 
-std::size_t parse_chunk_size(const std::string& text) {
-    long long value = 0;
-    const char* first = text.data();
-    const char* last = first + text.size();
-    const auto [ptr, ec] = std::from_chars(first, last, value);
-    if (text.empty() || ec != std::errc() || ptr != last || value < 1 ||
-        value > static_cast<long long>(harness::kMaxChunkSize))
-        throw UsageError{"--chunk-size must be a number of bytes from 1 to 16777216 (16 MiB), got '" + text + "'"};
-    return static_cast<std::size_t>(value);
+/// A finite number above 0, at most `max` (0: no bound above); `--flag: must be a positive number ...` otherwise.
+double parse_number(const std::string& flag, const std::string& text, double max = 0) {
+    char* end = nullptr;
+    const double value = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value) || !(value > 0) ||
+        (max > 0 && value > max)) {
+        char most[48] = "";
+        if (max > 0) std::snprintf(most, sizeof most, ", at most %.12g", max);
+        throw UsageError{flag + ": must be a positive number" + most + ", got '" + text + "'"};
+    }
+    return value;
+}
+
+/// One of `choices`; `--flag: must be one of a, b, got '...'` otherwise.
+const std::string& one_of(const std::string& flag, const std::string& value,
+                          std::initializer_list<const char*> choices) {
+    std::string names;
+    for (const char* c : choices) {
+        if (value == c) return value;
+        names += (names.empty() ? "" : ", ") + std::string(c);
+    }
+    throw UsageError{flag + ": must be one of " + names + ", got '" + value + "'"};
 }
 
 bool whole_or_stream(const std::string& flag, const std::string& value) {
-    if (value != "whole" && value != "stream") throw UsageError{flag + " must be whole or stream, got '" + value + "'"};
-    return value == "stream";
+    return one_of(flag, value, {"whole", "stream"}) == "stream";
 }
 
 bool takes_value(const std::string& flag) {
@@ -143,6 +143,8 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
     bool have_seed = false;
     bool have_method = false;
     bool have_body_size = false;
+    bool have_ca_file = false;
+    bool have_targets = false;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
         if (arg == "-h" || arg == "--help") return std::nullopt;
@@ -154,17 +156,16 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
             inline_value = true;
         }
         if (arg == "--insecure") {  // a switch: no value
-            if (inline_value) throw UsageError{"--insecure takes no value"};
+            if (inline_value) throw UsageError{"--insecure: takes no value"};
             o.insecure = true;
             continue;
         }
-        if (!takes_value(arg)) throw UsageError{"unknown argument '" + std::string(argv[i]) + "'"};
+        if (!takes_value(arg)) throw UsageError{arg + ": unknown flag"};
         if (!inline_value) {
-            if (i + 1 >= argc) throw UsageError{arg + " expects a value"};
+            if (i + 1 >= argc) throw UsageError{arg + ": needs a value"};
             value = argv[++i];
         }
         if (arg == "--url") {
-            if (value.empty()) throw UsageError{"--url must not be empty"};
             o.url = value;
             have_url = true;
         } else if (arg == "--workers") {
@@ -173,49 +174,35 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
             o.requests = parse_int(arg, value, 1);
             have_requests = true;
         } else if (arg == "--duration") {
-            o.duration_s = parse_number(arg, value, "seconds");
+            o.duration_s = parse_number(arg, value);
         } else if (arg == "--warmup") {
             o.warmup = parse_int(arg, value, 0);
         } else if (arg == "--connection") {
-            if (value != "keep-alive" && value != "new")
-                throw UsageError{"--connection must be keep-alive or new, got '" + value + "'"};
-            o.new_connection = value == "new";
+            o.new_connection = one_of(arg, value, {"keep-alive", "new"}) == "new";
         } else if (arg == "--ca-file") {
-            if (value.empty()) throw UsageError{"--ca-file must not be empty"};
+            if (value.empty()) throw UsageError{"--ca-file: cannot read '' (an empty path)"};
             o.ca_file = value;
+            have_ca_file = true;
         } else if (arg == "--rate") {
-            char* end = nullptr;
-            const double rate = value.empty() ? 0.0 : std::strtod(value.c_str(), &end);
-            if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(rate) || !(rate > 0))
-                throw UsageError{"--rate must be a positive number of requests/s, got '" + value + "'"};
-            o.rate = rate;
+            o.rate = parse_number(arg, value);
         } else if (arg == "--arrival") {
-            if (value != "uniform" && value != "poisson")
-                throw UsageError{"--arrival must be uniform or poisson, got '" + value + "'"};
-            o.arrival = value == "uniform" ? Arrival::uniform : Arrival::poisson;
+            o.arrival = one_of(arg, value, {"uniform", "poisson"}) == "uniform" ? Arrival::uniform : Arrival::poisson;
             have_arrival = true;
         } else if (arg == "--seed") {
-            o.seed = parse_seed(value);
+            o.seed = parse_whole(arg, value, 0, std::numeric_limits<std::uint64_t>::max());
             have_seed = true;
         } else if (arg == "--method") {
-            if (value != "GET" && value != "POST" && value != "PUT")
-                throw UsageError{"--method must be GET, POST or PUT, got '" + value + "'"};
-            o.method = value;
+            o.method = one_of(arg, value, {"GET", "POST", "PUT"});
             have_method = true;
         } else if (arg == "--body-size") {
-            o.body_size = parse_body_size(value);
+            o.body_size = static_cast<std::size_t>(parse_whole(arg, value, 0, harness::kMaxBodySize));
             have_body_size = true;
         } else if (arg == "--record") {
-            if (value != "samples" && value != "histogram")
-                throw UsageError{"--record must be samples or histogram, got '" + value + "'"};
-            o.histogram = value == "histogram";
+            o.histogram = one_of(arg, value, {"samples", "histogram"}) == "histogram";
         } else if (arg == "--client-scope") {
-            if (value != "per-worker" && value != "shared")
-                throw UsageError{"--client-scope must be per-worker or shared, got '" + value + "'"};
-            o.shared = value == "shared";
+            o.shared = one_of(arg, value, {"per-worker", "shared"}) == "shared";
         } else if (arg == "--http") {
-            if (value != "1.1" && value != "2" && value != "3")
-                throw UsageError{"--http must be 1.1, 2 or 3, got '" + value + "'"};
+            one_of(arg, value, {"1.1", "2", "3"});
             o.http2 = value == "2";
             o.http3 = value == "3";
         } else if (arg == "--upload") {
@@ -223,55 +210,54 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
         } else if (arg == "--download") {
             o.download_stream = whole_or_stream(arg, value);
         } else if (arg == "--chunk-size") {
-            o.chunk_size = parse_chunk_size(value);
+            o.chunk_size = static_cast<std::size_t>(parse_whole(arg, value, 1, harness::kMaxChunkSize));
         } else if (arg == "--targets") {
-            if (value.empty()) throw UsageError{"--targets must not be empty"};
+            if (value.empty()) throw UsageError{"--targets : cannot read it (an empty path)"};
             o.targets = value;
+            have_targets = true;
         } else {
-            o.timeout = parse_number(arg, value, "seconds");
-            if (o.timeout > kMaxTimeout) throw UsageError{"--timeout must be at most 86400 s (a day), got " + value};
+            o.timeout = parse_number(arg, value, kMaxTimeout);
         }
     }
-    if (!have_url) throw UsageError{"the following argument is required: --url"};
+    if (!have_url) throw UsageError{"--url: required"};
     check_url(o.url);
-    // the contract's rule, whether or not the driver speaks HTTP/3: QUIC is TLS only (a targets file's URLs are
-    // its own; the run is unsupported before the file would be read)
-    if (o.http3 && o.targets.empty() && !is_https(o.url))
-        throw UsageError{"--http 3 is HTTP/3 over QUIC, which needs an https:// URL, got '" + o.url + "'"};
     if (have_arrival && !o.rate) throw UsageError{"--arrival goes with --rate (an open loop)"};
     if (have_seed && !o.rate) throw UsageError{"--seed goes with --rate (an open loop)"};
-    if (o.insecure && !o.ca_file.empty()) throw UsageError{"--ca-file and --insecure are mutually exclusive"};
-    if (o.duration_s && have_requests)
-        throw UsageError{"--duration and --requests exclude each other: an open loop lasts a time or a count"};
     if (o.duration_s && !o.rate) throw UsageError{"--duration goes with --rate (an open loop)"};
+    if (o.duration_s && have_requests) throw UsageError{"--duration and --requests exclude each other"};
     if (o.rate && *o.rate / static_cast<double>(o.workers) > kMaxRatePerWorker) {
         char rate[32];
         std::snprintf(rate, sizeof rate, "%.12g", *o.rate);
-        throw UsageError{std::string("--rate ") + rate + " over " + std::to_string(o.workers) +
-                         " worker(s) is finer than the schedule keeps (at most 1000000 requests/s per worker)"};
+        throw UsageError{std::string("--rate: at most 1000000 requests/s per worker (a schedule finer than 1 µs), "
+                                     "got ") +
+                         rate + " over " + std::to_string(o.workers) + " workers"};
     }
     if (o.new_connection && o.shared)
-        throw UsageError{"--connection new cannot be used with --client-scope shared (a shared client is made once)"};
+        throw UsageError{"--connection new does not go with --client-scope shared (a shared client is made once)"};
+    if (have_targets && have_method) throw UsageError{"--method goes without --targets (each target names its method)"};
+    if (have_targets && have_body_size)
+        throw UsageError{"--body-size goes without --targets (each target names its body)"};
     if (o.body_size > 0 && !o.upload())
         throw UsageError{"--body-size goes with --method POST or PUT (a GET sends no body)"};
-    if (!o.targets.empty() && have_method)
-        throw UsageError{"--method: not with --targets (each target has its own method)"};
-    if (!o.targets.empty() && have_body_size)
-        throw UsageError{"--body-size: not with --targets (each target has its own body)"};
-    if (o.upload_stream && !o.upload() && o.targets.empty())
-        throw UsageError{"--upload stream needs a body to stream (--method POST or PUT, or --targets)"};
+    if (o.upload_stream && !o.upload() && !have_targets)
+        throw UsageError{"--upload stream goes with --method POST or PUT, or --targets (a GET sends no body)"};
+    // the contract's rule, whether or not the driver speaks HTTP/3: QUIC is TLS only (a targets file's URLs are
+    // checked once it is read: harness::main)
+    if (o.http3 && !have_targets && !is_https(o.url))
+        throw UsageError{"--http: 3 is HTTP/3 over QUIC, which needs https:// URLs, got '" + o.url + "'"};
+    if (o.insecure && have_ca_file) throw UsageError{"--ca-file and --insecure exclude each other"};
     return o;
 }
 
 void harness::check_url(const std::string& url) {
     for (const char c : url)
         if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f)
-            throw UsageError{"--url must not contain whitespace or control characters: '" + url + "'"};
+            throw UsageError{"--url: must not contain whitespace or control characters, got '" + url + "'"};
     const auto sep = url.find("://");
     std::string scheme = sep == std::string::npos ? std::string() : url.substr(0, sep);
     for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (scheme != "http" && scheme != "https")
-        throw UsageError{"--url must be an http:// or https:// URL, got '" + url + "'"};
+        throw UsageError{"--url: must be an http:// or https:// URL, got '" + url + "'"};
     std::string authority = url.substr(sep + 3);
     authority = authority.substr(0, authority.find_first_of("/?#"));
     authority = authority.substr(authority.rfind('@') == std::string::npos ? 0 : authority.rfind('@') + 1);
@@ -281,18 +267,33 @@ void harness::check_url(const std::string& url) {
         const auto close = authority.find(']');
         host = close == std::string::npos ? std::string() : authority.substr(1, close - 1);
         if (close != std::string::npos && close + 1 < authority.size()) {
-            if (authority[close + 1] != ':') throw UsageError{"--url has an invalid host: '" + url + "'"};
+            if (authority[close + 1] != ':') throw UsageError{"--url: has no host, got '" + url + "'"};
             port = authority.substr(close + 2);
         }
     } else if (const auto colon = authority.find(':'); colon != std::string::npos) {
         host = authority.substr(0, colon);
         port = authority.substr(colon + 1);  // empty: the scheme's default (RFC 3986)
     }
-    if (host.empty()) throw UsageError{"--url has no host: '" + url + "'"};
+    if (host.empty()) throw UsageError{"--url: has no host, got '" + url + "'"};
     if (!port.empty()) {
         long value = 0;
         const auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
         if (ec != std::errc() || ptr != port.data() + port.size() || value < 1 || value > 65535)
             throw UsageError{"--url: the port must be from 1 to 65535, got '" + url + "'"};
     }
+}
+
+void harness::check_ca_file(const std::string& path) {
+    BIO* bio = BIO_new_file(path.c_str(), "r");
+    if (bio == nullptr) {
+        const int error = errno;
+        ERR_clear_error();
+        throw UsageError{"--ca-file: cannot read " + path + " (" + std::strerror(error) + ")"};
+    }
+    // the first CERTIFICATE block (PEM_read_bio_X509 passes over the others: a CRL alone is no certificate)
+    X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+    BIO_free(bio);
+    ERR_clear_error();
+    if (cert == nullptr) throw UsageError{"--ca-file: no PEM certificate in " + path};
+    X509_free(cert);
 }

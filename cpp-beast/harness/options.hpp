@@ -1,5 +1,6 @@
 // The driver contract's command line (docs/raw-format.md, "Command line"): the options a run is made of, and
-// the usage errors (one line naming the flag; harness::main exits 2 with it).
+// the usage errors (one line naming the flag, in the wording of python/clientbench/schema/contract.json;
+// harness::main exits 2 with it).
 #pragma once
 
 #include "schedule.hpp"  // Arrival
@@ -57,5 +58,9 @@ std::optional<Options> parse_args(int argc, char** argv);
 /// The contract's check of --url: an absolute http:// or https:// URL with a host, and a port from 1 to 65535
 /// if it has one. Throws UsageError. (What a client refuses beyond that is a counted failure, InvalidUrl.)
 void check_url(const std::string& url);
+
+/// The contract's check of --ca-file: a file that can be read and holds a PEM certificate (a CRL alone is none).
+/// Throws UsageError.
+void check_ca_file(const std::string& path);
 
 }  // namespace harness

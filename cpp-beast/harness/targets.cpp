@@ -59,7 +59,7 @@ std::vector<harness::Target> harness::parse_targets(const std::string& file, con
             if (method == "GET") throw fail("a GET sends no body");
             const std::string& b = fields[2];
             if (b.size() < 2 || b[0] != '@' || b[1] != '/')
-                throw fail("the body is @ and an absolute path, got '" + b + "'");
+                throw fail("the body file must be an absolute path, got '" + b + "'");
             const std::string path = b.substr(1);
             auto& body = bodies[path];
             if (!body) {
@@ -82,9 +82,10 @@ std::vector<harness::Target> harness::parse_targets(const std::string& file, con
 std::vector<harness::Target> harness::read_targets(const std::string& file) {
     std::string text;
     try {
+        if (!std::ifstream(file)) throw std::runtime_error(std::strerror(errno));
         text = read_file(file, "");
     } catch (const std::exception& e) {
-        throw UsageError{"--targets " + file + ": " + e.what()};
+        throw UsageError{"--targets " + file + ": cannot read it (" + e.what() + ")"};
     }
     return parse_targets(file, text, [](const std::string& path) { return read_file(path, "the body file "); });
 }

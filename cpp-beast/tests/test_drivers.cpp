@@ -241,7 +241,7 @@ TEST(Drivers, UnsupportedModesExit3WithOneLine) {
         EXPECT_EQ(h3.err.rfind("unsupported: HTTP/3 (", 0), 0u) << driver << h3.err;
         const Ran plain = run(driver, {"--url", "http://127.0.0.1:9/", "--http", "3"});
         EXPECT_EQ(plain.status, 2) << driver << plain.err;
-        EXPECT_NE(plain.err.find("--http 3 is HTTP/3 over QUIC"), std::string::npos) << driver << plain.err;
+        EXPECT_NE(plain.err.find("--http: 3 is HTTP/3 over QUIC"), std::string::npos) << driver << plain.err;
     }
 }
 

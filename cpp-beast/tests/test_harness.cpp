@@ -7,8 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <new>
 #include <optional>
@@ -268,17 +272,44 @@ private:
 
 }  // namespace
 
+/// A file holding one PEM certificate (a self-signed one; the harness checks that a --ca-file holds one, the fake
+/// clients do not use it), removed at the end of its scope.
+struct CaFile {
+    std::string path = (std::filesystem::temp_directory_path() /
+                        ("harness-test-ca-" + std::to_string(::getpid()) + "-" + std::to_string(next()) + ".pem"))
+                           .string();
+    CaFile() { std::ofstream(path) << kCertificate; }
+    ~CaFile() { std::filesystem::remove(path); }
+    static int next() {
+        static std::atomic<int> n{0};
+        return n++;
+    }
+    static constexpr const char* kCertificate = R"(-----BEGIN CERTIFICATE-----
+MIIBgjCCASmgAwIBAgIUbKF54Lo3NWXC/wk++PNQeupcMngwCgYIKoZIzj0EAwIw
+FzEVMBMGA1UEAwwMaGFybmVzcy10ZXN0MB4XDTI2MTEyOTAxMTMzNloXDTM2MTEy
+NjAxMTMzNlowFzEVMBMGA1UEAwwMaGFybmVzcy10ZXN0MFkwEwYHKoZIzj0CAQYI
+KoZIzj0DAQcDQgAEsj6RQtShDyFbgUD2PqYyOcv8Nu5bCCv+moyZMr785IKfawAO
+07DNvvaagnOMuNGj3WkuRP1tfH1vjUTjr//BgqNTMFEwHQYDVR0OBBYEFJjMC/vh
+jgQh7bhgYtfBP2aETlVjMB8GA1UdIwQYMBaAFJjMC/vhjgQh7bhgYtfBP2aETlVj
+MA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDRwAwRAIgSJlQhhMgsqm+6Q5T
+VRDI3UOFrstImSEwXxhjMkGbixUCIEYxZqrk9OexucXbAqfpM2piz+vvigkeD8kt
+RC+fZ+1k
+-----END CERTIFICATE-----
+)";
+};
+
 TEST(Harness, CaFileAndInsecureReachTheClients) {
     std::vector<harness::ClientOptions> seen;
     const auto make = [&seen](const harness::ClientOptions& o) {
         return std::make_unique<OptionsClient>(o, &seen, false);
     };
     int rc = -1;
-    run_driver(make, {"--workers", "1", "--requests", "1", "--ca-file", "/tmp/ca.pem", "--timeout", "2.5"}, &rc);
+    const CaFile ca;
+    run_driver(make, {"--workers", "1", "--requests", "1", "--ca-file", ca.path, "--timeout", "2.5"}, &rc);
     EXPECT_EQ(rc, 0);
     ASSERT_EQ(seen.size(), 2u);  // the up-front check of --ca-file, then the worker's
     for (const auto& o : seen) {
-        EXPECT_EQ(o.ca_file, "/tmp/ca.pem");
+        EXPECT_EQ(o.ca_file, ca.path);
         EXPECT_FALSE(o.insecure);
         EXPECT_EQ(o.timeout_s, 2.5);
     }

@@ -1,4 +1,4 @@
-// go-nethttp-driver: a clientbench driver (docs/raw-format.md, clientbench.raw/2) for Go's net/http, to run as
+// go-nethttp-driver: a clientbench driver (docs/raw-format.md, clientbench.raw/3) for Go's net/http, to run as
 // an external row: `clientbench run --driver go-nethttp='build/bin/go-nethttp-driver'`.
 //
 // W goroutines, each with its own http.Client and Transport (one keep-alive connection; a new client per
@@ -22,7 +22,7 @@ import (
 
 const prog = "go-nethttp-driver"
 
-const schemaID = "clientbench.raw/2"
+const schemaID = "clientbench.raw/3"
 
 func main() {
 	os.Exit(run(os.Args[1:]))
@@ -31,12 +31,16 @@ func main() {
 func run(args []string) int {
 	o, err := ParseOptions(args, os.Stdout)
 	var usage *UsageError
+	var unsupported *Unsupported
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &usage):
 		fmt.Fprintf(os.Stderr, "%s: error: %s\n", prog, usage.msg)
 		return 2
+	case errors.As(err, &unsupported):
+		fmt.Fprintln(os.Stderr, unsupported.Error())
+		return 3
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "%s: %v\n", prog, err)
 		return 1

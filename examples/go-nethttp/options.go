@@ -14,6 +14,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -25,6 +26,7 @@ const (
 	defaultWorkers    = 10
 	defaultTimeoutSec = 30.0
 	maxTimeoutSec     = 86_400.0 // a day: a longer latency does not fit the runner's histograms
+	maxSeed           = "18446744073709551615"
 	defaultChunkSize  = 65536
 	maxChunkSize      = 16 << 20 // 16 MiB: the contract's bound on a streamed body's chunk
 )
@@ -63,12 +65,19 @@ type Options struct {
 // OpenLoop says whether --rate was given.
 func (o *Options) OpenLoop() bool { return o.Rate > 0 }
 
-// UsageError is bad usage: one line on stderr, exit status 2.
+// UsageError is bad usage: one line on stderr, exit status 2. Its messages are the contract's wording
+// (python/clientbench/schema/contract.json, the table of bad usage in docs/raw-format.md).
 type UsageError struct{ msg string }
 
 func (e *UsageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
+
+// Unsupported is what this client cannot do at all (docs/raw-format.md, "Exit status"): exit 3, one line
+// `unsupported: <what>`; found once the command line is known to be good (bad usage wins).
+type Unsupported struct{ what string }
+
+func (e *Unsupported) Error() string { return "unsupported: " + e.what }
 
 // a flag.Value that checks its text as it is set
 type checked struct {
@@ -79,44 +88,30 @@ type checked struct {
 func (c *checked) String() string     { return c.text }
 func (c *checked) Set(s string) error { c.text = s; return c.parse(s) }
 
-func positiveInt(dst *int) *checked {
+// whole is a whole number from min to max (max < 0: no bound above).
+func whole(dst *int, min, max int) *checked {
 	return &checked{strconv.Itoa(*dst), func(s string) error {
 		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			return fmt.Errorf("must be a whole number >= 1, got %q", s)
+		if err != nil || v < min || (max >= 0 && v > max) {
+			if max < 0 {
+				return fmt.Errorf("must be a whole number >= %d, got '%s'", min, s)
+			}
+			return fmt.Errorf("must be a whole number from %d to %d, got '%s'", min, max, s)
 		}
 		*dst = v
 		return nil
 	}}
 }
 
-func nonNegativeInt(dst *int) *checked {
-	return &checked{strconv.Itoa(*dst), func(s string) error {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 0 {
-			return fmt.Errorf("must be a whole number >= 0, got %q", s)
-		}
-		*dst = v
-		return nil
-	}}
-}
-
-func positiveFloat(dst *float64) *checked {
+// positive is a finite number above 0, at most max (max <= 0: no bound above).
+func positive(dst *float64, max float64) *checked {
 	return &checked{"", func(s string) error {
 		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("must be a positive number, got %q", s)
-		}
-		*dst = v
-		return nil
-	}}
-}
-
-func timeoutSeconds(dst *float64) *checked {
-	return &checked{"", func(s string) error {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || !(v > 0) || v > maxTimeoutSec {
-			return fmt.Errorf("must be a positive number of seconds, at most %g (a day), got %q", maxTimeoutSec, s)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) || (max > 0 && v > max) {
+			if max > 0 {
+				return fmt.Errorf("must be a positive number, at most %g, got '%s'", max, s)
+			}
+			return fmt.Errorf("must be a positive number, got '%s'", s)
 		}
 		*dst = v
 		return nil
@@ -127,7 +122,7 @@ func seed(dst *uint64) *checked {
 	return &checked{"1", func(s string) error {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return fmt.Errorf("must be a whole number from 0 to 2^64 - 1, got %q", s)
+			return fmt.Errorf("must be a whole number from 0 to %s, got '%s'", maxSeed, s)
 		}
 		*dst = v
 		return nil
@@ -142,29 +137,7 @@ func oneOf(dst *string, choices ...string) *checked {
 				return nil
 			}
 		}
-		return fmt.Errorf("must be one of %s, got %q", strings.Join(choices, ", "), s)
-	}}
-}
-
-func bodySize(dst *int) *checked {
-	return &checked{"", func(s string) error {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 0 || v > maxBodySize {
-			return fmt.Errorf("must be a whole number of bytes between 0 and %d (1 GiB), got %q", maxBodySize, s)
-		}
-		*dst = v
-		return nil
-	}}
-}
-
-func chunkSize(dst *int) *checked {
-	return &checked{strconv.Itoa(*dst), func(s string) error {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 || v > maxChunkSize {
-			return fmt.Errorf("must be a whole number of bytes from 1 to %d (16 MiB), got %q", maxChunkSize, s)
-		}
-		*dst = v
-		return nil
+		return fmt.Errorf("must be one of %s, got '%s'", strings.Join(choices, ", "), s)
 	}}
 }
 
@@ -179,25 +152,25 @@ func ParseOptions(args []string, help io.Writer) (*Options, error) {
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported as one line below
 	fs.StringVar(&o.URL, "url", "", "URL every request goes to (required)")
-	fs.Var(positiveInt(&o.Workers), "workers", "W workers, each with its own client and connection")
-	fs.Var(positiveInt(&o.Requests), "requests", "N timed requests per worker (default 100)")
-	fs.Var(positiveFloat(&o.Duration), "duration", "open loop: the schedule lasts this many seconds")
-	fs.Var(nonNegativeInt(&o.Warmup), "warmup", "K untimed requests per worker before the timed loop")
-	fs.Var(timeoutSeconds(&o.Timeout), "timeout", "bounds each whole request, seconds (default 30, at most 86400)")
+	fs.Var(whole(&o.Workers, 1, -1), "workers", "W workers, each with its own client and connection")
+	fs.Var(whole(&o.Requests, 1, -1), "requests", "N timed requests per worker (default 100)")
+	fs.Var(positive(&o.Duration, 0), "duration", "open loop: the schedule lasts this many seconds")
+	fs.Var(whole(&o.Warmup, 0, -1), "warmup", "K untimed requests per worker before the timed loop")
+	fs.Var(positive(&o.Timeout, maxTimeoutSec), "timeout", "bounds each whole request, seconds (default 30, at most 86400)")
 	fs.Var(oneOf(&o.Connection, "keep-alive", "new"), "connection", "keep-alive or new (a new client per request)")
 	fs.StringVar(&o.CAFile, "ca-file", "", "https: trust the CA certificates in this PEM file")
 	fs.BoolVar(&o.Insecure, "insecure", false, "https: do not verify the server's certificate")
-	fs.Var(positiveFloat(&o.Rate), "rate", "open loop: R requests/s over all workers")
+	fs.Var(positive(&o.Rate, 0), "rate", "open loop: R requests/s over all workers")
 	fs.Var(oneOf(&o.Arrival, "uniform", "poisson"), "arrival", "open loop: uniform or poisson")
 	fs.Var(seed(&o.Seed), "seed", "poisson: worker w's SplitMix64 starts at S + w (default 1)")
 	fs.Var(oneOf(&o.Method, "GET", "POST", "PUT"), "method", "GET, POST or PUT")
-	fs.Var(bodySize(&o.BodySize), "body-size", "POST/PUT: the request body's length in bytes")
+	fs.Var(whole(&o.BodySize, 0, maxBodySize), "body-size", "POST/PUT: the request body's length in bytes")
 	fs.Var(oneOf(&o.Record, "samples", "histogram"), "record", "samples or histogram")
 	fs.Var(oneOf(&o.Scope, "per-worker", "shared"), "client-scope", "per-worker clients, or one shared by all workers")
-	fs.Var(oneOf(&o.HTTP, "1.1", "2"), "http", "HTTP/1.1, or 2 (ALPN h2 over https, prior knowledge over http)")
+	fs.Var(oneOf(&o.HTTP, "1.1", "2", "3"), "http", "HTTP/1.1, 2 (ALPN h2 over https, prior knowledge over http) or 3 (exit 3: none here)")
 	fs.Var(oneOf(&o.Upload, "whole", "stream"), "upload", "the request body in one buffer, or streamed in chunks")
 	fs.Var(oneOf(&o.Download, "whole", "stream"), "download", "the response body read whole, or in chunks, each dropped")
-	fs.Var(chunkSize(&o.ChunkSize), "chunk-size", "a streamed body's chunk, bytes (default 65536, at most 16 MiB)")
+	fs.Var(whole(&o.ChunkSize, 1, maxChunkSize), "chunk-size", "a streamed body's chunk, bytes (default 65536, at most 16 MiB)")
 	fs.StringVar(&o.TargetsAt, "targets", "", "a file of 'METHOD URL [@BODYFILE]' lines every worker cycles through")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -219,17 +192,26 @@ func ParseOptions(args []string, help io.Writer) (*Options, error) {
 	return o, nil
 }
 
-// flag's messages name a flag as "-name"; the contract's flags are spelled "--name"
+// flag's messages in the contract's wording: "--name: ..." (flag names a flag "-name")
 func flagMessage(msg string) string {
-	msg = strings.Replace(msg, "for flag -", "for --", 1)
-	msg = strings.Replace(msg, "flag provided but not defined: -", "unknown flag --", 1)
-	return strings.Replace(msg, "flag needs an argument: -", "flag needs an argument: --", 1)
+	if m := invalidValue.FindStringSubmatch(msg); m != nil {
+		return "--" + m[1] + ": " + m[2]
+	}
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "--" + strings.TrimPrefix(name, "-") + ": unknown flag"
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "--" + strings.TrimPrefix(name, "-") + ": needs a value"
+	}
+	return msg
 }
+
+var invalidValue = regexp.MustCompile(`^invalid value ".*" for flag -(\S+): (.*)$`)
 
 // finish makes the checks between flags, the upload body and the TLS settings.
 func (o *Options) finish(given map[string]bool) error {
-	if !given["url"] || o.URL == "" {
-		return usagef("--url is required")
+	if !given["url"] {
+		return usagef("--url: required")
 	}
 	if err := checkURL(o.URL); err != nil {
 		return err
@@ -244,20 +226,22 @@ func (o *Options) finish(given map[string]bool) error {
 	case given["duration"] && given["requests"]:
 		return usagef("--duration and --requests exclude each other")
 	case o.Rate > 0 && o.Rate/float64(o.Workers) > maxRatePerWorker:
-		return usagef("--rate %g over %d workers is %g requests/s per worker: finer than 1 µs (at most %d)",
-			o.Rate, o.Workers, o.Rate/float64(o.Workers), maxRatePerWorker)
-	case o.BodySize > 0 && o.Method == "GET":
-		return usagef("--body-size goes with --method POST or PUT")
-	case given["ca-file"] && o.Insecure:
-		return usagef("--ca-file and --insecure exclude each other")
+		return usagef("--rate: at most %d requests/s per worker (a schedule finer than 1 µs), got %g over %d workers",
+			maxRatePerWorker, o.Rate, o.Workers)
 	case o.Connection == "new" && o.Scope == "shared":
-		return usagef("--connection new goes with --client-scope per-worker (a shared client is made once)")
+		return usagef("--connection new does not go with --client-scope shared (a shared client is made once)")
 	case given["targets"] && given["method"]:
 		return usagef("--method goes without --targets (each target names its method)")
 	case given["targets"] && given["body-size"]:
 		return usagef("--body-size goes without --targets (each target names its body)")
+	case o.BodySize > 0 && o.Method == "GET":
+		return usagef("--body-size goes with --method POST or PUT (a GET sends no body)")
 	case o.Upload == "stream" && o.Method == "GET" && !given["targets"]:
 		return usagef("--upload stream goes with --method POST or PUT, or --targets (a GET sends no body)")
+	case o.HTTP == "3" && !given["targets"] && !isHTTPS(o.URL):
+		return usagef("--http: 3 is HTTP/3 over QUIC, which needs https:// URLs, got '%s'", o.URL)
+	case given["ca-file"] && o.Insecure:
+		return usagef("--ca-file and --insecure exclude each other")
 	}
 	if !given["duration"] && !given["requests"] {
 		o.Requests = defaultRequests
@@ -267,6 +251,11 @@ func (o *Options) finish(given map[string]bool) error {
 		targets, err := ReadTargets(o.TargetsAt)
 		if err != nil {
 			return err
+		}
+		for _, t := range targets {
+			if o.HTTP == "3" && !isHTTPS(t.URL) {
+				return usagef("--http: 3 is HTTP/3 over QUIC, which needs https:// URLs, got '%s' in %s", t.URL, o.TargetsAt)
+			}
 		}
 		o.Targets = targets
 	} else {
@@ -278,18 +267,24 @@ func (o *Options) finish(given map[string]bool) error {
 	case o.CAFile != "":
 		pem, err := os.ReadFile(o.CAFile)
 		if err != nil {
-			return usagef("--ca-file: %v", err)
+			return usagef("--ca-file: cannot read %s (%v)", o.CAFile, err)
 		}
 		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
+		if !pool.AppendCertsFromPEM(pem) { // CERTIFICATE blocks only: a CRL alone is none
 			return usagef("--ca-file: no PEM certificate in %s", o.CAFile)
 		}
 		o.TLS = &tls.Config{RootCAs: pool} // replaces the system's roots
 	default:
 		o.TLS = &tls.Config{}
 	}
+	// what net/http cannot do, once the command line is known to be good (docs/raw-format.md: exit 2 wins)
+	if o.HTTP == "3" {
+		return &Unsupported{"HTTP/3 (Go's net/http speaks HTTP/1.1 and HTTP/2)"}
+	}
 	return nil
 }
+
+func isHTTPS(url string) bool { return len(url) >= 8 && strings.EqualFold(url[:8], "https://") }
 
 // workloadTarget is the one request of a run without --targets: --url with --method and the pattern body,
 // whose answer is checked.
@@ -310,7 +305,7 @@ func (o *Options) workloadTarget() *Target {
 // (docs/raw-format.md); what net/http refuses beyond that is a counted failure (InvalidUrl).
 func checkURL(text string) error {
 	if why := urlProblem(text); why != "" {
-		return usagef("--url %s", why)
+		return usagef("--url: %s", why)
 	}
 	return nil
 }
@@ -318,20 +313,20 @@ func checkURL(text string) error {
 // urlProblem says what makes text unusable as a request's URL ("" when it is usable).
 func urlProblem(text string) string {
 	if strings.IndexFunc(text, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
-		return fmt.Sprintf("must not contain whitespace or control characters: %q", text)
+		return fmt.Sprintf("must not contain whitespace or control characters, got '%s'", text)
 	}
 	u, err := url.Parse(text)
 	switch {
 	case err != nil:
-		return fmt.Sprintf("%q is not a URL: %v", text, err)
-	case u.Scheme != "http" && u.Scheme != "https": // url.Parse lowers the scheme
-		return fmt.Sprintf("must be an http:// or https:// URL, got %q", text)
+		return fmt.Sprintf("is not a URL (%v), got '%s'", err, text)
+	case (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "": // url.Parse lowers the scheme
+		return fmt.Sprintf("must be an http:// or https:// URL, got '%s'", text)
 	case u.Hostname() == "":
-		return fmt.Sprintf("has no host: %q", text)
+		return fmt.Sprintf("has no host, got '%s'", text)
 	}
-	if port := u.Port(); port != "" {
+	if port := u.Port(); port != "" { // empty ("http://h:/"): the scheme's, as RFC 3986 says
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return fmt.Sprintf("has a port out of 1 to 65535: %q", text)
+			return fmt.Sprintf("the port must be from 1 to 65535, got '%s'", text)
 		}
 	}
 	return ""

@@ -205,3 +205,23 @@ func TestABadTargetIsOneLineNamingTheFileAndTheLine(t *testing.T) {
 		}
 	}
 }
+
+// What net/http cannot do is exit 3, once the command line is known to be good: bad usage wins (docs/raw-format.md).
+func TestHTTP3IsUnsupportedAfterTheUsageChecks(t *testing.T) {
+	_, err := ParseOptions(strings.Fields("--url https://h/ --http 3"), io.Discard)
+	var unsupported *Unsupported
+	if !errors.As(err, &unsupported) || !strings.HasPrefix(unsupported.Error(), "unsupported: HTTP/3") {
+		t.Errorf("--http 3 over https: want unsupported, got %v", err)
+	}
+	for _, args := range []string{
+		"--url https://h/ --http 3 --ca-file /no/such/ca.pem",
+		"--url http://h/ --http 3",
+		"--url https://h/ --http 3 --warmup -1",
+	} {
+		_, err := ParseOptions(strings.Fields(args), io.Discard)
+		var usage *UsageError
+		if !errors.As(err, &usage) {
+			t.Errorf("%s: want a usage error (bad usage before unsupported), got %v", args, err)
+		}
+	}
+}

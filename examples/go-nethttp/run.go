@@ -7,6 +7,7 @@ package main
 
 import (
 	"crypto/tls"
+	"math"
 	"sync"
 	"time"
 )
@@ -102,7 +103,9 @@ func Run(o *Options) *Group {
 	return g
 }
 
-func durationNs(o *Options) int64 { return int64(o.Duration * 1e9) }
+// durationNs is D in whole ns, rounded as the intended times are (halves away from zero): a request is due when
+// I(w, k) < D in ns (docs/raw-format.md, "Open loop").
+func durationNs(o *Options) int64 { return int64(math.Round(o.Duration * 1e9)) }
 
 // send does worker `index`'s request k: with --connection new on a new client (and connection), made in the
 // timed section.

@@ -29,7 +29,7 @@ func Pick(targets []*Target, w, k int) *Target {
 func ReadTargets(path string) ([]*Target, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
-		return nil, usagef("--targets: %v", err)
+		return nil, usagef("--targets %s: cannot read it (%v)", path, err)
 	}
 	bodies := map[string][]byte{}
 	var targets []*Target
@@ -65,7 +65,7 @@ func ReadTargets(path string) ([]*Target, error) {
 					return nil, bad("the body file %s is above 1 GiB", file)
 				}
 				if body, err = os.ReadFile(file); err != nil {
-					return nil, bad("the body file: %v", err)
+					return nil, bad("cannot read the body file %s (%v)", file, err)
 				}
 				bodies[file] = body
 			}

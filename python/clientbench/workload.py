@@ -14,26 +14,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-CONNECTIONS = ("keep-alive", "new")
+from . import contract
+
+#: the driver contract's values and limits, declared once (schema/contract.json, docs/raw-format.md)
+CONNECTIONS = contract.flag("--connection").choices
 #: per-worker: every worker makes its own client; shared: one client serves all W workers (docs/raw-format.md)
-CLIENT_SCOPES = ("per-worker", "shared")
-HTTP_VERSIONS = ("1.1", "2", "3")
+CLIENT_SCOPES = contract.flag("--client-scope").choices
+HTTP_VERSIONS = contract.flag("--http").choices
 #: how a request body is sent and a response body read: whole (one buffer) or streamed in --chunk-size chunks
-TRANSFERS = ("whole", "stream")
+TRANSFERS = contract.flag("--upload").choices
 #: the chunk a streamed body is sent or read in (docs/raw-format.md, "Streamed bodies")
-DEFAULT_CHUNK_SIZE = 64 * 1024
-MAX_CHUNK_SIZE = 16 << 20
-ARRIVALS = ("uniform", "poisson")
-METHODS = ("GET", "POST", "PUT")
+DEFAULT_CHUNK_SIZE: int = contract.flag("--chunk-size").default
+MAX_CHUNK_SIZE = int(contract.flag("--chunk-size").maximum or 0)
+ARRIVALS = contract.flag("--arrival").choices
+METHODS = contract.flag("--method").choices
 #: the largest request body the drivers accept (docs/raw-format.md)
-MAX_BODY_SIZE = 1 << 30
+MAX_BODY_SIZE = int(contract.flag("--body-size").maximum or 0)
 #: the finest schedule the drivers keep: one request per µs per worker (docs/raw-format.md)
-MAX_RATE_PER_WORKER = 1_000_000
+MAX_RATE_PER_WORKER = int(contract.flag("--rate").per_worker_max or 0)
 #: above this many timed requests in a row the drivers record histograms instead of per-request samples,
 #: so that a long open-loop run keeps its raw output and the runner's memory bounded (docs/open-loop.md)
 HISTOGRAM_ABOVE = 200_000
 #: the longest --timeout the drivers take (docs/raw-format.md: a day)
-MAX_TIMEOUT_S = 86_400.0
+MAX_TIMEOUT_S = float(contract.flag("--timeout").maximum or 0)
 #: our server's endpoint that answers a request body with its length and digest (docs/raw-format.md)
 UPLOAD_PATH = "/upload"
 

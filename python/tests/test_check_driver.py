@@ -12,10 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from clientbench import contract
 from clientbench.cli import main
 from clientbench.conformance import checks
-from clientbench.conformance.checks import FAIL, PASS, SKIP, Outcome, Servers, Suite, check
+from clientbench.conformance.checks import FAIL, NEW, PASS, SKIP, Outcome, Servers, Suite, check
 from clientbench.conformance.faults import RESET_SENT, TRUNCATED_SENT, FaultServer
+from clientbench.conformance.suite import versioned
 from clientbench.execution.server import Server
 from clientbench.registry.external import program_spec
 from clientbench.registry.shipped import CLIENTS
@@ -24,9 +26,10 @@ from support.conformance import checked, installed
 from support.pools import pool_race
 from support.streams import STREAM_CHECKS, unstreamed
 
+ROOT = Path(__file__).resolve().parents[2]
 BROKEN = Path(__file__).resolve().parent / "support" / "broken_drivers"
 #: how many checks check-driver makes (docs/bring-your-own-client.md's table)
-CHECKS = 44
+CHECKS = 47
 #: what a shipped row's library cannot do, by library and check, and why (docs/peers.md): these checks fail or
 #: are unsupported for its rows, every other one passes
 KNOWN: dict[str, dict[str, str]] = {
@@ -160,8 +163,10 @@ def test_unsupported_without_its_line_fails(bed: Servers) -> None:
             {
                 "usage: --url not http(s)",
                 "usage: --ca-file that does not exist",
+                "usage: --ca-file without a certificate",
                 "usage: --arrival without --rate",
                 "usage: --seed without --rate",
+                "usage: bad usage before what the driver cannot do",
             },
         ),
         ("per_read_timeout", checks.faults, {"fault: a body trickling past --timeout 1"}),
@@ -180,6 +185,61 @@ def test_a_driver_that_breaks_a_rule_fails_that_check_only(
     if script == "old_schedule":
         assert "seed" in outcomes["open loop: --rate 200 --requests 4"].why
         assert "not the contract's poisson schedule" in outcomes["open loop: --arrival poisson --seed 7"].why
+
+
+#: a driver from outside, written from raw-format.md as it was at clientbench.raw/2 (support/raw2_driver.py)
+RAW2 = Path(__file__).resolve().parent / "support" / "raw2_driver.py"
+#: the checks of raw/3's rules it does not meet: each new in raw/3 (docs/raw-format.md, "Versions"), not failed
+NEW_IN_RAW3 = {
+    "usage: --workers 0",
+    "usage: --timeout 0",
+    "usage: --arrival without --rate",
+    "usage: --seed without --rate",
+    "usage: --url not http(s)",
+    "usage: --ca-file that does not exist",
+    "usage: --ca-file without a certificate",
+    "usage: bad usage before what the driver cannot do",
+    "upload: POST /echo, the body answered back",
+    "upload: a non-200 answer is its status",
+    "fault: a body trickling past --timeout 1",
+    "open loop: --rate 200 --requests 4",
+    "open loop: --arrival poisson --seed 7",
+    "stream: --upload stream, 1048576 bytes to /upload",
+    "stream: --download stream, GET /bytes/1048576",
+    "stream: both ways, POST /echo 1048576 bytes",
+    "stream: a wrong answer read in chunks counted",
+    "targets: each worker cycles through the file",
+}
+
+
+@pytest.mark.long(30)
+@pytest.mark.timeout(600)
+def test_a_raw_2_driver_is_held_to_raw_2s_rules_and_told_what_raw_3_added(capsys: pytest.CaptureFixture[str]) -> None:
+    """A driver written from the page as it was at raw/2 passes raw/2's rules; check-driver says which version it
+    checks, that the driver declares raw/2, and which checks are of rules raw/3 added (each in the page's changelog)."""
+    code = main(["check-driver", "--jobs", "2", "--", sys.executable, str(RAW2)])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0, "\n".join(lines)
+    assert lines[0] == f"check-driver: the driver contract {contract.schema_id()} (docs/raw-format.md)"
+    shown = [ln for ln in lines if ln.startswith("  ")]
+    assert len(shown) == CHECKS and not [ln for ln in shown if ln.startswith(("  FAIL", "  skip"))], shown
+    new = {name for name in NEW_IN_RAW3 if any(ln.startswith(f"  new   {name}: new in raw/3: ") for ln in shown)}
+    assert new == NEW_IN_RAW3 and sum(ln.startswith("  new ") for ln in shown) == len(NEW_IN_RAW3), shown
+    assert lines[-2] == (
+        f"driver: {CHECKS - len(NEW_IN_RAW3)} passed, 0 failed, 0 not supported, {len(NEW_IN_RAW3)} new in "
+        f"{contract.schema_id()}"
+    )
+    assert lines[-1].startswith("driver: its documents declare clientbench.raw/2: checked by that version's rules")
+    versions = " ".join((ROOT / "docs" / "raw-format.md").read_text().split("## Versions", 1)[1].split())
+    assert [name for name in NEW_IN_RAW3 if f"`{name}`" not in versions] == []
+
+
+def test_a_rule_newer_than_the_declared_version_is_new_not_failed() -> None:
+    failed = Outcome("usage: --workers 0", FAIL, "exit status 0, expected 2", since=3)
+    assert versioned(failed, 2) == Outcome("usage: --workers 0", NEW, "new in raw/3: exit status 0, expected 2", 3)
+    assert versioned(failed, 3) == failed and versioned(failed, None) == failed
+    assert versioned(Outcome("x", FAIL, "y", since=2), 2).status == FAIL
+    assert versioned(Outcome("x", PASS, "y", since=3), 2).status == PASS
 
 
 def test_an_open_loop_refused_is_not_supported_not_failed(bed: Servers) -> None:
@@ -204,7 +264,8 @@ def test_the_command_prints_one_line_per_check_and_fails_on_a_failure() -> None:
     good = _cli("check-driver", "--", sys.executable, str(BROKEN / "no_open_loop.py"))
     assert good.returncode == 0, good.stdout + good.stderr
     lines = good.stdout.splitlines()
-    assert lines[0].startswith("driver: ") and lines[-1] == f"driver: {CHECKS - 4} passed, 0 failed, 4 not supported"
+    assert lines[0] == f"check-driver: the driver contract {contract.schema_id()} (docs/raw-format.md)"
+    assert lines[1].startswith("driver: ") and lines[-1] == f"driver: {CHECKS - 4} passed, 0 failed, 4 not supported"
     shown = [ln for ln in lines if ln.startswith("  ")]
     assert len(shown) == CHECKS and all(ln.startswith(("  pass  ", "  skip  ")) for ln in shown), shown
     assert "  skip  open loop: --duration 0.5: not supported: no open loop" in shown

@@ -1,12 +1,21 @@
-"""The JSON formats (schema/): a driver's raw document (raw/2, and raw/1) is checked with a one-line reason,
-and results.json's schema is the one the model writes."""
+"""The JSON formats (schema/): a driver's raw document (raw/3, and raw/2 and raw/1, which the runner still reads)
+is checked with a one-line reason, and results.json's schema is the one the model writes."""
 
 import copy
 import re
 
 import pytest
+from clientbench import contract
 from clientbench.model import SCHEMA_ID, RunStatus
-from clientbench.schema import InvalidResult, parse_raw, results_schema, validate_raw
+from clientbench.schema import (
+    RAW_SCHEMA_ID,
+    RAW_SCHEMAS,
+    InvalidResult,
+    parse_raw,
+    raw_schema,
+    results_schema,
+    validate_raw,
+)
 from support.rows import OPEN, histogram_doc
 
 GOOD = {
@@ -64,11 +73,31 @@ def test_the_results_schema_is_the_models():
     assert run["properties"]["status"]["enum"] == [s.value for s in RunStatus]
 
 
-# -- clientbench.raw/2 -------------------------------------------------------------------------------
+# -- clientbench.raw/3 (and raw/2) ---------------------------------------------------------------------
 
 
-def test_raw_2_documents_validate_and_raw_1_is_still_read():
+def test_the_raw_schemas_are_the_contracts_versions():
+    """raw/3 is the contract's version (schema/contract.json); raw/2 has its shape (what raw/3 changed are rules of
+    behaviour, docs/raw-format.md's "Versions"), and the runner reads every version the contract lists."""
+    assert RAW_SCHEMA_ID == contract.schema_id() == "clientbench.raw/3"
+    assert set(RAW_SCHEMAS) == {contract.schema_id(v) for v in contract.READ}
+    for version in contract.READ:
+        schema = raw_schema(contract.schema_id(version))
+        assert schema["$id"] == contract.schema_id(version)
+    three, two = raw_schema(RAW_SCHEMA_ID), raw_schema("clientbench.raw/2")
+    assert two["properties"]["schema"]["const"] == "clientbench.raw/2"
+    assert {k: v for k, v in two.items() if k not in ("$id", "title", "description", "properties")} == {
+        k: v for k, v in three.items() if k not in ("$id", "title", "description", "properties")
+    }
+    assert {k: v for k, v in two["properties"].items() if k != "schema"} == {
+        k: v for k, v in three["properties"].items() if k != "schema"
+    }
+
+
+def test_raw_3_and_raw_2_documents_validate_and_raw_1_is_still_read():
+    assert OPEN["schema"] == "clientbench.raw/3"
     validate_raw(copy.deepcopy(OPEN))
+    validate_raw({**copy.deepcopy(OPEN), "schema": "clientbench.raw/2"})
     validate_raw(histogram_doc())
     validate_raw(copy.deepcopy(GOOD))  # raw/1
     closed = copy.deepcopy(OPEN)
@@ -98,10 +127,10 @@ def test_raw_2_documents_validate_and_raw_1_is_still_read():
         (lambda d: d["workload"].update(record="everything"), "record"),
         (lambda d: d["workload"].update(body_size=(1 << 30) + 1), "body_size"),
         (lambda d: d["workers"][0].update(failures=[{"index": 0, "reason": "x"}] * 1001), "failures"),
-        (lambda d: d.update(schema="clientbench.raw/3"), "its schema is 'clientbench.raw/3'"),
+        (lambda d: d.update(schema="clientbench.raw/4"), "its schema is 'clientbench.raw/4'"),
     ],
 )
-def test_bad_raw_2_documents_are_rejected_with_a_reason(mutate, message):
+def test_bad_raw_3_documents_are_rejected_with_a_reason(mutate, message):
     doc = copy.deepcopy(OPEN)
     mutate(doc)
     with pytest.raises(InvalidResult, match=re.escape(message)):

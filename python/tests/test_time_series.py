@@ -48,7 +48,7 @@ def stalled(duration_s: float | None = 4.0, requests: int = 40, failed: tuple[in
         "failures": [{"index": k, "reason": "status 500", "status": 500} for k in failed],
     }  # fmt: skip
     return {
-        "schema": "clientbench.raw/2",
+        "schema": "clientbench.raw/3",
         "client": {"language": "C++", "library": "beast", "library_version": "1", "mode": "sync", "gil": None},
         "workload": workload,
         "wall_ns": free,

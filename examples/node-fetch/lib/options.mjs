@@ -1,6 +1,7 @@
 // The contract's command line (docs/raw-format.md, "Command line"): the flags, their checks (bad usage is one
 // line on stderr naming the flag, exit status 2), what each request sends (the workload's one request, or the
 // targets file's), and the TLS options every worker's Agent connects with.
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Pattern, uploadBody } from './body.mjs';
@@ -15,6 +16,8 @@ const DEFAULT_CHUNK_SIZE = 65536;
 const MAX_CHUNK_SIZE = 16 * 2 ** 20; // 16 MiB: the contract's bound on a streamed body's chunk
 export { MAX_BODY_SIZE };
 
+/** Bad usage (exit 2), in the contract's wording (python/clientbench/schema/contract.json, the table of bad usage in
+ * docs/raw-format.md). */
 export class UsageError extends Error {}
 
 /** What this client cannot do at all (docs/raw-format.md, exit status 3): `unsupported: <what>`. */
@@ -48,29 +51,33 @@ const FLAGS = {
 export const USAGE = `usage: node-fetch-driver --url URL [--workers W] [--requests N | --duration SECONDS] [--warmup K]
        [--timeout SECONDS] [--connection keep-alive|new] [--ca-file PATH | --insecure]
        [--rate R [--arrival uniform|poisson] [--seed S]] [--method GET|POST|PUT] [--body-size BYTES]
-       [--record samples|histogram] [--client-scope per-worker|shared] [--http 1.1|2]
+       [--record samples|histogram] [--client-scope per-worker|shared] [--http 1.1|2|3]
        [--upload whole|stream] [--download whole|stream] [--chunk-size BYTES] [--targets FILE]
 (the clientbench driver contract: docs/raw-format.md)`;
 
-function whole(flag, text, min, max = Number.MAX_SAFE_INTEGER) {
+/** A whole number from min to max (null: no bound above). */
+function whole(flag, text, min, max = null) {
   const v = Number(text);
-  if (!/^-?\d+$/.test(text.trim()) || !Number.isSafeInteger(v) || v < min || v > max) {
-    throw new UsageError(`--${flag}: must be a whole number between ${min} and ${max}, got '${text}'`);
+  if (!/^-?\d+$/.test(text.trim()) || !Number.isSafeInteger(v) || v < min || (max !== null && v > max)) {
+    const range = max === null ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new UsageError(`--${flag}: must be a whole number ${range}, got '${text}'`);
   }
   return v;
 }
 
-function positive(flag, text) {
+/** A finite number above 0, at most max (null: no bound above). */
+function positive(flag, text, max = null) {
   const v = Number(text);
-  if (text.trim() === '' || !(v > 0) || !Number.isFinite(v)) {
-    throw new UsageError(`--${flag}: must be a positive number, got '${text}'`);
+  if (text.trim() === '' || !(v > 0) || !Number.isFinite(v) || (max !== null && v > max)) {
+    const most = max === null ? '' : `, at most ${max}`;
+    throw new UsageError(`--${flag}: must be a positive number${most}, got '${text}'`);
   }
   return v;
 }
 
 function seed(text) {
   const v = /^\d+$/.test(text.trim()) ? BigInt(text.trim()) : -1n;
-  if (v < 0n || v > MAX_SEED) throw new UsageError(`--seed: must be a whole number from 0 to 2^64 - 1, got '${text}'`);
+  if (v < 0n || v > MAX_SEED) throw new UsageError(`--seed: must be a whole number from 0 to ${MAX_SEED}, got '${text}'`);
   return v;
 }
 
@@ -81,27 +88,71 @@ function checkUrl(text) {
   if (why !== null) throw new UsageError(`--url: ${why}`);
 }
 
-/** What makes `text` unusable as a request's URL (null when it is usable). */
+/** What makes `text` unusable as a request's URL (null when it is usable). The authority is read first, as
+ * RFC 3986 has it: URL() refuses an empty host or a port above 65535 with one message for all. */
 export function urlProblem(text) {
-  if (/[\x00-\x20\x7f]/.test(text)) return 'must not contain whitespace or control characters';
-  let u;
-  try {
-    u = new URL(text);
-  } catch {
-    return `'${text}' is not a URL`;
+  if (/[\x00-\x20\x7f]/.test(text)) return `must not contain whitespace or control characters, got '${text}'`;
+  const parts = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/.exec(text);
+  if (parts === null || !['http', 'https'].includes(parts[1].toLowerCase())) {
+    return `must be an http:// or https:// URL, got '${text}'`;
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `must be an http:// or https:// URL, got '${text}'`;
-  if (u.hostname === '') return `has no host: '${text}'`;
-  // URL() refuses ports above 65535 and leaves out the scheme's default; 0 is left
-  if (u.port === '0') return `the port must be from 1 to 65535, got '${text}'`;
+  const hostPort = parts[2].slice(parts[2].lastIndexOf('@') + 1);
+  const m = /^(\[[^\]]*\]|[^:]*)(?::(.*))?$/.exec(hostPort);
+  if (m[1] === '' || m[1] === '[]') return `has no host, got '${text}'`;
+  // an empty port ("http://h:/") is the scheme's (RFC 3986)
+  if (m[2] !== undefined && m[2] !== '' && !(/^\d+$/.test(m[2]) && Number(m[2]) >= 1 && Number(m[2]) <= 65535)) {
+    return `the port must be from 1 to 65535, got '${text}'`;
+  }
+  try {
+    new URL(text);
+  } catch (err) {
+    return `is not a URL (${err.message}), got '${text}'`;
+  }
   return null;
 }
 
-function timeout(text) {
-  const v = positive('timeout', text);
-  if (v > MAX_TIMEOUT_S) throw new UsageError(`--timeout: must be at most ${MAX_TIMEOUT_S} s (a day), got '${text}'`);
-  return v;
+/** `--flag value` as `--flag=value` for the flags that take a value (the others as they are). */
+function joined(argv) {
+  const out = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i].startsWith('--') ? argv[i].slice(2) : null;
+    if (FLAGS[name]?.type === 'string' && i + 1 < argv.length) out.push(`${argv[i]}=${argv[++i]}`);
+    else out.push(argv[i]);
+  }
+  return out;
 }
+
+/** parseArgs's messages in the contract's wording: `--flag: ...` first. */
+function parseError(err) {
+  const flag = /'(--?[^' =]+)/.exec(err.message)?.[1] ?? '';
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `${flag}: unknown flag`;
+  if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && /argument missing/.test(err.message)) {
+    return `${flag}: needs a value`;
+  }
+  return err.message.split(/\.\s/)[0]; // node's message, to its first sentence: one line
+}
+
+/** A --ca-file's certificates (PEM CERTIFICATE blocks that parse: a CRL alone has none), or a UsageError. */
+function caFile(path) {
+  let pem;
+  try {
+    pem = readFileSync(path, 'latin1');
+  } catch (err) {
+    throw new UsageError(`--ca-file: cannot read ${path} (${err.message})`);
+  }
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  const certificates = blocks.filter((block) => {
+    try {
+      return new X509Certificate(block) !== null;
+    } catch {
+      return false;
+    }
+  });
+  if (certificates.length === 0) throw new UsageError(`--ca-file: no PEM certificate in ${path}`);
+  return certificates.join('\n'); // replaces Node's roots
+}
+
+const isHttps = (url) => url.toLowerCase().startsWith('https://');
 
 function oneOf(flag, text, ...choices) {
   if (!choices.includes(text)) throw new UsageError(`--${flag}: must be one of ${choices.join(', ')}, got '${text}'`);
@@ -111,17 +162,19 @@ function oneOf(flag, text, ...choices) {
 /** The parsed and checked flags; null for --help. Throws UsageError. */
 export function parseOptions(argv) {
   let values;
+  // `--flag value` as `--flag=value`: parseArgs calls a value that starts with '-' ambiguous, and `--warmup -1` is a
+  // value out of range (the contract's wording), not a missing one
   try {
-    ({ values } = parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({ args: joined(argv), options: FLAGS, strict: true, allowPositionals: false }));
   } catch (err) {
-    throw new UsageError(err.message.split(/\.\s/)[0]); // node's message, to its first sentence: one line
+    throw new UsageError(parseError(err));
   }
   if (values.help) return null;
-  if (!values.url) throw new UsageError('--url is required');
+  if (values.url === undefined) throw new UsageError('--url: required');
   checkUrl(values.url);
   for (const flag of ['arrival', 'seed']) {
     if (values[flag] !== undefined && values.rate === undefined) {
-      throw new UsageError(`--${flag}: goes with --rate (an open loop)`);
+      throw new UsageError(`--${flag} goes with --rate (an open loop)`);
     }
   }
   const o = {
@@ -130,7 +183,7 @@ export function parseOptions(argv) {
     requests: values.requests === undefined ? null : whole('requests', values.requests, 1),
     duration: values.duration === undefined ? null : positive('duration', values.duration),
     warmup: whole('warmup', values.warmup, 0),
-    timeout: timeout(values.timeout),
+    timeout: positive('timeout', values.timeout, MAX_TIMEOUT_S),
     connection: oneOf('connection', values.connection, 'keep-alive', 'new'),
     caFile: values['ca-file'] ?? null,
     insecure: values.insecure,
@@ -141,7 +194,7 @@ export function parseOptions(argv) {
     bodySize: values['body-size'] === undefined ? null : whole('body-size', values['body-size'], 0, MAX_BODY_SIZE),
     record: oneOf('record', values.record, 'samples', 'histogram'),
     clientScope: oneOf('client-scope', values['client-scope'], 'per-worker', 'shared'),
-    http: oneOf('http', values.http, '1.1', '2'),
+    http: oneOf('http', values.http, '1.1', '2', '3'),
     upload: oneOf('upload', values.upload, 'whole', 'stream'),
     download: oneOf('download', values.download, 'whole', 'stream'),
     chunkSize: whole('chunk-size', values['chunk-size'], 1, MAX_CHUNK_SIZE),
@@ -152,30 +205,32 @@ export function parseOptions(argv) {
   if (o.duration === null && o.requests === null) o.requests = DEFAULT_REQUESTS;
   if (o.rate !== null && o.rate / o.workers > MAX_RATE_PER_WORKER) {
     throw new UsageError(
-      `--rate ${o.rate} over ${o.workers} workers is ${o.rate / o.workers} requests/s per worker: ` +
-        `finer than 1 µs (at most ${MAX_RATE_PER_WORKER})`,
+      `--rate: at most ${MAX_RATE_PER_WORKER} requests/s per worker (a schedule finer than 1 µs), ` +
+        `got ${o.rate} over ${o.workers} workers`,
     );
   }
-  if (o.method === 'GET' && o.bodySize > 0) throw new UsageError('--body-size goes with --method POST or PUT');
-  if (o.caFile !== null && o.insecure) throw new UsageError('--ca-file and --insecure exclude each other');
   if (o.connection === 'new' && o.clientScope === 'shared') {
-    throw new UsageError('--connection new goes with --client-scope per-worker (a shared client is made once)');
+    throw new UsageError('--connection new does not go with --client-scope shared (a shared client is made once)');
   }
   if (o.targetsFile !== null && values.method !== undefined) throw new UsageError('--method goes without --targets (each target names its method)');
   if (o.targetsFile !== null && o.bodySize !== null) throw new UsageError('--body-size goes without --targets (each target names its body)');
+  if (o.method === 'GET' && o.bodySize > 0) throw new UsageError('--body-size goes with --method POST or PUT (a GET sends no body)');
   if (o.upload === 'stream' && o.method === 'GET' && o.targetsFile === null) {
     throw new UsageError('--upload stream goes with --method POST or PUT, or --targets (a GET sends no body)');
   }
-  if (o.http === '2' && o.url.toLowerCase().startsWith('http://')) {
-    throw new Unsupported('HTTP/2 over http:// (prior knowledge): undici 6 speaks HTTP/2 over TLS only');
+  if (o.http === '3' && o.targetsFile === null && !isHttps(o.url)) {
+    throw new UsageError(`--http: 3 is HTTP/3 over QUIC, which needs https:// URLs, got '${o.url}'`);
   }
+  if (o.caFile !== null && o.insecure) throw new UsageError('--ca-file and --insecure exclude each other');
   o.bodySize ??= 0;
   o.pattern = new Pattern(o.chunkSize);
   o.body = o.expected = null;
   if (o.targetsFile !== null) {
     o.targets = readTargets(o.targetsFile);
-    const plain = o.http === '2' && o.targets.find((t) => t.url.toLowerCase().startsWith('http://'));
-    if (plain) throw new Unsupported(`HTTP/2 over http:// (prior knowledge, ${plain.url}): undici 6 speaks HTTP/2 over TLS only`);
+    const plain = o.targets.find((t) => !isHttps(t.url));
+    if (o.http === '3' && plain) {
+      throw new UsageError(`--http: 3 is HTTP/3 over QUIC, which needs https:// URLs, got '${plain.url}' in ${o.targetsFile}`);
+    }
   } else {
     // the workload's one request: --url with --method and the pattern body, whose answer is checked
     const target = { method: o.method, url: o.url, body: null, size: 0, check: false };
@@ -187,12 +242,12 @@ export function parseOptions(argv) {
     o.targets = [target];
   }
   o.tls = { rejectUnauthorized: !o.insecure };
-  if (o.caFile !== null) {
-    try {
-      o.tls.ca = readFileSync(o.caFile); // replaces Node's roots
-    } catch (err) {
-      throw new UsageError(`--ca-file: ${err.message}`);
-    }
+  if (o.caFile !== null) o.tls.ca = caFile(o.caFile);
+  // what undici cannot do, once the command line is known to be good (docs/raw-format.md: exit 2 wins)
+  if (o.http === '3') throw new Unsupported('HTTP/3 (undici 6 has no HTTP/3)');
+  const plain = o.targets.find((t) => !isHttps(t.url));
+  if (o.http === '2' && plain) {
+    throw new Unsupported(`HTTP/2 over http:// (prior knowledge, ${plain.url}): undici 6 speaks HTTP/2 over TLS only`);
   }
   return o;
 }

@@ -15,7 +15,7 @@ export function readTargets(path) {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new UsageError(`--targets: ${err.message}`);
+    throw new UsageError(`--targets ${path}: cannot read it (${err.message})`);
   }
   const bodies = new Map();
   const targets = [];
@@ -40,7 +40,7 @@ export function readTargets(path) {
           if (statSync(file).size > MAX_BODY_SIZE) throw bad(`the body file ${file} is above 1 GiB`);
           bodies.set(file, readFileSync(file));
         } catch (err) {
-          throw err instanceof UsageError ? err : bad(`the body file: ${err.message}`);
+          throw err instanceof UsageError ? err : bad(`cannot read the body file ${file} (${err.message})`);
         }
       }
       target.body = bodies.get(file);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AnswerCheck, Pattern, readBody, streamedBody } from '../lib/body.mjs';
 import { DigestMismatch } from '../lib/failures.mjs';
-import { UsageError, parseOptions, uploadAnswer, uploadBody } from '../lib/options.mjs';
+import { Unsupported, UsageError, parseOptions, uploadAnswer, uploadBody } from '../lib/options.mjs';
 import { documentJSON, histogram, Worker } from '../lib/record.mjs';
 import { countMissed, poisson, sleepUntil, splitmix64, uniform } from '../lib/schedule.mjs';
 import { pick } from '../lib/targets.mjs';
@@ -64,6 +64,20 @@ test('bad usage is one line naming the flag', () => {
       (err) => err instanceof UsageError && !err.message.includes('\n') && err.message.includes(flag),
       args,
     );
+  }
+});
+
+test('what undici cannot do is exit 3, once the command line is known to be good', () => {
+  assert.throws(() => parseOptions(['--url', 'https://h/', '--http', '3']), (err) => err instanceof Unsupported);
+  assert.throws(() => parseOptions(['--url', 'http://h/', '--http', '2']), (err) => err instanceof Unsupported);
+  const text = join(TMP, 'not-a-certificate.pem');
+  writeFileSync(text, 'not a certificate\n');
+  for (const args of [
+    ['--url', 'https://h/', '--http', '3', '--ca-file', '/no/such/ca.pem'],
+    ['--url', 'http://h/', '--http', '2', '--ca-file', text], // no PEM certificate in it
+    ['--url', 'http://h/', '--http', '3'], // QUIC needs https://
+  ]) {
+    assert.throws(() => parseOptions(args), (err) => err instanceof UsageError, args.join(' '));
   }
 });
 

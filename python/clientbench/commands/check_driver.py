@@ -92,8 +92,9 @@ def check_driver(
     """Check every driver; 1 when one of them failed a check."""
     import socket
 
-    from ..conformance.checks import FAIL, PASS, Outcome, Servers, check
+    from ..conformance.checks import FAIL, NEW, PASS, Outcome, Servers, check
     from ..conformance.faults import FaultServer
+    from ..contract import VERSION, schema_id
     from ..execution.server import Server
 
     with socket.socket() as s:  # a port nobody listens on
@@ -101,9 +102,11 @@ def check_driver(
         closed = f"http://127.0.0.1:{s.getsockname()[1]}/"
 
     def show(o: Outcome) -> None:
-        label = {PASS: "pass", FAIL: "FAIL"}.get(o.status, "skip")
-        out(f"  {label}  {o.check}: {o.why if o.status in (PASS, FAIL) else 'not supported: ' + o.why}")
+        label = {PASS: "pass", FAIL: "FAIL", NEW: "new "}.get(o.status, "skip")
+        out(f"  {label}  {o.check}: {o.why if o.status in (PASS, FAIL, NEW) else 'not supported: ' + o.why}")
         sys.stdout.flush()
+
+    out(f"check-driver: the driver contract {schema_id()} (docs/raw-format.md)")
 
     failed: list[str] = []
     with Server() as http, Server() as counting, Server(tls=True) as https, FaultServer() as faults:
@@ -111,9 +114,17 @@ def check_driver(
         for spec in specs:
             out(f"{spec.name}: {_what(spec)}")
             outcomes = check(spec, bed, show, jobs)
-            counts = {k: sum(o.status == k for o in outcomes) for k in (PASS, FAIL)}
-            skipped = len(outcomes) - counts[PASS] - counts[FAIL]
-            out(f"{spec.name}: {counts[PASS]} passed, {counts[FAIL]} failed, {skipped} not supported")
+            counts = {k: sum(o.status == k for o in outcomes) for k in (PASS, FAIL, NEW)}
+            skipped = len(outcomes) - sum(counts.values())
+            older = outcomes.declared is not None and outcomes.declared < VERSION
+            news = f", {counts[NEW]} new in {schema_id()}" if older else ""
+            out(f"{spec.name}: {counts[PASS]} passed, {counts[FAIL]} failed, {skipped} not supported{news}")
+            if older:
+                out(
+                    f"{spec.name}: its documents declare {schema_id(outcomes.declared or 0)}: checked by that "
+                    f"version's rules; the {counts[NEW]} checks marked new are of rules a later version added "
+                    '(docs/raw-format.md, "Versions")'
+                )
             if counts[FAIL]:
                 failed.append(spec.name)
     if failed:

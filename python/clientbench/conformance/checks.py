@@ -17,12 +17,14 @@ exit 2): reported as not supported. What the checks stand on is suite.py.
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from .. import contract
 from ..model import DriverRun
 from ..registry.spec import ClientSpec
 from ..schema import RAW_SCHEMA_ID
@@ -31,10 +33,12 @@ from ..workload import Workload
 from .open_loop import open_loop
 from .suite import (
     FAIL,
+    NEW,
     PASS,
     SKIP,
     Check,
     Outcome,
+    Outcomes,
     Servers,
     Suite,
     _document,
@@ -43,9 +47,10 @@ from .suite import (
     _ok,
     _refused,
     _workers,
+    versioned,
 )
 
-__all__ = ["FAIL", "PASS", "SKIP", "Check", "Outcome", "Servers", "Suite", "check", "open_loop"]
+__all__ = ["FAIL", "NEW", "PASS", "SKIP", "Check", "Outcome", "Outcomes", "Servers", "Suite", "check", "open_loop"]
 HELLO = 13  # the body of the server's `/`
 BODY = 100_000  # the closed loop's body
 #: the timeout of the stall check (s), and how long the server stalls
@@ -56,42 +61,31 @@ STALL_TIMEOUT_S, STALL_MS = 1.0, 3000
 
 
 def usage_errors(s: Suite) -> Iterator[Outcome]:
-    """Bad flags: exit 2 and one line on stderr that names the flag (docs/raw-format.md, "Command line")."""
+    """Bad flags: exit 2 and one line on stderr that names the flag (docs/raw-format.md, "Bad usage"): the contract's
+    cases marked for check-driver (schema/contract.json), each on a closed loop of one request whose flags it
+    replaces where it gives them (each flag once, as the runner gives them)."""
     url = s.bed.http.url + "/"
     one = Workload(workers=1, requests=1, warmup=0, timeout_s=5)
-    # a row with a fixed number of workers gets its own --workers first: the bad one comes after it
-    # the bad values come after the workload's own flags (argparse keeps the last): a Workload refuses them itself
-    zero_workers = (one, ["--workers", "0"])
-    missing = str(s.log_dir / "no-such-ca.pem")
-    cases: list[tuple[str, str, Workload, list[str], str]] = [  # (what, --url, workload, flags, flag named)
-        ("--rate 0", url, one, ["--rate", "0"], "--rate"),
-        ("--duration with --requests", url, one, ["--duration", "1"], "--duration"),
-        ("--body-size with GET", url, one, ["--body-size", "10"], "--body-size"),
-        ("an unknown flag", url, one, ["--no-such-flag"], "--no-such-flag"),
-        ("--workers 0", url, *zero_workers, "--workers"),
-        ("--timeout 0", url, one, ["--timeout", "0"], "--timeout"),
-        ("--arrival without --rate", url, one, ["--arrival", "poisson"], "--arrival"),
-        ("--seed without --rate", url, one, ["--seed", "3"], "--seed"),
-        ("--url not http(s)", "ftp://127.0.0.1:1/", one, [], "--url"),
-        ("--ca-file with --insecure", url, one, ["--ca-file", missing, "--insecure"], "--ca-file|--insecure"),
-        ("--ca-file that does not exist", url, one, ["--ca-file", missing], "--ca-file"),
-        ("--chunk-size 0", url, one, ["--chunk-size", "0"], "--chunk-size"),
-        ("--upload stream with GET", url, one, ["--upload", "stream"], "--upload"),
-        ("--targets that does not exist", url, one, ["--targets", missing], "--targets"),
-    ]
-    for what, target, workload, flags, flag in cases:
-        name = f"usage: {what}"
-        run, lines = s.run_logged(target, workload, flags)
-        if run.returncode != 2:
+    given = {"ca": s.bed.https.ca_file} if s.bed.https.ca_file else {}
+    values = contract.write_files(s.log_dir, url, given)
+    for case in contract.check_cases():
+        name = f"usage: {case.check}"
+        if any(f not in values for f in case.files):
+            yield Outcome(name, FAIL, f"check-driver lacks the files {case.files}", case.since)
+            continue
+        target = case.url.format(**values) if case.url is not None else url
+        flags = [a.format(**values) for a in case.args]
+        run, lines = s.run_logged(target, one, flags, replace=True)
+        if run.returncode != contract.EXIT_USAGE:
             got = "printed a document" if run.raw is not None else run.reason
-            yield Outcome(name, FAIL, f"exit status {run.returncode}, expected 2 ({got})")
+            yield Outcome(name, FAIL, f"exit status {run.returncode}, expected 2 ({got})", case.since)
         elif len(lines) != 1:
-            yield Outcome(name, FAIL, f"exit 2, but {len(lines)} lines on stderr, expected one")
-        elif not any(f in lines[0] for f in flag.split("|")):  # a|b: either name will do
-            named = " or ".join(flag.split("|"))
-            yield Outcome(name, FAIL, f"exit 2, but the message does not name {named}: {lines[0][:160]}")
+            yield Outcome(name, FAIL, f"exit 2, but {len(lines)} lines on stderr, expected one", case.since)
+        elif not any(f in lines[0] for f in case.flag.split("|")):  # a|b: either name will do
+            named = " or ".join(case.flag.split("|"))
+            yield Outcome(name, FAIL, f"exit 2, but the message does not name {named}: {lines[0][:160]}", case.since)
         else:
-            yield Outcome(name, PASS, f"exit 2: {lines[0][:120]}")
+            yield Outcome(name, PASS, f"exit 2: {lines[0][:120]}", case.since)
 
 
 def closed_loop(s: Suite) -> Iterator[Outcome]:
@@ -111,12 +105,18 @@ def closed_loop(s: Suite) -> Iterator[Outcome]:
         return
     assert run.raw is not None and run.stats is not None
     schema = run.raw["schema"]
-    yield Outcome(
-        "valid document",
-        PASS if schema == RAW_SCHEMA_ID else FAIL,
-        f"{schema}: schema, counts and the workload asked for"
-        + ("" if schema == RAW_SCHEMA_ID else f" (a driver prints {RAW_SCHEMA_ID}: --rate, --method need it)"),
-    )
+    s.declared = contract.version_of(schema)
+    if schema == RAW_SCHEMA_ID:
+        yield Outcome("valid document", PASS, f"{schema}: schema, counts and the workload asked for")
+    elif s.declared is not None and s.declared >= 2:
+        yield Outcome(
+            "valid document",
+            PASS,
+            f"{schema}: schema, counts and the workload asked for; checked by raw/{s.declared}'s rules (the "
+            f'contract is {RAW_SCHEMA_ID}: docs/raw-format.md, "Versions", says what changed)',
+        )
+    else:
+        yield Outcome("valid document", FAIL, f"{schema}: a driver prints {RAW_SCHEMA_ID} (--rate, --method need it)")
     counts = [len(x.get("latencies_ns", [])) for x in run.raw["workers"]]
     yield Outcome(
         "samples",
@@ -148,10 +148,10 @@ def _python_section(client: dict[str, Any]) -> Outcome:
     if client["language"] != "Python":
         return Outcome(PYTHON_CHECK, PASS, f"a {client['language']} driver: client.python is for Python drivers")
     if not isinstance(python, dict):
-        return Outcome(PYTHON_CHECK, FAIL, "a Python driver without client.python (the interpreter it ran on)")
+        return Outcome(PYTHON_CHECK, FAIL, "a Python driver without client.python (the interpreter it ran on)", 2)
     missing = [k for k in PYTHON_KEYS if k not in python]
     if missing:
-        return Outcome(PYTHON_CHECK, FAIL, f"client.python lacks {', '.join(missing)}")
+        return Outcome(PYTHON_CHECK, FAIL, f"client.python lacks {', '.join(missing)}", 2)
     packages = ", ".join(python["extensions"]) or "none"
     return Outcome(PYTHON_CHECK, PASS, f"Python {python['version']}, compiled extensions of: {packages}")
 
@@ -167,7 +167,8 @@ def new_connections(s: Suite) -> Iterator[Outcome]:
     if bad is not None:
         yield bad
         said = f"exit {run.returncode}: every driver records histograms ({run.reason})"  # never `unsupported`
-        yield Outcome("--record histogram", FAIL, said if run.returncode in (2, 3) else "no valid document")
+        refused = run.returncode in (2, 3)
+        yield Outcome("--record histogram", FAIL, said if refused else "no valid document", 3 if refused else 2)
         return
     if connections is None:
         yield Outcome(name, FAIL, "the server's /stats did not answer")
@@ -182,6 +183,7 @@ def new_connections(s: Suite) -> Iterator[Outcome]:
         "--record histogram",
         PASS if held == [n] * w else FAIL,
         f"service-time histograms of {held} requests" + ("" if held == [n] * w else f", expected {[n] * w}"),
+        2,
     )
 
 
@@ -197,7 +199,9 @@ def histogram_failures(s: Suite) -> Iterator[Outcome]:
     assert run.raw is not None
     held = [sum(c for _, c in w["histograms"]["service"]["counts"]) for w in run.raw["workers"]]
     failed = _failed_with(name, run, "status 500", 500)
-    yield failed if failed.failed or any(held) else Outcome(name, PASS, f"{held}: 3 failed requests per worker")
+    if any(held) and not failed.failed:
+        failed = Outcome(name, FAIL, f"histograms of {held} requests: they hold the successful requests only", 2)
+    yield failed if failed.failed else Outcome(name, PASS, f"{held}: 3 failed requests per worker")
 
 
 def uploads(s: Suite) -> Iterator[Outcome]:
@@ -214,19 +218,22 @@ def uploads(s: Suite) -> Iterator[Outcome]:
         for other in (ECHO_CHECK, "upload: a wrong answer counted", UPLOAD_STATUS):
             yield Outcome(other, refused.status, "no uploads")
         return
-    yield _document(name, run) or _ok(name, run, len(answer))
-    wl = Workload(workers=2, requests=2, warmup=0, timeout_s=10, method="POST", body_size=30)
-    run = s.run(s.bed.http.url + "/echo", wl)  # answers the body itself: right too
-    yield _document(ECHO_CHECK, run) or _ok(ECHO_CHECK, run, 30)
+    yield _at(_document(name, run) or _ok(name, run, len(answer)), 2)
+    # /echo answers the body itself: right too; of 67 bytes, the length of its /upload line, whichever it equals
+    wl = Workload(workers=2, requests=2, warmup=0, timeout_s=10, method="POST", body_size=ECHOED)
+    run = s.run(s.bed.http.url + "/echo", wl)
+    yield _at(_document(ECHO_CHECK, run) or _ok(ECHO_CHECK, run, ECHOED), 3)
     run = s.run(s.bed.faults.url + "/wrong", wl)  # neither the /upload line nor the body
     yield _document("upload: a wrong answer counted", run) or _mismatch(run)
     # the fault server reads the body and answers 404 (empty, so no digest): the status is the reason
     run = s.run(s.bed.faults.url + "/upload", wl)
-    yield _document(UPLOAD_STATUS, run) or _failed_with(UPLOAD_STATUS, run, "status 404", 404)
+    yield _at(_document(UPLOAD_STATUS, run) or _failed_with(UPLOAD_STATUS, run, "status 404", 404), 3)
 
 
 UPLOAD_STATUS = "upload: a non-200 answer is its status"
 ECHO_CHECK = "upload: POST /echo, the body answered back"
+#: the echo check's body: as long as its /upload line ("67 " and 64 hex digits)
+ECHOED = 67
 #: the streamed checks' body and chunk: a MiB in 16 KiB chunks
 STREAMED, CHUNK = 1 << 20, 16 << 10
 
@@ -252,12 +259,12 @@ def streamed(s: Suite) -> Iterator[Outcome]:
     ]
     for name, target, wl, body in cases:
         run, lines = s.run_logged(target, wl)
-        yield _refused(name, run, lines) or _document(name, run) or _ok(name, run, body)
+        yield _at(_refused(name, run, lines, 3) or _document(name, run) or _ok(name, run, body), 3)
     name = "stream: a wrong answer read in chunks counted"
     wl = Workload(2, 2, 0, 10, method="POST", body_size=30, download="stream", chunk_size=4)
     run, lines = s.run_logged(s.bed.faults.url + "/wrong", wl)
-    refused = _refused(name, run, lines)
-    yield refused or _document(name, run) or _mismatch(run, name)
+    refused = _refused(name, run, lines, 3)
+    yield _at(refused or _document(name, run) or _mismatch(run, name), 3)
 
 
 TARGETS_CHECK = "targets: each worker cycles through the file"
@@ -276,22 +283,22 @@ def targets(s: Suite) -> Iterator[Outcome]:
     bodies = Bodies(sent=(0, 0, 7), received=(10, 2000, len(upload_answer(b"seven b"))))
     wl = Workload(2, 5, 1, 10, targets=str(listed))
     run, lines = s.run_logged(f"{url}/bytes/10", wl, expected_body_bytes=bodies)
-    refused = _refused(TARGETS_CHECK, run, lines)
+    refused = _refused(TARGETS_CHECK, run, lines, 3)
     if refused is not None or (refused := _document(TARGETS_CHECK, run)) is not None:
-        yield refused
+        yield _at(refused, 3)
         return
     assert run.stats is not None
     if run.reason:
-        yield Outcome(TARGETS_CHECK, FAIL, run.reason[:200])
+        yield Outcome(TARGETS_CHECK, FAIL, run.reason[:200], 3)
     else:
-        yield Outcome(TARGETS_CHECK, PASS, f"{run.stats.requests} requests, {run.stats.body_bytes} body bytes")
+        yield Outcome(TARGETS_CHECK, PASS, f"{run.stats.requests} requests, {run.stats.body_bytes} body bytes", 3)
 
 
 def _mismatch(run: DriverRun, name: str = "upload: a wrong answer counted") -> Outcome:
     """Every request a digest mismatch, whose `status` is null (only a `status <code>` failure has one)."""
-    outcome = _failed_with(name, run, "Error: upload digest mismatch:")
+    outcome = _at(_failed_with(name, run, "Error: upload digest mismatch:"), 2)
     if not outcome.failed and any(f.get("status") is not None for f in _failures(run)):
-        return Outcome(name, FAIL, "a digest mismatch has a status; only a `status <code>` failure has one")
+        return Outcome(name, FAIL, "a digest mismatch has a status; only a `status <code>` failure has one", 3)
     return outcome
 
 
@@ -326,7 +333,8 @@ def faults(s: Suite) -> Iterator[Outcome]:
         bad = _document(name, run)
         if bad is None and run.returncode != 0:
             bad = Outcome(name, FAIL, f"exit status {run.returncode}: failed requests are data, exit 0")
-        yield bad or _failed_with(name, run, prefix, status)
+        # raw/2 had a timeout per request, which a library's per-read timeout met; raw/3's bounds the whole request
+        yield _at(bad or _failed_with(name, run, prefix, status), 3 if "trickling" in name else 1)
 
 
 def https(s: Suite) -> Iterator[Outcome]:
@@ -349,29 +357,37 @@ def _all(check: Check, suite: Suite) -> list[Outcome]:
 
 def check(
     spec: ClientSpec, bed: Servers, on_outcome: Callable[[Outcome], None] = lambda o: None, jobs: int = 1
-) -> list[Outcome]:
+) -> Outcomes:
     """Every check of one driver, with up to `jobs` driver runs at a time; `on_outcome` sees each outcome in
-    the order of CHECKS."""
+    the order of CHECKS. A driver whose documents declare an older version of the contract (clientbench.raw/2) is
+    held to that version's rules: a check of a rule that came later, which it does not meet, is NEW, not FAIL."""
     with tempfile.TemporaryDirectory(prefix="clientbench-check-") as log_dir:
         return _check(Suite(spec, bed, Path(log_dir)), on_outcome, jobs)
 
 
-def _check(suite: Suite, on_outcome: Callable[[Outcome], None], jobs: int) -> list[Outcome]:
+def _check(suite: Suite, on_outcome: Callable[[Outcome], None], jobs: int) -> Outcomes:
     def counted() -> list[list[Outcome]]:
         return [_all(c, suite) for c in COUNTED]
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         first = pool.submit(counted)
         rest = [pool.submit(_all, c, suite) for c in OTHERS]
-        out: list[Outcome] = []
+        out = Outcomes()
 
         def take(group: list[Outcome]) -> None:
             for outcome in group:
+                outcome = versioned(outcome, suite.declared)  # the closed loop's document said it
                 on_outcome(outcome)
                 out.append(outcome)
 
         for group in first.result():
             take(group)
+        out.declared = suite.declared
         for future in rest:
             take(future.result())
     return out
+
+
+def _at(outcome: Outcome, since: int) -> Outcome:
+    """The outcome of a check of a rule of the contract's version `since`."""
+    return dataclasses.replace(outcome, since=since)

@@ -18,17 +18,36 @@ from ..workload import Workload
 from .faults import FaultServer
 
 PASS, FAIL, SKIP = "pass", "fail", "not supported"
+#: a check of a rule newer than the contract version the driver's document declares, which it does not meet: told,
+#: not failed (docs/raw-format.md, "Versions")
+NEW = "new"
 
 
 @dataclass(frozen=True)
 class Outcome:
     check: str
-    status: str  # PASS, FAIL or SKIP
+    status: str  # PASS, FAIL, SKIP or NEW
     why: str
+    #: the contract version whose rule the check holds the driver to (a failure: the rule it broke)
+    since: int = 1
 
     @property
     def failed(self) -> bool:
         return self.status == FAIL
+
+
+class Outcomes(list[Outcome]):
+    """A driver's outcomes, and the contract version its document declared (None: it printed none)."""
+
+    declared: int | None = None
+
+
+def versioned(outcome: Outcome, declared: int | None) -> Outcome:
+    """The outcome under the rules of the version the driver declares: a check of a rule that came later, which it
+    does not meet, is NEW (said so, not failed)."""
+    if declared is None or outcome.status == PASS or outcome.since <= declared:
+        return outcome
+    return Outcome(outcome.check, NEW, f"new in raw/{outcome.since}: {outcome.why}", outcome.since)
 
 
 @dataclass
@@ -50,6 +69,8 @@ class Suite:
     bed: Servers
     log_dir: Path  # the drivers' stderr and the files the checks write; its owner removes it
     _tags: Iterator[int] = field(default_factory=itertools.count)
+    #: the contract version the driver's first document declared (closed_loop sets it)
+    declared: int | None = None
 
     def run(
         self, url: str, workload: Workload, flags: Sequence[str] = (), expected_body_bytes: int | Bodies | None = None
@@ -57,9 +78,15 @@ class Suite:
         return self.run_logged(url, workload, flags, expected_body_bytes)[0]
 
     def run_logged(
-        self, url: str, workload: Workload, flags: Sequence[str] = (), expected_body_bytes: int | Bodies | None = None
+        self,
+        url: str,
+        workload: Workload,
+        flags: Sequence[str] = (),
+        expected_body_bytes: int | Bodies | None = None,
+        replace: bool = False,
     ) -> tuple[DriverRun, list[str]]:
-        """A run of the driver, as the runner does it, and the lines of its stderr."""
+        """A run of the driver, as the runner does it, and the lines of its stderr (`replace`: a flag of `flags`
+        takes the place of the workload's)."""
         tag = f".{next(self._tags)}"
         run = run_driver(
             self.spec,
@@ -70,6 +97,7 @@ class Suite:
             tag=tag,
             expected_body_bytes=expected_body_bytes,
             driver_flags=flags,
+            replace_flags=replace,
         )
         path = self.log_dir / f"{self.spec.name}{tag}.stderr.log"
         err = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
@@ -119,17 +147,17 @@ def _ok(name: str, run: DriverRun, body: int) -> Outcome:
     return Outcome(name, PASS, f"{s.requests} requests, {s.body_bytes} body bytes")
 
 
-def _refused(name: str, run: DriverRun, lines: list[str]) -> Outcome | None:
+def _refused(name: str, run: DriverRun, lines: list[str], since: int = 2) -> Outcome | None:
     """What the driver cannot do (docs/raw-format.md, "Exit status"): exit 3 with one line `unsupported: ...`
     is not supported; so is a usage error (exit 2, a driver that does not know the flag), said as such; None
-    when the driver ran."""
+    when the driver ran. `since`: the version of the flags asked for."""
     said = lines[-1][:160] if lines else "nothing on stderr"
     if run.returncode == 3:
         if len(lines) == 1 and lines[0].startswith("unsupported: "):
-            return Outcome(name, SKIP, lines[0][:160])
-        return Outcome(name, FAIL, f"exit 3 without one line 'unsupported: ...' on stderr: {said}")
+            return Outcome(name, SKIP, lines[0][:160], since)
+        return Outcome(name, FAIL, f"exit 3 without one line 'unsupported: ...' on stderr: {said}", since)
     if run.returncode == 2:
-        return Outcome(name, SKIP, f"refused as bad usage (exit 2; the contract's way is exit 3): {said}")
+        return Outcome(name, SKIP, f"refused as bad usage (exit 2; the contract's way is exit 3): {said}", since)
     return None
 
 

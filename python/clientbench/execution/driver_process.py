@@ -122,9 +122,12 @@ def run_driver(
     driver_flags: Sequence[str] = (),
     cpus: frozenset[int] | None = None,
     on_spawn: Callable[[int], None] | None = None,
+    replace_flags: bool = False,
 ) -> DriverRun:
     """Run one driver once (on `cpus` with --pin). `expected_body_bytes` (per request, or per target of
-    --targets) enables the body-integrity check; `on_spawn` gets the driver's process id once it runs.
+    --targets) enables the body-integrity check; `on_spawn` gets the driver's process id once it runs. With
+    `replace_flags`, a flag of `driver_flags` takes the place of the workload's own (the runner gives a driver each
+    flag once: docs/raw-format.md).
 
     `hash_seed` sets PYTHONHASHSEED for the driver: a Python process's hash seed changes its memory
     layout, and with it, measurably, its speed (aiohttp on 2 cores: 69 or 90 ms per run depending on the
@@ -136,7 +139,10 @@ def run_driver(
     try:
         if spec.client.fixed_workers is not None:
             workload = workload.replace(workers=spec.client.fixed_workers)
-        argv = spec.argv() + workload.flags(url) + list(driver_flags)
+        flags = workload.flags(url)
+        if replace_flags:
+            flags = _without(flags, {f for f in driver_flags if f.startswith("--")})
+        argv = spec.argv() + flags + list(driver_flags)
     except WorkloadError as exc:  # e.g. a rate too fine for a row's fixed single worker
         return DriverRun(spec.client, RunStatus.FAILED, reason=f"cannot run this workload: {exc}")
     except Unavailable as exc:  # not installed here: the reason says how to get it
@@ -211,6 +217,15 @@ def run_driver(
     else:
         result.status = RunStatus.OK
     return result
+
+
+def _without(flags: list[str], names: set[str]) -> list[str]:
+    """The workload's flags without those named (each with its value: every workload flag has one)."""
+    out: list[str] = []
+    for name, value in zip(flags[::2], flags[1::2], strict=True):
+        if name not in names:
+            out += [name, value]
+    return out
 
 
 def check_workload(got: dict[str, Any], workload: Workload) -> None:

@@ -10,9 +10,11 @@ and checks the pieces here, never keeping them."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import AsyncIterator, Iterator
+import os
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
+from .. import contract
 from .failures import DigestMismatch
 
 ALPHABET = b"abcdefghijklmnopqrstuvwxyz"
@@ -101,37 +103,50 @@ class Answer:
 class Target:
     method: str
     url: str
-    body: bytes | None  # None: no body
+    body: bytes | None  # None: a GET's (no body); a POST's or PUT's is b"" without a body file
 
 
-def load_targets(p: argparse.ArgumentParser, path: str) -> list[Target]:
-    """The drivers' targets file: `METHOD URL` or `METHOD URL @BODYFILE` per line; a bad one is bad usage."""
+def load_targets(
+    p: argparse.ArgumentParser, path: str, url_problem: Callable[[str], str | None], max_body: int
+) -> list[Target]:
+    """The drivers' targets file: `METHOD URL` or `METHOD URL @BODYFILE` per line (BODYFILE an absolute path, at
+    most `max_body` bytes); blank lines, lines of whitespace and lines whose first word starts with `#` are
+    skipped. A file that cannot be read, with no target, or with a line that is not one is bad usage, in the
+    contract's wording (schema/contract.json)."""
+    rule = contract.rule
     try:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        p.error(f"--targets {path}: cannot read it ({exc})")
+        p.error(f"{rule('targets-unreadable').text(path=path)} ({exc})")
     targets: list[Target] = []
     bodies: dict[str, bytes] = {}  # a body file named by several targets is read once
     for number, line in enumerate(lines, 1):
         fields = line.split()
         if not fields or fields[0].startswith("#"):
             continue
+        at = f"--targets {path}, line {number}: "
         if fields[0] not in ("GET", "POST", "PUT") or len(fields) not in (2, 3):
-            p.error(f"--targets {path}, line {number}: expected 'METHOD URL [@BODYFILE]', got {line[:80]!r}")
-        body = None
+            p.error(f"{at}expected 'METHOD URL [@BODYFILE]', got {line[:80]!r}")
+        if (problem := url_problem(fields[1])) is not None:
+            p.error(at + "the URL " + problem.removeprefix("--url: "))
+        body = None if fields[0] == "GET" else b""  # a POST or PUT without a body file sends an empty body
         if len(fields) == 3:
-            if not fields[2].startswith("@") or fields[0] == "GET":
-                p.error(f"--targets {path}, line {number}: a body is '@BODYFILE' after a POST or PUT's URL")
+            if fields[0] == "GET":
+                p.error(rule("targets-get-body").text(path=path, line=number))
             name = fields[2][1:]
+            if not fields[2].startswith("@") or not os.path.isabs(name):
+                p.error(f"{rule('targets-relative-body').text(path=path, line=number)}, got {fields[2]!r}")
             if name not in bodies:
                 try:
+                    if os.stat(name).st_size > max_body:
+                        p.error(f"{at}the body file {name} is above {max_body} bytes (1 GiB)")
                     with open(name, "rb") as f:
                         bodies[name] = f.read()
                 except OSError as exc:
-                    p.error(f"--targets {path}, line {number}: cannot read the body file ({exc})")
+                    p.error(f"{rule('targets-body-unreadable').text(path=path, line=number, body=name)} ({exc})")
             body = bodies[name]
         targets.append(Target(fields[0], fields[1], body))
     if not targets:
-        p.error(f"--targets {path}: no targets in it")
+        p.error(rule("targets-empty").text(path=path))
     return targets

@@ -1,13 +1,14 @@
-"""The driver contract's command line (docs/raw-format.md, "Command line"): the flags, their checks (bad
-usage exits 2 with one line naming the flag), the upload body and the answer it must get, and the TLS
-options as each kind of library takes them."""
+"""The driver contract's command line (docs/raw-format.md, "Command line"), made from its declaration
+(schema/contract.json, through contract.py): the flags, their checks (bad usage exits 2 with one line in the
+contract's wording), the upload body and the answer it must get, and the TLS options as each kind of library
+takes them."""
 
 from __future__ import annotations
 
 import argparse
 import functools
 import hashlib
-import math
+import re
 import ssl
 import sys
 import warnings
@@ -15,27 +16,27 @@ from collections.abc import Iterable
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
+from .. import contract
 from .bodies import ALPHABET, Pattern, load_targets
 
-#: --body-size's largest value (1 GiB): the server's /upload accepts that much
-MAX_BODY_SIZE = 1 << 30
-#: a worker's schedule may not be finer than 1 µs: R/W at most this many requests/s
-MAX_RATE_PER_WORKER = 1_000_000
-DEFAULT_REQUESTS = 100
-#: --timeout's largest value (a day): a longer latency does not fit the runner's histograms
-MAX_TIMEOUT_S = 86_400.0
-#: --chunk-size's range and default (a streamed body's chunk)
-MAX_CHUNK_SIZE, DEFAULT_CHUNK_SIZE = 16 << 20, 64 << 10
-#: --seed's range: SplitMix64's 64-bit state
-MAX_SEED = (1 << 64) - 1
+DEFAULT_REQUESTS: int = contract.flag("--requests").default
+#: R/W at most this (the finest schedule: 1 µs per worker)
+MAX_RATE_PER_WORKER = float(contract.flag("--rate").per_worker_max or 0)
+#: the largest body, of --body-size and of a target's body file
+MAX_BODY_SIZE = int(contract.flag("--body-size").maximum or 0)
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with the contract's usage errors: one line on stderr (naming the flag), exit status 2, and
-    the cross-flag checks and the upload body done by parse_args."""
+    """argparse with the contract's usage errors: one line on stderr in the contract's wording (naming the flag),
+    exit status 2, and the cross-flag checks and the upload body done by parse_args. No abbreviated flags: a flag
+    the contract does not have is bad usage, not a prefix of one it has."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {_worded(message)}\n")
 
     def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
         ns = super().parse_args(args, namespace)
@@ -44,77 +45,52 @@ class Parser(argparse.ArgumentParser):
         return ns
 
 
+def _worded(message: str) -> str:
+    """argparse's message in the contract's wording (schema/contract.json): `--flag: ...` first."""
+    if m := re.fullmatch(r"argument (-[^/:\s]+)(?:/\S+)?: (.*)", message, re.S):
+        flag, rest = m[1], m[2]
+        return contract.message("no_value", flag=flag) if rest == "expected one argument" else f"{flag}: {rest}"
+    if m := re.fullmatch(r"unrecognized arguments: (\S+).*", message, re.S):
+        return contract.message("unknown", flag=m[1])
+    if m := re.fullmatch(r"the following arguments are required: ([^,\s]+).*", message, re.S):
+        return contract.message("required", flag=m[1])
+    return message
+
+
+def _typed(f: contract.Flag) -> Any:
+    """argparse's type= for a flag: its value, or the contract's message (argparse puts `argument FLAG: ` first)."""
+
+    def parse(text: str) -> Any:
+        try:
+            return f.parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{f.flag}: ")) from None
+
+    parse.__name__ = f.dest  # argparse names a type in some messages
+    return parse
+
+
+def _help(f: contract.Flag) -> str:
+    """The contract's meaning of a flag, as plain text (without the docs' links and marks)."""
+    text = re.sub(r"\[([^]]+)\]\([^)]+\)", r"\1", f.meaning).replace("`", "").replace("**", "")
+    default = "" if f.default is None or f.type == "switch" else f" (default {f.default})"
+    return f"{text}{default}".replace("%", "%%")
+
+
 def parser(description: str, *, gil: bool = False, modes: tuple[str, ...] = ()) -> Parser:
+    """The contract's flags (schema/contract.json), each checked as it is read; finish() checks them together."""
     p = Parser(description=description)
     if modes:
         p.add_argument(
             "--mode", choices=modes, default=modes[0], help=f"the library's native mode to use (default {modes[0]})"
         )
-    p.add_argument("--url", required=True, help="URL every request goes to")
-    p.add_argument("--workers", type=_positive, default=10, help="workers, each with its own client (default 10)")
-    p.add_argument(
-        "--requests", type=_positive, default=None, help=f"timed requests per worker (default {DEFAULT_REQUESTS})"
-    )
-    p.add_argument(
-        "--duration", type=_positive_float, default=None, help="open loop: the schedule lasts this many seconds"
-    )
-    p.add_argument("--warmup", type=_non_negative, default=0, help="untimed requests per worker (default 0)")
-    p.add_argument(
-        "--timeout", type=_timeout, default=30.0, help="bounds each whole request, s (default 30, at most 86400)"
-    )
-    p.add_argument(
-        "--connection",
-        choices=["keep-alive", "new"],
-        default="keep-alive",
-        help="keep-alive: one connection per worker (default); new: a new client and connection for every request",
-    )
-    add_tls_options(p)
-    p.add_argument(
-        "--rate", type=_positive_float, default=None, help="open loop: R requests/s over all workers (default: closed)"
-    )
-    # defaults filled in by finish(), which refuses them without --rate
-    p.add_argument("--arrival", choices=["uniform", "poisson"], default=None, help="open loop arrivals (uniform)")
-    p.add_argument(
-        "--seed", type=_seed, default=None, help="poisson: worker w's SplitMix64 starts at S + w (default 1)"
-    )
-    p.add_argument("--method", choices=["GET", "POST", "PUT"], default="GET", help="the request method (default GET)")
-    p.add_argument(
-        "--body-size", type=_body_size, default=None, help="POST/PUT: the request body's length in bytes (default 0)"
-    )
-    p.add_argument(
-        "--record",
-        choices=["samples", "histogram"],
-        default="samples",
-        help="samples: per-request arrays (default); histogram: latency histograms (long runs)",
-    )
-    p.add_argument(
-        "--client-scope",
-        choices=["per-worker", "shared"],
-        default="per-worker",
-        help="per-worker: a client per worker (default); shared: one client for all workers, with its own pool",
-    )
-    p.add_argument(
-        "--http",
-        choices=["1.1", "2", "3"],
-        default="1.1",
-        help="1.1 (default), 2: HTTP/2 (ALPN h2 over https, prior knowledge over http), or 3: HTTP/3 (QUIC)",
-    )
-    p.add_argument(
-        "--upload",
-        choices=["whole", "stream"],
-        default="whole",
-        help="whole: the body in one buffer (default); stream: as --chunk-size chunks made as they are sent",
-    )
-    p.add_argument(
-        "--download",
-        choices=["whole", "stream"],
-        default="whole",
-        help="whole: the response read into one buffer (default); stream: in chunks of at most --chunk-size",
-    )
-    p.add_argument(
-        "--chunk-size", type=_chunk_size, default=DEFAULT_CHUNK_SIZE, help="a streamed body's chunk (default 65536)"
-    )
-    p.add_argument("--targets", metavar="FILE", help="cycle through FILE's requests (METHOD URL [@BODYFILE] a line)")
+    for f in contract.FLAGS.values():
+        if f.type == "switch":
+            p.add_argument(f.flag, action="store_true", help=_help(f))
+            continue
+        metavar = "{" + ",".join(f.choices) + "}" if f.choices else f.dest.upper()
+        # every default is filled in by finish(): some depend on other flags, and a flag given is told apart
+        p.add_argument(f.flag, type=_typed(f), default=None, required=f.required, metavar=metavar, help=_help(f))
     if gil:
         p.add_argument(
             "--gil",
@@ -126,40 +102,44 @@ def parser(description: str, *, gil: bool = False, modes: tuple[str, ...] = ()) 
 
 
 def finish(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """The checks between flags, the defaults that depend on other flags, and the upload: `args.body` (the
-    bytes every POST/PUT sends; None for GET) and `args.expected` (what /upload answers to it). A --ca-file is
-    loaded here, whatever the URL's scheme: one that cannot be used is bad usage, not N failed requests."""
-    _check_url(p, args.url)
-    for flag, value in (("--arrival", args.arrival), ("--seed", args.seed)):
-        if value is not None and args.rate is None:
-            p.error(f"{flag} goes with --rate (an open loop)")
-    args.arrival = args.arrival or "uniform"
-    args.seed = 1 if args.seed is None else args.seed
-    if args.duration is not None and args.rate is None:
-        p.error("--duration goes with --rate (an open loop)")
-    if args.duration is not None and args.requests is not None:
-        p.error("--duration and --requests exclude each other")
-    if args.duration is None and args.requests is None:
-        args.requests = DEFAULT_REQUESTS
+    """The checks between flags (the contract's rules, in its wording), the defaults, and the upload: `args.body`
+    (the bytes every POST/PUT sends; None for GET) and `args.expected` (what /upload answers to it). A --ca-file
+    and a --targets file are read here, whatever the URL's scheme: one that cannot be used is bad usage, not N failed
+    requests. Bad usage is all found here, before a plugin says what it cannot do (exit 3)."""
+    rule = contract.rule
+    given = {f.dest for f in contract.FLAGS.values() if _given(getattr(args, f.dest, None), f)}
+    if (problem := url_problem(args.url)) is not None:
+        p.error(problem)
+    for f in contract.FLAGS.values():
+        if f.default is not None and getattr(args, f.dest) is None:
+            setattr(args, f.dest, f.default)
+    for name in ("arrival", "seed"):
+        if name in given and "rate" not in given:
+            p.error(rule(f"{name}-without-rate").message)
+    if "duration" in given and "rate" not in given:
+        p.error(rule("duration-without-rate").message)
+    if "duration" in given and "requests" in given:
+        p.error(rule("duration-and-requests").message)
+    if "duration" in given:
+        args.requests = None
     if args.rate is not None and args.rate / args.workers > MAX_RATE_PER_WORKER:
-        p.error(
-            f"--rate {args.rate:g} over {args.workers} workers is {args.rate / args.workers:g} requests/s per "
-            f"worker: finer than 1 µs (at most {MAX_RATE_PER_WORKER:,})"
-        )
+        p.error(f"{rule('rate-per-worker').message}, got {args.rate:g} over {args.workers} workers")
     if args.connection == "new" and args.client_scope == "shared":
-        p.error("--connection new does not go with --client-scope shared (a shared client is made once)")
+        p.error(rule("new-connection-shared").message)
+    if "targets" in given and "method" in given:
+        p.error(rule("targets-method").message)
+    if "targets" in given and "body_size" in given:
+        p.error(rule("targets-body-size").message)
     if args.method == "GET" and args.body_size:  # 0 is no body: accepted, as by every harness
-        p.error("--body-size goes with --method POST or PUT")
-    if args.targets is not None and (args.method != "GET" or args.body_size is not None):
-        p.error("--targets gives every request its method and body: not with --method or --body-size")
-    if args.upload == "stream" and args.method == "GET" and args.targets is None:
-        p.error("--upload stream goes with --method POST or PUT, or --targets (a GET sends no body)")
+        p.error(rule("body-size-with-get").message)
+    if args.upload == "stream" and args.method == "GET" and "targets" not in given:
+        p.error(rule("upload-stream-get").message)
+    if args.http == "3" and "targets" not in given and not _https(args.url):
+        p.error(f"{rule('http3-http').message}, got {args.url!r}")
     if args.ca_file is not None:
-        try:
-            _context(args.ca_file)
-        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: a file without a certificate
-            p.error(f"--ca-file: cannot use {args.ca_file}: {exc}")
-    args.body_size = args.body_size or 0
+        if args.insecure:
+            p.error(rule("ca-file-and-insecure").message)
+        _check_ca_file(p, args.ca_file)
     args.body = args.expected = None
     args.pattern = Pattern(args.chunk_size)
     if args.method != "GET":
@@ -169,28 +149,58 @@ def finish(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         args.expected = upload_answer(args.pattern.chunks(args.body_size) if streamed else args.body)
     args.target_list = None
     if args.targets is not None:
-        args.target_list = load_targets(p, args.targets)
-        for target in args.target_list:
-            _check_url(p, target.url, f"--targets {args.targets}: ")
+        args.target_list = load_targets(p, args.targets, url_problem, MAX_BODY_SIZE)
+        plain = next((t.url for t in args.target_list if not _https(t.url)), None)
+        if args.http == "3" and plain is not None:
+            p.error(f"{rule('targets-http3').message}, got {plain!r} in {args.targets}")
 
 
-def _check_url(p: argparse.ArgumentParser, url: str, where: str = "") -> None:
-    """--url (or a target's URL): an absolute http:// or https:// URL with a host, and a port from 1 to 65535 if
-    it has one (docs/raw-format.md); what a library refuses beyond that is a counted failure (InvalidUrl)."""
-    flag = where or "--url "
+def _given(value: object, f: contract.Flag) -> bool:
+    return value is True if f.type == "switch" else value is not None
+
+
+def _https(url: str) -> bool:
+    return url[:8].lower() == "https://"
+
+
+def _check_ca_file(p: argparse.ArgumentParser, path: str) -> None:
+    """A --ca-file that cannot be read, or holds no PEM certificate (a CRL alone is none), is bad usage."""
+    rule = contract.rule
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        p.error(f"{rule('ca-file-unreadable').text(path=path)} ({exc.strerror or exc})")
+    try:
+        certificates = _context(path).cert_store_stats()["x509"]
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: a file without a certificate
+        p.error(f"{rule('ca-file-no-certificate').text(path=path)} ({exc})")
+    if not certificates:
+        p.error(rule("ca-file-no-certificate").text(path=path))
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` is not a usable --url, in the contract's wording (None when it is): an absolute http:// or
+    https:// URL with a host, and a port from 1 to 65535 if it has one (an empty port is the scheme's); what a
+    library refuses beyond that is a counted failure (InvalidUrl)."""
+    rule = contract.rule
     if any(c <= " " or c == "\x7f" for c in url):
-        p.error(f"{flag}must not contain whitespace or control characters: {url!r}")
+        return rule("url-space").text(url=url)
     try:
         parts = urlsplit(url)
-        port = parts.port
     except ValueError as exc:
-        p.error(f"{flag}{url!r} is not a URL: {exc}")
-    if parts.scheme.lower() not in ("http", "https"):
-        p.error(f"{flag}must be an http:// or https:// URL, got {url!r}")
+        return f"--url: is not a URL ({exc}), got {url!r}"
+    if parts.scheme.lower() not in ("http", "https") or not url[len(parts.scheme) :].startswith("://"):
+        return rule("url-scheme").text(url=url)
     if not parts.hostname:
-        p.error(f"{flag}has no host: {url!r}")
+        return rule("url-host").text(url=url)
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or above 65535
+        return rule("url-port").text(url=url)
     if port == 0:
-        p.error(f"{flag}the port must be from 1 to 65535, got {url!r}")
+        return rule("url-port").text(url=url)
+    return None
 
 
 def upload_body(size: int) -> bytes:
@@ -242,75 +252,8 @@ def _context(ca_file: str | None) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=ca_file)
 
 
-def usage_error(message: str) -> NoReturn:
-    """A usage error found after parsing (e.g. a flag this driver cannot honour): one line, exit 2."""
-    print(f"{sys.argv[0].rsplit('/', 1)[-1]}: error: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
 def unsupported(what: str) -> NoReturn:
     """The client cannot do what was asked at all (docs/raw-format.md, "Exit status"): nothing on stdout, one
     line `unsupported: ...` on stderr, exit status 3."""
     print(f"unsupported: {what}", file=sys.stderr)
     sys.exit(3)
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return value
-
-
-def _timeout(text: str) -> float:
-    value = _positive_float(text)
-    if value > MAX_TIMEOUT_S:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_TIMEOUT_S:g} s (a day), got {text!r}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 2^64 - 1, got {text!r}")
-    return value
-
-
-def _chunk_size(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number of bytes, got {text!r}") from None
-    if not 1 <= value <= MAX_CHUNK_SIZE:
-        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_CHUNK_SIZE} (16 MiB), got {value}")
-    return value
-
-
-def _body_size(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number of bytes, got {text!r}") from None
-    if not 0 <= value <= MAX_BODY_SIZE:
-        raise argparse.ArgumentTypeError(f"must be between 0 and {MAX_BODY_SIZE} (1 GiB), got {value}")
-    return value

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from .. import contract
 from .forms import (
     BOTH,
     AsyncForms,
@@ -25,9 +26,10 @@ from .forms import (
 )
 from .info import GcCount, emit
 from .record import Worker
-from .schedule import NS, intended_ns, open_loop, open_loop_async
+from .schedule import NS, intended_ns, open_loop, open_loop_async, round_half_away
 
-SCHEMA_ID = "clientbench.raw/2"
+#: the document's schema: the contract's version (schema/contract.json)
+SCHEMA_ID = contract.schema_id()
 
 C = TypeVar("C")
 
@@ -101,7 +103,8 @@ def _first_contact(call: Callable[[], object]) -> None:
 
 
 def _duration_ns(args: argparse.Namespace) -> int | None:
-    return None if args.duration is None else round(args.duration * NS)
+    """D in whole ns, rounded as the intended times are (docs/raw-format.md: the schedule's I(w, k) < D)."""
+    return None if args.duration is None else round_half_away(args.duration * NS)
 
 
 def _schedule(args: argparse.Namespace, index: int) -> Any:

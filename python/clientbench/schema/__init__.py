@@ -1,5 +1,5 @@
-"""The JSON formats and their validation: the raw document every driver prints (clientbench.raw/2,
-docs/raw-format.md; clientbench.raw/1 documents are still read), the line every soak target prints
+"""The JSON formats and their validation: the raw document every driver prints (clientbench.raw/3,
+docs/raw-format.md; clientbench.raw/1 and raw/2 documents are still read), the line every soak target prints
 (clientbench.soak/1, docs/soak-format.md), and results.json (written by the runner: model.py)."""
 
 from __future__ import annotations
@@ -12,9 +12,17 @@ from typing import Any
 import jsonschema
 import numpy as np
 
-RAW_SCHEMA_ID = "clientbench.raw/2"
-#: the raw documents the runner reads, and their schemas: raw/1 is the closed loop with samples only
-RAW_SCHEMAS = {RAW_SCHEMA_ID: "raw-result.schema.json", "clientbench.raw/1": "raw-result-1.schema.json"}
+from ..contract import schema_id as _contract_schema
+
+#: the raw document's schema, of the driver contract's version (contract.py, schema/contract.json)
+RAW_SCHEMA_ID = _contract_schema()
+#: the raw documents the runner reads, and their schemas: raw/1 is the closed loop with samples only; raw/2 has
+#: raw/3's shape (the rules that changed are not a schema's: docs/raw-format.md, "Versions")
+RAW_SCHEMAS = {
+    RAW_SCHEMA_ID: "raw-result.schema.json",
+    "clientbench.raw/2": "raw-result-2.schema.json",
+    "clientbench.raw/1": "raw-result-1.schema.json",
+}
 
 
 class InvalidResult(ValueError):
@@ -33,7 +41,7 @@ def _load(name: str) -> dict[str, Any]:
 
 
 def raw_schema(schema_id: str = RAW_SCHEMA_ID) -> dict[str, Any]:
-    """The schema of a raw document (`clientbench.raw/2`, or `clientbench.raw/1`)."""
+    """The schema of a raw document (`clientbench.raw/3`, or an older version the runner reads)."""
     return _load(RAW_SCHEMAS[schema_id])
 
 
@@ -141,7 +149,7 @@ def validate_raw(doc: Any) -> None:
     if len(doc["workers"]) != wl["workers"]:
         raise InvalidResult(f"{len(doc['workers'])} workers reported, workload says {wl['workers']}")
     for i, w in enumerate(doc["workers"]):
-        n = _check_counts(i, w, wl) if schema_id == RAW_SCHEMA_ID else _check_samples_1(i, w, wl)
+        n = _check_samples_1(i, w, wl) if schema_id == "clientbench.raw/1" else _check_counts(i, w, wl)
         bad = [f["index"] for f in w["failures"] if f["index"] >= n]
         if bad:
             raise InvalidResult(f"worker {i} has failures with out-of-range indexes {bad[:5]}")
@@ -210,7 +218,7 @@ def _check_samples_1(i: int, w: dict[str, Any], wl: dict[str, Any]) -> int:
 
 
 def _check_counts(i: int, w: dict[str, Any], wl: dict[str, Any]) -> int:
-    """A raw/2 worker: its counts agree with the workload, and it has the arrays or the histograms its
+    """A raw/2 or raw/3 worker: its counts agree with the workload, and it has the arrays or the histograms its
     workload says it records (docs/raw-format.md). Returns its count."""
     n: int = w["count"]
     is_open = wl["loop"] == "open"

@@ -44,9 +44,9 @@ WORKLOAD_2 = {
     "connection": "keep-alive", "loop": "open", "rate": 4000, "arrival": "uniform", "seed": 1, "method": "GET",
     "body_size": 0, "record": "samples",
 }  # fmt: skip
-#: a clientbench.raw/2 open-loop document with samples, small enough to compute by hand (test_stats does)
+#: a clientbench.raw/3 open-loop document with samples, small enough to compute by hand (test_stats does)
 OPEN: dict[str, Any] = {
-    "schema": "clientbench.raw/2",
+    "schema": "clientbench.raw/3",
     "client": {"language": "C++", "library": "beast", "library_version": "1.81.0", "mode": "sync", "gil": None},
     "workload": WORKLOAD_2,
     "wall_ns": 1_000_000,

@@ -1,4 +1,4 @@
-//! The `clientbench.raw/2` document (docs/raw-format.md): what a run measured, printed as one JSON line.
+//! The `clientbench.raw/3` document (docs/raw-format.md): what a run measured, printed as one JSON line.
 
 use std::process::ExitCode;
 
@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::{Arrival, ClientInfo, Group, HttpVersion, Mode, Options};
 
 /// The `schema` of the document.
-pub const SCHEMA: &str = "clientbench.raw/2";
+pub const SCHEMA: &str = "clientbench.raw/3";
 
 #[derive(Serialize)]
 struct Document<'a> {

@@ -1,7 +1,7 @@
 //! The clientbench driver harness for Rust clients (docs/raw-format.md), the counterpart of
 //! cpp-beast/harness/ and python/clientbench/harness.py: the contract's flags, W workers, the ready barrier
 //! then t0, the timed loop (closed, or open on a schedule), failure accounting and the
-//! `clientbench.raw/2` document. A driver supplies only how to make a worker's client, how to do one GET
+//! `clientbench.raw/3` document. A driver supplies only how to make a worker's client, how to do one GET
 //! and one POST/PUT with it ([`Driver`]); the binary picks the mode.
 //!
 //! * [`run_tasks`] (`async`): W tokio tasks on one multi-thread runtime.
@@ -47,6 +47,7 @@
 //! start-up.
 //!
 //! * [`options`] — the flags, their checks, and the [`Plan`] and clients' options made from them.
+//! * `usage` — the usage errors in the wording of the contract's declaration, and the flags' value parsers.
 //! * [`body`] — request bodies (whole or streamed) and the check of their answers.
 //! * [`targets`] — the targets file.
 //! * [`schedule`] — the open loop's intended times and bookkeeping, and the [`Clock`] it runs on.
@@ -62,6 +63,7 @@ pub mod run;
 pub mod schedule;
 pub mod targets;
 mod timer;
+mod usage;
 
 use std::future::Future;
 
@@ -73,10 +75,11 @@ pub use body::{Answer, Chunks, Outgoing};
 pub use bytes::Bytes;
 pub use document::{finish, SCHEMA};
 pub use options::{
-    parse_args, prepare, Arrival, ClientScope, Connection, HttpVersion, Method, Options, Plan, RecordMode, Transfer,
+    prepare, Arrival, ClientScope, Connection, HttpVersion, Method, Options, Plan, RecordMode, Transfer,
 };
 pub use run::{block_on, run_tasks, run_threads, Group};
 pub use schedule::{Clock, Limit, Open, Pacer, Schedule};
+pub use usage::parse_args;
 
 /// What a driver measures: how to make a worker's client, and how to do one GET and any other request with it.
 ///

@@ -1,5 +1,6 @@
 //! The contract's flags, the same for every driver, their checks (bad usage is one line naming the flag,
-//! exit status 2), and what a run is made from them: the clients' options and the [`Plan`].
+//! exit status 2, in the wording of the contract's declaration, python/clientbench/schema/contract.json), and
+//! what a run is made from them: the clients' options and the [`Plan`].
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,6 +14,12 @@ pub use crate::body::{body_pattern, upload_line, DEFAULT_CHUNK_SIZE, MAX_CHUNK_S
 use crate::body::{Chunks, Expected, Outgoing, Pattern};
 use crate::schedule::{Limit, Open};
 use crate::targets::Target;
+#[cfg(test)]
+use crate::usage::clap_message;
+use crate::usage::{
+    at_least_one, at_least_zero, parse_body_size, parse_chunk_size, parse_rate, parse_seconds, parse_seed,
+    parse_timeout,
+};
 
 /// Largest `--body-size` (1 GiB).
 pub const MAX_BODY_SIZE: u64 = 1 << 30;
@@ -165,16 +172,16 @@ pub struct Options {
     #[arg(long)]
     pub url: String,
     /// Workers, each with its own client and keep-alive connection
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 10, value_parser = at_least_one, allow_negative_numbers = true)]
     pub workers: u32,
     /// Timed sequential requests per worker [default: 100]
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
+    #[arg(long, value_parser = at_least_one, allow_negative_numbers = true)]
     pub requests: Option<u32>,
     /// Open loop only (with --rate), instead of --requests: the schedule lasts this many seconds
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub duration: Option<f64>,
     /// Untimed requests per worker before the timed loop
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0, value_parser = at_least_zero, allow_negative_numbers = true)]
     pub warmup: u32,
     /// Bounds each whole request (connect to the body's last byte), seconds, at most 86400
     #[arg(long, default_value_t = 30.0, value_parser = parse_timeout, allow_negative_numbers = true)]
@@ -182,8 +189,8 @@ pub struct Options {
     /// keep-alive: one connection per worker; new: a new client (and connection) for every timed request
     #[arg(long, value_enum, default_value_t = Connection::KeepAlive)]
     pub connection: Connection,
-    /// https:// URLs: trust the CA certificates in this PEM file instead of the system's
-    #[arg(long, value_name = "PATH", conflicts_with = "insecure")]
+    /// https:// URLs: trust the CA certificates in this PEM file instead of the system's (not with --insecure)
+    #[arg(long, value_name = "PATH")]
     pub ca_file: Option<PathBuf>,
     /// https:// URLs: do not verify the server's certificate (unsafe: for measurements only)
     #[arg(long)]
@@ -195,7 +202,7 @@ pub struct Options {
     #[arg(long, value_enum)]
     pub arrival: Option<Arrival>,
     /// Open loop, poisson: worker w draws its intervals from SplitMix64 seeded with S + w [default: 1]
-    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", value_parser = parse_seed, allow_negative_numbers = true)]
     pub seed: Option<u64>,
     /// GET, or POST/PUT with a body of --body-size bytes [default: GET]
     #[arg(long, value_enum)]
@@ -352,71 +359,74 @@ impl Options {
     /// with the flag.
     pub fn plan(&self) -> Result<Plan, String> {
         check_url(&self.url)?;
-        if self.http == HttpVersion::Http3 && self.targets.is_none() && !self.is_https() {
-            return Err(format!("--http: 3 is HTTP/3 over QUIC, which needs an https:// URL, got {:?}", self.url));
-        }
         if self.rate.is_none() {
             if self.arrival.is_some() {
-                return Err("--arrival: goes with --rate (an open loop)".into());
+                return Err("--arrival goes with --rate (an open loop)".into());
             }
             if self.seed.is_some() {
-                return Err("--seed: goes with --rate (an open loop)".into());
+                return Err("--seed goes with --rate (an open loop)".into());
             }
+        }
+        if self.duration.is_some() && self.rate.is_none() {
+            return Err("--duration goes with --rate (an open loop)".into());
+        }
+        if self.duration.is_some() && self.requests.is_some() {
+            return Err("--duration and --requests exclude each other".into());
         }
         let open = match self.rate {
             Some(rate) if rate / f64::from(self.workers) > MAX_RATE_PER_WORKER => {
                 return Err(format!(
-                    "--rate: {rate} requests/s over {} workers is a schedule finer than 1 µs per worker (at most \
-                     {MAX_RATE_PER_WORKER} requests/s per worker)",
+                    "--rate: at most {MAX_RATE_PER_WORKER} requests/s per worker (a schedule finer than 1 µs), got \
+                     {rate} over {} workers",
                     self.workers
                 ))
             }
             Some(rate) => Some(Open { rate, arrival: self.arrival(), seed: self.seed() }),
             None => None,
         };
-        let limit = match (self.duration, self.requests) {
-            (Some(_), Some(_)) => return Err("--duration: cannot be used with --requests".into()),
-            (Some(_), None) if open.is_none() => return Err("--duration: needs --rate (an open loop)".into()),
-            (Some(d), None) => {
-                Limit::Duration(u64::try_from(Duration::from_secs_f64(d).as_nanos()).unwrap_or(u64::MAX))
-            }
-            (None, _) => Limit::Requests(self.requests()),
+        let limit = match self.duration {
+            Some(d) => Limit::Duration(duration_ns(d)),
+            None => Limit::Requests(self.requests()),
         };
         if self.connection == Connection::New && self.client_scope == ClientScope::Shared {
-            return Err(
-                "--connection new: cannot be used with --client-scope shared (a shared client is made once)".into()
-            );
+            return Err("--connection new does not go with --client-scope shared (a shared client is made once)".into());
+        }
+        if self.targets.is_some() && self.method.is_some() {
+            return Err("--method goes without --targets (each target names its method)".into());
+        }
+        if self.targets.is_some() && self.body_size.is_some() {
+            return Err("--body-size goes without --targets (each target names its body)".into());
+        }
+        let method = self.method();
+        // `--body-size 0` asks a GET for the body it sends anyway: accepted, as every harness does
+        if method == Method::Get && self.body_size.is_some_and(|n| n > 0) {
+            return Err("--body-size goes with --method POST or PUT (a GET sends no body)".into());
+        }
+        if method == Method::Get && self.upload == Transfer::Stream && self.targets.is_none() {
+            return Err("--upload stream goes with --method POST or PUT, or --targets (a GET sends no body)".into());
+        }
+        if self.http == HttpVersion::Http3 && self.targets.is_none() && !self.is_https() {
+            return Err(format!("--http: 3 is HTTP/3 over QUIC, which needs https:// URLs, got {:?}", self.url));
+        }
+        if self.ca_file.is_some() && self.insecure {
+            return Err("--ca-file and --insecure exclude each other".into());
         }
         let targets = match &self.targets {
             None => Vec::new(),
             Some(file) => {
-                if self.method.is_some() {
-                    return Err("--method: not with --targets (each target has its own method)".into());
-                }
-                if self.body_size.is_some() {
-                    return Err("--body-size: not with --targets (each target has its own body)".into());
-                }
                 let targets = crate::targets::read(file)?;
                 let plain =
                     targets.iter().find(|t| !t.url.get(..8).is_some_and(|p| p.eq_ignore_ascii_case("https://")));
                 if let (HttpVersion::Http3, Some(t)) = (self.http, plain) {
                     return Err(format!(
-                        "--http: 3 is HTTP/3 over QUIC, which needs https:// URLs: {} has target {:?}",
-                        file.display(),
-                        t.url
+                        "--http: 3 is HTTP/3 over QUIC, which needs https:// URLs, got {:?} in {}",
+                        t.url,
+                        file.display()
                     ));
                 }
                 targets
             }
         };
-        let method = self.method();
-        // `--body-size 0` asks a GET for the body it sends anyway: accepted, as the C++ harness and the runner do
-        if method == Method::Get && self.body_size.is_some_and(|n| n > 0) {
-            return Err("--body-size: a GET sends no body (use --method POST or PUT)".into());
-        }
-        if method == Method::Get && self.upload == Transfer::Stream && targets.is_empty() {
-            return Err("--upload: stream needs a body to stream (--method POST or PUT, or --targets)".into());
-        }
         let chunk_size = self.chunk_size();
         let (body, expect) = match method {
             Method::Get => (Bytes::new(), None),
@@ -459,46 +469,28 @@ fn check_url(url: &str) -> Result<(), String> {
 
 /// Why `url` is not usable as `--url` (or a target's URL), if it is not.
 pub(crate) fn url_problem(url: &str) -> Option<String> {
+    use url::{ParseError as UrlParseError, Url};
     if url.chars().any(|c| c <= ' ' || c == '\u{7f}') {
-        return Some(format!("must not contain whitespace or control characters, got {url:?}"));
+        return Some(format!("must not contain whitespace or control characters, got '{url}'"));
     }
-    // the url crate's parser (reqwest's): the same one the requests use
-    let parsed = match reqwest_bench::reqwest::Url::parse(url) {
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    if !matches!(scheme.as_deref(), Some("http" | "https")) {
+        return Some(format!("must be an http:// or https:// URL, got '{url}'"));
+    }
+    // the url crate's parser (reqwest's): the same one the requests use; an empty port is the scheme's
+    let parsed = match Url::parse(url) {
         Ok(u) => u,
-        Err(e) => return Some(format!("{url:?} is not a URL: {e}")),
+        Err(UrlParseError::EmptyHost) => return Some(format!("has no host, got '{url}'")),
+        Err(UrlParseError::InvalidPort) => return Some(format!("the port must be from 1 to 65535, got '{url}'")),
+        Err(e) => return Some(format!("is not a URL ({e}), got '{url}'")),
     };
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Some(format!("must be an http:// or https:// URL, got {url:?}"));
-    }
     if parsed.host_str().is_none_or(str::is_empty) {
-        return Some(format!("has no host: {url:?}"));
+        return Some(format!("has no host, got '{url}'"));
     }
     if parsed.port() == Some(0) {
-        return Some(format!("the port must be from 1 to 65535, got {url:?}"));
+        return Some(format!("the port must be from 1 to 65535, got '{url}'"));
     }
     None
-}
-
-/// Parse the driver's arguments; bad usage is one line on stderr (clap's error without its usage
-/// block) and exit status 2, `--help` / `--version` print and exit 0.
-pub fn parse_args<A: clap::Parser>(prog: &str) -> Result<A, ExitCode> {
-    A::try_parse().map_err(|e| usage_error(prog, &e))
-}
-
-fn usage_error(prog: &str, e: &clap::Error) -> ExitCode {
-    use clap::error::ErrorKind;
-    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-        let _ = e.print();
-        return ExitCode::SUCCESS;
-    }
-    eprintln!("{prog}: {}", one_line(&e.render().to_string()));
-    ExitCode::from(2)
-}
-
-/// clap's message up to its usage block, on one line.
-fn one_line(rendered: &str) -> String {
-    let lines = rendered.lines().map(str::trim).take_while(|l| !l.is_empty() && !l.starts_with("Usage:"));
-    lines.collect::<Vec<_>>().join(" ")
 }
 
 /// [`Options::client_options`] and [`Options::plan`], or the one-line usage error the binary exits with
@@ -509,44 +501,21 @@ pub fn prepare(prog: &str, o: &Options) -> Result<(ClientOptions, Plan), ExitCod
         ExitCode::from(2)
     };
     let plan = o.plan().map_err(usage)?;
-    let options = o.client_options().map_err(|e| usage(format!("--ca-file: {e}")))?;
+    let options = o.client_options().map_err(|e| {
+        let path = o.ca_file.as_deref().unwrap_or(std::path::Path::new("")).display();
+        usage(match e {
+            TlsSetupError::Io(_, why) => format!("--ca-file: cannot read {path} ({why})"),
+            TlsSetupError::Invalid(why) => format!("--ca-file: no PEM certificate in {path} ({why})"),
+        })
+    })?;
     Ok((options, plan))
 }
 
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    let v: f64 = text.parse().map_err(|e| format!("{e}"))?;
-    if v <= 0.0 || Duration::try_from_secs_f64(v).is_err() {
-        return Err(format!("must be a positive number of seconds, got {text}"));
-    }
-    Ok(v)
-}
-
-fn parse_timeout(text: &str) -> Result<f64, String> {
-    match parse_seconds(text)? {
-        v if v <= MAX_TIMEOUT_S => Ok(v),
-        _ => Err(format!("must be at most {MAX_TIMEOUT_S} s (a day), got {text}")),
-    }
-}
-
-fn parse_rate(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
-        _ => Err(format!("must be a positive number of requests/s, got {text}")),
-    }
-}
-
-fn parse_chunk_size(text: &str) -> Result<usize, String> {
-    match text.parse::<i128>() {
-        Ok(v) if (1..=MAX_CHUNK_SIZE as i128).contains(&v) => Ok(v as usize),
-        _ => Err(format!("must be a number of bytes from 1 to {MAX_CHUNK_SIZE} (16 MiB), got {text}")),
-    }
-}
-
-fn parse_body_size(text: &str) -> Result<u64, String> {
-    match text.parse::<i128>() {
-        Ok(v) if (0..=i128::from(MAX_BODY_SIZE)).contains(&v) => Ok(v as u64),
-        _ => Err(format!("must be a number of bytes from 0 to {MAX_BODY_SIZE} (1 GiB), got {text}")),
-    }
+/// `--duration` D in whole ns, rounded as the intended times are (halves away from zero): a request is due when
+/// I(w, k) < D in ns (docs/raw-format.md, "Open loop").
+fn duration_ns(d: f64) -> u64 {
+    // f64's `as` saturates: a duration beyond u64's ns is "for ever"
+    (d * 1e9).round() as u64
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ fn parse(args: &[&str]) -> Result<Options, clap::Error> {
 /// The one line a bad command line prints (without the program's name).
 fn usage(args: &[&str]) -> String {
     match parse(args) {
-        Err(e) => one_line(&e.render().to_string()),
+        Err(e) => format!("error: {}", clap_message(&e)),
         Ok(o) => o.plan().map(|_| String::new()).unwrap_or_else(|e| format!("error: {e}")),
     }
 }
@@ -30,8 +30,8 @@ fn tls_flags() {
     assert!(o.client_options().unwrap().tls_info);
     assert_eq!(parse(&["--insecure"]).unwrap().o.trust(), Trust::Insecure);
     assert_eq!(parse(&["--ca-file", "/x.pem"]).unwrap().o.trust(), Trust::CaFile("/x.pem".into()));
-    let err = parse(&["--ca-file", "/x.pem", "--insecure"]).expect_err("mutually exclusive");
-    assert_eq!(err.kind(), clap::error::ErrorKind::ArgumentConflict);
+    let err = parse(&["--ca-file", "/x.pem", "--insecure"]).unwrap().o.plan().expect_err("mutually exclusive");
+    assert_eq!(err, "--ca-file and --insecure exclude each other");
     let missing = parse(&["--ca-file", "/no/such/ca.pem"]).unwrap().o.client_options().unwrap_err();
     assert!(matches!(missing, TlsSetupError::Io(std::io::ErrorKind::NotFound, _)), "{missing:?}");
     let http = Cli::try_parse_from(["driver", "--url", "http://127.0.0.1:1/"]).unwrap().o;
@@ -72,7 +72,7 @@ fn http3_is_https_only() {
     assert_eq!((o.http.as_str(), co.http3, co.http2, co.tls_info), ("3", true, Http2::Off, true));
     assert!(!tls(&["--http", "2"]).unwrap().o.client_options().unwrap().http3);
     let err = parse(&["--http", "3"]).unwrap().plan().unwrap_err();
-    assert!(err.starts_with("--http: 3 is HTTP/3 over QUIC, which needs an https:// URL"), "{err}");
+    assert!(err.starts_with("--http: 3 is HTTP/3 over QUIC, which needs https:// URLs"), "{err}");
     // targets replace the URL: each of them must be https://
     let dir = std::env::temp_dir().join(format!("harness-h3-targets-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -239,8 +239,8 @@ fn bad_usage_is_one_line_naming_the_flag() {
     // a GET with no body, said explicitly
     let plan = parse(&["--body-size", "0", "--method", "GET"]).unwrap().plan().unwrap();
     assert!(plan.body.is_empty() && plan.expect.is_none());
-    let missing = one_line(&Cli::try_parse_from(["driver"]).unwrap_err().render().to_string());
-    assert!(missing.contains("--url"), "{missing}");
+    let missing = clap_message(&Cli::try_parse_from(["driver"]).unwrap_err());
+    assert_eq!(missing, "--url: required");
     assert!(parse(&["--timeout", "86400", "--rate", "1", "--seed", "18446744073709551615"]).unwrap().plan().is_ok());
 }
 
@@ -253,5 +253,24 @@ fn an_unusable_url_is_bad_usage() {
     }
     for url in ["http://127.0.0.1:1/", "https://example.com", "HTTP://[::1]:8080/x?y", "http://h:/"] {
         assert!(plan(url).is_ok(), "{url}");
+    }
+}
+
+/// clap's errors in the contract's wording (python/clientbench/schema/contract.json; every case of it runs against the
+/// built driver in python/tests/test_contract.py).
+#[test]
+fn clap_errors_are_the_contracts_wording() {
+    for (args, said) in [
+        (&["--workers", "0"][..], "--workers: must be a whole number >= 1, got '0'"),
+        (&["--warmup", "-1"], "--warmup: must be a whole number >= 0, got '-1'"),
+        (&["--seed", "18446744073709551616"], "--seed: must be a whole number from 0 to 18446744073709551615, got"),
+        (&["--timeout", "86401"], "--timeout: must be a positive number, at most 86400, got '86401'"),
+        (&["--connection", "bogus"], "--connection: must be one of keep-alive, new, got 'bogus'"),
+        (&["--http", "bogus"], "--http: must be one of 1.1, 2, 3, got 'bogus'"),
+        (&["--no-such-flag"], "--no-such-flag: unknown flag"),
+        (&["--warmup"], "--warmup: needs a value"),
+    ] {
+        let line = usage(args);
+        assert!(line.starts_with(&format!("error: {said}")), "{args:?}: {line:?}");
     }
 }

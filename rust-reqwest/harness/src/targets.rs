@@ -67,7 +67,7 @@ pub fn parse(text: &str, mut read: impl FnMut(&Path) -> Result<Bytes, String>) -
             Some(b) => {
                 let path = match b.strip_prefix('@').map(Path::new) {
                     Some(p) if p.is_absolute() => p,
-                    _ => return Err((n, format!("the body is @ and an absolute path, got {b:?}"))),
+                    _ => return Err((n, format!("the body file must be an absolute path, got {b:?}"))),
                 };
                 Some(match bodies.get(path) {
                     Some(bytes) => bytes.clone(),

@@ -2,5 +2,5 @@
 
 import sys
 
-print('{"schema": "clientbench.raw/2", "workers": [')
+print('{"schema": "clientbench.raw/3", "workers": [')
 sys.exit(0)

@@ -26,7 +26,7 @@ use reqwest_bench::reqwest::Method as HttpMethod;
 use reqwest_bench::{classify, parse_url, BlockingClient, Client, ClientError, ClientOptions, REQWEST_VERSION};
 use reqwest_harness::{self as harness, Answer, ClientInfo, Driver, Method, Mode, Outgoing};
 
-/// Benchmark driver for the reqwest HTTP client (prints one clientbench.raw/2 JSON document).
+/// Benchmark driver for the reqwest HTTP client (prints one clientbench.raw/3 JSON document).
 #[derive(Parser, Debug)]
 #[command(name = "reqwest-driver", version)]
 struct Args {

@@ -1,5 +1,5 @@
 //! What the driver's contract tests share: the benchmark server (clientbench-server's router, served in
-//! this process on 127.0.0.1), a bounded run of the driver, and the checks every clientbench.raw/2
+//! this process on 127.0.0.1), a bounded run of the driver, and the checks every clientbench.raw/3
 //! document must pass (docs/raw-format.md).
 
 // Each test crate that includes this module uses only part of it.
@@ -198,9 +198,9 @@ pub fn array(w: &Value, key: &str) -> Option<Vec<u64>> {
     w.get(key).map(u64s)
 }
 
-/// What docs/raw-format.md says of every clientbench.raw/2 document.
+/// What docs/raw-format.md says of every clientbench.raw/3 document.
 pub fn check(doc: &Value) {
-    assert_eq!(doc["schema"], "clientbench.raw/2");
+    assert_eq!(doc["schema"], "clientbench.raw/3");
     let wl = &doc["workload"];
     for key in [
         "url",
