@@ -116,7 +116,7 @@ def chart(plot: Plot | None) -> Chart | None:
     if plot.legend:
         layout["legend"] = {"font": {"size": 10}}
     if bar_series > 1:
-        layout["barmode"] = "group"
+        layout["barmode"] = "overlay" if plot.overlay else "group"
     shapes = [_shape(line) for line in plot.lines if not line.label]
     if shapes:
         layout["shapes"] = shapes
@@ -130,7 +130,8 @@ def chart(plot: Plot | None) -> Chart | None:
 
 def _height(plot: Plot, bar_series: int) -> int:
     if plot.horizontal:
-        return 90 + (20 if plot.legend else 0) + 22 * max(bar_series, 1) * len(plot.y.categories)
+        per_row = 20 if plot.overlay else 22 * max(bar_series, 1)
+        return 90 + (20 if plot.legend else 0) + per_row * len(plot.y.categories)
     if any(s.style == "ticks" for s in plot.series):
         limits = plot.y.limits or (0.0, 1.0)
         return 110 + 18 * round(limits[1] - limits[0])
@@ -199,6 +200,8 @@ def _trace(plot: Plot, s: Series) -> dict[str, Any]:
         trace["customdata"] = list(s.notes)
     if not s.legend:
         trace["showlegend"] = False
+    if s.hidden:
+        trace["visible"] = "legendonly"
     if s.style == "bars":
         if plot.horizontal:
             trace["orientation"] = "h"
