@@ -252,15 +252,18 @@ def bars(rows: Sequence[Row], name: str, title: str, unit: str) -> Plot | None:
 
 
 def ranked(rows: Sequence[Row], name: str, title: str) -> Plot | None:
-    """One figure per row that did not fail as a horizontal bar, the best first (metrics.py: which way is better),
-    coloured by the row's group (analysis/modes.py: native, floor, Python's sync threads with the GIL held or
-    released, async on each event loop; one legend entry each), on a log axis where the values span LOG_SPAN, with
-    its min-max over the repeats as whiskers; what BESIDE names as a mark on the row (Bench's LMean)."""
+    """One figure per row that did not fail as a horizontal bar, the best first (metrics.py: which way is better;
+    a row pinned to one worker last), coloured by the row's group (analysis/modes.py: native, floor, Python's sync
+    threads with the GIL held or released, async on each event loop; one legend entry each), on a log axis where
+    the values span LOG_SPAN, with its min-max over the repeats as whiskers; what BESIDE names as a mark on the
+    row (Bench's LMean)."""
     metric = BY_FIELD[name]
     shown = [(label, r, agg) for label, r, agg in medians(rows) if _is_number(getattr(agg.median, name))]
     if not shown:
         return None
-    shown.sort(key=lambda item: float(getattr(item[2].median, name)), reverse=not metric.smaller)
+    sign = 1.0 if metric.smaller else -1.0
+    # a row of another workload (W=1) goes last, whatever its figure
+    shown.sort(key=lambda item: (modes.mode(item[1].client) == modes.SERIAL, sign * getattr(item[2].median, name)))
     categories = tuple(label for label, _, _ in shown)
     top = float(getattr(shown[0][2].median, name))
     groups: dict[str, list[tuple[str, Row, Aggregate]]] = {}
