@@ -410,8 +410,8 @@ def test_a_runs_reading_names_each_modes_fastest_and_cheapest_row_from_the_figur
     lines = modes.reading(_modes_rows(22.0), workers=2)
     assert lines[:4] == [
         "- **native (C++, Rust)**, 1 row: C++ beast (sync), Bench 20.00 ms.",
-        "- **floor (raw socket)**: C++ raw socket (sync), Bench 15.00 ms (a raw socket: what the wire and the server "
-        "cost).",
+        "- **floor (raw socket)**: C++ raw socket (sync), Bench 15.00 ms (no client library: what the wire and the "
+        "server cost).",
         "- **Python, sync threads**, 3 rows: the fastest is Python beast (sync, GIL released), Bench 22.00 ms (1.10x "
         "C++ beast (sync), the fastest native row); the slowest, Python requests (sync), 500.00 ms, is 22.73x that. "
         "Python beast (sync, GIL held) spends the least client CPU per request: 9.0 us.",
@@ -438,6 +438,9 @@ def test_each_row_has_a_mode_and_the_modes_are_read_per_interpreter():
     serial = _relabelled(row("cpp-beast-serial", None, (3.0,)), language="C++", fixed_workers=1)
     free = _relabelled(row("py-requests@3.13t", None, (800.0,)), library="requests", interpreter="3.13t")
     read = modes.by_mode([*rows, serial, free])
+    assert "- **one worker (W=1)**: C++ x (sync, W=1), Bench 3.00 ms (one worker instead of 2: not compared)." in (
+        modes.reading([*rows, serial], workers=2)
+    )
     assert [(m.title, m.rows) for m in read] == [
         ("native (C++, Rust)", 1),
         ("floor (raw socket)", 1),

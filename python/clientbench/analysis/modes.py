@@ -149,7 +149,8 @@ def reading(rows: Sequence[Row], workers: int) -> list[str]:
         text = f"- **{m.title}**"
         if m.mode in (FLOOR, SERIAL):
             text += f": {best.label}, {figure} {best.value:.2f} {unit}"
-            text += " (a raw socket: what the wire and the server cost)." if m.mode == FLOOR else " (not compared)."
+            floor = " (no client library: what the wire and the server cost)."
+            text += floor if m.mode == FLOOR else f" (one worker instead of {workers}: not compared)."
             out.append(text)
             continue
         text += f", {m.rows} row{'s' if m.rows > 1 else ''}: "
