@@ -29,11 +29,10 @@ from .figures import (
 
 
 def drawing(figure: Figure) -> Drawing | None:
-    """What a report's Figure draws: latency by percentile, the Bench bars (or another figure's: "bars"; sorted and
-    coloured by mode: "ranked"), one
-    timeline per row (stacked), Bench and throughput against the swept value (side by side; "curve": one figure),
-    latency against the offered rate, an open loop's rate, latency and errors second by second (stacked), or Bench
-    in two runs compared."""
+    """What a report's Figure draws: latency by percentile, the Bench bars (or another figure's: "bars"; best first
+    and coloured by mode: "ranked"), one timeline per row (stacked), Bench and throughput against the swept value
+    (side by side; "curve": one figure), latency against the offered rate, an open loop's rate, latency and errors
+    second by second (stacked), or Bench in two runs compared."""
     kind, title = figure.kind, figure.title
     if kind == "latency":
         return _drawing(title, [latency(figure.rows, title, figure.shown)])
