@@ -58,9 +58,13 @@ def group_order(key: str) -> tuple[int, str]:
     return ORDER.get(key.partition(",")[0], 4), key
 
 
+#: a group as a chart's legend says it, short: the legend's entries share a chart's width
+LEGEND = {NATIVE: "native (C++, Rust)", FLOOR: "floor", SERIAL: "W=1", THREADS: "Python threads"}
+
+
 def group_name(key: str) -> str:
     base, _, gil_state = key.partition(", GIL ")
-    return name(base) + (f", GIL {gil_state}" if gil_state else "")
+    return LEGEND.get(base, f"Python {base}") + (f", GIL {gil_state}" if gil_state else "")
 
 
 def headline(rows: Sequence[Row]) -> str:

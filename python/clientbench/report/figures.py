@@ -276,16 +276,15 @@ def ranked(rows: Sequence[Row], name: str, title: str) -> Plot | None:
         marks = [(label, float(v)) for label, _, agg in shown if _is_number(v := getattr(agg.median, n))]
         if marks:
             every += [v for _, v in marks]
-            series.append(
-                Series(axis_title(n), tuple(v for _, v in marks), tuple(lb for lb, _ in marks), "markers", REFERENCE,
-                       marker="dot")
-            )  # fmt: skip
+            short = BY_FIELD[n].label.split("(")[0]  # LMean: the legend's entries share the chart's width
+            xs, ys = tuple(v for _, v in marks), tuple(lb for lb, _ in marks)
+            series.append(Series(short, xs, ys, "markers", REFERENCE, marker="dot"))
     scale: Scale = "log" if scale_of(every) == "log" else "linear"
     unit = metric.unit
     return Plot(
-        title,
+        f"{title}; {WHISKERS}",
         Axis(
-            f"{titled(axis_title(name), scale)}, median; {WHISKERS}",
+            f"{titled(axis_title(name), scale)}, median",
             scale,
             from_zero=scale == "linear",
             name="median",
