@@ -6,6 +6,7 @@ with nothing to draw gives no chart and no file."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 import matplotlib.pyplot as plt
@@ -230,6 +231,62 @@ def test_cpu_bars_are_one_series_without_a_legend():
     assert len(png["series"]) == 1 and png["legend"] == [] and not plot.legend
     assert png["x"]["title"] == "us, median; whiskers: min-max over the repeats"  # the title says of what
     assert png["legend"] == [] and plot.series[0].name == "client CPU per request (us)"
+
+
+def _modes():
+    """A native row, Python threads with the GIL held, released, and on uvloop: Bench from 5 to 400 ms."""
+    rows = [
+        row("py-held", gil="held", benches=(40.0, 44.0)),
+        row("cpp", gil=None, benches=(5.0, 6.0)),
+        row("py-uvloop", gil=None, benches=(400.0, 420.0)),
+        row("py-released", gil="released", benches=(8.0, 9.0)),
+    ]
+    labels = {"cpp": {"language": "C++"}, "py-uvloop": {"mode": "async", "library": "x+uvloop"}}
+    for r in rows:
+        r.client = dataclasses.replace(r.client, **labels.get(r.client.name, {}))
+    return rows
+
+
+def test_ranked_bars_best_first_coloured_by_mode_on_a_log_axis():
+    rows = [*_modes(), make_row("ok", "crash")]  # the failed row is not drawn
+    plot = defs.ranked(rows, "bench_ms", "Bench per client")
+    png = agree(plot)
+    names = defs.labels(rows)  # the failed row has the held row's label: both are named by their names
+    order = [names[rows[i].client.name] for i in (1, 3, 0, 2)]  # 5.5, 8.5, 42 and 410 ms
+    assert [t for _, t in png["y"]["ticks"]] == order and png["y"]["reversed"]
+    assert png["x"]["scale"] == "log" and plot.overlay
+    assert png["x"]["title"] == "Bench: wall time of the group (ms, log scale), median"
+    assert png["title"] == "Bench per client; " + defs.WHISKERS
+    # a series per mode, in the modes' order, each row in one; LMean a mark on every row
+    assert png["legend"] == [
+        "native (C++, Rust)",
+        "Python threads, GIL held",
+        "Python threads, GIL released",
+        "Python uvloop",
+        "LMean",
+    ]
+    assert [s.y for s in plot.series[:4]] == [(order[0],), (order[2],), (order[1],), (order[3],)]
+    assert [s.color for s in plot.series[:4]] == [
+        defs.GROUP_COLOURS[k] for k in ("native", "threads, GIL held", "threads, GIL released", "uvloop")
+    ]
+    assert png["series"][0]["x"] == [5.5] and png["series"][0]["whiskers"] == [(5.0, 6.0)]
+    assert png["series"][4]["x"] == [float(rows[i].aggregate.median.lmean_ms) for i in (1, 3, 0, 2)]
+    assert plot.series[3].notes[0].startswith("74.55x the top row; min-max 400.00-420.00 ms over 2 repeats")
+    # what is better larger comes first larger; a narrow span stays linear, from zero
+    rps = defs.ranked(rows, "throughput_rps", "t")
+    values = {y: x for s in rps.series for x, y in zip(s.x, s.y, strict=True)}
+    assert [values[c] for c in rps.y.categories] == sorted(values.values(), reverse=True)
+    near = defs.ranked(rows[:1] + rows[3:4], "bench_ms", "t")
+    assert near.x.scale == "linear" and near.x.from_zero and agree(near)["x"]["scale"] == "linear"
+
+
+def test_latency_draws_the_rows_shown_and_the_others_a_click_away():
+    rows = _rows()
+    plot = defs.latency(rows, "t", shown=[rows[1].client.name])
+    assert [s.hidden for s in plot.series] == [True, False, True]
+    assert [t.get("visible", True) for t in charts.chart(plot)["data"]] == ["legendonly", True, "legendonly"]
+    assert not any(s.hidden for s in defs.latency(rows, "t").series)  # none named: every row drawn
+    assert same(drawn(plot)[0], drawn(defs.latency(rows, "t"))[0])  # a PNG draws them all
 
 
 def test_the_compare_views_bars():

@@ -95,6 +95,27 @@ def test_the_latency_legend_toggles_rows(browser, tmp_path):
     assert v.page.evaluate(visible) == [True] * 9
 
 
+def test_a_page_of_many_rows_reads_from_the_top_and_draws_the_other_rows_on_a_click(browser, tmp_path):
+    v = _open(browser, REFERENCE / "run-all", tmp_path / "report.html")
+    _every_chart_drew(v)
+    # the reading, then the charts, then the table, down the page
+    where = "s => document.querySelector(s).getBoundingClientRect().top"
+    tops = [v.page.evaluate(f"() => ({where})('{s}')") for s in (".reading", "#part0-0-bench", "#part0 table.sortable")]
+    assert tops == sorted(tops)
+    assert "the fastest is Python beast (sync, GIL released), Bench 18.12 ms" in v.page.locator(".reading").inner_text()
+    assert v.page.evaluate("() => document.getElementById('part0-0-bench')._fullLayout.xaxis.type") == "log"
+    # the latency of the 9 rows a default run has; the 14 others a click away in the legend
+    visible = "() => document.getElementById('part0-0-cdf').data.map(t => t.visible === undefined ? true : t.visible)"
+    shown = v.page.evaluate(visible)
+    assert shown.count(True) == 9 and shown.count("legendonly") == 14
+    hidden = shown.index("legendonly")
+    v.page.locator("#part0-0-cdf g.legend rect.legendtoggle").nth(hidden).click()
+    v.page.wait_for_function(f"() => ({visible})()[{hidden}] === true", timeout=5000)
+    assert v.page.evaluate(visible).count(True) == 10
+    v.page.screenshot(path=str(tmp_path / "run-all-top.png"))
+    v.page.screenshot(path=str(tmp_path / "run-all.png"), full_page=True)
+
+
 def test_the_gil_page_has_its_phases_reading_and_timelines(browser, tmp_path):
     v = _open(browser, REFERENCE / "gil", tmp_path / "report.html")
     tables = v.page.locator("#part0 > .scroll > table.sortable")

@@ -20,6 +20,7 @@ from clientbench.dimensions import DIMENSIONS, Dimension
 from clientbench.model import Results
 from clientbench.options import Options
 from clientbench.options.workload import sweep_points
+from clientbench.registry.shipped import CLIENTS
 from clientbench.report import Report
 from clientbench.report.export import FILES, export
 from clientbench.report.export.html import page as html_page
@@ -111,6 +112,51 @@ def test_every_column_that_shows_a_median_gets_its_spread_in_both_loops():
     assert [cells[bench].spread for cells in table_view(table).rows] == ["10.00-12.00", "20.00-25.00"]
 
 
+def test_a_page_of_many_rows_opens_with_its_reading_then_the_ranked_charts_then_the_table():
+    """results/reference/run-all (23 rows): the reading computed from the figures (per mode its fastest row, the
+    GIL reading), the rows ranked on a log axis and coloured by mode, the latency of the rows a default run has
+    (the others a click away), then the table."""
+    page = _page(REFERENCE / "run-all")
+    (part,) = page.parts
+    reading = _html(part.reading)
+    assert "<h3>Reading (generated from the figures below)</h3>" in reading
+    assert (
+        "<strong>Python, sync threads</strong>, 11 rows: the fastest is Python beast (sync, GIL released), Bench "
+        "18.12 ms (1.06x C++ beast (sync), the fastest native row)" in reading
+    )  # the table's Bench(ms) of both rows: 18.12 and 17.08
+    assert "<strong>Python, async on uvloop</strong>, 1 row: Python aiohttp+uvloop (async), Bench 68.19 ms" in reading
+    assert "Holding the GIL serialized the workers" in reading
+    for file in ("bench", "cpu"):
+        chart = page.charts[f"part0-0-{file}"]
+        bars = {y: x for t in chart["data"] if t["type"] == "bar" for x, y in zip(t["x"], t["y"], strict=True)}
+        ranked = chart["layout"]["yaxis"]["categoryarray"]
+        assert len(ranked) == 23 and ranked[-1] == "C++ beast (sync, W=1)"  # another workload: last
+        assert [bars[c] for c in ranked[:-1]] == sorted(bars[c] for c in ranked[:-1])  # the least on top
+        assert chart["layout"]["xaxis"]["type"] == "log" and chart["layout"]["barmode"] == "overlay"
+        assert chart["layout"]["legend"]["orientation"] == "h"  # the modes above the bars: they keep the width
+    groups = [t["name"] for t in page.charts["part0-0-bench"]["data"] if t["type"] == "bar"]
+    assert groups == [
+        "native (C++, Rust)",
+        "floor",
+        "Python threads",
+        "Python threads, GIL held",
+        "Python threads, GIL released",
+        "Python asyncio",
+        "Python uvloop",
+        "W=1",
+    ]
+    cdf = page.charts["part0-0-cdf"]
+    default = {c.client.label for c in CLIENTS if c.default}
+    drawn = {t["name"].removesuffix(" (percentiles)"): t.get("visible", True) for t in cdf["data"]}
+    assert len(drawn) == 23 and {n for n, v in drawn.items() if v is True} == default & drawn.keys()
+    assert all(v == "legendonly" for n, v in drawn.items() if n not in default)
+    assert "the rows `clientbench run` runs by default; 14 more in the legend" in cdf["layout"]["title"]["text"]
+    text = render(page)
+    order = ('class="reading"', 'id="part0-0-bench"', 'id="part0-0-cdf"', '<table class="sortable">')
+    at = [text.index(s) for s in order]
+    assert at == sorted(at)
+
+
 def test_a_run_with_raw_documents_draws_latency_from_the_samples_and_the_gil_timeline(tmp_path):
     rows = [row("py-held", gil="held", serial=True), row("py-released", gil="released"), row("native", gil=None)]
     for r in rows:  # what each driver reports of itself (the synthetic documents all say "GIL held")
@@ -134,10 +180,17 @@ def test_a_run_with_raw_documents_draws_latency_from_the_samples_and_the_gil_tim
     assert [(t["y0"], len(t["x"])) for t in lanes] == [(0, 50), (1, 50)]
     doc = rows[0].runs[-1].raw["workers"][1]
     assert lanes[1]["x"][-1] == pytest.approx((doc["start_ns"][-1] + doc["latencies_ns"][-1]) / 1e6, abs=1e-3)
-    bench = page.charts[f"{part.id}-0-bench"]["data"][0]
-    assert bench["x"] == [pytest.approx(11.0)] * 3  # medians of 10, 12, 11 ms
-    assert bench["error_x"]["arrayminus"] == [pytest.approx(1.0)] * 3
-    assert bench["error_x"]["array"] == [pytest.approx(1.0)] * 3
+    # Bench, best first, a series per mode: the threads, with the GIL held, released; LMean a mark on each row
+    bench = page.charts[f"{part.id}-0-bench"]["data"]
+    assert [(t["type"], t["name"], t["y"]) for t in bench] == [
+        ("bar", "Python threads", ["Python x (sync)"]),
+        ("bar", "Python threads, GIL held", ["Python x (sync, GIL held)"]),
+        ("bar", "Python threads, GIL released", ["Python x (sync, GIL released)"]),
+        ("scatter", "LMean", [r.client.label for r in rows]),
+    ]
+    for t in bench[:3]:
+        assert t["x"] == [pytest.approx(11.0)]  # medians of 10, 12, 11 ms
+        assert t["error_x"]["arrayminus"] == t["error_x"]["array"] == [pytest.approx(1.0)]
 
 
 def _fetched(text):

@@ -4,11 +4,12 @@ and sweep rate's report."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
 import pytest
-from clientbench.analysis import rates
+from clientbench.analysis import modes, rates
 from clientbench.model import Client, Results, Row
 from clientbench.registry.shipped import CLIENTS
 from clientbench.report import Column, Figure, Heading, Image, Report, Table, Text
@@ -407,3 +408,80 @@ def test_the_collector_columns_show_where_a_driver_counted_it():
     per_1k = 1000 * 3 / counted.runs[0].stats.requests
     assert table.rows[0][gc] == f"{per_1k:.2f}" and table.rows[0][objs] == f"{40 * per_1k:.0f}"
     assert table.rows[1][gc] == "-"  # a native driver has no collector
+
+
+# -- a run's reading -------------------------------------------------------------------------------
+
+
+def _relabelled(r, *, cpu_us=None, **labels):
+    """The row as another client (language, library, mode, floor ...), its client CPU per request set."""
+    r.client = dataclasses.replace(r.client, **labels)
+    for run in r.runs:
+        run.client = r.client
+        if cpu_us is not None:
+            run.stats = dataclasses.replace(run.stats, cpu_us_per_req=cpu_us)
+    return r
+
+
+def _modes_rows(released_ms):
+    return [
+        _relabelled(row("cpp-beast", None, (20.0,)), language="C++", library="beast", cpu_us=12.0),
+        _relabelled(row("cpp-floor", None, (15.0,)), language="C++", library="raw socket", floor=True),
+        _relabelled(row("py-beast-held", "held", (40.0,)), library="beast", cpu_us=9.0),
+        _relabelled(row("py-beast-released", "released", (released_ms,)), library="beast", cpu_us=14.0),
+        _relabelled(row("py-requests", None, (500.0,)), library="requests", cpu_us=300.0),
+        _relabelled(row("py-aiohttp-uvloop", None, (60.0,)), library="aiohttp+uvloop", mode="async"),
+        make_row("crash"),  # no figures: in no sentence
+    ]
+
+
+def test_a_runs_reading_names_each_modes_fastest_and_cheapest_row_from_the_figures():
+    lines = modes.reading(_modes_rows(22.0), workers=2)
+    assert lines[:4] == [
+        "- **native (C++, Rust)**, 1 row: C++ beast (sync), Bench 20.00 ms.",
+        "- **floor (raw socket)**: C++ raw socket (sync), Bench 15.00 ms (no client library: what the wire and the "
+        "server cost).",
+        "- **Python, sync threads**, 3 rows: the fastest is Python beast (sync, GIL released), Bench 22.00 ms (1.10x "
+        "C++ beast (sync), the fastest native row); the slowest, Python requests (sync), 500.00 ms, is 22.73x that. "
+        "Python beast (sync, GIL held) spends the least client CPU per request: 9.0 us.",
+        "- **Python, async on uvloop**, 1 row: Python aiohttp+uvloop (async), Bench 60.00 ms (3.00x C++ beast (sync), "
+        "the fastest native row).",
+    ]
+    # then the GIL reading of the binding whose held and released rows both ran (analysis/gil.py's)
+    assert len(lines) == 5 and lines[4].startswith("- **beast, GIL held**: Bench 40.00 ms vs LMean")
+    assert "Released, the binding's Bench is 1.10x that of the same client used natively" in lines[4]
+    # other figures, other sentences: the released row now slower than the held one
+    slower = modes.reading(_modes_rows(45.0), workers=2)
+    assert slower[2].startswith(
+        "- **Python, sync threads**, 3 rows: the fastest is Python beast (sync, GIL held), Bench 40.00 ms (2.00x"
+    )
+    assert "It spends the least client CPU per request: 9.0 us." in slower[2]
+    assert modes.reading([make_row("crash")], workers=2) == []
+
+
+def test_each_row_has_a_mode_and_the_modes_are_read_per_interpreter():
+    rows = _modes_rows(22.0)[:6]
+    assert [modes.group(r.client) for r in rows] == [
+        "native", "floor", "threads, GIL held", "threads, GIL released", "threads", "uvloop",
+    ]  # fmt: skip
+    serial = _relabelled(row("cpp-beast-serial", None, (3.0,)), language="C++", fixed_workers=1)
+    free = _relabelled(row("py-requests@3.13t", None, (800.0,)), library="requests", interpreter="3.13t")
+    read = modes.by_mode([*rows, serial, free])
+    assert "- **one worker (W=1)**: C++ x (sync, W=1), Bench 3.00 ms (one worker instead of 2: not compared)." in (
+        modes.reading([*rows, serial], workers=2)
+    )
+    assert [(m.title, m.rows) for m in read] == [
+        ("native (C++, Rust)", 1),
+        ("floor (raw socket)", 1),
+        ("Python, sync threads", 3),
+        ("Python, sync threads, Python 3.13t", 1),
+        ("Python, async on uvloop", 1),
+        ("one worker (W=1)", 1),
+    ]
+    # an open loop is read by its corrected P99 (it has no Bench)
+    open_rows = [open_row("a", 1000, 100), open_row("b", 1000, 400)]
+    assert modes.headline(open_rows) == "p99_ms"
+    (threads,) = modes.by_mode(open_rows)
+    assert threads.fastest.value == open_rows[0].aggregate.median.p99_ms
+    assert modes.reading(open_rows, workers=2)[0].startswith("- **Python, sync threads**, 2 rows: the fastest is ")
+    assert " P99 " in modes.reading(open_rows, workers=2)[0]

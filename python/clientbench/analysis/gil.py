@@ -38,10 +38,16 @@ def _agg(rows: Sequence[Row], name: str) -> Aggregate | None:
     return None if row is None or row.failed else row.aggregate
 
 
-def reading(serial: Sequence[Row], parallel: Sequence[Row], workers: int) -> list[str]:
-    """Sentences derived from the figures; a figure that is missing yields no sentence about it."""
+def reading(
+    serial: Sequence[Row],
+    parallel: Sequence[Row],
+    workers: int,
+    bindings: Sequence[tuple[str, str, str, str]] = BINDINGS,
+) -> list[str]:
+    """Sentences derived from the figures, per binding of `bindings` (BINDINGS' form); a figure that is missing
+    yields no sentence about it."""
     out: list[str] = []
-    for lib, held_name, released_name, native_name in BINDINGS:
+    for lib, held_name, released_name, native_name in bindings:
         held, released = _agg(parallel, held_name), _agg(parallel, released_name)
         native = _agg(parallel, native_name)
         serial_held = _agg(serial, held_name)

@@ -55,7 +55,8 @@ class Figure:
     """A plot to draw (report/drawing.py says how each kind is drawn): `file` goes under plots/ (for a part's
     figures, which only the HTML page draws: the id of its chart)."""
 
-    kind: str  # "latency" | "bench" | "bars" | "timeline" | "sweep" | "curve" | "rate" | "series" | "compare"
+    #: "latency" | "bench" | "bars" | "ranked" | "timeline" | "sweep" | "curve" | "rate" | "series" | "compare"
+    kind: str
     file: str
     title: str
     rows: Sequence[Row] = ()
@@ -63,7 +64,8 @@ class Figure:
     axis: str = ""  # for "sweep", "curve" and "rate": the x axis label
     log_x: bool = False
     slo_ms: float | None = None  # for "rate": the latency objective, drawn as a line
-    metric: str = ""  # for "bars" and "curve": the figure drawn (a RowStats field; the page offers a curve of any)
+    metric: str = ""  # for "bars", "ranked" and "curve": the figure drawn (a RowStats field; a curve: any)
+    shown: Sequence[str] = ()  # for "latency": the rows (names) drawn at first, the others a click away (none: all)
     compared: Sequence[RowComparison] = ()  # for "compare": two runs row by row
 
 

@@ -21,6 +21,7 @@ from .figures import (
     labels,
     latency,
     medians,
+    ranked,
     rate,
     sweep,
     timeline,
@@ -28,17 +29,19 @@ from .figures import (
 
 
 def drawing(figure: Figure) -> Drawing | None:
-    """What a report's Figure draws: latency by percentile, the Bench bars (or another figure's: "bars"), one
-    timeline per row (stacked), Bench and throughput against the swept value (side by side; "curve": one figure),
-    latency against the offered rate, an open loop's rate, latency and errors second by second (stacked), or Bench
-    in two runs compared."""
+    """What a report's Figure draws: latency by percentile, the Bench bars (or another figure's: "bars"; best first
+    and coloured by mode: "ranked"), one timeline per row (stacked), Bench and throughput against the swept value
+    (side by side; "curve": one figure), latency against the offered rate, an open loop's rate, latency and errors
+    second by second (stacked), or Bench in two runs compared."""
     kind, title = figure.kind, figure.title
     if kind == "latency":
-        return _drawing(title, [latency(figure.rows, title)])
+        return _drawing(title, [latency(figure.rows, title, figure.shown)])
     if kind == "bench":
         return _drawing(title, [bars(figure.rows, "bench_ms", title, "ms")])
     if kind == "bars":
         return _drawing(title, [bars(figure.rows, figure.metric, title, BY_FIELD[figure.metric].unit)])
+    if kind == "ranked":
+        return _drawing(title, [ranked(figure.rows, figure.metric, title)])
     if kind == "timeline":
         names = labels(figure.rows)
         plots = [timeline(r, names[r.client.name]) for r in figure.rows]

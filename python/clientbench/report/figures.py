@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ..metrics import axis_title, drawn
+from ..analysis import modes
+from ..metrics import BY_FIELD, axis_title, drawn
 from ..model import Row
 from ..stats import Aggregate, RowStats, failed_mask, nearest_ranks, ok_latencies_ms
 
@@ -35,6 +36,19 @@ PALETTE = (
     *("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"),
 )
 COMPLETED, FAILED, REFERENCE = "#4c78a8", "#e45756", "black"
+#: a ranked chart's colour per group of rows (analysis/modes.py's `group`): the native rows and the floor grey,
+#: Python's threads blue (the GIL held red, released green), each event loop a colour of its own
+GROUP_COLOURS = {
+    modes.NATIVE: "#525252",
+    modes.FLOOR: "#b5b5b5",
+    modes.SERIAL: "#bcbd22",
+    modes.THREADS: "#1f77b4",
+    f"{modes.THREADS}, GIL held": "#d62728",
+    f"{modes.THREADS}, GIL released": "#2ca02c",
+    modes.ASYNCIO: "#ff7f0e",
+    "uvloop": "#9467bd",
+    "rloop": "#8c564b",
+}
 #: the percentile axis: p drawn at 1 / (1 - p), so p90, p99, p99.9 ... are evenly spaced on a log axis
 PERCENTILE_TICKS = ((1, "p0"), (2, "p50"), (10, "p90"), (100, "p99"), (1e3, "p99.9"), (1e4, "p99.99"), (1e5, "p99.999"))
 #: at most this many completed requests drawn per worker in a timeline (evenly spaced)
@@ -80,6 +94,7 @@ class Series:
     labels: tuple[str, ...] = ()  # per bar, its value written beside it where nothing shows it on hover (PNG)
     lane: int = 0  # ticks: the lane every x is drawn on
     legend: bool = True
+    hidden: bool = False  # the page draws it a click away (in the legend only); a PNG draws it
 
 
 @dataclass(frozen=True)
@@ -102,6 +117,7 @@ class Plot:
     legend: bool = True
     wide: bool = False  # a dense x axis: the page gives it the whole width
     toggle: bool = False  # one series per row, which the page can show or hide all at once
+    overlay: bool = False  # bars: each category is in one series (its group), not side by side with the others
 
 
 @dataclass(frozen=True)
@@ -235,6 +251,82 @@ def bars(rows: Sequence[Row], name: str, title: str, unit: str) -> Plot | None:
     )
 
 
+def ranked(rows: Sequence[Row], name: str, title: str) -> Plot | None:
+    """One figure per row that did not fail as a horizontal bar, the best first (metrics.py: which way is better;
+    a row pinned to one worker last), coloured by the row's group (analysis/modes.py: native, floor, Python's sync
+    threads with the GIL held or released, async on each event loop; one legend entry each), on a log axis where
+    the values span LOG_SPAN, with its min-max over the repeats as whiskers; what BESIDE names as a mark on the
+    row (Bench's LMean)."""
+    metric = BY_FIELD[name]
+    shown = [(label, r, agg) for label, r, agg in medians(rows) if _is_number(getattr(agg.median, name))]
+    if not shown:
+        return None
+    sign = 1.0 if metric.smaller else -1.0
+    # a row of another workload (W=1) goes last, whatever its figure
+    shown.sort(key=lambda item: (modes.mode(item[1].client) == modes.SERIAL, sign * getattr(item[2].median, name)))
+    categories = tuple(label for label, _, _ in shown)
+    top = float(getattr(shown[0][2].median, name))
+    groups: dict[str, list[tuple[str, Row, Aggregate]]] = {}
+    for item in shown:
+        groups.setdefault(modes.group(item[1].client), []).append(item)
+    order = sorted(groups, key=modes.group_order)
+    series = [_ranked_bars(modes.group_name(key), groups[key], name, _group_colour(key, order), top) for key in order]
+    every: list[float] = [v for s in series for v in s.x]
+    for n in BESIDE.get(name, ()):
+        marks = [(label, float(v)) for label, _, agg in shown if _is_number(v := getattr(agg.median, n))]
+        if marks:
+            every += [v for _, v in marks]
+            short = BY_FIELD[n].label.split("(")[0]  # LMean: the legend's entries share the chart's width
+            xs, ys = tuple(v for _, v in marks), tuple(lb for lb, _ in marks)
+            series.append(Series(short, xs, ys, "markers", REFERENCE, marker="dot"))
+    scale: Scale = "log" if scale_of(every) == "log" else "linear"
+    unit = metric.unit
+    return Plot(
+        f"{title}; {WHISKERS}",
+        Axis(
+            f"{titled(axis_title(name), scale)}, median",
+            scale,
+            from_zero=scale == "linear",
+            name="median",
+            unit=unit,
+            digits=".2f",
+        ),
+        Axis("", "category", categories=categories, reversed=True),
+        tuple(series),
+        horizontal=True,
+        overlay=True,
+    )
+
+
+def _group_colour(key: str, order: Sequence[str]) -> str:
+    return GROUP_COLOURS.get(key) or PALETTE[(10 + order.index(key)) % len(PALETTE)]
+
+
+def _ranked_bars(legend: str, items: Sequence[tuple[str, Row, Aggregate]], name: str, color: str, top: float) -> Series:
+    """One group's bars of a ranked plot, each with its min-max and how far it is from the top row."""
+    unit = BY_FIELD[name].unit
+    values = [float(getattr(agg.median, name)) for _, _, agg in items]
+    low, high, notes = [], [], []
+    for (_, _, agg), m in zip(items, values, strict=True):
+        s = agg.spread(name)
+        lo, hi = (s.low, s.high) if s else (m, m)
+        low.append(m - lo)
+        high.append(hi - m)
+        spread = f"min-max {lo:.2f}-{hi:.2f} {unit} over {s.n} repeats" if s else "one repeat"
+        notes.append(f"{m / top:.2f}x the top row; {spread}" if top else spread)
+    return Series(
+        legend,
+        tuple(values),
+        tuple(label for label, _, _ in items),
+        "bars",
+        color,
+        low=tuple(low),
+        high=tuple(high),
+        notes=tuple(notes),
+        labels=tuple(f"{v:.1f}" for v in values),
+    )
+
+
 def compare(rows: Sequence[RowComparison]) -> Plot | None:
     """Bench of run A and of run B per row found in both, the whiskers their min-max over the repeats."""
     both = [(r.label, r.a, r.b) for r in rows if r.a is not None and r.b is not None]
@@ -295,9 +387,10 @@ def _cdf_points(row: Row, agg: Aggregate) -> tuple[list[float], list[float], flo
     return ([v for _, v in points], [p for p, _ in points], max(per_repeat, 1.0), False) if len(points) >= 2 else None
 
 
-def latency(rows: Sequence[Row], title: str) -> Plot | None:
+def latency(rows: Sequence[Row], title: str, shown: Collection[str] = ()) -> Plot | None:
     """Latency against percentile, both on log axes (the percentile axis as 1 / (1 - p)), one series per row
-    that did not fail: from the pooled samples of its repeats, else dotted through the table's percentiles."""
+    that did not fail: from the pooled samples of its repeats, else dotted through the table's percentiles. With
+    `shown` (rows' names), the others are hidden (a click away on the page)."""
     series, top = [], 2.0
     for i, (label, r, agg) in enumerate(medians(rows)):
         found = _cdf_points(r, agg)
@@ -315,6 +408,7 @@ def latency(rows: Sequence[Row], title: str) -> Plot | None:
                 PALETTE[i % len(PALETTE)],
                 dash="solid" if from_samples else "dot",
                 notes=tuple(f"p{100 * p:.4g}" for p in ps),
+                hidden=bool(shown) and r.client.name not in shown,
             )
         )
     if not series:

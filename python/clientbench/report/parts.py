@@ -16,10 +16,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..analysis import modes
 from ..analysis.gil import GilFigures
 from ..model import Results, Row
+from ..registry.shipped import CLIENTS
 from ..workload import number
-from .base import Block, Column, Figure, Heading, Part, Phase, Report, Table, Timeline
+from .base import Block, Column, Figure, Heading, Part, Phase, Report, Table, Text, Timeline
 from .figures import figure_names, medians
 from .table import run_table
 
@@ -49,21 +51,45 @@ def generated_sections(report: Report) -> list[Block]:
 
 
 def phase(key: str, title: str, results: Results, *, charts: bool = True) -> Phase:
-    """A results document's run table and what its failed rows report; with `charts`, Bench and client CPU per
-    row, latency by percentile, and an open loop's series second by second."""
+    """A results document's run table and what its failed rows report; with `charts`, the rows ranked by Bench
+    (an open loop's: by its corrected P99) and by client CPU per request, coloured by mode, latency by percentile
+    (the default rows drawn, the others a click away), and an open loop's series second by second."""
     rows = results.rows
     failed = [f"{r.client.label}: {r.status}" + (f" ({r.reason})" if r.reason else "") for r in rows if r.failed]
     if not rows:
         failed.append("no row ran (the command was interrupted before the first one)")
     figures = []
     if charts:
+        headline = modes.headline(rows)
+        shown = default_rows(rows)
+        latency = "Request latency by percentile"
+        if shown:
+            hidden = len(rows) - len(shown)
+            latency += f": the rows `clientbench run` runs by default; {hidden} more in the legend, a click away"
         figures = [
-            Figure("bench", "bench", "Bench per client", rows),
-            Figure("bars", "cpu", "Client CPU per request", rows, metric="cpu_us_per_req"),
-            Figure("latency", "cdf", "Request latency by percentile", rows),
+            Figure("ranked", "bench", f"{'Bench' if headline == 'bench_ms' else 'P99'} per client, best first", rows,
+                   metric=headline),
+            Figure("ranked", "cpu", "Client CPU per request, least first", rows, metric="cpu_us_per_req"),
+            Figure("latency", "cdf", latency, rows, shown=shown),
             Figure("series", "series", "", rows),  # an open loop second by second (report/timeseries.py)
-        ]
+        ]  # fmt: skip
     return Phase(key, title, describe(results), run_table(rows), failed, figures)
+
+
+def default_rows(rows: Sequence[Row]) -> tuple[str, ...]:
+    """The rows (names) of these that `clientbench run` runs by default (the registry's default set; a row under
+    another interpreter as its own, a row from outside the registry as one), when some are and some are not;
+    else none (every row is drawn alike)."""
+    default = {spec.client.name: spec.default for spec in CLIENTS}
+    names = [r.client.name for r in rows if default.get(r.client.name.partition("@")[0], True)]
+    return tuple(names) if 0 < len(names) < len(rows) else ()
+
+
+def reading(results: Results) -> list[Block]:
+    """A run's reading (analysis/modes.py): per mode its fastest, slowest and least CPU-hungry row, and the GIL
+    reading of the bindings with both GIL rows."""
+    lines = modes.reading(results.rows, results.workload.workers)
+    return [Heading(f"Reading ({GENERATED} below)", 2), Text(lines)] if lines else []
 
 
 def describe(results: Results) -> str:
@@ -154,9 +180,11 @@ def _timelines(part: Part, phases: Sequence[tuple[str, str, Results]]) -> None:
 
 
 def run_part(path: Path, title: str, results: Results) -> Part:
+    """A run: its reading, its charts and its table."""
     part = _part(path, "run", title, results)
-    part.phases = [phase("", "Table", results)]
-    _timelines(part, [("", "Table", results)])
+    part.reading = reading(results)
+    part.phases = [phase("", "", results)]
+    _timelines(part, [("", "", results)])
     return part
 
 

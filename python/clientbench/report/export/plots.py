@@ -61,7 +61,7 @@ def draw(d: Drawing, path: Path) -> Path:
 def _size(d: Drawing) -> tuple[float, float]:
     first = d.plots[0]
     if first.horizontal:
-        bars = max(1, sum(s.style == "bars" for s in first.series))
+        bars = 1 if first.overlay else max(1, sum(s.style == "bars" for s in first.series))
         return 10.0, 0.3 * bars * len(first.y.categories) + 1.8
     if any(s.style == "ticks" for p in d.plots for s in p.series):
         lanes = [max((s.lane for s in p.series), default=0) + 1 for p in d.plots]
@@ -78,7 +78,8 @@ def _plot(ax: Axes, plot: Plot, *, legend: bool, x_title: bool, one: bool) -> No
     for i, s in enumerate(plot.series):
         label = s.name if s.legend else "_nolegend_"
         if s.style == "bars":
-            _bars(ax, plot, s, bars.index(s), len(bars), f"s{i}", label)
+            k, n = (0, 1) if plot.overlay else (bars.index(s), len(bars))
+            _bars(ax, plot, s, k, n, f"s{i}", label)
         elif s.style == "ticks":
             ax.eventplot(
                 [list(s.x)], lineoffsets=[s.lane], linelengths=0.8, linewidths=0.6, colors=[s.color], gid=f"s{i}"
@@ -92,7 +93,11 @@ def _plot(ax: Axes, plot: Plot, *, legend: bool, x_title: bool, one: bool) -> No
         )
     if bars:  # room for the values written beside the bars
         ends = [v + (s.high[k] if s.high else 0.0) for s in bars for k, v in enumerate(s.x)]
-        ax.set_xlim(0, max(ends) * 1.15 or 1.0)
+        if plot.x.scale == "log":
+            starts = [v - (s.low[k] if s.low else 0.0) for s in bars for k, v in enumerate(s.x)]
+            ax.set_xlim(min((v for v in starts if v > 0), default=min(s.x[0] for s in bars)) / 1.5, max(ends) * 2.5)
+        else:
+            ax.set_xlim(0, max(ends) * 1.15 or 1.0)
     _axis(ax, "x", plot.x)
     _axis(ax, "y", plot.y)
     if not x_title:
@@ -101,8 +106,19 @@ def _plot(ax: Axes, plot: Plot, *, legend: bool, x_title: bool, one: bool) -> No
     log = "log" in (plot.x.scale, plot.y.scale)
     lanes = plot.y.scale == "category" or any(s.style == "ticks" for s in plot.series)
     ax.grid(True, which="both" if log else "major", axis="x" if lanes else "both", alpha=0.3)
-    if legend and ax.get_legend_handles_labels()[1]:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8)
+    handles, names = ax.get_legend_handles_labels()
+    if legend and names:
+        # in the plot's order (matplotlib lists lines before bars)
+        order = [s.name for s in plot.series] + [line.label for line in plot.lines]
+        ranked = sorted(zip(handles, names, strict=True), key=lambda h: order.index(h[1]) if h[1] in order else 0)
+        ax.legend(
+            [h for h, _ in ranked],
+            [n for _, n in ranked],
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            borderaxespad=0.0,
+            fontsize=8,
+        )
 
 
 def _coords(axis: Axis, values: Sequence[Any]) -> list[float]:

@@ -43,6 +43,9 @@ Chart = dict[str, Any]
 FONT = {"family": "system-ui, sans-serif", "size": 12}
 SYMBOLS = {"circle": "circle", "x": "x", "dot": "circle"}
 SIZES = {"circle": 6, "x": 10, "dot": 4}
+#: a legend laid out in rows above its plot (a ranked chart's) has about this many entries a row, from this many
+#: pixels below the chart's top (under its title)
+LEGEND_PER_LINE, LEGEND_TOP = 2, 40
 #: the numeric figures (RowStats fields) some row drawn has, in the model's order
 figures = defs.figure_names
 
@@ -115,8 +118,18 @@ def chart(plot: Plot | None) -> Chart | None:
     }
     if plot.legend:
         layout["legend"] = {"font": {"size": 10}}
+    if plot.legend and plot.overlay:
+        # a ranked chart's groups in rows between its title and its bars (plotly makes the room), so that the bars
+        # keep the chart's width; the chart grows by about the rows they take
+        layout["height"] += 20 * math.ceil(len(data) / LEGEND_PER_LINE)
+        layout["title"] |= {"y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 14}}
+        below = 1 - LEGEND_TOP / layout["height"]
+        layout["legend"] |= {"orientation": "h", "x": 0, "xanchor": "left", "yref": "container", "y": below}
+        layout["legend"]["yanchor"] = "top"
+    if plot.overlay and plot.x.scale == "log" and not plot.x.ticks:
+        layout["xaxis"]["dtick"] = "D2"  # a label at 1, 2 and 5 of each decade: the bars' labels are dense already
     if bar_series > 1:
-        layout["barmode"] = "group"
+        layout["barmode"] = "overlay" if plot.overlay else "group"
     shapes = [_shape(line) for line in plot.lines if not line.label]
     if shapes:
         layout["shapes"] = shapes
@@ -130,7 +143,8 @@ def chart(plot: Plot | None) -> Chart | None:
 
 def _height(plot: Plot, bar_series: int) -> int:
     if plot.horizontal:
-        return 90 + (20 if plot.legend else 0) + 22 * max(bar_series, 1) * len(plot.y.categories)
+        per_row = 20 if plot.overlay else 22 * max(bar_series, 1)
+        return 90 + (20 if plot.legend else 0) + per_row * len(plot.y.categories)
     if any(s.style == "ticks" for s in plot.series):
         limits = plot.y.limits or (0.0, 1.0)
         return 110 + 18 * round(limits[1] - limits[0])
@@ -199,6 +213,8 @@ def _trace(plot: Plot, s: Series) -> dict[str, Any]:
         trace["customdata"] = list(s.notes)
     if not s.legend:
         trace["showlegend"] = False
+    if s.hidden:
+        trace["visible"] = "legendonly"
     if s.style == "bars":
         if plot.horizontal:
             trace["orientation"] = "h"
