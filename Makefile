@@ -135,7 +135,7 @@ test-python: system-deps venv rust-tests cpp bindings peers freethreaded toxipro
 # that run every row's driver, build wheels or need a browser, the free-threaded CPython or toxiproxy; not the
 # end-to-end runs), on what `make run` (or a `make test` before) set up; builds only what changed. `make test` runs
 # every test, these included.
-check: system-deps venv rust-tests cpp bindings  ## the fast loop (about 2 min): the runner's and the bindings' tests not marked slow
+check: system-deps venv rust-tests cpp bindings examples  ## the fast loop (about 2 min): the runner's and the bindings' tests not marked slow
 	$(VPY) -m pytest -q -rfEs -n $(PYTEST_WORKERS) -m "not slow" python/tests bindings
 
 rust-tests: compiler-cache  ## cargo's release build of every workspace test, and of the server, drivers and probe they run
