@@ -60,7 +60,7 @@ REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest bindings/common -t
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) \
                rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.toml Cargo.lock
 
-.PHONY: help run run-all stability stability-pin gil sweep soak sanitize test test-setup test-python check lint actionlint build system-deps test-deps venv peers \
+.PHONY: help run run-all stability stability-pin gil sweep soak sanitize test test-setup test-python check bench-gate bench-gate-update lint actionlint build system-deps test-deps venv peers \
         rust rust-tests cpp \
         http3 quic-server bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha inferno examples freethreaded compiler-cache stop-compiler-cache clean clean-cache \
         dist native-wheels native-wheel-x86_64 native-wheel-aarch64 clientbench-dist wheelhouse
@@ -137,6 +137,15 @@ test-python: system-deps venv rust-tests cpp bindings peers freethreaded toxipro
 # every test, these included.
 check: system-deps venv rust-tests cpp bindings examples  ## the fast loop (about 2 min): the runner's and the bindings' tests not marked slow
 	$(VPY) -m pytest -q -rfEs -n $(PYTEST_WORKERS) -m "not slow" python/tests bindings
+
+# The project's regression gate on its own clients (scripts/bench-gate, docs/gate.md): the whole process's
+# instructions and syscalls per request of both bindings and their native clients against results/reference/cost/gate;
+# `make test` runs it after the suites.
+bench-gate: venv rust-tests cpp bindings test-deps  ## the gate on our own clients: instructions and syscalls per request against the committed baseline
+	scripts/bench-gate
+
+bench-gate-update: venv rust-tests cpp bindings test-deps  ## measure the bench-gate's baseline anew into results/reference/cost/gate (commit it)
+	scripts/bench-gate update
 
 rust-tests: compiler-cache  ## cargo's release build of every workspace test, and of the server, drivers and probe they run
 	$(STEP) cargo-test-build $(CARGO) test --release --workspace --no-run

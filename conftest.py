@@ -37,11 +37,11 @@ WHY = "strict mode (CI=true or CLIENTBENCH_STRICT=1): a test may not skip, and t
 SLOW_MODULES = frozenset(
     {
         # python/tests
-        "test_check_driver.py", "test_client_scope.py", "test_cold.py", "test_connections.py", "test_cost.py",
-        "test_drivers.py", "test_examples.py", "test_freethreaded.py", "test_html_browser.py", "test_http3_rows.py",
-        "test_installed.py", "test_network_faults.py", "test_outside_protocols.py", "test_outside_quic.py",
-        "test_pin.py", "test_profile.py", "test_setup.py", "test_stdlib_server.py", "test_tls.py",
-        "test_two_hosts.py", "test_udp_relay.py",
+        "test_bench_gate.py", "test_check_driver.py", "test_client_scope.py", "test_cold.py", "test_connections.py",
+        "test_cost.py", "test_drivers.py", "test_examples.py", "test_freethreaded.py", "test_html_browser.py",
+        "test_http3_rows.py", "test_installed.py", "test_network_faults.py", "test_outside_protocols.py",
+        "test_outside_quic.py", "test_pin.py", "test_profile.py", "test_setup.py", "test_stdlib_server.py",
+        "test_tls.py", "test_two_hosts.py", "test_udp_relay.py",
         # bindings/tests (their own test_freethreaded.py and test_network_faults.py are named above)
         "test_fuzz.py", "test_nginx.py", "test_wheels.py", "test_wheels_aarch64.py",
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make test`, once system-deps, the venv and the compiler cache are there: the set-up (`make -k test-setup`),
 # then every suite, in this order, each timed by scripts/step: cargo test, ctest, go vet + go test, node --test,
-# pytest bindings, pytest python/tests, and last the aarch64 wheels' test under qemu
+# pytest bindings, pytest python/tests, the bench gate (scripts/bench-gate), and last the aarch64 wheels' test under qemu
 # (bindings/tests/test_wheels_aarch64.py: the bindings' wheels and clientbench-native's).
 # Every suite runs whatever the set-up and the suites before it did (a failure stops nothing: each suite
 # reports), then a summary says each one's outcome and time, and the exit status is 1 when any failed.
@@ -119,6 +119,9 @@ run go-test bash -c 'cd examples/go-nethttp && go vet ./... && go test ./...'
 run node-test bash -c 'cd examples/node-fetch && node --test'
 run pytest-bindings "${PYTEST[@]}" --ignore=bindings/tests/test_wheels_aarch64.py bindings
 run pytest-runner "${PYTEST[@]}" python/tests
+# the regression gate on our own clients' counts per request (valgrind and strace: single-core, its counts blind
+# to the load of the aarch64 build beside it)
+run bench-gate scripts/bench-gate
 
 echo "waiting for the aarch64 wheels ($AARCH64_LOG)" >&2
 status=0

@@ -325,7 +325,9 @@ def test_gil_is_released_during_io(mod: ModuleType, server: Server) -> None:
         sys.setswitchinterval(old)
     r, h = statistics.median(released), statistics.median(held)
     assert r > 0
-    assert r >= 10 * max(h, 1), f"counter progress released={released} held={held}"
+    # 5x, not more: beside the other suites on two cores the released thread shares a core, and the held call's
+    # switches stretch (seen: released 0.98M, held 0.10M; alone, 1.2M and 0.07M)
+    assert r >= 5 * max(h, 1), f"counter progress released={released} held={held}"
 
 
 def test_threads_overlap_only_with_the_gil_released(mod: ModuleType, server: Server) -> None:

@@ -83,6 +83,31 @@ def test_counts_fail_on_the_plain_percentage():
     assert not judge_costs(a, a, [Threshold("instructions", 0.0), Threshold("syscalls", 0.0)])[0].failed
 
 
+def test_counts_of_the_whole_process_are_judged_with_scope_process(tmp_path, capsys, monkeypatch):
+    """The async Beast row's counts on its request threads and in the whole process (its IoThread's hand-off): the
+    gate on the whole process sees what the request threads hide."""
+    monkeypatch.setenv("COLUMNS", "200")
+    a = json.loads((REFERENCE / "cost" / "async-after" / "cost.json").read_text())
+    b = json.loads(json.dumps(a))
+    for r in b["rows"]:  # a hand-off more per request, on a thread the request threads' counts do not see
+        if r["name"] == "py-beast-async":
+            r["process"]["syscalls_per_request"] += 2
+    assert not any(c.failed for c in judge_costs(a, b, [Threshold("syscalls", 10.0)]))
+    (check,) = [c for c in judge_costs(a, b, [Threshold("syscalls", 10.0)], scope="process") if c.failed]
+    assert check.row == "py-beast-async" and check.b == pytest.approx(check.a + 2)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "cost.json").write_text(json.dumps(b))
+    folder = str(REFERENCE / "cost" / "async-after")
+    argv = ["compare", folder, str(tmp_path / "b"), "--fail-on", "syscalls=10%"]
+    assert cli.main(argv) == 0
+    assert cli.main([*argv, "--scope", "process"]) == 1
+    out = capsys.readouterr().out
+    assert "(whole process)" in out and "- py-beast-async: syscalls worse by +" in out
+    run = str(REFERENCE / "run")
+    assert cli.main(["compare", run, run, "--scope", "process"]) == 2
+    assert "--scope process: only two cost folders" in capsys.readouterr().err
+
+
 def test_the_command_line_exits_1_on_a_regression_and_names_it(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     run = REFERENCE / "run"

@@ -31,6 +31,17 @@ TIMED: dict[str, Metric] = by_gate("run")
 COUNTED: dict[str, Metric] = by_gate("cost")
 #: cold-start figures (cold.json's rows), by the name --fail-on takes
 COLD: dict[str, Metric] = by_gate("cold")
+#: which counts of a cost.json row are compared: as the row was counted (its request threads, or the whole process
+#: when its main thread sent the requests) or the whole process's (the row's `process`: what a row whose work
+#: spans threads, an async client's loop and runtime threads, costs in all)
+COST_SCOPES = ("counted", "process")
+
+
+def cost_counts(row: Mapping[str, Any], scope: str = "counted") -> Mapping[str, Any]:
+    """The counts per request of a cost.json row in `scope` (COST_SCOPES); empty when the row has none."""
+    if scope not in COST_SCOPES:
+        raise SetupError(f"--scope {scope!r}: expected one of {', '.join(COST_SCOPES)}")
+    return row if scope == "counted" else (row.get("process") or {})
 
 
 @dataclass(frozen=True)
@@ -151,9 +162,14 @@ def _beyond(
 
 
 def judge_costs(
-    a: Mapping[str, Any], b: Mapping[str, Any], thresholds: Sequence[Threshold], rows: Sequence[str] = ()
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    thresholds: Sequence[Threshold],
+    rows: Sequence[str] = (),
+    scope: str = "counted",
 ) -> list[Check]:
-    """Every gated row of A's cost.json against B's, for each counted threshold (plain percentages)."""
+    """Every gated row of A's cost.json against B's, for each counted threshold (plain percentages), on the counts
+    of `scope` (COST_SCOPES)."""
     counted = [t for t in thresholds if t.counted]
     if not counted:
         raise SetupError("--fail-on: two cost folders compare counts (instructions, syscalls, allocations)")
@@ -166,8 +182,8 @@ def judge_costs(
         for t in counted:
             metric = COUNTED[t.figure]
             unit = _unit(metric)
-            va = ra.get(metric.field)
-            vb = rb.get(metric.field) if rb is not None and rb["status"] == "ok" else None
+            va = cost_counts(ra, scope).get(metric.field)
+            vb = cost_counts(rb, scope).get(metric.field) if rb is not None and rb["status"] == "ok" else None
             if va is None:
                 continue  # A did not count it: nothing to guard
             if vb is None:

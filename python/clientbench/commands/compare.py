@@ -47,6 +47,13 @@ def add_parser(sub: Subparsers, command: Command) -> None:
         "bench lmean mean p50 p99 p999 max cpu rss rps, instructions syscalls allocations",
     )
     p.add_argument("--rows", metavar="PATTERNS", help="with --fail-on: judge only these rows (names or globs)")
+    p.add_argument(
+        "--scope",
+        choices=("counted", "process"),
+        default="counted",
+        help="two cost folders: compare each row's counts as counted (its request threads; default) or the whole "
+        "process's (an async client's loop and runtime threads included)",
+    )
     p.add_argument("-o", "--out", type=Path, metavar="DIR", help="also write the comparison to DIR/compare.md")
 
 
@@ -58,6 +65,7 @@ class CompareOptions:
     patterns: tuple[str, ...] = ()  # --rows
     rows: str | None = None  # --rows as given, for its message
     out: Path | None = None
+    scope: str = "counted"  # --scope: two cost folders' counts as counted or the whole process's
 
 
 def from_args(args: argparse.Namespace, argv: Sequence[str]) -> CompareOptions:
@@ -66,11 +74,11 @@ def from_args(args: argparse.Namespace, argv: Sequence[str]) -> CompareOptions:
     thresholds = parse_fail_on(args.fail_on) if args.fail_on is not None else []
     patterns = gated_patterns(args.rows)
     check_gate(thresholds, patterns)
-    return CompareOptions(args.a, args.b, tuple(thresholds), tuple(patterns), args.rows, args.out)
+    return CompareOptions(args.a, args.b, tuple(thresholds), tuple(patterns), args.rows, args.out, args.scope)
 
 
 def run(o: CompareOptions) -> int:
-    return compare(o.a, o.b, o.thresholds, o.patterns, o.out, rows=o.rows)
+    return compare(o.a, o.b, o.thresholds, o.patterns, o.out, rows=o.rows, scope=o.scope)
 
 
 def _document(path: Path, name: str, schema: str) -> dict[str, Any] | None:
@@ -133,9 +141,10 @@ def compare(
     out: Path | None = None,
     *,
     rows: str | None = None,
+    scope: str = "counted",
 ) -> int:
     """A and B row by row; with `thresholds` (--fail-on) the gate's verdict on the rows of `patterns` (--rows, as
-    given: `rows`), exit 1 when one got worse."""
+    given: `rows`), exit 1 when one got worse. `scope`: which counts of two cost folders (--scope)."""
     from ..analysis.compare import compare_rows, summary
     from ..analysis.gate import Check, gated, judge_colds, judge_costs, judge_runs
     from ..report import Report, Text
@@ -150,6 +159,8 @@ def compare(
             f"compare a run with a run, a cost folder with a cost folder, a cold folder with a cold folder ({a_path}, "
             f"{b_path})"
         )
+    if scope != "counted" and cost_a is None:
+        raise SetupError(f"--scope {scope}: only two cost folders have counts of the whole process")
     title = f"B / A   (A = {a_path}, B = {b_path})"
     checks: list[Check] = []
     if cold_a is not None and cold_b is not None:
@@ -158,10 +169,12 @@ def compare(
         if thresholds:
             checks = judge_colds(cold_a, cold_b, thresholds, patterns)
     elif cost_a is not None and cost_b is not None:
-        blocks = [costs_table(cost_a, cost_b, title)]
+        if scope == "process":
+            title += "   (whole process)"
+        blocks = [costs_table(cost_a, cost_b, title, scope)]
         names = [r["name"] for r in cost_a["rows"]]
         if thresholds:
-            checks = judge_costs(cost_a, cost_b, thresholds, patterns)
+            checks = judge_costs(cost_a, cost_b, thresholds, patterns, scope)
     else:
         a, b = pooled(a_path), pooled(b_path)
         compared = compare_rows(a, b)

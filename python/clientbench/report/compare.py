@@ -11,7 +11,7 @@ from typing import Any
 
 from ..analysis.cold import median as cold_median
 from ..analysis.compare import RowComparison, summary
-from ..analysis.gate import COUNTED, Check
+from ..analysis.gate import COUNTED, Check, cost_counts
 from ..metrics import COLD_ANSWER, COLD_FIRST, COLD_IMPORT, COLD_RSS
 from ..stats import Aggregate
 from .base import Column, Comparison, Figure, Table
@@ -64,8 +64,9 @@ def _count(value: Any) -> str:
     return "-" if value is None else f"{value:,.2f}" if value < 100 else f"{value:,.0f}"
 
 
-def costs_table(a: Mapping[str, Any], b: Mapping[str, Any], title: str) -> Table:
-    """Per row of either cost.json: each count per request in A and B, and B / A."""
+def costs_table(a: Mapping[str, Any], b: Mapping[str, Any], title: str, scope: str = "counted") -> Table:
+    """Per row of either cost.json: each count per request in A and B (in `scope`: as counted, or the whole
+    process's), and B / A."""
     columns = [Column("Client", False)]
     for figure in COUNTED:
         columns += [Column(f"{figure} A"), Column(f"{figure} B"), Column("B/A")]
@@ -76,7 +77,7 @@ def costs_table(a: Mapping[str, Any], b: Mapping[str, Any], title: str) -> Table
         ra, rb = rows_a.get(name) or {}, rows_b.get(name) or {}
         cells = [name]
         for metric in COUNTED.values():
-            va, vb = ra.get(metric.field), rb.get(metric.field)
+            va, vb = cost_counts(ra, scope).get(metric.field), cost_counts(rb, scope).get(metric.field)
             cells += [_count(va), _count(vb), f"{vb / va:.3f}" if va and vb is not None else "-"]
         table.rows.append(cells)
         table.styles.append(None)

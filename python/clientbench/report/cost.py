@@ -56,6 +56,10 @@ def table(rows: Sequence[dict[str, Any]], title: str | None = None) -> Table:
         Column("Syscalls per request", False),
         Column("Allocations/req"),
         Column("Counted", False),
+        # the whole process's counts: for a row counted on its request threads, what its other threads add (an
+        # async client's loop or runtime threads)
+        Column("Process instr/req"),
+        Column("Process syscalls/req"),
     ]
     out = Table(columns, [], title=title)
 
@@ -78,6 +82,8 @@ def table(rows: Sequence[dict[str, Any]], title: str | None = None) -> Table:
             _calls(r["syscalls"]) if r["syscalls"] is not None else "-",
             num(r["allocations_per_request"], ",.2f"),
             SCOPES[r["scope"]],
+            num((r.get("process") or {}).get("instructions_per_request"), ",.0f"),
+            num((r.get("process") or {}).get("syscalls_per_request"), ".2f"),
         ]
         out.rows.append(cells)
         out.styles.append(None)
