@@ -119,8 +119,8 @@ def test_the_protocol_probe_is_worker_zeros_client_after_the_timed_group():
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--client-scope", "global"], "argument --client-scope: invalid choice"),
-        (["--http", "4"], "argument --http: invalid choice"),
+        (["--client-scope", "global"], "--client-scope: must be one of per-worker, shared, got 'global'"),
+        (["--http", "4"], "--http: must be one of 1.1, 2, 3, got '4'"),
         (["--connection", "new", "--client-scope", "shared"], "--connection new does not go with --client-scope"),
     ],
 )

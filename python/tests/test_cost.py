@@ -124,11 +124,15 @@ def test_the_table_divides_by_the_floor_and_names_failures():
             "syscalls_per_request": 2.0,
             "syscalls": {"sendto": 1.0, "recvfrom": 1.0, "futex": 0.001},
             "allocations_per_request": 0.0,
+            "process": {"instructions_per_request": (instructions or 0) + 200.0, "syscalls_per_request": 2.5},
         }
 
     t = table([row("cpp-beast", 4800.0), row("cpp-floor", 1600.0), row("py-x", None, "failed", "boom")])
     assert [c.label for c in t.columns][:3] == ["Client", "Instructions/req", "x floor"]
-    assert t.rows[0] == ["cpp-beast", "4,800", "3.00", "2.00", "recvfrom 1, sendto 1", "0.00", "request threads"]
+    assert t.rows[0] == [
+        "cpp-beast", "4,800", "3.00", "2.00", "recvfrom 1, sendto 1", "0.00", "request threads", "5,000", "2.50",
+    ]  # fmt: skip
+    assert [c.label for c in t.columns][-2:] == ["Process instr/req", "Process syscalls/req"]
     assert t.rows[2][:2] == ["py-x", "boom"]
     assert "x floor" not in [c.label for c in table([row("cpp-beast", 4800.0)]).columns]
     # a Python row against the Python floor when it was measured, the native rows against the native one

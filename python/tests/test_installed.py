@@ -334,9 +334,9 @@ def test_the_installed_server_serves_a_run_from_elsewhere(full: Venv, empty: Pat
     assert set(CORE_ROWS + BINDING_ROWS) <= set(rows)
     assert [name for name in CORE_ROWS + BINDING_ROWS if not _ok(rows[name], 10 * 20)] == [], out[-4000:]
     # the peers are no part of [native,bindings]: a peer's row runs when its library came with the runner's
-    # dependencies (urllib3, with requests), else it is unavailable and says which extra brings it
+    # dependencies (urllib3 with requests, httpx for the probe), else it is unavailable and says which extra brings it
     others = {name: row for name, row in rows.items() if name not in CORE_ROWS + BINDING_ROWS}
-    assert "py-httpx-sync" in others and "py-reqwest-uvloop" in others
+    assert "py-pyreqwest-sync" in others and "py-reqwest-uvloop" in others
     hinted = {name for name, row in others.items() if 'pip install "clientbench[' in str(row["reason"])}
     wrong = {
         name: (row["status"], row["reason"])
@@ -344,7 +344,8 @@ def test_the_installed_server_serves_a_run_from_elsewhere(full: Venv, empty: Pat
         if not _ok(row, 10 * 20) and not (row["status"] == "unavailable" and name in hinted)
     }
     assert wrong == {}
-    assert 'pip install "clientbench[peers]"' in str(rows["py-httpx-sync"]["reason"])
+    assert 'pip install "clientbench[peers]"' in str(rows["py-pyreqwest-sync"]["reason"])
+    assert _ok(rows["py-httpx-sync"], 10 * 20)  # httpx is the runner's own dependency (the protocol probe)
 
 
 @pytest.mark.timeout(1200)

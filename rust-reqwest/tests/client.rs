@@ -1,21 +1,22 @@
 //! reqwest-bench against small raw-socket servers: error classification, body reading, keep-alive
 //! reconnects, cancellation. Every server thread and every request is bounded in time.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use reqwest_bench::{parse_url, BlockingClient, Client, ClientError, ConnectionKind, FAILURE_CLASSES};
+
+use crate::support::{ok_response, read_request};
 
 const IO_LIMIT: Duration = Duration::from_secs(10);
 
 /// A raw HTTP server on 127.0.0.1: `handle(stream, connection_index)` runs on its own thread for each
 /// of the first `max_conns` connections. Returns the base URL and the accepted-connection counter.
-fn serve<F>(max_conns: usize, handle: F) -> (String, Arc<AtomicUsize>)
+pub(crate) fn serve<F>(max_conns: usize, handle: F) -> (String, Arc<AtomicUsize>)
 where
     F: Fn(TcpStream, usize) + Send + Sync + 'static,
 {
@@ -37,42 +38,11 @@ where
     (url, count)
 }
 
-/// Read one request head (and its Content-Length body); None on EOF / error.
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, Vec<u8>)> {
-    let mut head = String::new();
-    loop {
-        let mut line = String::new();
-        match reader.read_line(&mut line) {
-            Ok(0) | Err(_) => return None,
-            Ok(_) => {}
-        }
-        let end = line == "\r\n";
-        head.push_str(&line);
-        if end {
-            break;
-        }
-    }
-    let len = head
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("content-length").then(|| v.trim().parse::<usize>().ok()).flatten()
-        })
-        .unwrap_or(0);
-    let mut body = vec![0; len];
-    reader.read_exact(&mut body).ok()?;
-    Some((head, body))
-}
-
-fn ok_response(body: &str) -> String {
-    format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{}", body.len(), body)
-}
-
-fn client(timeout: Duration) -> Client {
+pub(crate) fn client(timeout: Duration) -> Client {
     Client::new(timeout).expect("client")
 }
 
-fn rt() -> tokio::runtime::Runtime {
+pub(crate) fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
 }
 
@@ -587,108 +557,4 @@ fn failure_reasons_use_the_shared_class_names() {
 #[test]
 fn reqwest_version_is_known() {
     assert!(reqwest_bench::REQWEST_VERSION.starts_with("0.13."), "{}", reqwest_bench::REQWEST_VERSION);
-}
-
-// -- idle keep-alive connections closed by the server ---------------------------------------------
-
-/// What [`idle_timeout_server`] saw: every answered request as `<METHOD> <body>`, and how many requests
-/// arrived on a connection after the server had already closed it (sent its FIN).
-#[derive(Default)]
-struct IdleLog {
-    answered: std::sync::Mutex<Vec<String>>,
-    late: AtomicUsize,
-}
-
-/// A keep-alive server that answers every request with `<METHOD> <body>` and closes a connection once it
-/// has been idle for 200 ms, like nginx's `keepalive_timeout`. It closes only its sending side (FIN) and
-/// then listens on for a while: a request that still arrives was sent on a connection the client had
-/// been told was closed, i.e. it reached the server and was left unanswered (the client can only retry
-/// it blindly). A correct client never sends one.
-fn idle_timeout_server() -> (String, Arc<AtomicUsize>, Arc<IdleLog>) {
-    let log = Arc::new(IdleLog::default());
-    let seen = log.clone();
-    let (url, count) = serve(64, move |stream, _| {
-        let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
-        let mut r = BufReader::new(stream);
-        while let Some((head, body)) = read_request(&mut r) {
-            let method = head.split(' ').next().unwrap_or_default().to_string();
-            let line = format!("{method} {}", String::from_utf8_lossy(&body));
-            seen.answered.lock().expect("log").push(line.clone());
-            let _ = r.get_mut().write_all(ok_response(&line).as_bytes());
-        }
-        // idle for 200 ms (or EOF): close our side, then count what still arrives
-        let _ = r.get_ref().shutdown(std::net::Shutdown::Write);
-        let _ = r.get_ref().set_read_timeout(Some(Duration::from_secs(1)));
-        while read_request(&mut r).is_some() {
-            seen.late.fetch_add(1, Ordering::SeqCst);
-        }
-    });
-    (url, count, log)
-}
-
-const IDLE_METHODS: [&str; 4] = ["GET", "POST", "PUT", "PATCH"];
-/// Longer than the server's idle timeout: the pooled connection is closed by then.
-const IDLE_PAUSE: Duration = Duration::from_millis(500);
-
-/// Each method, twice on a fresh or reused connection, then after a pause in which the server closed
-/// the idle connection: every request succeeds and reaches the server exactly once.
-fn idle_close_round_trip(mut send: impl FnMut(&str, &str, Bytes) -> Result<reqwest_bench::Response, ClientError>) {
-    let (url, count, log) = idle_timeout_server();
-    let mut expected = Vec::new();
-    for (round, method) in IDLE_METHODS.iter().enumerate() {
-        for attempt in 0..2 {
-            let body = format!("{method}-{round}-{attempt}");
-            let resp = send(method, &url, Bytes::from(body.clone()))
-                .unwrap_or_else(|e| panic!("{method} after the server closed the idle connection: {e}"));
-            let line = format!("{method} {body}");
-            assert_eq!((resp.status, &resp.body[..]), (200, line.as_bytes()), "{method}");
-            expected.push(line);
-        }
-        thread::sleep(IDLE_PAUSE);
-    }
-    assert_eq!(*log.answered.lock().expect("log"), expected, "every request reached the server exactly once");
-    assert_eq!(log.late.load(Ordering::SeqCst), 0, "no request was sent on a connection the server had closed");
-    // (at least: on a multi-thread runtime a request can start before the previous one's connection is
-    // back in the pool, and then opens another one)
-    assert!(count.load(Ordering::SeqCst) >= IDLE_METHODS.len(), "a new connection per round");
-}
-
-#[test]
-fn idle_closed_connection_blocking_every_method_succeeds() {
-    let c = BlockingClient::new(Duration::from_secs(5)).expect("client");
-    idle_close_round_trip(|method, url, body| c.fetch(method, url, &[], Some(body), || false));
-}
-
-#[test]
-fn idle_closed_connection_async_current_thread_every_method_succeeds() {
-    // The caller's current-thread runtime only runs inside block_on: between requests nobody reads the
-    // server's FIN, exactly as in BlockingClient.
-    let c = client(Duration::from_secs(5));
-    let rt = rt();
-    idle_close_round_trip(|method, url, body| rt.block_on(c.fetch(method, url, &[], Some(body))));
-}
-
-#[test]
-fn idle_closed_connection_async_multi_thread_every_method_succeeds() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
-    let c = {
-        let _guard = rt.enter();
-        client(Duration::from_secs(5))
-    };
-    idle_close_round_trip(|method, url, body| rt.block_on(c.fetch(method, url, &[], Some(body))));
-}
-
-#[test]
-fn idle_closed_connection_get_succeeds_without_retry() {
-    // The idle check alone must keep GET off the closed connection: the idempotent re-send would hide
-    // a failure of it.
-    let (url, count, log) = idle_timeout_server();
-    let c = BlockingClient::new(Duration::from_secs(5)).expect("client");
-    for _ in 0..3 {
-        assert_eq!(c.get(&url, || false).expect("get"), (200, 4));
-        thread::sleep(IDLE_PAUSE);
-    }
-    assert_eq!(log.answered.lock().expect("log").len(), 3);
-    assert_eq!(log.late.load(Ordering::SeqCst), 0, "no GET was sent on a closed connection (and re-sent)");
-    assert_eq!(count.load(Ordering::SeqCst), 3, "no connection was opened for a re-send");
 }

@@ -4,5 +4,6 @@
 mod support;
 
 mod client;
+mod idle;
 mod quic_endpoint;
 mod tls;

@@ -40,8 +40,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 #: how often the driver's open files are looked at for unconnected UDP sockets (HTTP/3 only; a stat, and a listing
-#: only when the number of open files changed)
+#: only when the number of open files changed, or FULL_S after the last one: a socket opened as another file closed
+#: leaves the number unchanged, and a loaded machine makes that likelier by spacing the looks)
 POLL_S = 0.002
+FULL_S = 0.01
 #: after the driver exited: how long the notifications must stay quiet before the count is taken (the kernel sends
 #: them from a work queue, a little after the socket is gone from the tables)
 QUIET_S = 0.02
@@ -255,13 +257,13 @@ class ConnectionCounter:
 
     def _poll(self, pid: int) -> None:
         folder = f"/proc/{pid}/fd"
-        last = -1
+        last, listed = -1, 0.0
         while not self._stopping.wait(POLL_S):
             try:
                 size = os.stat(folder).st_size  # the number of open files (Linux 6.2 on; 0 before: list each time)
-                if size and size == last:
+                if size and size == last and time.monotonic() - listed < FULL_S:
                     continue
-                last = size
+                last, listed = size, time.monotonic()
                 files = os.listdir(folder)
             except OSError:  # the driver has exited
                 return
