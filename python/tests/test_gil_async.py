@@ -151,6 +151,13 @@ def test_no_http3_round_trip_phase_where_it_cannot_or_need_not_run(tmp_path, rtt
     assert "rtt-h3" not in keys
 
 
+def test_a_new_connection_per_request_has_no_shared_client_phase(tmp_path):
+    """A shared client is made once, so `gil --connection new` plans no shared-client phase (it once raised)."""
+    new = phases(Workload(connection="new"), Options(out=tmp_path), [None], 1, True)
+    assert not {"shared", "shared-h2"} & {p.key for p in new}
+    assert {"shared", "shared-h2"} <= {p.key for p in phases(Workload(), Options(out=tmp_path), [None], 1, True)}
+
+
 def test_the_http3_round_trip_reading_names_the_protocol_and_only_the_bindings_that_speak_it():
     def timed(name: str, bench_ms: float) -> Row:
         return cpu_row(name, 50.0, wall_ms=bench_ms, language="Rust" if name.startswith("rust") else "Python")

@@ -68,7 +68,8 @@ def add_parser(sub: Subparsers, command: Command) -> None:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="the shared-client phase: the bindings' held and released rows with one client for all W threads, "
-        "over an HTTP/1.1 pool and (the reqwest binding) over HTTP/2 (default: on; --no-shared-client skips it)",
+        "over an HTTP/1.1 pool and (the reqwest binding) over HTTP/2 (default: on, but not with --connection new; "
+        "--no-shared-client skips it)",
     )
     p.add_argument(
         "--rtt",
@@ -269,7 +270,8 @@ def phases(
                 tls=True,
             )
         )
-    if shared_phase and workload.client_scope == "per-worker":
+    # a shared client is made once, so it has no --connection new: that run has no shared-client phase
+    if shared_phase and workload.client_scope == "per-worker" and workload.connection != "new":
         shared = workload.replace(client_scope="shared")
         for key, http in (("shared", "1.1"), ("shared-h2", "2")):
             out.append(
