@@ -39,6 +39,9 @@ H2C = """
     }}
 """
 WORKERS = 2
+#: requests per worker over HTTP/3: enough that each client's quinn socket lives through many of the runner's looks
+#: at the driver's files (every 2 ms) on a machine loaded by the other suites; with 10 one was missed (docs/http3.md)
+H3_REQUESTS = 300
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +81,7 @@ def test_every_http3_row_measures_a_server_that_listens_on_udp_only(quic_only: Q
     with socket.socket() as tcp:  # nothing on the TCP side of the port: the rows can only have gone over QUIC
         assert tcp.connect_ex(("127.0.0.1", int(quic_only.url.rsplit(":", 1)[1]))) != 0
     done = _runner("run", "--target", quic_only.url + "/", "--ca-file", str(quic_only.ca_file), "--http", "3",
-                   "-c", ",".join(H3_ROWS), "-w", str(WORKERS), "-n", "10", "--warmup", "1", "-r", "1",
+                   "-c", ",".join(H3_ROWS), "-w", str(WORKERS), "-n", str(H3_REQUESTS), "--warmup", "1", "-r", "1",
                    cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     rows = _rows(tmp_path)
@@ -87,7 +90,7 @@ def test_every_http3_row_measures_a_server_that_listens_on_udp_only(quic_only: Q
         assert row["status"] == "ok", (name, row["reason"], quic_only.log.read_text()[-2000:])
         assert row["client"]["protocol"] == "HTTP/3", name
         (run,) = row["runs"]
-        assert (run["stats"]["requests"], run["stats"]["errors"]) == (WORKERS * 10, 0), name
+        assert (run["stats"]["requests"], run["stats"]["errors"]) == (WORKERS * H3_REQUESTS, 0), name
         # one QUIC connection per worker's client, no TCP attempt
         counted = run["connections"]
         assert run["server_counts"] is None and counted["tcp"] == 0, name
