@@ -149,3 +149,17 @@ def test_a_target_silent_over_quic_is_one_line_within_the_probe_s_timeout(tmp_pa
     said = _one_line_error(done)
     assert said.endswith(f"does not answer HTTP/3 (QUIC, ALPN h3): no answer within {CHECK_TIMEOUT_S:g} s"), said
     assert took < 2 * CHECK_TIMEOUT_S + 10  # one wait of the probe's (not one per path), and the interpreter's start
+
+
+def test_a_target_silent_over_tls_is_one_line_that_says_it_timed_out(tmp_path: Path) -> None:
+    """A TCP port that accepts and never answers the TLS handshake, asked for HTTP/2 and HTTP/1.1: the reason is the
+    probe's "timed out", not the TLS library's own text."""
+    with socket.socket() as silent:  # the kernel accepts into the backlog; nobody reads
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        url = f"https://127.0.0.1:{silent.getsockname()[1]}/"
+        for http, named in (("2", "HTTP/2 (ALPN h2)"), ("1.1", "HTTP/1.1")):
+            done = _runner("run", "--target", url, "--insecure", "--http", http, "-c", "rust-reqwest", "-n", "5",
+                           cwd=tmp_path)  # fmt: skip
+            said = _one_line_error(done)
+            assert said.endswith(f"does not answer {named}: timed out"), said

@@ -171,6 +171,8 @@ def _http2(
     with httpx.Client(http1=https, http2=True, verify=verify, timeout=timeout, trust_env=False) as client:
         try:
             r = client.request(method, url, content=body, headers=headers)
+        except httpx.TimeoutException:  # also a TLS handshake that never ends (its text is ssl's, not a reason)
+            raise ProbeError("timed out") from None
         except (httpx.HTTPError, OSError, ValueError) as exc:
             raise ProbeError(_reason(exc)) from None
         return Answer(r.status_code, len(r.content), r.http_version)
