@@ -1,5 +1,5 @@
 """The wheels of a folder (default dist/) and their sizes, as a Markdown table: `make dist` writes it to
-dist/sizes.md; results/reference/dist/sizes.md is the copy docs/install.md quotes (python/tests checks the wheels
+dist/sizes.md; results/reference/wheel-sizes/sizes.md is the copy docs/install.md quotes (python/tests checks the wheels
 of dist/ against it)."""
 
 from __future__ import annotations

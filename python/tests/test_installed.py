@@ -272,7 +272,7 @@ def test_the_wheels_are_what_pip_installs_and_the_versions_agree(full: Venv, emp
 
 
 def test_the_wheels_are_the_sizes_docs_install_gives() -> None:
-    """The wheel sizes docs/install.md quotes (results/reference/dist/sizes.md): each pure and x86-64 wheel of
+    """The wheel sizes docs/install.md quotes (results/reference/wheel-sizes/sizes.md): each pure and x86-64 wheel of
     dist/ within 25% of its size there (the aarch64 ones: bindings/tests/test_wheels_aarch64.py, once their
     background build is done)."""
     assert check_documented_sizes(None) + check_documented_sizes("x86_64") == []

@@ -95,13 +95,13 @@ def check_in_venv(
 
 
 #: the wheel sizes docs/install.md quotes: `make dist`'s dist/sizes.md (scripts/wheel-sizes.py), kept
-SIZES = REPO / "results" / "reference" / "dist" / "sizes.md"
+SIZES = REPO / "results" / "reference" / "wheel-sizes" / "sizes.md"
 #: how far a wheel of dist/ may be from the size recorded there (a dependency's update moves it a little)
 SIZE_TOLERANCE = 0.25
 
 
 def documented_sizes() -> dict[str, float]:
-    """results/reference/dist/sizes.md: MB by wheel file name."""
+    """results/reference/wheel-sizes/sizes.md: MB by wheel file name."""
     sizes: dict[str, float] = {}
     for line in SIZES.read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
