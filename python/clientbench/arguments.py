@@ -127,6 +127,13 @@ def add_workload_options(p: argparse.ArgumentParser) -> None:
         metavar="BYTES",
         help=f"POST/PUT: request body size in bytes, at most {MAX_BODY_SIZE} (1 GiB) (default 0)",
     )
+    g.add_argument(
+        "--phases",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="record each request's phases (connect, TLS, send, wait, receive) and the client's own time where the "
+        "driver can see them, as table columns (default on; docs/phases.md)",
+    )
     b = p.add_argument_group("bodies and targets (docs/bodies.md)")
     b.add_argument(
         "--upload",

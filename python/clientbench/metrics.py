@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from .model import Client, Row
-from .stats import SUMMED, median
+from .stats import OWN, SUMMED, RowStats, median
 
 #: where a figure is read: a run's RowStats, a cost.json row, a cold.json row (its `figures` and each sample's)
 Source = Literal["run", "cost", "cold"]
@@ -73,6 +73,14 @@ class Metric:
     # ("" it has none); cold.md's method lists them
     python_span: str = ""
     program_span: str = ""
+    #: a phase's mean (a key of RowStats.phases: `field` is "phases.<key>"; docs/phases.md)
+    phase: str = ""
+
+    def value(self, stats: RowStats) -> Any:
+        """Its value in a run's figures."""
+        if self.phase:
+            return (stats.phases or {}).get(self.phase)
+        return getattr(stats, self.field)
 
     @property
     def summed(self) -> bool:
@@ -87,7 +95,7 @@ class Metric:
         """Its column in a run table (another label or terminal setting where one table says it otherwise)."""
         return Column(
             label or self.label,
-            _count(self.field) if self.summed else _median(self.field, self.digits),
+            _count(self.field) if self.summed else _median(self, self.digits),
             terminal=self.terminal if terminal is None else terminal,
             show=self.show,
             metric=self,
@@ -110,10 +118,10 @@ def fmt(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _median(name: str, digits: int) -> Cell:
+def _median(metric: Metric, digits: int) -> Cell:
     def cell(row: Row, ctx: Context) -> str:
         agg = row.aggregate
-        return "-" if agg is None else fmt(getattr(agg.median, name), digits)
+        return "-" if agg is None else fmt(metric.value(agg.median), digits)
 
     return cell
 
@@ -199,6 +207,15 @@ def _counts(row: Row) -> dict[str, int] | None:
     return {k: sum(c[k] for c in runs) for k in runs[0]} if runs else None
 
 
+def _phased(key: str) -> Rule:
+    """Some row recorded phase `key` (docs/phases.md)."""
+
+    def shown(rows: Sequence[Row], ctx: Context) -> bool:
+        return any(r.aggregate is not None and key in (r.aggregate.median.phases or {}) for r in rows)
+
+    return shown
+
+
 def over_tls(rows: Sequence[Row], ctx: Context) -> bool:
     """Our server counted TLS handshakes (a run over HTTPS)."""
     return any((c := _counts(r)) and c["tls_handshakes"] for r in rows)
@@ -242,6 +259,27 @@ SERVICE_P99 = Metric("service_p99_ms", "ms", "Svc P99(ms)", axis="service time P
 SERVICE_P999 = Metric("service_p999_ms", "ms", "Svc P99.9(ms)", axis="service time P99.9 (ms)")
 SERVICE_P9999 = Metric("service_p9999_ms", "ms", "Svc P99.99(ms)", terminal=False, axis="service time P99.99 (ms)")
 SERVICE_MAX = Metric("service_max_ms", "ms", "Svc Max(ms)", terminal=False, axis="service time max (ms)")
+
+
+# the phases of a request, where the drivers recorded them (--phases; docs/phases.md): each phase's mean, a merged
+# pair where a library cannot tell the two apart, and the client's own time (the latency less the phases)
+def _phase(key: str, label: str, axis: str, **more: Any) -> Metric:
+    return Metric(f"phases.{key}", "ms", f"{label}(ms)", 3, show=_phased(key), axis=axis, phase=key, **more)
+
+
+PHASE_DNS = _phase("dns", "DNS", "resolving the host (ms)")
+PHASE_CONNECT = _phase("connect", "Connect", "TCP connect (ms)")
+PHASE_TLS = _phase("tls", "TLS", "TLS handshake (ms)")
+PHASE_CONNECT_TLS = _phase("connect+tls", "Conn+TLS", "TCP connect and TLS handshake (ms)")
+PHASE_SEND = _phase("send", "Send", "request written (ms)")
+PHASE_WAIT = _phase("wait", "Wait", "written to the first response byte (ms)")
+PHASE_SEND_WAIT = _phase("send+wait", "Send+Wait", "request start to the response's head (ms)")
+PHASE_RECEIVE = _phase("receive", "Recv", "first response byte to the body's end (ms)")
+PHASE_OWN = _phase(OWN, "Own", "the client's own time: latency less its phases (ms)", gate="own", slug="own-ms",
+                   title="the client's own time per request")  # fmt: skip
+PHASES = (PHASE_DNS, PHASE_CONNECT, PHASE_TLS, PHASE_CONNECT_TLS, PHASE_SEND, PHASE_WAIT, PHASE_SEND_WAIT,
+          PHASE_RECEIVE, PHASE_OWN)  # fmt: skip
+
 # `clientbench cost`'s counts per request (cost.json's rows), which repeat within 1%: the gate takes plain percentages
 INSTRUCTIONS = Metric("instructions_per_request", "instructions", gate="instructions", gate_unit="per request",
                       slug="instructions-per-request", title="instructions per request", source="cost")  # fmt: skip
@@ -306,11 +344,11 @@ METRICS: tuple[Metric, ...] = (
     BENCH, LMEAN, MEAN, P50, P90, P99, P999, P9999, MAX, CPU, RSS, THROUGHPUT, BENCH_OVER_LMEAN, MB_PER_S,
     RSS_PER_WORKER, GC, GC_OBJECTS, ERRORS, REQUESTS, BODY_BYTES, SENT_BYTES, OFFERED, LATE, LATE_PCT, MISSED,
     SATURATED, SERVICE_MEAN, SERVICE_P50, SERVICE_P90, SERVICE_P99, SERVICE_P999, SERVICE_P9999, SERVICE_MAX,
-    INSTRUCTIONS, SYSCALLS, ALLOCATIONS, COLD_START, COLD_IMPORT, COLD_LIBRARY, COLD_HARNESS, COLD_CONSTRUCT,
+    *PHASES, INSTRUCTIONS, SYSCALLS, ALLOCATIONS, COLD_START, COLD_IMPORT, COLD_LIBRARY, COLD_HARNESS, COLD_CONSTRUCT,
     COLD_FIRST, COLD_SECOND, COLD_ANSWER, COLD_EXIT, COLD_RSS,
 )  # fmt: skip
 #: a run's figures by RowStats field
-BY_FIELD = {m.field: m for m in METRICS if m.source == "run"}
+BY_FIELD = {m.field: m for m in METRICS if m.source == "run" and not m.phase}
 
 
 def of_source(source: Source) -> tuple[Metric, ...]:
@@ -476,8 +514,8 @@ STATUS = Column("Status", _status, numeric=False)
 COLUMNS: tuple[Column, ...] = (
     LANGUAGE, LIBRARY, MEAN.column(), P99.column(), P999.column(), MAX.column(), LMEAN.column(), BENCH.column(),
     SPREAD, MODE, GIL, ERRORS.column(), BENCH_OVER_LMEAN.column(), P50.column(terminal=False), THROUGHPUT.column(),
-    MB_PER_S.column(), CPU.column(), RSS.column(), RSS_PER_WORKER.column(), GC.column(), GC_OBJECTS.column(), XFLOOR,
-    TLS_RESUMED, PROTOCOL, CONNS, ORIGINS, UDP_ERRORS, STATUS,
+    MB_PER_S.column(), CPU.column(), *(m.column() for m in PHASES), RSS.column(), RSS_PER_WORKER.column(), GC.column(),
+    GC_OBJECTS.column(), XFLOOR, TLS_RESUMED, PROTOCOL, CONNS, ORIGINS, UDP_ERRORS, STATUS,
 )  # fmt: skip
 #: the open loop's table: the corrected latency (from the intended start) as P50 ... Max, the service time (from
 #: the actual start) as Svc ...
@@ -485,8 +523,8 @@ OPEN_COLUMNS: tuple[Column, ...] = (
     LANGUAGE, LIBRARY, OFFERED.column(), THROUGHPUT.column("Achieved(req/s)"), MB_PER_S.column(), LATE_PCT.column(),
     MISSED.column(), P50.column(), P90.column(), P99.column(), P999.column("P99.9(ms)"), P9999.column(), MAX.column(),
     SERVICE_P50.column(), SERVICE_P90.column(), SERVICE_P99.column(), SERVICE_P999.column(), SERVICE_P9999.column(),
-    SERVICE_MAX.column(), MODE, GIL, ERRORS.column(), CPU.column(), RSS.column(), RSS_PER_WORKER.column(), GC.column(),
-    GC_OBJECTS.column(), SATURATED_COLUMN, PROTOCOL, CONNS, UDP_ERRORS, STATUS,
+    SERVICE_MAX.column(), MODE, GIL, ERRORS.column(), CPU.column(), *(m.column() for m in PHASES), RSS.column(),
+    RSS_PER_WORKER.column(), GC.column(), GC_OBJECTS.column(), SATURATED_COLUMN, PROTOCOL, CONNS, UDP_ERRORS, STATUS,
 )  # fmt: skip
 
 

@@ -39,6 +39,7 @@ from . import harness
 from .harness import ssl_context, verify
 from .harness import version as installed_version
 from .harness.options import unsupported
+from .harness.phases import check_keys, phase, recording
 
 __all__ = [
     "AsyncClient",
@@ -48,7 +49,9 @@ __all__ = [
     "http2",
     "http3",
     "installed_version",
+    "phase",
     "pool_size",
+    "recording",
     "run",
     "ssl_context",
     "unsupported",
@@ -107,7 +110,11 @@ class _Labels:
     http2: bool = False
     http3: bool = False
     streams: tuple[str, ...] = STREAMS
+    phases: tuple[str, ...] = ()
     mode: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        check_keys(self.phases)
 
     def client_info(self) -> dict[str, Any]:
         version = self.version or installed_version(self.distribution or self.library) or "unknown"
@@ -149,7 +156,13 @@ class SyncClient(_Labels, Generic[C]):
     or an iterator of chunks to send as they come (the library's streamed, chunked upload); `pieces` iterates
     the response body in chunks of at most `chunk_size` bytes as the library reads them, or whole (one piece)
     when `chunk_size` is None. The harness counts and checks the pieces. `streams`: the directions it streams
-    (default both; ("download",) for a library that cannot send an iterator)."""
+    (default both; ("download",) for a library that cannot send an iterator).
+
+    Phases (`--phases`; docs/raw-format.md, "Phases"): `phases` names the keys the plugin records (e.g.
+    `("connect", "tls", "send", "wait", "receive")`, or a merged `"send+wait"` where its library cannot tell two
+    apart); while the harness records, `recording()` is true inside `request`, which then calls `phase(key, ns)`
+    for each phase its library lets it see (from the library's hooks or timings). The harness sums them over the
+    successful requests; the runner shows their means and the client's own time (the latency less the phases)."""
 
     make_client: Callable[[Options], C]
     request: harness.SyncRequest[C]
@@ -169,6 +182,7 @@ class SyncClient(_Labels, Generic[C]):
             self.protocol,
             self.stream,
             self.streams,
+            self.phases,
         )
 
 
@@ -206,7 +220,7 @@ class AsyncClient(_Labels, Generic[C]):
                 await done
 
         return harness.AsyncDriver(
-            make_client, self.request, close_client, self.upload, self.protocol, self.stream, self.streams
+            make_client, self.request, close_client, self.upload, self.protocol, self.stream, self.streams, self.phases
         )
 
 

@@ -252,6 +252,9 @@ class RowStats:
     sent_bytes: int = 0
     #: request and response body bytes per second of Bench, in MB (10^6 bytes)
     mb_per_s: float | None = None
+    #: with --phases, where the driver recorded them: each phase's mean in ms over the successful requests it
+    #: recorded, and `own`, their mean latency less the phases (the client's own time; docs/phases.md)
+    phases: dict[str, float] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -334,7 +337,28 @@ def row_stats(doc: Mapping[str, Any], usage: ProcessUsage | None = None, sent_by
         service_p999_ms=q(service, 0.999),
         service_p9999_ms=q(service, 0.9999),
         service_max_ms=service.max_ms if service else None,
+        phases=phase_means(doc),
     )
+
+
+#: the client's own time: a request's latency less its phases
+OWN = "own"
+
+
+def phase_means(doc: Mapping[str, Any]) -> dict[str, float] | None:
+    """Each phase's mean in ms over the requests whose phases the driver recorded (docs/raw-format.md, "Phases"),
+    in the order the driver names them, then `own`: their mean latency less the sum of those means. None when the
+    driver recorded none (no --phases, a client that sees none, no successful request)."""
+    keys = (doc.get("client") or {}).get("phases")
+    if not keys:
+        return None
+    sums = [w["phases"] for w in doc["workers"]]
+    n = sum(s["count"] for s in sums)
+    if not n:
+        return None
+    means = {k: sum(s["sum_ns"][k] for s in sums) / n / NS_PER_MS for k in keys}
+    means[OWN] = sum(s["latency_ns"] for s in sums) / n / NS_PER_MS - sum(means.values())
+    return means
 
 
 def _peak_rss_mib(doc: Mapping[str, Any], usage: ProcessUsage | None) -> float | None:
@@ -411,6 +435,10 @@ def aggregate(runs: Sequence[RowStats]) -> Aggregate:
         values = [getattr(r, name) for r in runs]
         if any(v is None for v in values):
             fields[name] = None
+        elif name == "phases":  # each phase's median over the repeats
+            fields[name] = {
+                k: float(np.median([v[k] for v in values])) for k in values[0] if all(k in v for v in values)
+            }
         elif name in SUMMED:
             fields[name] = int(sum(values))
         elif name != "saturated":
@@ -423,6 +451,9 @@ def aggregate(runs: Sequence[RowStats]) -> Aggregate:
         numbers = [float(v) for r in runs if _is_number(v := getattr(r, name))]
         if numbers:
             ranges[name] = Range(min(numbers), max(numbers), len(numbers))
+    for key in fields["phases"] or {}:  # a phase's, as "phases.<key>" (metrics.Metric.field)
+        numbers = [r.phases[key] for r in runs if r.phases and key in r.phases]
+        ranges[f"phases.{key}"] = Range(min(numbers), max(numbers), len(numbers))
     return Aggregate(len(runs), RowStats(**fields), float(bench.min()), float(bench.max()), float(q3 - q1), ranges)
 
 

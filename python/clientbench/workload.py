@@ -72,6 +72,9 @@ class Workload:
     chunk_size: int = DEFAULT_CHUNK_SIZE
     #: the drivers' targets file (targets.py writes it): each request's method, URL and body, cycled per worker
     targets: str | None = None
+    #: `--phases`: the drivers that can record each request's phases (connect, TLS, send, wait, receive) do (the
+    #: commands' workloads record them by default: DEFAULT and the others below)
+    phases: bool = False
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -181,6 +184,8 @@ class Workload:
             flags += ["--chunk-size", str(self.chunk_size)]
         if self.targets is not None:
             flags += ["--targets", self.targets]
+        if self.phases:
+            flags += ["--phases"]
         return flags
 
     def replace(self, **changes: Any) -> Workload:
@@ -233,6 +238,7 @@ class Workload:
             "download": self.download,
             "chunk_size": self.chunk_size,
             "targets": self.targets,
+            "phases": self.phases,
         }
 
     @classmethod
@@ -258,6 +264,7 @@ class Workload:
             download=doc.get("download", "whole"),
             chunk_size=doc.get("chunk_size", DEFAULT_CHUNK_SIZE),
             targets=doc.get("targets"),
+            phases=doc.get("phases", False),
         )
 
 
@@ -265,11 +272,11 @@ class Workload:
 #: N stays at 100 on purpose: Bench/LMean shows GIL serialization only while one worker's N requests fit in
 #: one GIL switch interval (5 ms; ~3 ms for Beast with the GIL held). With N = 500 the interpreter's forced
 #: switches interleave the held workers, LMean grows towards Bench, and Bench/LMean fell from ~10 to 1.4.
-DEFAULT = Workload()
+DEFAULT = Workload(phases=True)
 #: `--reference`: the reference write-up's method, 10 workers x 100 requests, one run, no warm-up.
-REFERENCE = Workload(requests=100, repeat=1, warmup=0)
+REFERENCE = Workload(requests=100, repeat=1, warmup=0, phases=True)
 #: An open loop (`--rate`) without --duration or --requests: a 10 s schedule, 3 repeats (each already holds
 #: thousands of requests).
-OPEN = Workload(duration_s=10.0, repeat=3)
+OPEN = Workload(duration_s=10.0, repeat=3, phases=True)
 #: `sweep rate`: many points, so each is shorter and runs once unless asked otherwise.
-SWEEP_RATE = Workload(duration_s=5.0, repeat=1)
+SWEEP_RATE = Workload(duration_s=5.0, repeat=1, phases=True)

@@ -308,7 +308,7 @@ def run_fake(driver: Any, argv: list[str]) -> dict[str, Any]:
 @pytest.mark.parametrize("make", [fake_sync, fake_async], ids=["sync", "async"])
 def test_closed_loop_document(make):
     doc = run_fake(make(), ["--workers", "3", "--requests", "4", "--warmup", "2"])
-    assert doc["schema"] == "clientbench.raw/3"
+    assert doc["schema"] == "clientbench.raw/4"
     assert doc["workload"] == {
         "url": "http://127.0.0.1:1/", "workers": 3, "requests": 4, "duration_s": None, "warmup": 2,
         "timeout_s": 30.0, "connection": "keep-alive", "loop": "closed", "rate": None, "arrival": None,

@@ -18,6 +18,7 @@ from clientbench.report.export import EXPORTERS, FILES, export
 from clientbench.report.export.markdown import pipe_table, render
 from clientbench.report.export.plots import standard_figures
 from clientbench.report.parts import run_part
+from clientbench.metrics import PHASES
 from clientbench.report.table import COLUMNS, run_table
 from clientbench.schema import InvalidResults, validate_results
 from clientbench.stats import ok_latencies_ms, row_stats
@@ -189,9 +190,10 @@ def test_markdown_and_csv_have_the_required_labels():
     # no floor row: no xfloor column; no server counts of TLS handshakes: no TLS resumed column; neither HTTP/2
     # nor a shared client asked for: no Protocol and Conns columns
     # nor any UDP receive error: no UDP errs column
-    # nor any collector's counts: no GC columns; 13-byte bodies: no MB/s column; one origin: no Origins column
+    # nor any collector's counts: no GC columns; 13-byte bodies: no MB/s column; one origin: no Origins column;
+    # no phases recorded: none of their columns
     hidden = ("xfloor", "TLS resumed", "Protocol", "Conns", "UDP errs", "RSS/W(MiB)", "GC/1k req", "GC objs/1k", "MB/s",
-              "Origins")  # fmt: skip
+              "Origins", *(m.label for m in PHASES))  # fmt: skip
     assert header == [c.label for c in COLUMNS if c.label not in hidden]
     terminal = [c.label for c in run_table(rows, terminal=True).columns]
     assert set(terminal) < set(header) and "P50(ms)" not in terminal and "RSS(MiB)" not in terminal

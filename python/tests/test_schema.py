@@ -77,14 +77,17 @@ def test_the_results_schema_is_the_models():
 
 
 def test_the_raw_schemas_are_the_contracts_versions():
-    """raw/3 is the contract's version (schema/contract.json); raw/2 has its shape (what raw/3 changed are rules of
-    behaviour, docs/raw-format.md's "Versions"), and the runner reads every version the contract lists."""
-    assert RAW_SCHEMA_ID == contract.schema_id() == "clientbench.raw/3"
+    """raw/4 is the contract's version (schema/contract.json): raw/3's shape and the optional phases; raw/2 has raw/3's
+    shape (what raw/3 changed are rules of behaviour, docs/raw-format.md's "Versions"), and the runner reads every
+    version the contract lists."""
+    assert RAW_SCHEMA_ID == contract.schema_id() == "clientbench.raw/4"
     assert set(RAW_SCHEMAS) == {contract.schema_id(v) for v in contract.READ}
     for version in contract.READ:
         schema = raw_schema(contract.schema_id(version))
         assert schema["$id"] == contract.schema_id(version)
-    three, two = raw_schema(RAW_SCHEMA_ID), raw_schema("clientbench.raw/2")
+    four, three, two = (raw_schema(f"clientbench.raw/{v}") for v in (4, 3, 2))
+    assert "phases" in four["properties"]["client"]["properties"] and "phase_key" in four["$defs"]
+    assert "phases" not in three["properties"]["client"]["properties"] and "phase_key" not in three["$defs"]
     assert two["properties"]["schema"]["const"] == "clientbench.raw/2"
     assert {k: v for k, v in two.items() if k not in ("$id", "title", "description", "properties")} == {
         k: v for k, v in three.items() if k not in ("$id", "title", "description", "properties")
@@ -127,7 +130,7 @@ def test_raw_3_and_raw_2_documents_validate_and_raw_1_is_still_read():
         (lambda d: d["workload"].update(record="everything"), "record"),
         (lambda d: d["workload"].update(body_size=(1 << 30) + 1), "body_size"),
         (lambda d: d["workers"][0].update(failures=[{"index": 0, "reason": "x"}] * 1001), "failures"),
-        (lambda d: d.update(schema="clientbench.raw/4"), "its schema is 'clientbench.raw/4'"),
+        (lambda d: d.update(schema="clientbench.raw/5"), "its schema is 'clientbench.raw/5'"),
     ],
 )
 def test_bad_raw_3_documents_are_rejected_with_a_reason(mutate, message):

@@ -25,8 +25,9 @@ def resolved(argv: list[str]) -> Workload:
 
 def test_defaults_and_the_reference_method():
     assert DEFAULT == Workload(
-        workers=10, requests=100, warmup=10, timeout_s=30.0, path="/", connection="keep-alive", repeat=10
+        workers=10, requests=100, warmup=10, timeout_s=30.0, path="/", connection="keep-alive", repeat=10, phases=True
     )
+    assert "--phases" in DEFAULT.flags("http://h/") and "--phases" not in Workload().flags("http://h/")
     # the reference write-up: 10 x 100, one run, no warm-up; everything else as the defaults
     assert REFERENCE == DEFAULT.replace(repeat=1, warmup=0)
 
@@ -178,7 +179,8 @@ def test_open_loop_json_round_trip_and_results_2():
     closed = DEFAULT.to_json()
     assert closed["loop"] == "closed" and closed["rate"] is None and closed["arrival"] is None
     old = {k: closed[k] for k in ("workers", "requests", "warmup", "timeout_s", "path", "connection", "repeat")}
-    assert Workload.from_json(old) == DEFAULT  # results/2 had none of the open loop's knobs
+    # results/2 had none of the open loop's knobs, and results before raw/4 no phases
+    assert Workload.from_json(old) == DEFAULT.replace(phases=False)
 
 
 @pytest.mark.parametrize(

@@ -129,7 +129,7 @@ def _unit(metric: Metric) -> str:
 
 def _median(row: Row, metric: Metric) -> float | None:
     agg = row.aggregate
-    value = getattr(agg.median, metric.field) if agg is not None else None
+    value = metric.value(agg.median) if agg is not None else None
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 

@@ -60,6 +60,12 @@ def add_parser(sub: Subparsers, command: Command) -> None:
     cost.add_argument(
         "--measure", default="instructions,syscalls,allocations", metavar="LIST", help="what to count (default all)"
     )
+    cost.add_argument(
+        "--phases",
+        action="store_true",
+        help="the drivers record each request's phases, as `run` has them do: what recording them costs (compare "
+        "with a cost without it)",
+    )
     arguments.add_selection_options(cost)
     arguments.add_session_options(cost)
     arguments.add_export_option(cost)
@@ -74,7 +80,9 @@ class CostOptions:
 
 
 def from_args(args: argparse.Namespace, argv: Sequence[str]) -> CostOptions:
-    settings = CostSettings(args.requests, args.baseline, args.path, CostSettings.parse_measures(args.measure))
+    settings = CostSettings(
+        args.requests, args.baseline, args.path, CostSettings.parse_measures(args.measure), phases=args.phases
+    )
     specs = select(arguments.rows(args), tails=True)
     return CostOptions(tuple(specs), settings, arguments.testbed(args), tuple(argv))
 
@@ -135,6 +143,7 @@ def measure_once(
     row_timeout_s: float,
     expected_body_bytes: int | None,
     driver_flags: Sequence[str],
+    phases: bool = False,
 ) -> dict[str, dict[str, int]]:
     """One run of the row's driver under the measure's tool; what the tool counted, by thread."""
     from ..analysis.cost import callgrind_allocations, callgrind_instructions, callgrind_threads, strace_threads
@@ -160,7 +169,7 @@ def measure_once(
             valgrind_log,
         ]
     prefix = [*env, *tool]
-    workload = Workload(workers=1, requests=requests, warmup=0, path=path, repeat=1)
+    workload = Workload(workers=1, requests=requests, warmup=0, path=path, repeat=1, phases=phases)
     result = run_driver(
         spec.wrapped(prefix),
         url,
@@ -236,6 +245,7 @@ def cost(specs: Sequence[ClientSpec], settings: CostSettings, options: Options, 
                                 row_timeout_s=options.row_timeout_s,
                                 expected_body_bytes=expected,
                                 driver_flags=endpoint.driver_flags(),
+                                phases=settings.phases,
                             )
                         except _Unavailable as exc:
                             row.status, row.reason = "unavailable", str(exc)
@@ -251,6 +261,7 @@ def cost(specs: Sequence[ClientSpec], settings: CostSettings, options: Options, 
         "requests": settings.requests,
         "baseline": settings.baseline,
         "measures": list(settings.measures),
+        "phases": settings.phases,
         "interrupted": testbed.interrupted,
         "rows": rows,
     }

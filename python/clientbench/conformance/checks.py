@@ -10,7 +10,8 @@ on stderr naming the flag); uploads (the answer's bytes, an echo answered back, 
 non-200 answer counted by its status); streamed bodies (each direction, both through /echo, a wrong answer read
 in chunks); a targets file cycled per worker; each failure counted with its class (a 500, a stall past
 --timeout, a body that trickles past --timeout, a reset mid-body, a truncated body, a refused connection, an
-untrusted CA); https with --ca-file; the open loop (open_loop.py). A driver that cannot upload, stream a body,
+untrusted CA); https with --ca-file; the open loop (open_loop.py); --phases accepted (raw/4) and the phases'
+sums consistent. A driver that cannot upload, stream a body,
 cycle targets or has no open loop says so with exit 3 and one line `unsupported: ...` (or refuses the flag with
 exit 2): reported as not supported. What the checks stand on is suite.py.
 """
@@ -337,6 +338,38 @@ def faults(s: Suite) -> Iterator[Outcome]:
         yield _at(bad or _failed_with(name, run, prefix, status), 3 if "trickling" in name else 1)
 
 
+PHASES_CHECK = "phases: --phases accepted, its sums consistent"
+
+
+def phases(s: Suite) -> Iterator[Outcome]:
+    """`--phases` (raw/4) is accepted; where the client records phases, every worker sums them over at most its
+    successful requests, and no phase (nor all of them) takes longer than the requests did."""
+    wl = Workload(workers=2, requests=4, warmup=1, timeout_s=10, phases=True)
+    run = s.run(s.bed.http.url + "/", wl, [] if s.spec.phases else ["--phases"])
+    bad = _document(PHASES_CHECK, run)
+    if bad is not None:
+        yield _at(bad, 4)
+        return
+    assert run.raw is not None
+    keys = run.raw["client"].get("phases")
+    if not keys:
+        yield Outcome(PHASES_CHECK, PASS, "accepted; the client records no phase (the table shows -)", 4)
+        return
+    problems = []
+    for i, w in enumerate(run.raw["workers"]):
+        ph = w["phases"]
+        # each phase lies within its request's time: a millisecond over all of them for clocks read apart
+        slack = 1_000_000
+        if sum(ph["sum_ns"].values()) > ph["latency_ns"] + slack:
+            problems.append(f"worker {i}'s phases add up to {sum(ph['sum_ns'].values())} ns, over its "
+                            f"requests' {ph['latency_ns']} ns")  # fmt: skip
+        if ph["count"] == 0 and w["count"] > w["failure_count"]:
+            problems.append(f"worker {i} recorded the phases of none of its successful requests")
+    yield Outcome(
+        PHASES_CHECK, FAIL if problems else PASS, "; ".join(problems) or f"{', '.join(keys)} summed per worker", 4
+    )
+
+
 def https(s: Suite) -> Iterator[Outcome]:
     ca = s.bed.https.ca_file
     assert ca is not None
@@ -347,7 +380,9 @@ def https(s: Suite) -> Iterator[Outcome]:
 
 #: the checks that count the server's connections: one at a time, on a server of their own
 COUNTED: tuple[Check, ...] = (closed_loop, new_connections)
-OTHERS: tuple[Check, ...] = (usage_errors, uploads, streamed, targets, faults, https, open_loop, histogram_failures)
+OTHERS: tuple[Check, ...] = (
+    usage_errors, uploads, streamed, targets, faults, https, open_loop, histogram_failures, phases
+)  # fmt: skip
 CHECKS = (*COUNTED, *OTHERS)
 
 

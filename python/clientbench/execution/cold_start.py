@@ -44,7 +44,8 @@ def module_of(spec: ClientSpec) -> str:
 def command(spec: ClientSpec, workload: Workload, url: str, driver_flags: Sequence[str]) -> list[str]:
     """The process of one cold start: the probe under the row's interpreter, or the row's driver (Unavailable,
     SetupError when it cannot run here)."""
-    flags = [*workload.flags(url), *driver_flags]
+    # a cold start's figures are the process's own: no phases recorded (what `--phases` costs is not the client's)
+    flags = [*workload.replace(phases=False).flags(url), *driver_flags]
     base = spec.argv()  # checks the row's modules (or its executable) are installed
     if isinstance(spec.command, PythonDriver):
         library = ",".join((spec.needs_module, *spec.also_needs)) if spec.needs_module else "-"

@@ -139,6 +139,8 @@ def run_driver(
     try:
         if spec.client.fixed_workers is not None:
             workload = workload.replace(workers=spec.client.fixed_workers)
+        if workload.phases and not spec.phases:
+            workload = workload.replace(phases=False)
         flags = workload.flags(url)
         if replace_flags:
             flags = _without(flags, {f for f in driver_flags if f.startswith("--")})

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, MutableSequence
 from typing import Any
 
 from .failures import DigestMismatch, Overtime, describe
+from .phases import Sums
 from .schedule import count_missed
 
 #: a worker lists at most this many failures (all of them are counted)
@@ -58,6 +59,8 @@ class Worker:
         #: the longest service time of a request that did not time out, ns (the closed loop's hot path reads it)
         self.limit_ns = round(timeout_s * 1e9) if timeout_s is not None else 1 << 62
         self._unsent: tuple[int, Iterator[int]] | None = None
+        #: with --phases, for a client that records some: their sums over the successful requests
+        self.phases: Sums | None = None
 
     def record(
         self, index: int, start: int, end: int, status: int | None, nbytes: int, error: BaseException | None
@@ -73,6 +76,8 @@ class Worker:
             self.fail(index, describe(error), None)
         elif status != 200:
             self.fail(index, f"status {status}", status)
+        elif self.phases is not None:
+            self.phases.add(end - start)
 
     def record_open(
         self,
@@ -121,6 +126,8 @@ class Worker:
                 out["intended_ns"] = list(self.intended)
         else:
             out["histograms"] = self.histograms(t0)
+        if self.phases is not None:
+            out["phases"] = self.phases.to_json()
         return out
 
     def histograms(self, t0: int) -> dict[str, Any]:

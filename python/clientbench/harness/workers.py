@@ -25,6 +25,7 @@ from .forms import (
     SyncUpload,
 )
 from .info import GcCount, emit
+from .phases import Sums, traced_async, traced_sync
 from .record import Worker
 from .schedule import NS, intended_ns, open_loop, open_loop_async, round_half_away
 
@@ -111,6 +112,16 @@ def _schedule(args: argparse.Namespace, index: int) -> Any:
     return intended_ns(index, args.workers, args.rate, args.arrival, args.seed)
 
 
+def _recorded(args: argparse.Namespace, keys: tuple[str, ...], workers: list[Worker], info: dict[str, Any]) -> bool:
+    """With --phases and a client that sees some: every worker sums them, and the document names them."""
+    if not (keys and getattr(args, "phases", False)):
+        return False
+    for w in workers:
+        w.phases = Sums(keys)
+    info["phases"] = list(keys)
+    return True
+
+
 @dataclass
 class SyncDriver(Generic[C]):
     """W threads, each with its own client (or one shared client): N sequential requests each (closed loop), or
@@ -123,12 +134,13 @@ class SyncDriver(Generic[C]):
     protocol: SyncProtocol[C] | None = None
     stream: SyncStream[C] | None = None  # the streamed form (forms.py), for --upload/--download stream
     streams: tuple[str, ...] = BOTH  # the directions it streams
+    phases: tuple[str, ...] = ()  # the phase keys its requests record (harness/phases.py), with --phases
 
     @staticmethod
     def _timed_loop(w: Worker, client: C, args: argparse.Namespace, request: SyncRequest[C]) -> None:
         """The closed keep-alive hot loop: as little Python per request as possible (it runs under the GIL,
         and every Python row shares it)."""
-        perf, url, limit = time.perf_counter_ns, args.url, w.limit_ns
+        perf, url, limit, phases = time.perf_counter_ns, args.url, w.limit_ns, w.phases
         starts, latencies = w.starts, w.latencies
         w.loop_start = perf()
         for i in range(args.requests):
@@ -143,6 +155,8 @@ class SyncDriver(Generic[C]):
                 starts.append(start)
                 latencies.append(end - start)
                 w.nbytes += nbytes
+                if phases is not None:
+                    phases.add(end - start)
             else:
                 w.record(i, start, end, status, nbytes, None)
         w.loop_end = perf()
@@ -152,6 +166,8 @@ class SyncDriver(Generic[C]):
         workers = [Worker(args.record == "histogram", is_open, args.timeout) for _ in range(args.workers)]
         forms = SyncForms(args, self.request, self.upload, self.stream, self.streams)
         duration_ns = _duration_ns(args)
+        client_info = dict(client_info)
+        _recorded(args, self.phases, workers, client_info)
         # all workers ready (client built, warmed up) -> main takes t0 -> go: no loop starts before t0
         ready = threading.Barrier(args.workers + 1)
         go = threading.Event()
@@ -186,6 +202,8 @@ class SyncDriver(Generic[C]):
             except BaseException as exc:  # still join the barrier so nobody waits forever
                 setup_errors.append(exc)
             request = forms.for_worker(index)  # the timed requests count from k = 0 again
+            if w.phases is not None:
+                request = traced_sync(request, w.phases)
             ready.wait()
             go.wait()
 
@@ -261,12 +279,16 @@ class AsyncDriver(Generic[C]):
     protocol: AsyncProtocol[C] | None = None
     stream: AsyncStream[C] | None = None
     streams: tuple[str, ...] = BOTH
+    phases: tuple[str, ...] = ()
 
     async def _run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
         is_open = args.rate is not None
         workers = [Worker(args.record == "histogram", is_open, args.timeout) for _ in range(args.workers)]
         forms = AsyncForms(args, self.request, self.upload, self.stream, self.streams)
         timed = [forms.for_worker(i) for i in range(args.workers)]  # each counts from k = 0 after its warm-up
+        client_info = dict(client_info)
+        if _recorded(args, self.phases, workers, client_info):
+            timed = [traced_async(request, w.phases) for request, w in zip(timed, workers, strict=True) if w.phases]
         duration_ns = _duration_ns(args)
         clients: list[C | None] = []
         setup_error: BaseException | None = None

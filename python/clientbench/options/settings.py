@@ -54,6 +54,8 @@ class CostSettings:
     baseline: int = 200  # M
     path: str = "/"
     measures: tuple[str, ...] = MEASURES
+    #: the drivers record each request's phases (--phases): what recording them costs
+    phases: bool = False
 
     def __post_init__(self) -> None:
         if self.baseline >= self.requests:

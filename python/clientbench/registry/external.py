@@ -81,7 +81,9 @@ def program_spec(
 ) -> ClientSpec:
     """A row whose driver is an external program."""
     client = Client(name=name, language="external", library=name, mode="-")
-    return ClientSpec(client, Program(tuple(argv), base), tags=tuple(tags), default=default, from_document=True)
+    return ClientSpec(
+        client, Program(tuple(argv), base), tags=tuple(tags), default=default, from_document=True, phases=False
+    )
 
 
 def plugin_spec(name: str, plugin: str, *, tags: Sequence[str] = (), default: bool = True) -> ClientSpec:

@@ -49,6 +49,9 @@ class ClientSpec:
     tags: tuple[str, ...] = ()  # more names `--clients` selects the row by
     #: the row's language, library and mode come from its own document (a row from outside the project)
     from_document: bool = False
+    #: the driver takes `--phases` (contract raw/4: the project's drivers and every plugin); an outside program may
+    #: keep an older version, so the runner asks it for no phases
+    phases: bool = True
 
     @property
     def is_python(self) -> bool:

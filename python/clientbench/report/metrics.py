@@ -42,7 +42,7 @@ def _row(row: Row) -> list[Tracked]:
         return []  # a failed, unavailable or unsupported row has no figure to track
     out = []
     for m in tracked("run"):
-        value = _number(getattr(agg.median, m.field))
+        value = _number(m.value(agg.median))
         found = agg.ranges.get(m.field)
         if value is None or found is None:
             continue

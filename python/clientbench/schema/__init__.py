@@ -1,5 +1,5 @@
-"""The JSON formats and their validation: the raw document every driver prints (clientbench.raw/3,
-docs/raw-format.md; clientbench.raw/1 and raw/2 documents are still read), the line every soak target prints
+"""The JSON formats and their validation: the raw document every driver prints (clientbench.raw/4,
+docs/raw-format.md; raw/1 to raw/3 documents are still read), the line every soak target prints
 (clientbench.soak/1, docs/soak-format.md), and results.json (written by the runner: model.py)."""
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from ..contract import schema_id as _contract_schema
 #: the raw document's schema, of the driver contract's version (contract.py, schema/contract.json)
 RAW_SCHEMA_ID = _contract_schema()
 #: the raw documents the runner reads, and their schemas: raw/1 is the closed loop with samples only; raw/2 has
-#: raw/3's shape (the rules that changed are not a schema's: docs/raw-format.md, "Versions")
+#: raw/3's shape (the rules that changed are not a schema's: docs/raw-format.md, "Versions"); raw/4 adds the
+#: optional phases
 RAW_SCHEMAS = {
     RAW_SCHEMA_ID: "raw-result.schema.json",
+    "clientbench.raw/3": "raw-result-3.schema.json",
     "clientbench.raw/2": "raw-result-2.schema.json",
     "clientbench.raw/1": "raw-result-1.schema.json",
 }
@@ -41,7 +43,7 @@ def _load(name: str) -> dict[str, Any]:
 
 
 def raw_schema(schema_id: str = RAW_SCHEMA_ID) -> dict[str, Any]:
-    """The schema of a raw document (`clientbench.raw/3`, or an older version the runner reads)."""
+    """The schema of a raw document (`clientbench.raw/4`, or an older version the runner reads)."""
     return _load(RAW_SCHEMAS[schema_id])
 
 
@@ -155,6 +157,29 @@ def validate_raw(doc: Any) -> None:
             raise InvalidResult(f"worker {i} has failures with out-of-range indexes {bad[:5]}")
         if len({f["index"] for f in w["failures"]}) != len(w["failures"]):
             raise InvalidResult(f"worker {i} reports the same request as failed twice")
+    _check_phases(doc)
+
+
+def _check_phases(doc: dict[str, Any]) -> None:
+    """With `client.phases` (raw/4, --phases), every worker has its `phases`, over its successful requests at most,
+    with a sum of every key the client names and of no other (docs/raw-format.md, "Phases")."""
+    keys = doc["client"].get("phases")
+    have = [i for i, w in enumerate(doc["workers"]) if "phases" in w]
+    if keys is None:
+        if have:
+            raise InvalidResult(f"worker {have[0]} has phases but client.phases does not name them")
+        return
+    for i, w in enumerate(doc["workers"]):
+        ph = w.get("phases")
+        if ph is None:
+            raise InvalidResult(f"client.phases names {keys} but worker {i} has no phases")
+        if sorted(ph["sum_ns"]) != sorted(keys):
+            raise InvalidResult(f"worker {i}'s phases sum {sorted(ph['sum_ns'])}, client.phases names {keys}")
+        if ph["count"] > w["count"] - w["failure_count"]:
+            raise InvalidResult(
+                f"worker {i}'s phases count {ph['count']} requests, more than its "
+                f"{w['count'] - w['failure_count']} successful ones"
+            )
 
 
 #: per-request arrays and histogram buckets: checked with numpy, a schema validator would take seconds
@@ -218,7 +243,7 @@ def _check_samples_1(i: int, w: dict[str, Any], wl: dict[str, Any]) -> int:
 
 
 def _check_counts(i: int, w: dict[str, Any], wl: dict[str, Any]) -> int:
-    """A raw/2 or raw/3 worker: its counts agree with the workload, and it has the arrays or the histograms its
+    """A raw/2, raw/3 or raw/4 worker: its counts agree with the workload, and it has the arrays or the histograms its
     workload says it records (docs/raw-format.md). Returns its count."""
     n: int = w["count"]
     is_open = wl["loop"] == "open"

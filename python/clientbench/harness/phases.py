@@ -1,0 +1,112 @@
+"""The phases of a request (`--phases`, docs/raw-format.md, "Phases"): where a plugin's library lets it see them,
+it records how long each took with `sdk.phase(key, ns)` while the harness runs its request; the harness adds them up
+per worker over the successful requests, with their latencies, and writes the sums (the runner makes means and the
+client's own time of them)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
+from typing import Any, TypeVar
+
+#: the phases, in the order a request goes through them; a key is one of them, or consecutive ones joined by "+"
+#: where a library cannot tell them apart (connect+tls, send+wait)
+NAMES = ("dns", "connect", "tls", "send", "wait", "receive")
+
+C = TypeVar("C")
+
+#: the current request's phases (a thread's, or a task's: asyncio gives each task its own context), None when the
+#: harness records none
+_current: ContextVar[dict[str, int] | None] = ContextVar("clientbench_phases", default=None)
+
+
+def valid_key(key: str) -> bool:
+    """A phase name, or consecutive ones joined by "+" in their order (connect+tls)."""
+    parts = key.split("+")
+    if not all(p in NAMES for p in parts):
+        return False
+    where = [NAMES.index(p) for p in parts]
+    return where == list(range(where[0], where[0] + len(where)))
+
+
+def check_keys(keys: Sequence[str]) -> tuple[str, ...]:
+    """The keys a plugin declares: valid, each phase in one key at most, in the order of NAMES."""
+    for key in keys:
+        if not valid_key(key):
+            raise ValueError(f"{key!r} is not a phase ({', '.join(NAMES)}, or consecutive ones joined by +)")
+    names = [p for key in keys for p in key.split("+")]
+    if len(set(names)) != len(names) or names != sorted(names, key=NAMES.index):
+        raise ValueError(f"phases {list(keys)}: each phase once, in the order {', '.join(NAMES)}")
+    return tuple(keys)
+
+
+def phase(key: str, ns: int) -> None:
+    """Record that the current request spent `ns` nanoseconds in phase `key` (added to what it spent there
+    before). Nothing happens when the harness records no phases (no `--phases`)."""
+    current = _current.get()
+    if current is not None:
+        current[key] = current.get(key, 0) + ns
+
+
+def recording() -> bool:
+    """Whether the harness records the current request's phases (a plugin installs its library's hooks then)."""
+    return _current.get() is not None
+
+
+class Sums:
+    """One worker's phases: the successful requests recorded, the sum of their latencies and of each phase."""
+
+    def __init__(self, keys: tuple[str, ...]):
+        self.keys = keys
+        self.count = 0
+        self.latency_ns = 0
+        self.sums = dict.fromkeys(keys, 0)
+        #: the phases of the request that ran last, until the worker records it
+        self.pending: dict[str, int] = {}
+
+    def add(self, latency_ns: int) -> None:
+        """The request that ran last succeeded in `latency_ns`: its phases count (a request that recorded none, e.g.
+        an upload where the plugin times its GETs only, is left out)."""
+        pending, self.pending = self.pending, {}
+        if not pending:
+            return
+        unknown = set(pending) - set(self.keys)
+        if unknown:
+            raise RuntimeError(f"the plugin recorded phases {sorted(unknown)} it does not declare ({self.keys})")
+        self.count += 1
+        self.latency_ns += latency_ns
+        for key, ns in pending.items():
+            self.sums[key] += max(0, ns)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"count": self.count, "latency_ns": self.latency_ns, "sum_ns": dict(self.sums)}
+
+
+def traced_sync(request: Callable[[C, str], tuple[int, int]], sums: Sums) -> Callable[[C, str], tuple[int, int]]:
+    """`request`, recording the phases its library reports into `sums.pending`."""
+
+    def call(client: C, url: str) -> tuple[int, int]:
+        current: dict[str, int] = {}
+        token = _current.set(current)
+        try:
+            return request(client, url)
+        finally:
+            _current.reset(token)
+            sums.pending = current
+
+    return call
+
+
+def traced_async(
+    request: Callable[[C, str], Awaitable[tuple[int, int]]], sums: Sums
+) -> Callable[[C, str], Awaitable[tuple[int, int]]]:
+    async def call(client: C, url: str) -> tuple[int, int]:
+        current: dict[str, int] = {}
+        token = _current.set(current)
+        try:
+            return await request(client, url)
+        finally:
+            _current.reset(token)
+            sums.pending = current
+
+    return call
