@@ -3,12 +3,37 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import AsyncIterable, AsyncIterator
+from types import SimpleNamespace
+from typing import Any
 
 import aiohttp
 
 from .. import sdk
 from .streaming import awhole
+
+#: what aiohttp's tracing lets a plugin see: it makes a connection's TCP and TLS in one step
+PHASES = ("connect+tls", "send", "wait", "receive")
+
+
+def _mark(name: str) -> Any:
+    """A TraceConfig callback that notes when its signal came, in the dict the request passed as its
+    trace_request_ctx."""
+
+    async def mark(session: aiohttp.ClientSession, ctx: SimpleNamespace, params: object) -> None:
+        ctx.trace_request_ctx[name] = time.perf_counter_ns()
+
+    return mark
+
+
+def _tracing() -> aiohttp.TraceConfig:
+    """--phases: aiohttp's request tracing, each signal's time noted."""
+    config = aiohttp.TraceConfig()
+    for name in ("connection_create_start", "connection_create_end", "connection_reuseconn", "request_headers_sent",
+                 "request_chunk_sent", "request_end"):  # fmt: skip
+        getattr(config, f"on_{name}").append(_mark(name))
+    return config
 
 
 async def make_client(opts: sdk.Options) -> aiohttp.ClientSession:
@@ -17,13 +42,36 @@ async def make_client(opts: sdk.Options) -> aiohttp.ClientSession:
         connector=aiohttp.TCPConnector(limit=sdk.pool_size(opts), ssl=sdk.ssl_context(opts)),
         timeout=aiohttp.ClientTimeout(total=opts.timeout),
         trust_env=False,
+        trace_configs=[_tracing()] if getattr(opts, "phases", False) else None,
     )
 
 
 async def request(session: aiohttp.ClientSession, url: str) -> tuple[int, int]:
+    if sdk.recording():
+        return await _traced(session, url)
     async with session.get(url) as r:
         body = await r.read()  # the whole body
         return r.status, len(body)
+
+
+async def _traced(session: aiohttp.ClientSession, url: str) -> tuple[int, int]:
+    """A GET whose phases aiohttp's tracing shows: connect+tls (the connection made), send (the connection ready to
+    the request sent), wait (to the response's head read: aiohttp signals the head parsed, not its first byte),
+    receive (to the body read)."""
+    marks: dict[str, int] = {}
+    async with session.get(url, trace_request_ctx=marks) as r:
+        body = await r.read()
+        end = time.perf_counter_ns()
+    if "connection_create_end" in marks:
+        sdk.phase("connect+tls", marks["connection_create_end"] - marks["connection_create_start"])
+    ready = marks.get("connection_create_end", marks.get("connection_reuseconn"))
+    sent = marks.get("request_chunk_sent", marks.get("request_headers_sent"))
+    head = marks.get("request_end")
+    if ready is not None and sent is not None and head is not None:
+        sdk.phase("send", sent - ready)
+        sdk.phase("wait", head - sent)
+        sdk.phase("receive", end - head)
+    return r.status, len(body)
 
 
 async def upload(session: aiohttp.ClientSession, url: str, method: str, body: bytes) -> tuple[int, bytes]:
@@ -45,5 +93,12 @@ async def stream(
 
 
 ASYNC = sdk.AsyncClient(
-    "aiohttp", make_client, request, upload, aiohttp.ClientSession.close, version=aiohttp.__version__, stream=stream
+    "aiohttp",
+    make_client,
+    request,
+    upload,
+    aiohttp.ClientSession.close,
+    version=aiohttp.__version__,
+    stream=stream,
+    phases=PHASES,
 )

@@ -7,10 +7,14 @@ import contextlib
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
-from curl_cffi import CurlHttpVersion, CurlOpt
+from curl_cffi import CurlHttpVersion, CurlInfo, CurlOpt
 from curl_cffi import requests as cr
 
 from .. import sdk
+from .timings import CURL_TIMES, PHASES, curl_info_phases
+
+#: libcurl's times of a transfer, which the sessions put in each response's `infos` with --phases
+INFOS = [getattr(CurlInfo, name) for name in CURL_TIMES]
 
 #: libcurl's CURLINFO_HTTP_VERSION values
 VERSIONS = {
@@ -31,7 +35,8 @@ def _tls(opts: sdk.Options) -> dict[str, Any]:
         version = CurlHttpVersion.V2TLS if opts.url.startswith("https:") else CurlHttpVersion.V2_PRIOR_KNOWLEDGE
     elif sdk.http3(opts):
         version = CurlHttpVersion.V3ONLY
-    return {"verify": not opts.insecure, "curl_options": options, "http_version": version}
+    infos = {"curl_infos": INFOS} if getattr(opts, "phases", False) else {}
+    return {"verify": not opts.insecure, "curl_options": options, "http_version": version, **infos}
 
 
 def _method(method: str) -> Any:
@@ -46,6 +51,8 @@ def make_client(opts: sdk.Options) -> cr.Session[cr.Response]:
 
 def request(session: cr.Session[cr.Response], url: str) -> tuple[int, int]:
     r = session.get(url)
+    if r.infos:  # --phases
+        curl_info_phases(r.infos, INFOS)
     return r.status_code, len(r.content)
 
 
@@ -84,6 +91,8 @@ async def protocol_async(session: cr.AsyncSession[cr.Response], url: str) -> str
 
 async def request_async(session: cr.AsyncSession[cr.Response], url: str) -> tuple[int, int]:
     r = await session.get(url)
+    if r.infos:
+        curl_info_phases(r.infos, INFOS)
     return r.status_code, len(r.content)
 
 
@@ -132,6 +141,7 @@ SYNC = sdk.SyncClient(
     http3=True,
     protocol=protocol,
     stream=stream,
+    phases=PHASES,
 )
 ASYNC = sdk.AsyncClient(
     "curl_cffi",
@@ -143,4 +153,5 @@ ASYNC = sdk.AsyncClient(
     http3=True,
     protocol=protocol_async,
     stream=stream_async,
+    phases=PHASES,
 )

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+import time
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -86,6 +87,8 @@ class _Conn(asyncio.BufferedProtocol):
         self.writable: asyncio.Future[None] | None = None  # set while the transport's write buffer is full
         self.lost: BaseException | None = None  # why the connection ended
         self.progress = 0  # counts the bytes' arrivals and the writes' resumptions (the watchdog's measure)
+        self.stamp = False  # --phases: note when the first bytes of a response arrive
+        self.first = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # a stream transport
@@ -113,6 +116,8 @@ class _Conn(asyncio.BufferedProtocol):
     def buffer_updated(self, nbytes: int) -> None:
         self.have += nbytes
         self.progress += 1
+        if self.stamp and not self.first:
+            self.first = time.perf_counter_ns()
         if self.waiter is not None:
             self._check()
 
@@ -197,6 +202,7 @@ class AsyncFloor:
     conn: _Conn | None = None
     watchdog: asyncio.TimerHandle | None = None
     seen: int = -1  # the connection's progress at the watchdog's last round
+    phased: bool = False  # --phases: a GET times its phases (request_phased)
     gets: dict[str, bytes] = field(default_factory=dict)  # URL -> its GET's bytes, built once
     requests: dict[tuple[str, str, int, bool], bytes] = field(default_factory=dict)  # the others' heads
 
@@ -338,11 +344,13 @@ def make_client(opts: sdk.Options) -> AsyncFloor:
         raise ValueError(f"unsupported URL {opts.url!r}")
     tls = tls_context(opts.ca_file, bool(opts.insecure)) if u.scheme == "https" else None
     port = u.port or (443 if u.scheme == "https" else 80)
-    return AsyncFloor(u.hostname, port, tls, float(opts.timeout))
+    return AsyncFloor(u.hostname, port, tls, float(opts.timeout), phased=bool(getattr(opts, "phases", False)))
 
 
 async def request(floor: AsyncFloor, url: str) -> tuple[int, int]:
     """One GET: AsyncFloor.exchange() written out, the one coroutine between the harness and the future."""
+    if floor.phased:
+        return await request_phased(floor, url)
     head = floor.gets.get(url)
     if head is None:
         head = floor.gets[url] = request_head(url)
@@ -362,6 +370,40 @@ async def request(floor: AsyncFloor, url: str) -> tuple[int, int]:
     return conn.status, length
 
 
+async def request_phased(floor: AsyncFloor, url: str) -> tuple[int, int]:
+    """request(), timing its phases (--phases): connect+tls (the loop's create_connection makes both), send (the
+    request handed to the transport, which writes it to the socket at once when it has room), wait (until the
+    protocol is given the first bytes of the response), receive (the rest)."""
+    perf = time.perf_counter_ns
+    head = floor.gets.get(url)
+    if head is None:
+        head = floor.gets[url] = request_head(url)
+    conn = floor.conn
+    if conn is None or conn.lost is not None:
+        start = perf()
+        conn = await floor.connect()
+        sdk.phase("connect+tls", perf() - start)
+    conn.stamp, conn.first = True, 0
+    try:
+        start = perf()
+        conn.transport.write(head)  # type: ignore[union-attr]  # set when connected
+        sent = perf()
+        await conn.expect(RESPONSE)
+    except BaseException:
+        floor.close()
+        raise
+    end = perf()
+    first = conn.first or end
+    sdk.phase("send", sent - start)
+    sdk.phase("wait", first - sent)
+    sdk.phase("receive", end - first)
+    length = conn.end - conn.start
+    conn.consumed()
+    if conn.closes:
+        floor.close()
+    return conn.status, length
+
+
 async def upload(floor: AsyncFloor, url: str, method: str, body: bytes) -> tuple[int, bytes]:
     conn = await floor.exchange(floor.request_bytes(url, method, body), body)
     answer = bytes(conn.view[conn.start : conn.end])
@@ -371,5 +413,13 @@ async def upload(floor: AsyncFloor, url: str, method: str, body: bytes) -> tuple
 
 # HTTP/1.1 only; one connection of its own per worker (no pool to share)
 ASYNC = sdk.AsyncClient(
-    "raw socket", make_client, request, upload, AsyncFloor.close, version="-", shareable=False, stream=AsyncFloor.stream
+    "raw socket",
+    make_client,
+    request,
+    upload,
+    AsyncFloor.close,
+    version="-",
+    shareable=False,
+    stream=AsyncFloor.stream,
+    phases=("connect+tls", "send", "wait", "receive"),
 )

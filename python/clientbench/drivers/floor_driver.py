@@ -15,6 +15,7 @@ import contextlib
 import functools
 import socket
 import ssl
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -42,6 +43,7 @@ class Floor:
     requests: dict[str, bytes] = field(default_factory=dict)  # URL -> the request's bytes, built once
     piece: bytearray = field(default_factory=bytearray)  # a streamed download's C-byte buffer
     unread: int = 0  # the bytes of a streamed download's body not read yet
+    phased: bool = False  # --phases: a GET times its phases (exchange_phased)
 
     def connect(self) -> socket.socket:
         if self.sock is None:
@@ -73,6 +75,37 @@ class Floor:
             return self._response(sock, keep)
         except BaseException:
             self.close()  # a connection in an unknown state is not reused
+            raise
+
+    def exchange_phased(self, head: bytes) -> tuple[int, memoryview]:
+        """exchange() of a GET, timing its phases (--phases): connect and TLS when it opens the connection, send
+        (the request handed to the kernel), wait (until the first recv returns), receive (the rest)."""
+        perf = time.perf_counter_ns
+        try:
+            if self.sock is None:
+                start = perf()
+                raw = socket.create_connection((self.host, self.port), timeout=self.timeout)
+                raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                connected = perf()
+                sdk.phase("connect", connected - start)
+                self.sock, self.have = raw, 0
+                if self.tls is not None:  # wrap_socket does the handshake
+                    self.sock = self.tls.wrap_socket(raw, server_hostname=self.host)
+                    sdk.phase("tls", perf() - connected)
+            sock = self.sock
+            start = perf()
+            _send(sock, [head])
+            sent = perf()
+            sdk.phase("send", sent - start)
+            if not self.have:
+                self.have = self._recv(sock, 0)
+            first = perf()
+            sdk.phase("wait", first - sent)
+            status, body = self._response(sock, keep=True)
+            sdk.phase("receive", perf() - first)
+            return status, body
+        except BaseException:
+            self.close()
             raise
 
     @contextlib.contextmanager
@@ -226,11 +259,14 @@ def make_client(opts: sdk.Options) -> Floor:
         raise ValueError(f"unsupported URL {opts.url!r}")
     tls = tls_context(opts.ca_file, bool(opts.insecure)) if u.scheme == "https" else None
     port = u.port or (443 if u.scheme == "https" else 80)
-    return Floor(u.hostname, port, tls, float(opts.timeout))
+    return Floor(u.hostname, port, tls, float(opts.timeout), phased=bool(getattr(opts, "phases", False)))
 
 
 def request(floor: Floor, url: str) -> tuple[int, int]:
-    status, body = floor.exchange(floor.request_bytes(url), b"", keep=True)
+    if floor.phased:
+        status, body = floor.exchange_phased(floor.request_bytes(url))
+    else:
+        status, body = floor.exchange(floor.request_bytes(url), b"", keep=True)
     return status, len(body)
 
 
@@ -241,5 +277,13 @@ def upload(floor: Floor, url: str, method: str, body: bytes) -> tuple[int, bytes
 
 # HTTP/1.1 only; one connection of its own per worker (no pool to share)
 SYNC = sdk.SyncClient(
-    "raw socket", make_client, request, upload, Floor.close, version="-", shareable=False, stream=Floor.stream
+    "raw socket",
+    make_client,
+    request,
+    upload,
+    Floor.close,
+    version="-",
+    shareable=False,
+    stream=Floor.stream,
+    phases=("connect", "tls", "send", "wait", "receive"),
 )

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
 from .. import sdk
 from .streaming import awhole, whole
+from .timings import PHASES, async_trace_marks, trace_marks, trace_phases
 
 
 def plugins(lib: ModuleType) -> tuple[sdk.SyncClient[Any], sdk.AsyncClient[Any]]:
@@ -36,6 +38,12 @@ def plugins(lib: ModuleType) -> tuple[sdk.SyncClient[Any], sdk.AsyncClient[Any]]
         return lib.Client(**options(opts))
 
     def request(client: Any, url: str) -> tuple[int, int]:
+        if sdk.recording():  # --phases: httpcore's trace events
+            marks, trace = trace_marks()
+            r = client.get(url, extensions={"trace": trace})
+            n = len(r.content)
+            trace_phases(marks, time.perf_counter_ns())
+            return r.status_code, n
         r = client.get(url)
         return r.status_code, len(r.content)
 
@@ -58,6 +66,12 @@ def plugins(lib: ModuleType) -> tuple[sdk.SyncClient[Any], sdk.AsyncClient[Any]]
         return lib.AsyncClient(**options(opts))
 
     async def request_async(client: Any, url: str) -> tuple[int, int]:
+        if sdk.recording():
+            marks, trace = async_trace_marks()
+            r = await client.get(url, extensions={"trace": trace})
+            n = len(r.content)
+            trace_phases(marks, time.perf_counter_ns())
+            return r.status_code, n
         r = await client.get(url)
         return r.status_code, len(r.content)
 
@@ -87,6 +101,7 @@ def plugins(lib: ModuleType) -> tuple[sdk.SyncClient[Any], sdk.AsyncClient[Any]]
         http2=http2,
         protocol=protocol,
         stream=stream,
+        phases=PHASES,
     )
     async_ = sdk.AsyncClient(
         name,
@@ -98,5 +113,6 @@ def plugins(lib: ModuleType) -> tuple[sdk.SyncClient[Any], sdk.AsyncClient[Any]]
         http2=http2,
         protocol=protocol_async,
         stream=stream_async,
+        phases=PHASES,
     )
     return sync, async_
