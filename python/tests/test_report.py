@@ -10,6 +10,7 @@ import re
 
 import pytest
 from clientbench.analysis import modes, rates
+from clientbench.metrics import PHASES
 from clientbench.model import Client, Results, Row
 from clientbench.registry.shipped import CLIENTS
 from clientbench.report import Column, Figure, Heading, Image, Report, Table, Text
@@ -18,7 +19,6 @@ from clientbench.report.export import EXPORTERS, FILES, export
 from clientbench.report.export.markdown import pipe_table, render
 from clientbench.report.export.plots import standard_figures
 from clientbench.report.parts import run_part
-from clientbench.metrics import PHASES
 from clientbench.report.table import COLUMNS, run_table
 from clientbench.schema import InvalidResults, validate_results
 from clientbench.stats import ok_latencies_ms, row_stats
