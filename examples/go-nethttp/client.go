@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"time"
 )
@@ -68,6 +69,7 @@ type Result struct {
 	Bytes      int64
 	TLS        *tls.ConnectionState
 	ProtoMajor int
+	Phases     *Traced // with --phases, the request's trace (nil otherwise)
 }
 
 // Do does one request of the workload, t, and reads the whole answer: into one buffer, or with buf (--download
@@ -86,6 +88,11 @@ func (c *Client) Do(t *Target, buf []byte) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	var trace *requestTrace
+	if c.o.Phases {
+		trace = new(requestTrace)
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace.clientTrace()))
+	}
 	if streamed {
 		req.ContentLength = -1 // unknown: net/http sends it chunked over HTTP/1.1
 		// as for a whole body, net/http may resend a request that never reached the server on a reused
@@ -102,10 +109,14 @@ func (c *Client) Do(t *Target, buf []byte) (Result, error) {
 		check = newAnswerCheck(c.o.Expected, c.o.Pattern, t.Size)
 	}
 	n, err := readBody(resp.Body, buf, check)
+	res := Result{Status: resp.StatusCode, Bytes: n, TLS: resp.TLS, ProtoMajor: resp.ProtoMajor}
+	if trace != nil && err == nil {
+		res.Phases = &Traced{trace, now()}
+	}
 	if err == nil && check != nil {
 		err = check.Err()
 	}
-	return Result{resp.StatusCode, n, resp.TLS, resp.ProtoMajor}, err
+	return res, err
 }
 
 // streamedBody is t's body in chunks of --chunk-size: a target's from its buffer, the workload's made from the

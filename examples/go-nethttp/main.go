@@ -1,10 +1,11 @@
-// go-nethttp-driver: a clientbench driver (docs/raw-format.md, clientbench.raw/3) for Go's net/http, to run as
+// go-nethttp-driver: a clientbench driver (docs/raw-format.md, clientbench.raw/4) for Go's net/http, to run as
 // an external row: `clientbench run --driver go-nethttp='build/bin/go-nethttp-driver'`.
 //
 // W goroutines, each with its own http.Client and Transport (one keep-alive connection; a new client per
 // timed request with --connection new), a ready gate and t0, the closed or the open loop, the failure classes,
 // uploads whole or streamed with the answer checked (the /upload line or the echo), answers read whole or in
-// chunks, a file of targets, samples or HdrHistogram buckets, CPU time and peak RSS.
+// chunks, a file of targets, samples or HdrHistogram buckets, CPU time and peak RSS; with --phases, each
+// request's phases (phases.go) summed per worker.
 package main
 
 import (
@@ -22,7 +23,7 @@ import (
 
 const prog = "go-nethttp-driver"
 
-const schemaID = "clientbench.raw/3"
+const schemaID = "clientbench.raw/4"
 
 func main() {
 	os.Exit(run(os.Args[1:]))
@@ -64,26 +65,31 @@ func run(args []string) int {
 
 // Document is the raw document of a run.
 func Document(o *Options, g *Group) (map[string]any, error) {
+	keys := PhaseKeys(o)
 	workers := make([]*WorkerJSON, len(g.Workers))
 	for i, w := range g.Workers {
 		var err error
-		if workers[i], err = w.JSON(g.T0, o.Record); err != nil {
+		if workers[i], err = w.JSON(g.T0, o.Record, keys); err != nil {
 			return nil, err
 		}
 	}
 	open := o.OpenLoop()
+	client := map[string]any{
+		"language":        "Go",
+		"library":         "net/http",
+		"library_version": strings.TrimPrefix(runtime.Version(), "go"),
+		"mode":            "sync",
+		"gil":             nil,
+		"tls":             g.Workers[0].tls,
+		"protocol":        protocol(g.Workers[0].protoMajor),
+		"go":              map[string]any{"version": runtime.Version(), "gomaxprocs": runtime.GOMAXPROCS(0)},
+	}
+	if keys != nil {
+		client["phases"] = keys
+	}
 	doc := map[string]any{
 		"schema": schemaID,
-		"client": map[string]any{
-			"language":        "Go",
-			"library":         "net/http",
-			"library_version": strings.TrimPrefix(runtime.Version(), "go"),
-			"mode":            "sync",
-			"gil":             nil,
-			"tls":             g.Workers[0].tls,
-			"protocol":        protocol(g.Workers[0].protoMajor),
-			"go":              map[string]any{"version": runtime.Version(), "gomaxprocs": runtime.GOMAXPROCS(0)},
-		},
+		"client": client,
 		"workload": map[string]any{
 			"url":          o.URL,
 			"workers":      o.Workers,

@@ -54,6 +54,7 @@ type Options struct {
 	Download   string // whole | stream (--download)
 	ChunkSize  int    // a streamed body's chunk, bytes (--chunk-size)
 	TargetsAt  string // --targets FILE ("" without)
+	Phases     bool   // --phases: record each request's phases (phases.go)
 
 	Body     []byte      // what every POST/PUT sends, in one buffer with --upload whole (nil for GET or streamed)
 	Expected []byte      // what /upload answers to the workload's body
@@ -172,6 +173,7 @@ func ParseOptions(args []string, help io.Writer) (*Options, error) {
 	fs.Var(oneOf(&o.Download, "whole", "stream"), "download", "the response body read whole, or in chunks, each dropped")
 	fs.Var(whole(&o.ChunkSize, 1, maxChunkSize), "chunk-size", "a streamed body's chunk, bytes (default 65536, at most 16 MiB)")
 	fs.StringVar(&o.TargetsAt, "targets", "", "a file of 'METHOD URL [@BODYFILE]' lines every worker cycles through")
+	fs.BoolVar(&o.Phases, "phases", false, "record each request's phases (dns, connect, tls, send, wait, receive)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(help, "usage: %s --url URL [flags] (the clientbench driver contract, docs/raw-format.md)\n", prog)

@@ -7,6 +7,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -37,8 +38,47 @@ type Worker struct {
 	unsent                      *unsent // the open loop stopped at D with these requests of its schedule left
 	timeout                     float64 // --timeout, s: a request that took longer failed (Overtime)
 	tls                         *TLSInfo
-	protoMajor                  int    // the HTTP major version of the last successful response
-	buf                         []byte // --download stream: the chunk each answer is read into (nil: whole)
+	protoMajor                  int        // the HTTP major version of the last successful response
+	buf                         []byte     // --download stream: the chunk each answer is read into (nil: whole)
+	phases                      *phaseSums // with --phases: the sums over the successful requests
+}
+
+// phaseSums is what a worker's document says of its phases: how many successful requests had them recorded,
+// the sum of their latencies, and of each phase.
+type phaseSums struct {
+	count     int
+	latencyNs int64
+	sums      PhaseTimes
+	later     []tracedLater // requests whose phases could not be told yet
+}
+
+type tracedLater struct {
+	traced    *Traced
+	latencyNs int64
+}
+
+// add adds a successful request's phases, or keeps it to add later (with late false) if its trace is not
+// complete yet; a request whose phases cannot be told adds nothing.
+func (s *phaseSums) add(t *Traced, latencyNs int64, late bool) {
+	p, state := t.phases()
+	switch {
+	case state == phasesNotYet && !late:
+		s.later = append(s.later, tracedLater{t, latencyNs})
+	case state == phasesTold:
+		s.count++
+		s.latencyNs += latencyNs
+		for i, d := range p {
+			s.sums[i] += d
+		}
+	}
+}
+
+// addLater adds the requests kept by add, once the loop is over.
+func (s *phaseSums) addLater() {
+	for _, l := range s.later {
+		s.add(l.traced, l.latencyNs, true)
+	}
+	s.later = nil
 }
 
 type unsent struct {
@@ -59,7 +99,8 @@ func newWorker(requests int, open bool, timeout float64) *Worker {
 
 // Record keeps request `index`: its start and end, and its failure if it failed: first err (the client's),
 // then ending after --timeout (whatever it returned), then a status other than 200, then a wrong upload answer.
-func (w *Worker) Record(index int, start, end int64, status int, nbytes int64, err error) {
+// A successful request adds its phases (nil: none recorded) to the worker's sums.
+func (w *Worker) Record(index int, start, end int64, status int, nbytes int64, err error, phases *Traced) {
 	w.starts = append(w.starts, start)
 	w.latencies = append(w.latencies, end-start)
 	w.bytes += nbytes
@@ -73,13 +114,16 @@ func (w *Worker) Record(index int, start, end int64, status int, nbytes int64, e
 	case status != 200:
 		s := status
 		w.fail(index, fmt.Sprintf("status %d", status), &s)
+	case w.phases != nil && phases != nil:
+		w.phases.add(phases, end-start, false)
 	}
 }
 
 // RecordOpen is Record for the open loop, with the request's intended start (ns after t0).
-func (w *Worker) RecordOpen(index int, intended, start, end int64, status int, nbytes int64, err error) {
+func (w *Worker) RecordOpen(index int, intended, start, end int64, status int, nbytes int64, err error,
+	phases *Traced) {
 	w.intended = append(w.intended, intended)
-	w.Record(index, start, end, status, nbytes, err)
+	w.Record(index, start, end, status, nbytes, err, phases)
 }
 
 func (w *Worker) fail(index int, reason string, status *int) {
@@ -137,13 +181,32 @@ type WorkerJSON struct {
 	LatenciesNs  *[]int64              `json:"latencies_ns,omitempty"`
 	IntendedNs   *[]int64              `json:"intended_ns,omitempty"`
 	Histograms   map[string]*Histogram `json:"histograms,omitempty"`
+	Phases       *PhasesJSON           `json:"phases,omitempty"`
 }
 
-// JSON is the worker in the document, its timestamps made relative to t0.
-func (w *Worker) JSON(t0 int64, record string) (*WorkerJSON, error) {
+// PhasesJSON is a worker's phases in the document: over its `count` successful requests whose phases were
+// recorded, the sum of their latencies and of each phase of client.phases.
+type PhasesJSON struct {
+	Count     int              `json:"count"`
+	LatencyNs int64            `json:"latency_ns"`
+	SumNs     map[string]int64 `json:"sum_ns"`
+}
+
+// JSON is the worker in the document, its timestamps made relative to t0; with phaseKeys (client.phases), its
+// phases' sums.
+func (w *Worker) JSON(t0 int64, record string, phaseKeys []string) (*WorkerJSON, error) {
 	out := &WorkerJSON{
 		ElapsedNs: w.loopEnd - w.loopStart, Count: len(w.latencies), Late: w.late, Missed: w.missed,
 		Bytes: w.bytes, FailureCount: w.failureCount, Failures: w.failures,
+	}
+	if w.phases != nil && phaseKeys != nil {
+		w.phases.addLater()
+		out.Phases = &PhasesJSON{Count: w.phases.count, LatencyNs: w.phases.latencyNs, SumNs: map[string]int64{}}
+		for i, name := range phaseNames {
+			if slices.Contains(phaseKeys, name) {
+				out.Phases.SumNs[name] = w.phases.sums[i]
+			}
+		}
 	}
 	if out.Failures == nil {
 		out.Failures = []Failure{}

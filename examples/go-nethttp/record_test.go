@@ -56,10 +56,10 @@ func TestHistogramBucketsAreTheContracts(t *testing.T) {
 
 func TestHistogramsAreOfTheSuccessfulRequests(t *testing.T) {
 	w := newWorker(3, true, 30)
-	w.RecordOpen(0, 0, 100, 1100, 200, 10, nil)
-	w.RecordOpen(1, 500, 1100, 5100, 500, 10, nil)
-	w.RecordOpen(2, 1000, 5100, 6100, 200, 10, nil)
-	doc, err := w.JSON(100, "histogram")
+	w.RecordOpen(0, 0, 100, 1100, 200, 10, nil, nil)
+	w.RecordOpen(1, 500, 1100, 5100, 500, 10, nil, nil)
+	w.RecordOpen(2, 1000, 5100, 6100, 200, 10, nil, nil)
+	doc, err := w.JSON(100, "histogram", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,12 +76,12 @@ func TestHistogramsAreOfTheSuccessfulRequests(t *testing.T) {
 }
 
 func TestARequestPastTheTimeoutIsATimeoutWhateverItReturned(t *testing.T) {
-	w := newWorker(5, false, 0.001)         // --timeout 1 ms bounds the whole request
-	w.Record(0, 0, 1_000_000, 200, 10, nil) // exactly 1 ms: in time
-	w.Record(1, 0, 2_000_000, 200, 10, nil) // past it: its 200 does not count
-	w.Record(2, 0, 2_000_000, 500, 10, nil) // past it: a TimeoutError, not a status
-	w.Record(3, 0, 2_000_000, 200, 6, &DigestMismatch{Got: []byte("3 nope"), Expected: []byte("x")})
-	w.Record(4, 0, 2_000_000, 0, 0, errors.New("connection refused")) // the client's own error comes first
+	w := newWorker(5, false, 0.001)              // --timeout 1 ms bounds the whole request
+	w.Record(0, 0, 1_000_000, 200, 10, nil, nil) // exactly 1 ms: in time
+	w.Record(1, 0, 2_000_000, 200, 10, nil, nil) // past it: its 200 does not count
+	w.Record(2, 0, 2_000_000, 500, 10, nil, nil) // past it: a TimeoutError, not a status
+	w.Record(3, 0, 2_000_000, 200, 6, &DigestMismatch{Got: []byte("3 nope"), Expected: []byte("x")}, nil)
+	w.Record(4, 0, 2_000_000, 0, 0, errors.New("connection refused"), nil) // the client's own error comes first
 	if w.failureCount != 4 || w.bytes != 36 {
 		t.Errorf("failures %d, bytes %d", w.failureCount, w.bytes)
 	}

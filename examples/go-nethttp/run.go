@@ -52,6 +52,9 @@ func Run(o *Options) *Group {
 	workers := make([]*Worker, o.Workers)
 	for i := range workers {
 		workers[i] = newWorker(o.Requests, o.OpenLoop(), o.Timeout)
+		if o.Phases {
+			workers[i].phases = new(phaseSums)
+		}
 		if o.Download == "stream" {
 			workers[i].buf = make([]byte, o.ChunkSize) // each streamed answer is read into it, a chunk at a time
 		}
@@ -133,7 +136,7 @@ func closedLoop(w *Worker, index int, client *Client, o *Options) *Client {
 			err error
 		)
 		client, res, err = send(w, index, k, client, o)
-		w.Record(k, start, now(), res.Status, res.Bytes, err)
+		w.Record(k, start, now(), res.Status, res.Bytes, err, res.Phases)
 	}
 	w.loopEnd = now()
 	return client
@@ -173,7 +176,7 @@ func openLoop(w *Worker, index int, client *Client, o *Options, t0 int64) *Clien
 		)
 		client, res, err = send(w, index, k, client, o)
 		end := now()
-		w.RecordOpen(k, dueRel, t, end, res.Status, res.Bytes, err)
+		w.RecordOpen(k, dueRel, t, end, res.Status, res.Bytes, err, res.Phases)
 		t = end
 	}
 	w.loopEnd = now()

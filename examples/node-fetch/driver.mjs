@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// node-fetch-driver: a clientbench driver (docs/raw-format.md, clientbench.raw/3) for Node.js's built-in fetch
+// node-fetch-driver: a clientbench driver (docs/raw-format.md, clientbench.raw/4) for Node.js's built-in fetch
 // (undici), to run as an external row: `clientbench run --driver node-fetch='node examples/node-fetch/driver.mjs'`.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -22,7 +22,7 @@ export function document(o, g) {
   const open = o.rate !== null;
   const agentVersion = createRequire(import.meta.url)('undici/package.json').version;
   const doc = {
-    schema: 'clientbench.raw/3',
+    schema: 'clientbench.raw/4',
     client: {
       language: 'JavaScript',
       library: 'fetch (undici)',
@@ -32,6 +32,7 @@ export function document(o, g) {
       tls: g.tls,
       protocol: g.protocol,
       node: { version: process.version, undici_agent: agentVersion },
+      ...(o.phaseKeys === null ? {} : { phases: o.phaseKeys }),
     },
     workload: {
       url: o.url,

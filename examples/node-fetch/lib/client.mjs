@@ -4,12 +4,16 @@
 // buffer or in chunks).
 import { Agent, buildConnector } from 'undici';
 import { AnswerCheck, readBody, streamedBody } from './body.mjs';
+import { now } from './clock.mjs';
+import { ConnectTimes } from './phases.mjs';
 
-/** An Agent and what its connections negotiated: `tls` ({version, cipher}) and `protocol` (ALPN's pick). */
+/** An Agent and what its connections negotiated: `tls` ({version, cipher}) and `protocol` (ALPN's pick); with
+ * --phases, `connects`: each new connection's connector time, for the request it was made for. */
 export function makeAgent(o, shared = false) {
   const timeoutMs = o.timeout * 1000;
   const connector = buildConnector({ ...o.tls, timeout: timeoutMs, allowH2: o.http === '2' }); // ALPN offers h2
-  const seen = { tls: null, protocol: 'HTTP/1.1' };
+  const connects = o.phaseKeys ? new ConnectTimes(shared) : null;
+  const seen = { tls: null, protocol: 'HTTP/1.1', connects };
   const agent = new Agent({
     // shared: one connection per worker at most; HTTP/2 multiplexes the workers' streams on one (undici's
     // default pipelining: 1 over HTTP/1.1, unbounded over HTTP/2)
@@ -23,7 +27,9 @@ export function makeAgent(o, shared = false) {
     keepAliveTimeout: 600_000,
     keepAliveMaxTimeout: 600_000,
     connect(options, callback) {
+      const start = connects === null ? 0 : now();
       connector(options, (err, socket) => {
+        if (!err && connects !== null) connects.connected(socket, now() - start);
         if (!err && typeof socket.getProtocol === 'function') {
           seen.tls ??= { version: socket.getProtocol(), cipher: socket.getCipher()?.standardName ?? null };
           seen.protocol = socket.alpnProtocol === 'h2' ? 'HTTP/2' : 'HTTP/1.1';
@@ -38,16 +44,18 @@ export function makeAgent(o, shared = false) {
 /** One request, `target` (the workload's, or a target's of --targets), with `agent`: its body sent whole or as
  * a stream of --chunk-size chunks (`duplex: 'half'`: the request's body is sent before the answer is read), the
  * answer read whole or in chunks. The workload's upload has its 200 answer checked (a DigestMismatch when it is
- * neither the /upload line nor the body echoed); a target's answer is not compared. Resolves to {status, bytes};
- * rejects on failure, after --timeout seconds at the latest (a TimeoutError). */
-export async function request(agent, o, target) {
+ * neither the /upload line nor the body echoed); a target's answer is not compared. Resolves to {status, bytes,
+ * phases}: with a RequestPhases `rec` (--phases), the request's phases in the order of o.phaseKeys (null when
+ * they cannot be told), else null; rejects on failure, after --timeout seconds at the latest (a TimeoutError). */
+export async function request(agent, o, target, rec = null) {
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(new DOMException(`request timed out after ${o.timeout} s`, 'TimeoutError')),
     o.timeout * 1000,
   );
   try {
-    const init = { method: target.method, dispatcher: agent, signal: controller.signal };
+    const dispatcher = rec === null ? agent : rec.dispatcher(agent);
+    const init = { method: target.method, dispatcher, signal: controller.signal };
     if (target.method !== 'GET' && o.upload === 'stream') {
       init.body = streamedBody(target.body ?? o.pattern, target.size, o.chunkSize);
       init.duplex = 'half';
@@ -58,8 +66,9 @@ export async function request(agent, o, target) {
     // another status than 200 is the failure, its body not compared
     const check = target.check && r.status === 200 ? new AnswerCheck(o.expected, o.pattern, target.size) : null;
     const bytes = await readBody(r, o.download === 'stream' ? o.chunkSize : null, check);
+    if (rec !== null) rec.end = now();
     check?.verify();
-    return { status: r.status, bytes };
+    return { status: r.status, bytes, phases: rec?.durations(o.phaseKeys) ?? null };
   } finally {
     clearTimeout(timer);
   }

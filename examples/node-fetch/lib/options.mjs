@@ -5,6 +5,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Pattern, uploadBody } from './body.mjs';
+import { phaseKeys } from './phases.mjs';
 import { readTargets } from './targets.mjs';
 
 const MAX_BODY_SIZE = 2 ** 30; // the server's /upload accepts up to 1 GiB
@@ -45,6 +46,7 @@ const FLAGS = {
   download: { type: 'string', default: 'whole' },
   'chunk-size': { type: 'string', default: String(DEFAULT_CHUNK_SIZE) },
   targets: { type: 'string' },
+  phases: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 };
 
@@ -52,7 +54,7 @@ export const USAGE = `usage: node-fetch-driver --url URL [--workers W] [--reques
        [--timeout SECONDS] [--connection keep-alive|new] [--ca-file PATH | --insecure]
        [--rate R [--arrival uniform|poisson] [--seed S]] [--method GET|POST|PUT] [--body-size BYTES]
        [--record samples|histogram] [--client-scope per-worker|shared] [--http 1.1|2|3]
-       [--upload whole|stream] [--download whole|stream] [--chunk-size BYTES] [--targets FILE]
+       [--upload whole|stream] [--download whole|stream] [--chunk-size BYTES] [--targets FILE] [--phases]
 (the clientbench driver contract: docs/raw-format.md)`;
 
 /** A whole number from min to max (null: no bound above). */
@@ -199,6 +201,7 @@ export function parseOptions(argv) {
     download: oneOf('download', values.download, 'whole', 'stream'),
     chunkSize: whole('chunk-size', values['chunk-size'], 1, MAX_CHUNK_SIZE),
     targetsFile: values.targets ?? null,
+    phases: values.phases,
   };
   if (o.duration !== null && o.rate === null) throw new UsageError('--duration goes with --rate (an open loop)');
   if (o.duration !== null && o.requests !== null) throw new UsageError('--duration and --requests exclude each other');
@@ -249,6 +252,7 @@ export function parseOptions(argv) {
   if (o.http === '2' && plain) {
     throw new Unsupported(`HTTP/2 over http:// (prior knowledge, ${plain.url}): undici 6 speaks HTTP/2 over TLS only`);
   }
+  o.phaseKeys = phaseKeys(o); // client.phases (null: none recorded)
   return o;
 }
 

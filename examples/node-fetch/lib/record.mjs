@@ -34,10 +34,12 @@ export function histogram(values) {
 }
 
 /** One worker's measurements, timestamps in ns of the driver's clock until toJSON(). `timeout`: --timeout in s,
- * which bounds the whole request: one that took longer failed (Overtime), whatever it returned. */
+ * which bounds the whole request: one that took longer failed (Overtime), whatever it returned. `phaseKeys`
+ * (client.phases, null without --phases): the phases summed over the successful requests. */
 export class Worker {
-  constructor(openLoop, timeout = Infinity) {
+  constructor(openLoop, timeout = Infinity, phaseKeys = null) {
     this.timeout = timeout;
+    this.phases = phaseKeys === null ? null : { keys: phaseKeys, count: 0, latency: 0, sums: phaseKeys.map(() => 0) };
     this.starts = [];
     this.latencies = [];
     this.intended = openLoop ? [] : null;
@@ -53,8 +55,9 @@ export class Worker {
   }
 
   /** Request `index`'s failure, first to last: the client's error; ending after --timeout; a status other than
-   * 200; a wrong upload answer. */
-  record(index, start, end, status, nbytes, error) {
+   * 200; a wrong upload answer. A successful request adds its `phases` (in the order of the keys; null: none
+   * told) to the worker's sums. */
+  record(index, start, end, status, nbytes, error, phases = null) {
     this.starts.push(start);
     this.latencies.push(end - start);
     this.bytes += nbytes;
@@ -63,11 +66,18 @@ export class Worker {
     }
     if (error != null) this.fail(index, describe(error), null);
     else if (status !== 200) this.fail(index, `status ${status}`, status);
+    else if (this.phases !== null && phases !== null) {
+      this.phases.count++;
+      this.phases.latency += end - start;
+      phases.forEach((ns, i) => {
+        this.phases.sums[i] += ns;
+      });
+    }
   }
 
-  recordOpen(index, intended, start, end, status, nbytes, error) {
+  recordOpen(index, intended, start, end, status, nbytes, error, phases = null) {
     this.intended.push(intended);
-    this.record(index, start, end, status, nbytes, error);
+    this.record(index, start, end, status, nbytes, error, phases);
   }
 
   fail(index, reason, status) {
@@ -96,6 +106,10 @@ export class Worker {
       failure_count: this.failureCount,
       failures: this.failures,
     };
+    if (this.phases !== null) {
+      const { keys, count, latency, sums } = this.phases;
+      out.phases = { count, latency_ns: latency, sum_ns: Object.fromEntries(keys.map((k, i) => [k, sums[i]])) };
+    }
     const starts = this.starts.map((s) => Math.max(0, s - t0));
     if (record === 'samples') {
       out.start_ns = starts;

@@ -3,14 +3,12 @@
 // start together, closed (N sequential requests) or open (on the worker's schedule). Worker w's request k goes
 // to target (w + k) mod T, k counted from 0 in the warm-up and again in the timed loop.
 import { makeAgent, request } from './client.mjs';
+import { now } from './clock.mjs';
 import { failureClass } from './failures.mjs';
+import { RequestPhases } from './phases.mjs';
 import { Worker } from './record.mjs';
 import { schedule, sleepUntil } from './schedule.mjs';
 import { pick } from './targets.mjs';
-
-const BASE = process.hrtime.bigint();
-/** The monotonic clock, ns (from the driver's start, so a Number holds it exactly). */
-export const now = () => Number(process.hrtime.bigint() - BASE);
 
 const cpuNs = () => {
   const { user, system } = process.cpuUsage();
@@ -31,8 +29,9 @@ class Slot {
    * check (ERR_TLS_CERT_ALTNAME_INVALID) hanging on its next request until the timeout: after a TLSError the
    * worker goes on with a new Agent, as the next request would connect anew anyway (the failure is counted). */
   async call(target) {
+    const rec = this.o.phaseKeys ? new RequestPhases(this.seen.connects) : null;
     try {
-      return await request(this.agent, this.o, target);
+      return await request(this.agent, this.o, target, rec);
     } catch (err) {
       if (failureClass(err) === 'TLSError') {
         this.retired.push(this.agent);
@@ -63,13 +62,14 @@ async function closedLoop(w, index, slot, o) {
     let status = null;
     let nbytes = 0;
     let error = null;
+    let phases = null;
     try {
-      ({ status, bytes: nbytes } = await slot.send(pick(o.targets, index, k)));
+      ({ status, bytes: nbytes, phases } = await slot.send(pick(o.targets, index, k)));
     } catch (err) {
       error = err;
       nbytes = err?.nbytes ?? 0;
     }
-    w.record(k, start, now(), status, nbytes, error);
+    w.record(k, start, now(), status, nbytes, error, phases);
   }
   w.loopEnd = now();
 }
@@ -100,14 +100,15 @@ async function openLoop(w, index, slot, o, t0) {
     let status = null;
     let nbytes = 0;
     let error = null;
+    let phases = null;
     try {
-      ({ status, bytes: nbytes } = await slot.send(pick(o.targets, index, k)));
+      ({ status, bytes: nbytes, phases } = await slot.send(pick(o.targets, index, k)));
     } catch (err) {
       error = err;
       nbytes = err?.nbytes ?? 0;
     }
     const end = now();
-    w.recordOpen(k, dueRel, t, end, status, nbytes, error);
+    w.recordOpen(k, dueRel, t, end, status, nbytes, error, phases);
     t = end;
   }
   w.loopEnd = now();
@@ -119,7 +120,7 @@ export async function run(o) {
   // workers start, with a data: URL that needs no server
   await (await fetch('data:,')).arrayBuffer();
   const open = o.rate !== null;
-  const workers = Array.from({ length: o.workers }, () => new Worker(open, o.timeout));
+  const workers = Array.from({ length: o.workers }, () => new Worker(open, o.timeout, o.phaseKeys));
   const shared = o.clientScope === 'shared' ? new Slot(o, true) : null;
   const slots = workers.map(() => shared ?? new Slot(o));
   await Promise.all(

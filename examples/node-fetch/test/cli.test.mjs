@@ -46,7 +46,7 @@ test('the document of a run', async () => {
     const args = [DRIVER, '--url', `http://127.0.0.1:${port}/`, '--workers', '2', '--requests', '3'];
     const { stdout } = await promisify(execFile)(process.execPath, args);
     const doc = JSON.parse(stdout);
-    assert.equal(doc.schema, 'clientbench.raw/3');
+    assert.equal(doc.schema, 'clientbench.raw/4');
     assert.equal(doc.client.mode, 'async');
     assert.equal(doc.client.protocol, 'HTTP/1.1');
     assert.deepEqual([doc.workload.workers, doc.workload.requests, doc.workload.client_scope, doc.workload.http],
