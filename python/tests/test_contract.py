@@ -192,6 +192,24 @@ def test_what_a_harness_cannot_do_is_exit_3_and_never_bad_usage(harness: str, fi
         assert proc.returncode == contract.EXIT_DOCUMENT, proc.stderr[-500:]
 
 
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_every_harness_takes_phases_and_writes_them_only_when_asked(harness: str, files: dict[str, str]) -> None:
+    """raw/4: --phases is accepted (nobody listens: every request fails, so no phases are summed) and a document
+    without it has no phases keys."""
+    args = ["--url", files["url"], "--workers", "2", "--requests", "2", "--timeout", "1"]
+    for phases in (False, True):
+        proc = _run(harness, [*args, *(["--phases"] if phases else [])])
+        assert proc.returncode == contract.EXIT_DOCUMENT, proc.stderr[-500:]
+        doc = json.loads(proc.stdout)
+        assert doc["schema"] == contract.schema_id() == "clientbench.raw/4"
+        keys = doc["client"].get("phases")
+        if not phases:
+            assert keys is None and all("phases" not in w for w in doc["workers"]), doc["client"]
+        elif keys is not None:  # a client that records some: every worker sums each, over no successful request
+            assert all(w["phases"] == {"count": 0, "latency_ns": 0, "sum_ns": dict.fromkeys(keys, 0)}
+                       for w in doc["workers"]), doc["workers"]  # fmt: skip
+
+
 #: a uniform schedule of one worker whose request 1 is due at 1,000,999,999 ns: before D = round(1.001e9 ns) =
 #: 1,001,000,000, though 1.001 * 1e9 is 1,000,999,999.9999999 in binary64 (truncated, D would exclude it)
 D_RATE = 1e9 / 1_000_999_999

@@ -82,7 +82,7 @@ def test_the_docs_plugin_passes_check_driver(user_folder: Path) -> None:
     proc = clientbench("check-driver", "--client", "mybench:plugin", **_at(user_folder))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[-1] == "py-mybench: 38 passed, 0 failed, 9 not supported"  # GET only: no uploads, no streamed bodies
+    assert lines[-1] == "py-mybench: 39 passed, 0 failed, 9 not supported"  # GET only: no uploads, no streamed bodies
     skipped = [ln for ln in lines if ln.startswith("  skip")]
     # the docs' plugin has neither an upload nor a streamed form: those checks, and targets with uploads, skip
     assert [ln.split(":")[0] for ln in skipped] == ["  skip  upload"] * 4 + ["  skip  stream"] * 4 + ["  skip  targets"]
