@@ -26,6 +26,7 @@ from .figures import (
     sweep,
     timeline,
 )
+from .phases import phases
 
 
 def drawing(figure: Figure) -> Drawing | None:
@@ -54,6 +55,8 @@ def drawing(figure: Figure) -> Drawing | None:
         return _drawing(title, [_curve([(v, medians(rows)) for v, rows in figure.points], figure.metric, figure.axis)])
     if kind == "rate":
         return _drawing(title, [rate(figure.points, title, figure.axis, figure.slo_ms)])
+    if kind == "phases":  # where a request's time goes (report/phases.py)
+        return _drawing(title, [phases(figure.rows, title)])
     if kind == "series":  # an open loop second by second (report/timeseries.py)
         return _drawing(title, timeseries.plots(figure.rows), share_x=True)
     if kind == "compare":

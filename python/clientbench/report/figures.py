@@ -118,6 +118,7 @@ class Plot:
     wide: bool = False  # a dense x axis: the page gives it the whole width
     toggle: bool = False  # one series per row, which the page can show or hide all at once
     overlay: bool = False  # bars: each category is in one series (its group), not side by side with the others
+    stacked: bool = False  # bars: each category's series one after the other along the value axis (phases.py)
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,8 @@ def phase(key: str, title: str, results: Results, *, charts: bool = True) -> Pha
                    metric=headline),
             Figure("ranked", "cpu", "Client CPU per request, least first", rows, metric="cpu_us_per_req"),
             Figure("latency", "cdf", latency, rows, shown=shown),
+            Figure("phases", "phases", "Where a request's time goes: each phase's mean and the client's own time, "
+                   "fastest first", rows),
             Figure("series", "series", "", rows),  # an open loop second by second (report/timeseries.py)
         ]  # fmt: skip
     return Phase(key, title, describe(results), run_table(rows), failed, figures)

@@ -61,7 +61,7 @@ def draw(d: Drawing, path: Path) -> Path:
 def _size(d: Drawing) -> tuple[float, float]:
     first = d.plots[0]
     if first.horizontal:
-        bars = 1 if first.overlay else max(1, sum(s.style == "bars" for s in first.series))
+        bars = 1 if first.overlay or first.stacked else max(1, sum(s.style == "bars" for s in first.series))
         return 10.0, 0.3 * bars * len(first.y.categories) + 1.8
     if any(s.style == "ticks" for p in d.plots for s in p.series):
         lanes = [max((s.lane for s in p.series), default=0) + 1 for p in d.plots]
@@ -75,8 +75,12 @@ def _size(d: Drawing) -> tuple[float, float]:
 
 def _plot(ax: Axes, plot: Plot, *, legend: bool, x_title: bool, one: bool) -> None:
     bars = [s for s in plot.series if s.style == "bars"]
+    if plot.stacked:
+        _stacked(ax, plot, bars)
     for i, s in enumerate(plot.series):
         label = s.name if s.legend else "_nolegend_"
+        if s.style == "bars" and plot.stacked:
+            continue
         if s.style == "bars":
             k, n = (0, 1) if plot.overlay else (bars.index(s), len(bars))
             _bars(ax, plot, s, k, n, f"s{i}", label)
@@ -91,7 +95,13 @@ def _plot(ax: Axes, plot: Plot, *, legend: bool, x_title: bool, one: bool) -> No
         across(
             line.value, color=REFERENCE, linestyle="--", linewidth=1, label=line.label or "_nolegend_", gid=f"line{i}"
         )
-    if bars:  # room for the values written beside the bars
+    if bars and plot.stacked:
+        totals: dict[Any, float] = {}
+        for s in bars:
+            for c, v in zip(s.y, s.x, strict=True):
+                totals[c] = totals.get(c, 0.0) + v
+        ax.set_xlim(0, max(totals.values()) * 1.05 or 1.0)
+    elif bars:  # room for the values written beside the bars
         ends = [v + (s.high[k] if s.high else 0.0) for s in bars for k, v in enumerate(s.x)]
         if plot.x.scale == "log":
             starts = [v - (s.low[k] if s.low else 0.0) for s in bars for k, v in enumerate(s.x)]
@@ -148,6 +158,20 @@ def _curve(ax: Axes, plot: Plot, s: Series, gid: str, label: str) -> None:
         line.set_gid(gid)
 
 
+def _stacked(ax: Axes, plot: Plot, bars: Sequence[Series]) -> None:
+    """Horizontal bars one after the other in each category (a row's phases), each series from where the one
+    before it ended."""
+    left: dict[Any, float] = {}
+    for i, s in enumerate(bars):
+        pos = _coords(plot.y, s.y)
+        starts = [left.get(c, 0.0) for c in s.y]
+        drawn = ax.barh(pos, list(s.x), left=starts, height=0.7, color=s.color, label=s.name)
+        for patch in drawn.patches:
+            patch.set_gid(f"s{i}")
+        for c, v in zip(s.y, s.x, strict=True):
+            left[c] = left.get(c, 0.0) + v
+
+
 def _bars(ax: Axes, plot: Plot, s: Series, k: int, n: int, gid: str, label: str) -> None:
     """Horizontal bars, the k-th of n side by side in each category, their values written beside them."""
     height = 0.8 / n
@@ -188,8 +212,8 @@ def _axis(ax: Axes, which: str, a: Axis) -> None:
 
 
 def standard_figures(rows: Sequence[Row], subtitle: str, timeline_rows: Sequence[Row] | None = None) -> list[Figure]:
-    """A run's plots: latency percentiles, Bench bars, the timeline of the GIL rows (if any), and an open loop's
-    series (rate, latency and errors per second) when some row has one."""
+    """A run's plots: latency percentiles, Bench bars, the timeline of the GIL rows (if any), an open loop's
+    series (rate, latency and errors per second) when some row has one, and the phases where some row has them."""
     figures = [
         Figure("latency", "latency.png", f"Request latency by percentile ({subtitle})", rows),
         Figure("bench", "bench.png", f"Bench and LMean per client ({subtitle})", rows),
@@ -206,6 +230,8 @@ def standard_figures(rows: Sequence[Row], subtitle: str, timeline_rows: Sequence
         )
     if has_series(rows):
         figures.append(Figure("series", "series.png", f"Open loop, second by second ({subtitle})", rows))
+    if any(r.aggregate is not None and r.aggregate.median.phases for r in rows):
+        figures.append(Figure("phases", "phases.png", f"Where a request's time goes ({subtitle})", rows))
     return figures
 
 

@@ -129,7 +129,7 @@ def chart(plot: Plot | None) -> Chart | None:
     if plot.overlay and plot.x.scale == "log" and not plot.x.ticks:
         layout["xaxis"]["dtick"] = "D2"  # a label at 1, 2 and 5 of each decade: the bars' labels are dense already
     if bar_series > 1:
-        layout["barmode"] = "overlay" if plot.overlay else "group"
+        layout["barmode"] = "stack" if plot.stacked else "overlay" if plot.overlay else "group"
     shapes = [_shape(line) for line in plot.lines if not line.label]
     if shapes:
         layout["shapes"] = shapes
@@ -143,7 +143,7 @@ def chart(plot: Plot | None) -> Chart | None:
 
 def _height(plot: Plot, bar_series: int) -> int:
     if plot.horizontal:
-        per_row = 20 if plot.overlay else 22 * max(bar_series, 1)
+        per_row = 20 if plot.overlay or plot.stacked else 22 * max(bar_series, 1)
         return 90 + (20 if plot.legend else 0) + per_row * len(plot.y.categories)
     if any(s.style == "ticks" for s in plot.series):
         limits = plot.y.limits or (0.0, 1.0)
