@@ -6,7 +6,10 @@ within the same bound. The rows run as users run them, `clientbench run --target
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import http.server
+import itertools
 import json
 import ssl
 import subprocess
@@ -18,7 +21,149 @@ from typing import Any
 
 import clientbench.cli as cli
 import pytest
+from clientbench import harness, sdk
+from clientbench.analysis.phases import reading
+from clientbench.harness.phases import check_keys
+from clientbench.model import Row
+from clientbench.schema import InvalidResult, validate_raw
+from clientbench.stats import aggregate, phase_means
 from support.dualserver import make_pki
+from support.rows import client, good_run
+
+# -- the harness, the document and the runner's figures ----------------------------------------------------
+
+INFO = {"language": "Python", "library": "fake", "library_version": "0", "mode": "sync", "gil": None}
+
+
+def parse(argv: list[str]) -> Any:
+    return harness.parser("test driver").parse_args(argv)
+
+
+KEYS = ("connect+tls", "send", "wait", "receive")
+
+
+def fake(fail_every: int = 0, mode: str = "sync") -> harness.SyncDriver[Any] | harness.AsyncDriver[Any]:
+    """Requests that record 1, 2, 3 and 4 µs of phases (connect+tls on a worker's first only) and fail every
+    `fail_every`th."""
+    calls: dict[int, itertools.count[int]] = {}  # per client: each worker's own
+
+    def record(client: object, url: str = "") -> tuple[int, int]:
+        if id(client) not in calls:
+            calls[id(client)] = itertools.count(1)
+            sdk.phase("connect+tls", 1000)
+        for key, ns in (("send", 2000), ("wait", 3000), ("receive", 4000)):
+            sdk.phase(key, ns)
+        if fail_every and next(calls[id(client)]) % fail_every == 0:
+            raise ConnectionResetError("reset by the fake")
+        return 200, 13
+
+    if mode == "sync":
+        return harness.SyncDriver(lambda a: object(), record, phases=KEYS)
+
+    async def make(a: Any) -> object:
+        return object()
+
+    async def request(client: object, url: str) -> tuple[int, int]:
+        await asyncio.sleep(0)
+        return record(client)
+
+    async def close(client: object) -> None:
+        return None
+
+    return harness.AsyncDriver(make, request, close, phases=KEYS)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("record", ["samples", "histogram"])
+def test_the_harness_sums_the_phases_of_the_successful_requests(mode: str, record: str) -> None:
+    args = ["--url", "http://127.0.0.1:1/", "--workers", "2", "--requests", "6", "--record", record]
+    doc = fake(3, mode).run(parse([*args, "--phases"]), INFO)
+    validate_raw(doc)
+    assert doc["client"]["phases"] == list(KEYS)
+    for w in doc["workers"]:
+        assert w["failure_count"] == 2  # the 3rd and the 6th
+        ok = w["count"] - w["failure_count"]
+        ph = w["phases"]
+        assert ph["count"] == ok and 0 < ph["latency_ns"]
+        # a worker's first request opens its connection; a failed one adds nothing
+        assert ph["sum_ns"] == {"connect+tls": ph["sum_ns"]["connect+tls"], "send": 2000 * ok, "wait": 3000 * ok,
+                                "receive": 4000 * ok}  # fmt: skip
+        assert ph["sum_ns"]["connect+tls"] == 1000  # the first request succeeded
+    plain = fake(0, mode).run(parse(args), INFO)
+    assert "phases" not in plain["client"] and all("phases" not in w for w in plain["workers"])
+
+
+def test_the_phases_document_is_checked() -> None:
+    doc = fake().run(parse(["--url", "http://127.0.0.1:1/", "--workers", "1", "--requests", "2", "--phases"]), INFO)
+    for mutate, message in (
+        (lambda d: d["client"].pop("phases"), "client.phases does not name them"),
+        (lambda d: d["workers"][0].pop("phases"), "has no phases"),
+        (lambda d: d["workers"][0]["phases"]["sum_ns"].pop("wait"), "client.phases names"),
+        (lambda d: d["workers"][0]["phases"].update(count=3), "more than its 2 successful ones"),
+        (lambda d: d["client"].update(phases=["wait+send"]), "'wait\\+send' is not a phase"),
+        (lambda d: d["client"].update(phases=["tcp"]), "does not match"),
+    ):
+        bad = json.loads(json.dumps(doc))
+        mutate(bad)
+        with pytest.raises(InvalidResult, match=message):
+            validate_raw(bad)
+
+
+def test_a_plugin_declares_valid_keys() -> None:
+    assert check_keys(("dns", "connect+tls", "send+wait", "receive")) == ("dns", "connect+tls", "send+wait", "receive")
+    for bad in (("wait+send",), ("connect", "connect+tls"), ("receive", "send"), ("tcp",), ("connect+wait",)):
+        with pytest.raises(ValueError):
+            check_keys(bad)
+    with pytest.raises(ValueError):
+        sdk.SyncClient("x", lambda o: None, lambda c, u: (200, 0), phases=("bogus",))
+
+
+def _doc(sums: dict[str, int], count: int, latency_ns: int) -> dict[str, Any]:
+    return {
+        "client": {"phases": list(sums)},
+        "workers": [{"phases": {"count": count, "latency_ns": latency_ns, "sum_ns": sums}}] * 2,
+    }
+
+
+def test_the_runner_makes_means_and_the_clients_own_time() -> None:
+    means = phase_means(_doc({"connect": 0, "send": 2_000_000, "wait": 6_000_000}, 4, 10_000_000))
+    assert means == pytest.approx({"connect": 0.0, "send": 0.5, "wait": 1.5, "own": 0.5})
+    assert phase_means({"client": {}, "workers": [{}]}) is None
+    assert phase_means(_doc({"wait": 0}, 0, 0)) is None  # no successful request recorded
+    # over repeats, each phase's median
+    c = client("py-x")
+    runs = [good_run(c, seed=i) for i in range(3)]
+    stats = [dataclasses.replace(r.stats, phases={"wait": w, "own": 0.1}) for r, w in zip(runs, (1.0, 3.0, 2.0))]
+    agg = aggregate(stats)
+    assert agg.median.phases == {"wait": 2.0, "own": 0.1}
+    assert agg.ranges["phases.wait"].low == 1.0 and agg.ranges["phases.wait"].high == 3.0
+
+
+def _phased(name: str, phases: dict[str, float], language: str = "Python", gil: str | None = None) -> Row:
+    r = Row(dataclasses.replace(client(name, gil), language=language))
+    run = good_run(r.client)
+    assert run.stats is not None
+    run.stats = dataclasses.replace(run.stats, phases=phases)
+    r.add(run)
+    return r
+
+
+def test_the_reading_says_what_the_binding_adds_to_its_native_clients_own_time() -> None:
+    rows = [
+        _phased("cpp-beast", {"send": 0.002, "wait": 0.030, "receive": 0.004, "own": 0.003}, "C++"),
+        _phased("py-beast-released", {"send": 0.002, "wait": 0.031, "receive": 0.004, "own": 0.010}, gil="released"),
+        _phased("py-beast-held", {"send": 0.002, "wait": 0.029, "receive": 0.004, "own": 0.041}, gil="held"),
+        _phased("py-requests", {}),  # recorded none: nothing said of it
+    ]
+    text = "\n".join(reading(rows))
+    assert "3 rows recorded their phases" in text and "the largest part of a request is wait in 3 of them" in text
+    assert "Python Beast's own time** against" in text and "0.003 ms per request" in text
+    assert "GIL released 0.010 ms (+0.007)" in text and "GIL held 0.041 ms (+0.038)" in text
+    assert "Opening a connection" not in text  # no row asked for a new connection per request
+    assert reading([_phased("py-requests", {})]) == []
+
+
+# -- against a server nobody here wrote -----------------------------------------------------------------
 
 X_MS, Y_MS = 40.0, 25.0
 BODY = b"p" * 2000

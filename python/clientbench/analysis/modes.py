@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..metrics import BY_FIELD
 from ..model import Client, Row
-from . import gil
+from . import gil, phases
 
 NATIVE, FLOOR, SERIAL, THREADS, ASYNCIO = "native", "floor", "W=1", "threads", "asyncio"
 #: what a mode is called in a sentence and in a chart's legend
@@ -141,7 +141,7 @@ def _times(value: float, base: float) -> str:
 
 def reading(rows: Sequence[Row], workers: int) -> list[str]:
     """The run's reading, one Markdown list item per mode, then per binding with both GIL rows the GIL reading
-    (analysis/gil.py); nothing for rows none of which has figures."""
+    (analysis/gil.py), then the phases' (analysis/phases.py); nothing for rows none of which has figures."""
     field = headline(rows)
     figure, unit = _short(field), BY_FIELD[field].unit
     modes = by_mode(rows)
@@ -173,7 +173,7 @@ def reading(rows: Sequence[Row], workers: int) -> list[str]:
         out.append(text)
     if field == "bench_ms":  # the GIL reading reads a closed loop's Bench and LMean
         out += _gil(rows, workers)
-    return out
+    return out + phases.reading(rows)
 
 
 def _gil(rows: Sequence[Row], workers: int) -> list[str]:

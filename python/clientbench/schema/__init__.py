@@ -13,6 +13,7 @@ import jsonschema
 import numpy as np
 
 from ..contract import schema_id as _contract_schema
+from ..harness.phases import check_keys
 
 #: the raw document's schema, of the driver contract's version (contract.py, schema/contract.json)
 RAW_SCHEMA_ID = _contract_schema()
@@ -169,6 +170,10 @@ def _check_phases(doc: dict[str, Any]) -> None:
         if have:
             raise InvalidResult(f"worker {have[0]} has phases but client.phases does not name them")
         return
+    try:
+        check_keys(keys)
+    except ValueError as exc:
+        raise InvalidResult(f"client.phases: {exc}") from None
     for i, w in enumerate(doc["workers"]):
         ph = w.get("phases")
         if ph is None:
