@@ -133,7 +133,9 @@ def test_the_runner_makes_means_and_the_clients_own_time() -> None:
     # over repeats, each phase's median
     c = client("py-x")
     runs = [good_run(c, seed=i) for i in range(3)]
-    stats = [dataclasses.replace(r.stats, phases={"wait": w, "own": 0.1}) for r, w in zip(runs, (1.0, 3.0, 2.0))]
+    stats = [
+        dataclasses.replace(r.stats, phases={"wait": w, "own": 0.1}) for r, w in zip(runs, (1.0, 3.0, 2.0), strict=True)
+    ]
     agg = aggregate(stats)
     assert agg.median.phases == {"wait": 2.0, "own": 0.1}
     assert agg.ranges["phases.wait"].low == 1.0 and agg.ranges["phases.wait"].high == 3.0
