@@ -162,7 +162,9 @@ class SyncClient(_Labels, Generic[C]):
     `("connect", "tls", "send", "wait", "receive")`, or a merged `"send+wait"` where its library cannot tell two
     apart); while the harness records, `recording()` is true inside `request`, which then calls `phase(key, ns)`
     for each phase its library lets it see (from the library's hooks or timings). The harness sums them over the
-    successful requests; the runner shows their means and the client's own time (the latency less the phases)."""
+    successful requests; the runner shows their means and the client's own time (the latency less the phases).
+    `phased`: another request function that the harness calls instead of `request` while it records (for a
+    library whose fast path cannot say its phases, e.g. the bindings' `fetch_len` and `fetch_phases`)."""
 
     make_client: Callable[[Options], C]
     request: harness.SyncRequest[C]
@@ -171,6 +173,7 @@ class SyncClient(_Labels, Generic[C]):
     _: KW_ONLY
     protocol: harness.SyncProtocol[C] | None = None
     stream: harness.SyncStream[C] | None = None
+    phased: harness.SyncRequest[C] | None = None
     mode: ClassVar[str] = "sync"
 
     def driver(self) -> harness.SyncDriver[C]:
@@ -183,6 +186,7 @@ class SyncClient(_Labels, Generic[C]):
             self.stream,
             self.streams,
             self.phases,
+            self.phased,
         )
 
 
@@ -205,6 +209,7 @@ class AsyncClient(_Labels, Generic[C]):
     protocol: harness.AsyncProtocol[C] | None = None
     stream: harness.AsyncStream[C] | None = None
     loops_without_tls: Mapping[str, str] = field(default_factory=dict)
+    phased: harness.AsyncRequest[C] | None = None
     mode: ClassVar[str] = "async"
 
     def driver(self) -> harness.AsyncDriver[C]:
@@ -220,7 +225,15 @@ class AsyncClient(_Labels, Generic[C]):
                 await done
 
         return harness.AsyncDriver(
-            make_client, self.request, close_client, self.upload, self.protocol, self.stream, self.streams, self.phases
+            make_client,
+            self.request,
+            close_client,
+            self.upload,
+            self.protocol,
+            self.stream,
+            self.streams,
+            self.phases,
+            self.phased,
         )
 
 

@@ -135,6 +135,7 @@ class SyncDriver(Generic[C]):
     stream: SyncStream[C] | None = None  # the streamed form (forms.py), for --upload/--download stream
     streams: tuple[str, ...] = BOTH  # the directions it streams
     phases: tuple[str, ...] = ()  # the phase keys its requests record (harness/phases.py), with --phases
+    phased: SyncRequest[C] | None = None  # the request to make while phases are recorded (default: request)
 
     @staticmethod
     def _timed_loop(w: Worker, client: C, args: argparse.Namespace, request: SyncRequest[C]) -> None:
@@ -164,10 +165,11 @@ class SyncDriver(Generic[C]):
     def run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
         is_open = args.rate is not None
         workers = [Worker(args.record == "histogram", is_open, args.timeout) for _ in range(args.workers)]
-        forms = SyncForms(args, self.request, self.upload, self.stream, self.streams)
-        duration_ns = _duration_ns(args)
         client_info = dict(client_info)
-        _recorded(args, self.phases, workers, client_info)
+        traced = _recorded(args, self.phases, workers, client_info)
+        request = self.phased if traced and self.phased is not None else self.request
+        forms = SyncForms(args, request, self.upload, self.stream, self.streams)
+        duration_ns = _duration_ns(args)
         # all workers ready (client built, warmed up) -> main takes t0 -> go: no loop starts before t0
         ready = threading.Barrier(args.workers + 1)
         go = threading.Event()
@@ -280,14 +282,17 @@ class AsyncDriver(Generic[C]):
     stream: AsyncStream[C] | None = None
     streams: tuple[str, ...] = BOTH
     phases: tuple[str, ...] = ()
+    phased: AsyncRequest[C] | None = None
 
     async def _run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
         is_open = args.rate is not None
         workers = [Worker(args.record == "histogram", is_open, args.timeout) for _ in range(args.workers)]
-        forms = AsyncForms(args, self.request, self.upload, self.stream, self.streams)
-        timed = [forms.for_worker(i) for i in range(args.workers)]  # each counts from k = 0 after its warm-up
         client_info = dict(client_info)
-        if _recorded(args, self.phases, workers, client_info):
+        traced = _recorded(args, self.phases, workers, client_info)
+        request = self.phased if traced and self.phased is not None else self.request
+        forms = AsyncForms(args, request, self.upload, self.stream, self.streams)
+        timed = [forms.for_worker(i) for i in range(args.workers)]  # each counts from k = 0 after its warm-up
+        if traced:
             timed = [traced_async(request, w.phases) for request, w in zip(timed, workers, strict=True) if w.phases]
         duration_ns = _duration_ns(args)
         clients: list[C | None] = []
