@@ -1,7 +1,8 @@
-"""The project's gate on its own clients (scripts/bench-gate, `make bench-gate`, docs/gate.md): on the committed
-baseline it passes; with a binding made slower on purpose (one syscall and a Python frame more per request, put in
-by a sitecustomize that only this test writes) it fails and names the row and the figure. One row, to keep it short:
-the gate runs the same way for all seven."""
+"""The project's gate on its own clients (scripts/bench-gate, `make bench-gate`, docs/gate.md): with a binding made
+slower on purpose (one syscall and a Python frame more per request, put in by a sitecustomize that only this test
+writes) it fails and names the row and the figure. One row, to keep it short: the gate runs the same way for all
+seven. That it passes on the committed baseline is `make test`'s own bench-gate step (scripts/run-tests.sh), which
+runs it on every row after the suites: not run here a second time."""
 
 from __future__ import annotations
 
@@ -52,13 +53,6 @@ def test_the_committed_baseline_names_the_gated_rows() -> None:
     for name in gated:
         assert rows[name]["status"] == "ok", name
         assert rows[name]["process"]["instructions_per_request"] > 0 and rows[name]["process"]["syscalls_per_request"]
-
-
-@pytest.mark.long(60)
-def test_the_gate_passes_on_the_committed_baseline(tmp_path: Path) -> None:
-    done = gate(tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "whole process" in done.stdout and ROW in done.stdout
 
 
 @pytest.mark.long(60)
