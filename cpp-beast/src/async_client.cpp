@@ -207,9 +207,10 @@ std::shared_ptr<Exchange> planned_exchange(const std::shared_ptr<AsyncClient::Im
 
 }  // namespace
 
-AsyncHandle AsyncClient::get(std::string_view url, FetchCallback done) {
+AsyncHandle AsyncClient::get(std::string_view url, FetchCallback done, bool phases) {
     auto x = plain_exchange(impl_, Exchange::Kind::fetch, "GET", url, {}, {});
     x->on_fetch = std::move(done);  // nothing kept, no limit
+    x->record_phases = phases;
     x->start();
     return x;
 }
@@ -230,6 +231,7 @@ AsyncHandle AsyncClient::send(std::string_view method, std::string_view url, Hea
         planned_exchange(impl_, Exchange::Kind::response, method, url, std::move(headers), std::move(body), options);
     x->spec.body_limit = request_body_limit;
     if (options.max_body_size) x->spec.kept_limit = std::min(request_body_limit, *options.max_body_size);
+    x->record_phases = options.phases;
     x->on_response = std::move(done);
     x->start();
     return x;
@@ -268,6 +270,16 @@ AsyncHandle AsyncClient::connect(const LoopRequest& r, SocketCallback done) {
     x->u = r.url;
     x->where = r.where;
     x->on_socket = std::move(done);
+    x->start();
+    return x;
+}
+
+AsyncHandle AsyncClient::connect_recording(const LoopRequest& r, ConnectCallback done) {
+    auto x = std::make_shared<Exchange>(impl_, Exchange::Kind::connect);
+    x->u = r.url;
+    x->where = r.where;
+    x->on_connected_phases = std::move(done);
+    x->record_phases = true;
     x->start();
     return x;
 }

@@ -10,6 +10,7 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/version.hpp>
 
@@ -101,6 +102,7 @@ void Exchange::abort(std::exception_ptr why) {
 void Exchange::begin() {
     if (stopped()) return;
     d_ = client_->deadline(total_override);
+    if (record_phases) d_.phases = &recorded_;
     arm();
     hop();
 }
@@ -168,11 +170,16 @@ void Exchange::connect() {
     const auto address = net::ip::make_address(host, ec);
     if (!ec) return on_resolved({tcp::endpoint(address, port)});
     busy_ = true;
+    if (d_.phases) d_.mark = Clock::now();
     conn_->resolver.async_resolve(host, std::to_string(port), tcp::resolver::numeric_service,
                                   [x = self()](const beast::error_code& e, const tcp::resolver::results_type& r) {
                                       x->busy_ = false;
                                       if (x->stopped()) return;
                                       if (e) return x->fail_ec(e, Phase::resolve, x->to_);
+                                      if (x->d_.phases) {
+                                          x->d_.add_phase(&Phases::dns);
+                                          x->d_.phases->resolved = true;
+                                      }
                                       std::vector<tcp::endpoint> endpoints;
                                       for (const auto& entry : r) endpoints.push_back(entry.endpoint());
                                       if (endpoints.empty())
@@ -198,10 +205,12 @@ void Exchange::on_resolved(const std::vector<tcp::endpoint>& endpoints) {
     phase_ = Phase::connect;
     beast::tcp_stream& tcp_layer = conn_->https ? beast::get_lowest_layer(*conn_->tls) : conn_->stream;
     busy_ = true;
+    if (d_.phases) d_.mark = Clock::now();
     tcp_layer.async_connect(endpoints, [x = self()](const beast::error_code& e, const tcp::endpoint&) {
         x->busy_ = false;
         if (x->stopped()) return;
         if (e) return x->fail_ec(e, Phase::connect, x->to_);
+        if (x->d_.phases) x->d_.add_phase(&Phases::connect);
         x->on_connected();
     });
 }
@@ -215,6 +224,7 @@ void Exchange::on_connected() {
 }
 
 void Exchange::tunnel() {
+    if (d_.phases) d_.mark = Clock::now();  // the tunnel is part of connecting
     tunnel_request_ = connect_request(u, *proxy_);
     beast::tcp_stream& tcp_layer = beast::get_lowest_layer(*conn_->tls);
     busy_ = true;
@@ -246,6 +256,7 @@ void Exchange::tunnel() {
                 } catch (...) {
                     return x->finish_error(std::current_exception());
                 }
+                if (x->d_.phases) x->d_.add_phase(&Phases::connect);
                 x->handshake();
             });
     });
@@ -254,6 +265,7 @@ void Exchange::tunnel() {
 void Exchange::handshake() {
     phase_ = Phase::handshake;
     busy_ = true;
+    if (d_.phases) d_.mark = Clock::now();
     conn_->tls->async_handshake(ssl::stream_base::client, [x = self()](const beast::error_code& e) {
         x->busy_ = false;
         if (x->stopped()) return;
@@ -264,6 +276,7 @@ void Exchange::handshake() {
             return x->finish_error(
                 std::make_exception_ptr(TLSError("TLS handshake with " + x->where + " failed: " + why, kind_of(e))));
         }
+        if (x->d_.phases) x->d_.add_phase(&Phases::tls);
         x->client_->set_info(TlsInfo{SSL_get_version(ssl), SSL_get_cipher_name(ssl)});
         x->connected();
     });
@@ -298,6 +311,7 @@ void Exchange::hand_over() {
     ++timer_gen_;
     timer_.cancel();
     invoke(on_socket, fd, std::exception_ptr());
+    invoke(on_connected_phases, fd, recorded_, std::exception_ptr());
 }
 
 // ---- the exchange --------------------------------------------------------------------------------------
@@ -306,10 +320,15 @@ void Exchange::write() {
     phase_ = Phase::write;
     arm();
     busy_ = true;
+    if (d_.phases) {
+        d_.mark = Clock::now();
+        first_read_ = true;
+    }
     with_stream([&](auto& s) {
         net::async_write(s, net::buffer(wire.bytes), [x = self()](const beast::error_code& e, std::size_t sent) {
             x->busy_ = false;
             if (x->stopped()) return;
+            if (x->d_.phases) x->d_.add_phase(&Phases::send);
             if (e && sent == 0 && x->reused_ && x->attempt_ == 0 && is_stale_connection(e))
                 return x->retry();  // found closed before a byte went out: it cannot have reached the server
             // the server closed or reset the connection: its answer may have come first (as the Client's)
@@ -336,6 +355,35 @@ void Exchange::read() {
     phase_ = Phase::read;
     d_.start_read();
     arm();
+    if (!first_read_) return read_message();
+    // recording phases: the response's first bytes into the read buffer on their own (the read Beast's would have
+    // made first; the parser takes what is buffered before it reads more): they end `wait`
+    first_read_ = false;
+    if (conn_->buffer.size() != 0) {
+        d_.add_phase(&Phases::wait);
+        return read_message();
+    }
+    busy_ = true;
+    with_stream([&](auto& s) {
+        s.async_read_some(conn_->buffer.prepare(beast::read_size(conn_->buffer, 65536)),
+                          [x = self()](beast::error_code ec, std::size_t n) {
+                              x->busy_ = false;
+                              x->conn_->buffer.commit(n);
+                              if (!ec) {
+                                  x->d_.add_phase(&Phases::wait);
+                                  if (x->stopped()) return;
+                                  return x->read_message();
+                              }
+                              x->d_.reading = false;
+                              // what Beast's read says of a connection closed before any byte of the response
+                              if (ec == net::error::eof) ec = http::error::end_of_stream;
+                              x->on_read(ec);
+                          });
+    });
+}
+
+void Exchange::read_message() {
+    ResponseReader& parser = *reader_;
     busy_ = true;
     const auto done = [x = self()](beast::error_code ec, std::size_t) {
         x->busy_ = false;
@@ -382,6 +430,7 @@ void Exchange::on_read(beast::error_code ec) {
         interim_ = true;
         return read();
     }
+    if (d_.phases && !spec.header_only) d_.add_phase(&Phases::receive);
     if (parser.is_done() && conn_ && (!parser.keep_alive() || parser.status == 101 || conn_->broken)) drop_conn();
     headed();
 }
@@ -436,6 +485,7 @@ void Exchange::on_rest(beast::error_code ec, bool redirect) {
         parser.drain(ec);
         if (ec) return read_failed(ec);
     }
+    if (d_.phases) d_.add_phase(&Phases::receive);
     if (!redirect) return finish_ok();
     release_conn();
     interim_ = false;
@@ -473,13 +523,17 @@ void Exchange::finish_ok() {
     ++timer_gen_;
     timer_.cancel();
     ResponseReader& r = *reader_;
-    if (kind_ == Kind::fetch) return invoke(on_fetch, FetchResult{r.status, r.body_bytes}, std::exception_ptr());
+    std::optional<Phases> phases;
+    if (d_.phases) phases = recorded_;
+    if (kind_ == Kind::fetch)
+        return invoke(on_fetch, FetchResult{r.status, r.body_bytes, phases}, std::exception_ptr());
     Response out;
     out.status = r.status;
     out.headers = std::move(r.headers);
     out.body = std::move(r.body);
     out.reason = std::move(r.reason);
     if (plan) out.url = plan->url();
+    out.phases = phases;
     invoke(on_response, std::move(out), std::exception_ptr());
 }
 
@@ -494,6 +548,7 @@ void Exchange::finish_error(std::exception_ptr e) {
     invoke(on_response, Response{}, e);
     invoke(on_stream, std::unique_ptr<AsyncResponseStream>(), e);
     invoke(on_socket, -1, e);
+    invoke(on_connected_phases, -1, Phases{}, e);
 }
 
 void Exchange::fail_ec(const beast::error_code& ec, Phase phase, const std::string& to) {

@@ -49,6 +49,8 @@ public:
     ResponseCallback on_response;
     StreamCallback on_stream;
     SocketCallback on_socket;
+    ConnectCallback on_connected_phases;  // (connect, recording phases)
+    bool record_phases = false;           // the request's phases are recorded (in recorded_)
 
     void start();            // any thread
     void cancel() override;  // any thread
@@ -85,6 +87,7 @@ private:
     void hand_over();
     void write();
     void read();
+    void read_message();
     void on_read(beast::error_code ec);
     void headed();
     void read_rest(bool redirect);
@@ -135,6 +138,8 @@ private:
     bool waiting_ = false;           // in the origin's queue
     bool handing_ = false;           // the pool posted a resume()
     beast::error_code write_error_;  // the server cut the request short: its answer may still be read
+    Phases recorded_;                // record_phases: where the request's time went (d_.phases points here)
+    bool first_read_ = false;        // recording: the response's first read is still to come (it ends `wait`)
     std::exception_ptr abort_;       // why it is abandoned (cancel(), a timeout); the pending operation ends first
     // streaming
     ChunkCallback on_chunk_;

@@ -59,11 +59,13 @@ int Client::get(std::string_view url, const CancelCheck& cancel) {
     return get(url, body_bytes, cancel);
 }
 
-int Client::get(std::string_view url, std::size_t& body_bytes, const CancelCheck& cancel) {
+int Client::get(std::string_view url, std::size_t& body_bytes, const CancelCheck& cancel, Phases* phases) {
     body_bytes = 0;
+    if (phases) *phases = Phases{};
     const std::shared_ptr<const Target> t = impl_->target(url);  // parsed and built once per URL
     std::optional<ResponseReader> reader;
     Deadline d = impl_->deadline(std::nullopt);
+    d.phases = phases;
     const ReadSpec spec;  // nothing kept, no limit
     try {
         impl_->release(impl_->roundtrip(t->u, t->wire, reader, spec, d, cancel, t->where));
@@ -78,11 +80,13 @@ int Client::get(std::string_view url, std::size_t& body_bytes, const CancelCheck
 }
 
 Response Client::request(std::string_view method, std::string_view url, const Headers& headers, std::string_view body,
-                         const CancelCheck& cancel) {
+                         const CancelCheck& cancel, Phases* phases) {
+    if (phases) *phases = Phases{};
     const Url u = parse_url(url);
     const Wire req = make_request(method, u, headers, body, false, u.https ? nullptr : impl_->proxies.for_url(u));
     std::optional<ResponseReader> reader;
     Deadline d = impl_->deadline(std::nullopt);
+    d.phases = phases;
     ReadSpec spec;
     spec.keep = true;
     spec.body_limit = request_body_limit;
@@ -98,6 +102,7 @@ Response Client::request(std::string_view method, std::string_view url, const He
     out.headers = std::move(reader->headers);
     out.body = std::move(reader->body);
     out.reason = std::move(reader->reason);
+    if (phases) out.phases = *phases;
     return out;
 }
 
@@ -125,6 +130,7 @@ Response Client::send(std::string_view method, std::string_view url, const Heade
     out.body = std::move(r.body);
     out.reason = std::move(r.reason);
     out.url = std::move(a.url);
+    if (options.phases) out.phases = a.recorded;
     return out;
 }
 
@@ -161,6 +167,10 @@ const std::string& ResponseStream::reason() const noexcept { return state_->a.re
 const Headers& ResponseStream::headers() const noexcept { return state_->a.reader->headers; }
 const std::string& ResponseStream::url() const noexcept { return state_->a.url; }
 bool ResponseStream::done() const noexcept { return state_->finished; }
+std::optional<Phases> ResponseStream::phases() const {
+    if (!state_->a.deadline.phases) return std::nullopt;
+    return state_->a.recorded;
+}
 
 bool ResponseStream::next(std::string& chunk, const CancelCheck& cancel) {
     State& st = *state_;

@@ -73,6 +73,10 @@ struct Deadline {
     std::chrono::nanoseconds read_limit{0};     // 0: none
     Clock::time_point progress{};               // the last bytes of the response arrived then
     bool reading = false;
+    // Where the request's phases are recorded (null: nowhere, and no clock is read for them); `mark` is the
+    // start of the phase in progress (the first response bytes arrived then, while the response is read).
+    Phases* phases = nullptr;
+    Clock::time_point mark{};
 
     Clock::time_point at() const {
         auto d = std::min(total, connect);
@@ -82,6 +86,12 @@ struct Deadline {
     void start_read() {
         reading = read_limit.count() > 0;
         if (reading) progress = Clock::now();
+    }
+    // Recording phases: adds the time since `mark` to `phase`, and the next phase starts now.
+    void add_phase(std::chrono::nanoseconds Phases::*phase) {
+        const auto now = Clock::now();
+        phases->*phase += now - mark;
+        mark = now;
     }
 };
 
@@ -104,6 +114,7 @@ struct Active {
     std::string url;    // the current (finally: final) URL
     std::string where;  // host:port, for messages
     Deadline deadline;
+    Phases recorded;  // RequestOptions::phases: the phases of send() (deadline.phases points here)
 };
 
 // get()'s request to one URL, parsed and serialized once per Client and URL.

@@ -416,6 +416,7 @@ void Client::Impl::connect(Connection& c, const Url& u, Deadline& d, const Cance
     if (!ec) {
         endpoints.emplace_back(address, port);
     } else {
+        if (d.phases) d.mark = Clock::now();
         auto state = std::make_shared<ResolveState>();
         c.resolver.async_resolve(host, std::to_string(port), tcp::resolver::numeric_service,
                                  [state](const beast::error_code& e, tcp::resolver::results_type r) {
@@ -427,6 +428,10 @@ void Client::Impl::connect(Connection& c, const Url& u, Deadline& d, const Cance
         if (state->ec) fail(state->ec, Phase::resolve, to);
         for (const auto& entry : state->results) endpoints.push_back(entry.endpoint());
         if (endpoints.empty()) throw ConnectionError("cannot resolve the host of " + to + ": no addresses");
+        if (d.phases) {
+            d.add_phase(&Phases::dns);
+            d.phases->resolved = true;
+        }
     }
     if (u.https) {
         std::shared_ptr<ssl::context> ctx;
@@ -445,6 +450,7 @@ void Client::Impl::connect(Connection& c, const Url& u, Deadline& d, const Cance
     c.port = u.port;
     beast::tcp_stream& tcp_layer = c.https ? beast::get_lowest_layer(*c.tls) : c.stream;
     bool done = false;
+    if (d.phases) d.mark = Clock::now();
     tcp_layer.async_connect(endpoints, [&](const beast::error_code& e, const tcp::endpoint&) {
         ec = e;
         done = true;
@@ -454,11 +460,17 @@ void Client::Impl::connect(Connection& c, const Url& u, Deadline& d, const Cance
         drop(c);
         fail(ec, Phase::connect, to);
     }
+    if (d.phases) d.add_phase(&Phases::connect);
     beast::error_code ignored;
     tcp_layer.socket().set_option(tcp::no_delay(true), ignored);
-    if (proxy && c.https) tunnel(c, u, *proxy, d, cancel, where);
+    if (proxy && c.https) {
+        if (d.phases) d.mark = Clock::now();
+        tunnel(c, u, *proxy, d, cancel, where);
+        if (d.phases) d.add_phase(&Phases::connect);  // the tunnel is part of connecting
+    }
     if (c.https) {
         done = false;
+        if (d.phases) d.mark = Clock::now();
         c.tls->async_handshake(ssl::stream_base::client, [&](const beast::error_code& e) {
             ec = e;
             done = true;
@@ -470,6 +482,7 @@ void Client::Impl::connect(Connection& c, const Url& u, Deadline& d, const Cance
             drop(c);
             throw TLSError("TLS handshake with " + where + " failed: " + why, kind_of(ec));
         }
+        if (d.phases) d.add_phase(&Phases::tls);
         SSL* ssl = c.tls->native_handle();
         set_info(TlsInfo{SSL_get_version(ssl), SSL_get_cipher_name(ssl)});
     } else {

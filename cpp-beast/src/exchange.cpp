@@ -103,7 +103,9 @@ bool Client::Impl::exchange(Connection& c, Io& io, const Wire& req, std::optiona
                             const ReadSpec& spec, Deadline& d, const std::string& where, bool may_retry,
                             const BodySource* upload) {
     beast::error_code write_error;
+    if (d.phases) d.mark = Clock::now();
     const std::size_t sent = send_request(io, req, upload, write_error);
+    if (d.phases) d.add_phase(&Phases::send);
     if (write_error && may_retry && sent == 0 && is_stale_connection(write_error)) {
         drop(c);  // found closed before a byte of the request went out: it cannot have reached the server
         return true;
@@ -122,7 +124,8 @@ bool Client::Impl::exchange(Connection& c, Io& io, const Wire& req, std::optiona
     c.broken = bool(write_error);  // an answer may still be read; the connection then goes
 
     beast::error_code ec;
-    bool interim = false;  // a 1xx interim response was received: the response has started
+    bool interim = false;              // a 1xx interim response was received: the response has started
+    bool first = d.phases != nullptr;  // recording phases: the first read is timed on its own (wait)
     for (;;) {
         ResponseReader& parser = reader.emplace(spec.keep, spec.keep);
         parser.header_limit(header_limit);
@@ -136,7 +139,14 @@ bool Client::Impl::exchange(Connection& c, Io& io, const Wire& req, std::optiona
         if (req.head) parser.skip(true);
         if (d.read_limit.count() > 0) parser.progress = &d.progress;
         d.start_read();
-        io.read(parser, spec.header_only, ec);
+        if (first) {
+            first = false;
+            if (c.buffer.size() == 0) io.fill(ec);
+            // what Beast's read says of a connection closed before any byte of the response
+            if (ec == net::error::eof) ec = http::error::end_of_stream;
+            if (!ec) d.add_phase(&Phases::wait);  // from here on, `receive`
+        }
+        if (!ec) io.read(parser, spec.header_only, ec);
         d.reading = false;
         if (ec == ssl::error::stream_truncated) {
             // the TLS peer closed without close_notify: what Beast does for a TCP EOF (a body delimited
@@ -144,6 +154,7 @@ bool Client::Impl::exchange(Connection& c, Io& io, const Wire& req, std::optiona
             if (parser.got_some()) {
                 parser.put_eof(ec);
                 if (!ec) {
+                    if (d.phases && !spec.header_only) d.add_phase(&Phases::receive);
                     drop(c);
                     return false;
                 }
@@ -171,6 +182,7 @@ bool Client::Impl::exchange(Connection& c, Io& io, const Wire& req, std::optiona
         }
         break;
     }
+    if (d.phases && !spec.header_only) d.add_phase(&Phases::receive);
     if (reader->is_done()) finished(c, *reader);
     return false;
 }
@@ -218,6 +230,15 @@ std::unique_ptr<Client::Impl::Connection> Client::Impl::roundtrip(const Url& u, 
 void Client::Impl::read_body(Active& a, const CancelCheck& cancel, bool some) {
     Connection& c = *a.conn;
     ResponseReader& parser = *a.reader;
+    // recording phases: the response ends when its body has been read (send(): in this call; a stream: in the
+    // call that reads its last bytes; never called again once it has)
+    struct Received {
+        Deadline& d;
+        const ResponseReader& parser;
+        ~Received() {
+            if (d.phases && parser.is_done()) d.add_phase(&Phases::receive);
+        }
+    } received{a.deadline, parser};
     if (parser.is_done()) return;
     beast::error_code ec;
     const auto read = [&](auto&& io) {
@@ -256,6 +277,7 @@ void Client::Impl::open(Active& a, std::string method, std::string_view url, Hea
                         std::string_view body_view, const RequestOptions& o, const CancelCheck& cancel,
                         bool streaming) {
     a.deadline = deadline(o.timeout);
+    if (o.phases) a.deadline.phases = &a.recorded;
     RequestPlan plan(std::move(method), url, std::move(headers), body_view, o);
     ReadSpec spec;
     spec.keep = true;

@@ -8,6 +8,7 @@
 
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http/read.hpp>
 
 #include <sys/socket.h>
@@ -70,6 +71,13 @@ public:
     }
 
     void read_some(ResponseReader& parser, beast::error_code& ec) { http::read_some(*this, c_.buffer, parser, ec); }
+
+    // Recording phases: the response's first bytes into the read buffer (the recv() Beast's read would have
+    // made first; the parser takes what is buffered before it reads more).
+    void fill(beast::error_code& ec) {
+        const std::size_t n = read_some(c_.buffer.prepare(beast::read_size(c_.buffer, 65536)), ec);
+        c_.buffer.commit(n);
+    }
 
     // SyncReadStream
     template <class MutableBuffers>
@@ -187,6 +195,20 @@ public:
             done = true;
         });
         impl_.wait(done, d_, cancel_, Phase::read, true, where_, c_);
+    }
+
+    // As BlockingIo::fill: the first TLS read of the response, into the read buffer.
+    void fill(beast::error_code& ec) {
+        bool done = false;
+        std::size_t got = 0;
+        c_.tls->async_read_some(c_.buffer.prepare(beast::read_size(c_.buffer, 65536)),
+                                [&](const beast::error_code& e, std::size_t n) {
+                                    ec = e;
+                                    got = n;
+                                    done = true;
+                                });
+        impl_.wait(done, d_, cancel_, Phase::read, true, where_, c_);
+        c_.buffer.commit(got);
     }
 
 private:

@@ -46,6 +46,8 @@ struct LoopConnection::Impl {
     std::string unsent;         // what a partial write left of the request
     std::size_t unsent_at = 0;  // how much of it has gone since
     bool wrote_some = false;    // a byte of the request went out
+    Phases recorded;            // start()'s record_phases: d.phases points here
+    bool first_bytes = false;   // recording: the response's first bytes are still to come
     std::optional<ResponseReader> reader;
     Deadline d;
     Phase phase = Phase::write;
@@ -80,6 +82,11 @@ struct LoopConnection::Impl {
     }
 
     Step start_read() {
+        if (d.phases && phase == Phase::write) {
+            d.add_phase(&Phases::send);
+            first_bytes = buffer.size() == 0;
+            if (!first_bytes) d.add_phase(&Phases::wait);
+        }
         phase = Phase::read;
         d.start_read();
         new_reader();
@@ -169,6 +176,7 @@ struct LoopConnection::Impl {
     }
 
     Step finished() {
+        if (d.phases) d.add_phase(&Phases::receive);
         ResponseReader& parser = *reader;
         status = parser.status;
         body_bytes = parser.body_bytes;
@@ -209,6 +217,10 @@ int LoopConnection::status() const noexcept { return impl_->status; }
 std::uint64_t LoopConnection::body_bytes() const noexcept { return impl_->body_bytes; }
 std::string& LoopConnection::body() noexcept { return impl_->body; }
 std::exception_ptr LoopConnection::error() const noexcept { return impl_->error; }
+std::optional<Phases> LoopConnection::phases() const {
+    if (!impl_->d.phases) return std::nullopt;
+    return impl_->recorded;
+}
 
 void LoopConnection::close() noexcept {
     impl_->open = false;
@@ -239,7 +251,8 @@ bool LoopConnection::idle_readable() {
 }
 
 LoopConnection::Step LoopConnection::start(const LoopRequest& r, std::string_view body, bool keep_body,
-                                           const Timeouts& timeouts, Clock::time_point start, bool may_retry) {
+                                           const Timeouts& timeouts, Clock::time_point start, bool may_retry,
+                                           bool record_phases) {
     Impl& c = *impl_;
     c.busy = true;
     c.where = r.where;
@@ -261,6 +274,12 @@ LoopConnection::Step LoopConnection::start(const LoopRequest& r, std::string_vie
         c.d.total = start + *timeouts.total;
     }
     if (timeouts.read) c.d.read_limit = *timeouts.read;
+    c.first_bytes = false;
+    if (record_phases) {
+        c.recorded = Phases{};
+        c.d.phases = &c.recorded;
+        c.d.mark = Clock::now();
+    }
     c.phase = Phase::write;
     c.unsent.clear();
     c.unsent_at = 0;
@@ -322,6 +341,10 @@ LoopConnection::Step LoopConnection::readable() {
     }
     if (n == 0) return c.eof();
     c.buffer.commit(static_cast<std::size_t>(n));
+    if (c.first_bytes) {
+        c.first_bytes = false;
+        c.d.add_phase(&Phases::wait);
+    }
     return c.parse();
 }
 

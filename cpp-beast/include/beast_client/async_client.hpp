@@ -65,6 +65,7 @@ using AsyncHandle = std::shared_ptr<AsyncOperation>;
 struct FetchResult {
     int status = 0;
     std::uint64_t body_bytes = 0;
+    std::optional<Phases> phases;  // get(url, done, true): where the request's time went
 };
 
 class AsyncResponseStream;
@@ -79,6 +80,8 @@ using StreamCallback = std::function<void(std::unique_ptr<AsyncResponseStream>, 
 using ChunkCallback = std::function<void(std::optional<std::string>, std::exception_ptr)>;
 /// A connected socket (which the callee owns), or -1 and the error.
 using SocketCallback = std::function<void(int, std::exception_ptr)>;
+/// The same, with the time its connecting took (Phases: dns and connect; the rest 0).
+using ConnectCallback = std::function<void(int, Phases, std::exception_ptr)>;
 
 class AsyncClient {
 public:
@@ -91,16 +94,18 @@ public:
     AsyncClient(const AsyncClient&) = delete;
     AsyncClient& operator=(const AsyncClient&) = delete;
 
-    /// Client::get(): GET `url` exactly as given, the whole body read and counted.
-    AsyncHandle get(std::string_view url, FetchCallback done);
+    /// Client::get(): GET `url` exactly as given, the whole body read and counted; with `phases`, where its time
+    /// went in FetchResult::phases (as Client::get's Phases; `wait` and `receive` include the IoThread's time to
+    /// get round to the socket when it carries other requests).
+    AsyncHandle get(std::string_view url, FetchCallback done, bool phases = false);
     /// Client::request(): `method` `url` as given with `body` (Content-Length); the response kept.
     AsyncHandle request(std::string_view method, std::string_view url, const Headers& headers, std::string body,
                         ResponseCallback done);
-    /// Client::send(): the application's request (redirects, decoding, ... as `options` say; options.upload
-    /// must be empty: std::invalid_argument).
+    /// Client::send(): the application's request (redirects, decoding, ... as `options` say, Response::phases
+    /// with options.phases; options.upload must be empty: std::invalid_argument).
     AsyncHandle send(std::string_view method, std::string_view url, Headers headers, std::string body,
                      const RequestOptions& options, ResponseCallback done);
-    /// Client::stream(): as send(), done once the final response's head is read.
+    /// Client::stream(): as send(), done once the final response's head is read (it records no phases).
     AsyncHandle stream(std::string_view method, std::string_view url, Headers headers, std::string body,
                        const RequestOptions& options, StreamCallback done);
 
@@ -116,6 +121,8 @@ public:
     /// over: `done` is called on the IoThread with the connected socket (non-blocking, close-on-exec,
     /// TCP_NODELAY), or with -1 and the error (ConnectionError, TimeoutError, Cancelled).
     AsyncHandle connect(const LoopRequest& r, SocketCallback done);
+    /// connect(), with the phases of connecting (dns when a name was resolved, connect) given with the socket.
+    AsyncHandle connect_recording(const LoopRequest& r, ConnectCallback done);
 
     /// Closes the idle connections, and the others as they are handed back (the client stays usable).
     void close();

@@ -92,12 +92,29 @@ using CancelCheck = std::function<bool()>;
 /// throws ends the request (its connection is closed) and is propagated unchanged.
 using BodySource = std::function<bool(std::string& chunk)>;
 
+/// Where a request's time went (docs/raw-format.md, "Phases"): durations on the monotonic clock of the steps the
+/// library itself takes, recorded only when asked (a Phases* to get() / request(), RequestOptions::phases for
+/// send()); otherwise not a single clock read more. A step that did not happen is 0 (connect, tls and dns on a
+/// re-used connection; tls over http://). A request that made several exchanges (send()'s redirects, the one
+/// re-send on a new connection after a kept-alive one was found closed) adds each exchange's steps up.
+struct Phases {
+    std::chrono::nanoseconds dns{0};      // resolving a host name (never for an IP address)
+    std::chrono::nanoseconds connect{0};  // the TCP connect (through a proxy: to the proxy, and https's CONNECT tunnel)
+    std::chrono::nanoseconds tls{0};      // the TLS handshake
+    std::chrono::nanoseconds send{0};     // writing the request (head and body) until its last byte was handed over
+    std::chrono::nanoseconds wait{0};     // the request written -> the first read that returned response bytes
+    std::chrono::nanoseconds receive{0};  // those first bytes -> the response read whole (send(): its body too)
+    bool resolved = false;                // a host name was resolved (`dns` is one of the request's phases)
+};
+
 struct Response {
     int status = 0;
     Headers headers;     // in the order received, names as sent by the server
     std::string body;    // send(): decoded when it was gzip / deflate encoded (RequestOptions::decompress)
     std::string reason;  // the status line's reason phrase (may be empty)
     std::string url;     // send(): the final URL, after redirects (encoded); request(): empty
+    /// send() with RequestOptions::phases, request() with a Phases*: where the request's time went.
+    std::optional<Phases> phases;
 };
 
 /// The client's time limits; an unset one is no limit. Each must be > 0 when set.
@@ -134,6 +151,9 @@ struct RequestOptions {
     /// (a 301 / 302 / 303 is, as a GET without body), and a kept-alive connection the server closed under it
     /// is no reason to send it again (ConnectionError).
     BodySource upload;
+    /// Record the request's phases: in Response::phases (send()), ResponseStream::phases() (stream(): its
+    /// `receive` ends when the body has been read to its end, the caller's time between next() calls included).
+    bool phases = false;
 };
 
 /// A parsed `http://` or `https://` URL.
@@ -304,6 +324,9 @@ public:
     bool next(std::string& chunk, const CancelCheck& cancel = {});
     /// Whether the whole body has been read (or the stream closed / failed).
     bool done() const noexcept;
+    /// With RequestOptions::phases: where the request's time went (complete once the body has been read to its
+    /// end); nullopt otherwise.
+    std::optional<Phases> phases() const;
     /// Closes the connection unless the body was read to its end. Idempotent.
     void close();
 
@@ -342,13 +365,16 @@ public:
     /// Non-2xx statuses are returned, not thrown.
     int get(std::string_view url, const CancelCheck& cancel = {});
     /// The same, with this request's body bytes in `body_bytes` (also when it throws: what was received), for
-    /// threads sharing the client, whose last_body_bytes() is whichever request finished last.
-    int get(std::string_view url, std::size_t& body_bytes, const CancelCheck& cancel = {});
+    /// threads sharing the client, whose last_body_bytes() is whichever request finished last. With `phases`,
+    /// where the request's time went is written there (set to zero first; after an exception, what was recorded
+    /// until then).
+    int get(std::string_view url, std::size_t& body_bytes, const CancelCheck& cancel = {}, Phases* phases = nullptr);
 
     /// Any method; the body is sent with Content-Length, the response body is kept in memory.
     /// Throws std::invalid_argument for a method or header that is not valid HTTP.
+    /// With `phases`, its phases are written there (as get()) and kept in Response::phases too.
     Response request(std::string_view method, std::string_view url, const Headers& headers = {},
-                     std::string_view body = {}, const CancelCheck& cancel = {});
+                     std::string_view body = {}, const CancelCheck& cancel = {}, Phases* phases = nullptr);
 
     /// An application's request: `url` is encode_url()ed, redirects are followed and gzip / deflate bodies
     /// decoded as `options` say (see RequestOptions); Response::url is the final URL. Throws as request(),

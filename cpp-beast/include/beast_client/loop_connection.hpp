@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -76,8 +77,9 @@ public:
     /// Starts `r` with `body` (r.body_length bytes, sent after the head), the response's body kept (`keep_body`:
     /// body()) or counted. `start`: when the request began (its total timeout counts from then); `may_retry`: the
     /// connection was re-used and this is the request's first attempt (Step::retry is then possible).
+    /// `record_phases`: where the request's time goes on this connection is recorded (phases()).
     Step start(const LoopRequest& r, std::string_view body, bool keep_body, const Timeouts& timeouts,
-               Clock::time_point start, bool may_retry);
+               Clock::time_point start, bool may_retry, bool record_phases = false);
     /// One recv() and what Beast's parser makes of it. While the request is still being written, the server
     /// answers early: the rest is not sent, and the connection closes after that answer.
     Step readable();
@@ -91,6 +93,10 @@ public:
     std::uint64_t body_bytes() const noexcept;
     std::string& body() noexcept;
     std::exception_ptr error() const noexcept;
+    /// A request started with record_phases: its send, wait (the request written -> the recv() that brought the
+    /// response's first bytes, the event loop's time to get round to the socket included) and receive (-> the
+    /// response read whole); connect, tls and dns are 0 (AsyncClient::connect_recording's). nullopt otherwise.
+    std::optional<Phases> phases() const;
 
     /// Closes the socket's use: the connection is not open any more (the socket itself closes with the object).
     /// A request in progress is abandoned.
