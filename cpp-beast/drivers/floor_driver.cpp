@@ -42,6 +42,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <csignal>
@@ -105,6 +106,17 @@ public:
         return send_kept(true);
     }
 
+    // --phases: the same, with the clock read around each system call of a phase (stamp())
+    harness::Fetch get_phases(const std::string& url, harness::Phases& phases) override {
+        Recording on(*this, phases);
+        return get(url);
+    }
+    int send_phases(const std::string& url, const std::string& method, harness::Outgoing& body, harness::Answer& answer,
+                    harness::Phases& phases) override {
+        Recording on(*this, phases);
+        return send(url, method, body, answer);
+    }
+
     int send(const std::string& url, const std::string& method, harness::Outgoing& body,
              harness::Answer& answer) override {
         const bool streamed = body.kind == harness::Outgoing::Kind::stream;
@@ -119,6 +131,25 @@ public:
 
 private:
     std::string where() const { return url_.host + ":" + std::to_string(url_.port); }
+
+    using Clock = std::chrono::steady_clock;
+    // Records into `phases` for one request (phases_ is null otherwise: no clock is read).
+    struct Recording {
+        Recording(FloorClient& c, harness::Phases& phases) : c(c) { c.phases_ = &phases; }
+        ~Recording() { c.phases_ = nullptr; }
+        FloorClient& c;
+    };
+    // Recording: the phase in progress starts now.
+    void mark() {
+        if (phases_) mark_ = Clock::now();
+    }
+    // Recording: adds the time since mark() to `phase`; the next phase starts now.
+    void stamp(std::chrono::nanoseconds harness::Phases::*phase) {
+        if (!phases_) return;
+        const auto now = Clock::now();
+        phases_->*phase += now - mark_;
+        mark_ = now;
+    }
 
     // Builds the request of `method` with `body` (none for a GET) once: the head, with the body appended when
     // it is small; a larger one is written from the harness's copy, shared by every worker. A streamed body
@@ -198,8 +229,16 @@ private:
         hints.ai_socktype = SOCK_STREAM;
         addrinfo* res = nullptr;
         const std::string port = std::to_string(url_.port);
+        unsigned char ip[16];
+        const bool resolve =  // getaddrinfo() of an IP address resolves nothing: no dns phase
+            ::inet_pton(AF_INET, url_.host.c_str(), ip) != 1 && ::inet_pton(AF_INET6, url_.host.c_str(), ip) != 1;
+        if (resolve) mark();
         if (const int rc = ::getaddrinfo(url_.host.c_str(), port.c_str(), &hints, &res); rc != 0)
             throw ConnectionError("cannot resolve " + url_.host + ": " + ::gai_strerror(rc));
+        if (resolve && phases_) {
+            stamp(&harness::Phases::dns);
+            phases_->resolved = true;
+        }
         std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> guard(res, ::freeaddrinfo);
         timeval tv{};
         const double t = std::min(timeout_s_, 3.0e8);
@@ -216,7 +255,10 @@ private:
             ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
             ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);  // also bounds connect()
-            if (::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+            mark();
+            const int rc = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
+            stamp(&harness::Phases::connect);  // a failed attempt's time too (the next address is tried)
+            if (rc == 0) {
                 fd_ = fd;
                 if (url_.https) handshake();
                 return;
@@ -248,8 +290,10 @@ private:
             }
         }
         ERR_clear_error();
+        mark();
         const int rc = SSL_connect(ssl_);
         if (rc == 1) {
+            stamp(&harness::Phases::tls);
             tls_info_ = beast_client::TlsInfo{SSL_get_version(ssl_), SSL_get_cipher_name(ssl_)};
             return;
         }
@@ -371,6 +415,7 @@ private:
     harness::Fetch exchange() {
         // write the pre-built request
         wrote_ = false;
+        mark();
         write_all(request_);
         if (separate_body_) write_all(body_);
         if (streamed_) {
@@ -379,8 +424,10 @@ private:
             while (outgoing_->chunks.next(piece)) write_chunk(piece);
             write_all("0\r\n\r\n");
         }
-        // read the head
+        stamp(&harness::Phases::send);
+        // read the head (the first read that returns bytes ends `wait`)
         have_ = 0;
+        bool first = true;
         std::size_t head_end = std::string_view::npos;
         while (head_end == std::string_view::npos) {
             if (have_ == buf_.size()) throw ProtocolError("response head from " + where() + " exceeds 64 KiB");
@@ -394,6 +441,10 @@ private:
             if (!got) {
                 if (have_ == 0) throw Stale{};
                 throw ConnectionError("connection to " + where() + " closed in the middle of the response head");
+            }
+            if (phases_ && first) {
+                first = false;
+                stamp(&harness::Phases::wait);
             }
             head_end = std::string_view(buf_.data(), have_).find("\r\n\r\n");
         }
@@ -454,6 +505,7 @@ private:
             if (answer_) answer_->feed(std::string_view(buf_.data(), static_cast<std::size_t>(n)));
             got += n;
         }
+        stamp(&harness::Phases::receive);
         have_ = 0;
         if (close_after) disconnect();
         return {status, length};
@@ -476,6 +528,8 @@ private:
     harness::Outgoing* outgoing_ = nullptr;  // send(): the body
     harness::Chunks from_start_;             // send(): its chunks from the start
     harness::Answer* answer_ = nullptr;      // send(): takes the response body (get(): counted only)
+    harness::Phases* phases_ = nullptr;      // --phases: where the current request's phases go
+    Clock::time_point mark_{};               // --phases: the phase in progress started then
     std::string frame_;                      // a streamed chunk in its framing
     std::vector<char> buf_;
     std::size_t have_ = 0;
@@ -493,12 +547,16 @@ int main(int argc, char** argv) {
             OpenSSL_version(OPENSSL_VERSION),
         "\nThe floor: a minimal raw-socket client that sends a pre-built request (GET, or POST / PUT with its\n"
         "body) and reads exactly one Content-Length response per request (one blocking socket per thread;\n"
-        "https: OpenSSL directly on it). Prints one clientbench.raw/3 JSON document on stdout (see\n"
+        "https: OpenSSL directly on it). Prints one clientbench.raw/4 JSON document on stdout (see\n"
         "docs/raw-format.md).",
         [](const harness::ClientOptions& o) { return std::make_unique<FloorClient>(o); },
         false,
         "the floor's client is one raw socket, used by one thread",
         "the floor driver speaks HTTP/1.1",
+        {},
+        {},
+        {},
+        {"connect", "tls", "send", "wait", "receive"},  // --phases (dns when it resolves a name)
     };
     // OpenSSL writes to the socket with write(2): a peer that has closed must not kill the process
     std::signal(SIGPIPE, SIG_IGN);

@@ -1,4 +1,4 @@
-// The clientbench.raw/3 JSON document (docs/raw-format.md, "The document"), written by hand: a closed loop of
+// The clientbench.raw/4 JSON document (docs/raw-format.md, "The document"), written by hand: a closed loop of
 // 10 x 100 requests or an open loop of a million must not wait on a JSON library's tree.
 #include "histogram.hpp"
 #include "run.hpp"
@@ -163,7 +163,40 @@ void json_histograms(std::string& out, const Worker& w, bool open) {
     out += '}';
 }
 
-void json_worker(std::string& out, const harness::Options& o, const Worker& w, std::int64_t t0) {
+// --phases: the keys of client.phases (the driver's, in the contract's order, "dns" first when a request resolved a
+// host name), as indexes of harness::kPhaseKeys.
+std::vector<std::size_t> phase_columns(const harness::Driver& d, const harness::Options& o,
+                                       const std::vector<Worker>& workers) {
+    std::vector<std::size_t> columns;
+    if (!o.phases || d.phases.empty()) return columns;
+    const bool resolved =
+        std::any_of(workers.begin(), workers.end(), [](const Worker& w) { return w.phases.resolved; });
+    for (std::size_t i = 0; i < harness::kPhaseCount; ++i) {
+        const std::string_view key = harness::kPhaseKeys[i].key;
+        if ((key == "dns" && resolved) || std::find(d.phases.begin(), d.phases.end(), key) != d.phases.end())
+            columns.push_back(i);
+    }
+    return columns;
+}
+
+// workers[i].phases: {"count": n, "latency_ns": L, "sum_ns": {key: sum, ...}}
+void json_phases(std::string& out, const harness::PhaseSums& p, const std::vector<std::size_t>& columns) {
+    out += ",\"phases\":{\"count\":";
+    json_int(out, p.count);
+    out += ",\"latency_ns\":";
+    json_int(out, p.latency_ns);
+    out += ",\"sum_ns\":{";
+    for (std::size_t j = 0; j < columns.size(); ++j) {
+        if (j) out += ',';
+        json_string(out, harness::kPhaseKeys[columns[j]].key);
+        out += ':';
+        json_int(out, std::max<std::int64_t>(0, p.sum_ns[columns[j]]));
+    }
+    out += "}}";
+}
+
+void json_worker(std::string& out, const harness::Options& o, const Worker& w, std::int64_t t0,
+                 const std::vector<std::size_t>& phase_keys) {
     out += "{\"elapsed_ns\":";
     json_int(out, std::max<std::int64_t>(0, w.loop_end - w.loop_start));
     out += ",\"count\":";
@@ -190,7 +223,9 @@ void json_worker(std::string& out, const harness::Options& o, const Worker& w, s
         json_string(out, f.reason);
         out += ",\"status\":" + (f.status ? std::to_string(*f.status) : std::string("null")) + "}";
     }
-    out += "]}";
+    out += ']';
+    if (!phase_keys.empty()) json_phases(out, w.phases, phase_keys);
+    out += '}';
 }
 
 void json_workload(std::string& out, const harness::Options& o) {
@@ -240,7 +275,7 @@ std::string harness::document(const Driver& d, const Options& o, const std::vect
     for (const auto& w : workers) requests += w.latencies.size();
     std::string out;
     out.reserve(512 + (o.histogram ? 0 : requests * (o.open() ? 36 : 24)));
-    out += "{\"schema\":\"clientbench.raw/3\",\"client\":{\"language\":";
+    out += "{\"schema\":\"clientbench.raw/4\",\"client\":{\"language\":";
     json_string(out, d.language);
     out += ",\"library\":";
     json_string(out, d.library);
@@ -262,6 +297,15 @@ std::string harness::document(const Driver& d, const Options& o, const std::vect
     } else {
         out += "null";
     }
+    const std::vector<std::size_t> phase_keys = phase_columns(d, o, workers);
+    if (!phase_keys.empty()) {
+        out += ",\"phases\":[";
+        for (std::size_t j = 0; j < phase_keys.size(); ++j) {
+            if (j) out += ',';
+            json_string(out, harness::kPhaseKeys[phase_keys[j]].key);
+        }
+        out += ']';
+    }
     out += "},";
     json_workload(out, o);
     out += ",\"wall_ns\":" + std::to_string(times.wall) +
@@ -270,7 +314,7 @@ std::string harness::document(const Driver& d, const Options& o, const std::vect
     out += ",\"workers\":[";
     for (std::size_t k = 0; k < workers.size(); ++k) {
         if (k) out += ',';
-        json_worker(out, o, workers[k], times.t0);
+        json_worker(out, o, workers[k], times.t0, phase_keys);
     }
     out += "]}\n";
     return out;

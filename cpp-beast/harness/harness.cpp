@@ -13,7 +13,7 @@
 // stream (pieces of at most C); with --targets worker w's request k goes to target (w + k) mod T (targets.hpp;
 // its answer counted, not compared). A failed request's reason is `status <code>`, failure_reason() of the
 // exception (harness.hpp), or, for an upload whose answer is neither, `Error: upload digest mismatch: ...`. The
-// document (clientbench.raw/3) is written by document.cpp once every worker has finished.
+// document (clientbench.raw/4) is written by document.cpp once every worker has finished.
 #include "harness.hpp"
 
 #include "beast_client/client.hpp"
@@ -161,6 +161,7 @@ struct Run {
     harness::Client* shared = nullptr;     // --client-scope shared: every worker's client
     std::string shared_error;              // --client-scope shared: why it could not be made
     std::int64_t timeout_ns = 0;           // --timeout: a request that took longer failed
+    bool phases = false;                   // --phases, and the driver's client records some
 
     std::size_t piece() const { return o.download_stream ? o.chunk_size : 0; }
     // a body as the client is given it: one buffer, or chunks cut as it takes them
@@ -178,11 +179,18 @@ struct Run {
 // Worker w's request k: a GET of --url read whole (the driver's get, the hot loop the benchmark measures, as it
 // always was), or anything else through the driver's send: an upload whose answer is checked against the /upload
 // line or the body echoed, a streamed download, the target (w + k) mod T (its answer counted, not compared).
-// Returns the status; `bytes` the body bytes; `mismatch` the reason of an upload's wrong 200 answer.
-int request(const Run& run, harness::Client& client, long w, long k, std::uint64_t& bytes, std::string& mismatch) {
+// Returns the status; `bytes` the body bytes; `mismatch` the reason of an upload's wrong 200 answer; with `phases`
+// (--phases), the request's phases there.
+int request(const Run& run, harness::Client& client, long w, long k, std::uint64_t& bytes, std::string& mismatch,
+            harness::Phases* phases = nullptr) {
     const Options& o = run.o;
+    const auto get = [&](const std::string& url) { return phases ? client.get_phases(url, *phases) : client.get(url); };
+    const auto send = [&](const std::string& url, const std::string& method, harness::Outgoing& body,
+                          harness::Answer& answer) {
+        return phases ? client.send_phases(url, method, body, answer, *phases) : client.send(url, method, body, answer);
+    };
     if (run.targets.empty() && !run.upload && !o.download_stream) {
-        const harness::Fetch fetch = client.get(o.url);
+        const harness::Fetch fetch = get(o.url);
         bytes = fetch.bytes;
         return fetch.status;
     }
@@ -194,7 +202,7 @@ int request(const Run& run, harness::Client& client, long w, long k, std::uint64
                                 harness::Chunks::of_pattern(run.pattern, o.body_size, o.chunk_size));
         }
         harness::Answer answer(run.upload ? &run.expected : nullptr, run.piece());
-        const int status = client.send(o.url, o.method, body, answer);
+        const int status = send(o.url, o.method, body, answer);
         bytes = answer.bytes();
         if (status == 200 && !answer.right()) mismatch = answer.mismatch();
         return status;
@@ -202,7 +210,7 @@ int request(const Run& run, harness::Client& client, long w, long k, std::uint64
     const auto t = static_cast<std::size_t>(w + k) % run.targets.size();
     const harness::Target& target = run.targets[t];
     if (target.method == "GET" && !o.download_stream) {
-        const harness::Fetch fetch = client.get(target.url);
+        const harness::Fetch fetch = get(target.url);
         bytes = fetch.bytes;
         return fetch.status;
     }
@@ -212,7 +220,7 @@ int request(const Run& run, harness::Client& client, long w, long k, std::uint64
         body = run.outgoing(bytes_of, harness::Chunks::of_bytes(bytes_of, o.chunk_size));
     }
     harness::Answer answer(nullptr, run.piece());
-    const int status = client.send(target.url, target.method, body, answer);
+    const int status = send(target.url, target.method, body, answer);
     bytes = answer.bytes();
     return status;
 }
@@ -241,6 +249,7 @@ inline std::int64_t perform(const Run& run, Worker& w, long w_index, WorkerClien
     std::uint64_t nbytes = 0;
     std::string error;
     bool mismatch = false;
+    harness::Phases phases;  // --phases: zeroed for each request
     if (!wc.use && !o.new_connection) {
         error = w.setup_error.empty() ? reason("Error", kNoClient) : w.setup_error;
     } else {
@@ -252,7 +261,7 @@ inline std::int64_t perform(const Run& run, Worker& w, long w_index, WorkerClien
                 wc.use = wc.own.get();
             }
             std::string wrong;
-            status = request(run, *wc.use, w_index, k, nbytes, wrong);
+            status = request(run, *wc.use, w_index, k, nbytes, wrong, run.phases ? &phases : nullptr);
             if (!wrong.empty()) {
                 mismatch = true;
                 error = std::move(wrong);
@@ -273,6 +282,8 @@ inline std::int64_t perform(const Run& run, Worker& w, long w_index, WorkerClien
         w.fail(k, std::move(error));
     else if (*status != 200)
         w.fail(k, "status " + std::to_string(*status), status);
+    else if (run.phases)  // a successful request's
+        w.phases.add(phases, end - start);
     return end;
 }
 
@@ -359,7 +370,8 @@ int run_group(const harness::Driver& d, const Options& o, std::vector<harness::T
             std::move(targets),
             nullptr,
             {},
-            static_cast<std::int64_t>(o.timeout * 1e9)};
+            static_cast<std::int64_t>(o.timeout * 1e9),
+            o.phases && !d.phases.empty()};
     if (run.upload) {
         // a whole body is one view of the pattern's buffer (shared by every worker), a streamed one is cut from it
         run.pattern =

@@ -1,5 +1,5 @@
 // The clientbench driver harness for C++ clients (docs/raw-format.md): command line, W worker threads,
-// start gate, the closed or open loop, timing, failure accounting and the clientbench.raw/2 JSON document. A
+// start gate, the closed or open loop, timing, failure accounting and the clientbench.raw/4 JSON document. A
 // driver supplies only how to create a worker's client (one keep-alive connection) and how to do one GET, and
 // any other request (an upload, whole or streamed; a streamed download; a target), with it.
 #pragma once
@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace harness {
 
@@ -23,6 +24,9 @@ struct Fetch {
     int status = 0;
     std::uint64_t bytes = 0;
 };
+
+/// --phases: where one request's time went (durations of the monotonic clock; a phase that did not happen is 0).
+using Phases = beast_client::Phases;
 
 /// One worker's client (owning its keep-alive connection). `get` and `send` throw (preferably a
 /// beast_client::Error subclass, whose type name is the failure class) on any transport or protocol error;
@@ -37,6 +41,18 @@ public:
     /// answer.piece() bytes when that is not 0: --download stream), never keeping it. Returns the status once the
     /// whole body has been read.
     virtual int send(const std::string& url, const std::string& method, Outgoing& body, Answer& answer) = 0;
+    /// --phases (with a Driver::phases): get() and send() that also write the request's phases into `phases`
+    /// (zeroed by the caller): the ones Driver::phases names, and `dns` with `resolved` set when a host name was
+    /// resolved. The defaults record none.
+    virtual Fetch get_phases(const std::string& url, Phases& phases) {
+        (void)phases;
+        return get(url);
+    }
+    virtual int send_phases(const std::string& url, const std::string& method, Outgoing& body, Answer& answer,
+                            Phases& phases) {
+        (void)phases;
+        return send(url, method, body, answer);
+    }
     /// The negotiated TLS version and cipher of the client's (last) connection; nullopt for plain http or
     /// when the client cannot tell. Worker 0's ends up in the document's client section ("tls").
     virtual std::optional<beast_client::TlsInfo> tls_info() const { return std::nullopt; }
@@ -76,6 +92,11 @@ struct Driver {
     std::string no_upload_stream = {};    // --upload stream
     std::string no_download_stream = {};  // --download stream
     std::string no_targets = {};          // --targets
+    /// --phases: the phases its client records, through get_phases() / send_phases() (client.phases: some of
+    /// "connect", "tls", "send", "wait", "receive", Phases' fields, in this order); "dns" joins them in the
+    /// document when a request resolved a host name. Empty: the client records none (--phases then writes no
+    /// phases keys).
+    std::vector<std::string> phases = {};
 };
 
 /// The canonical failure reason of an exception, the same in every language's harness: `<Class>: <message>`,

@@ -29,6 +29,7 @@ const char* const harness::kUsage =
     "        [--rate R [--arrival uniform|poisson] [--seed S]] [--method GET|POST|PUT] [--body-size BYTES]\n"
     "        [--record samples|histogram] [--client-scope per-worker|shared] [--http 1.1|2|3]\n"
     "        [--upload whole|stream] [--download whole|stream] [--chunk-size BYTES] [--targets FILE]\n"
+    "        [--phases]\n"
     "\n"
     "  --url URL           URL every request goes to (http[s]://host:port/path), required\n"
     "  --workers W         threads, each with its own client (default 10)\n"
@@ -60,6 +61,8 @@ const char* const harness::kUsage =
     "  --chunk-size BYTES  a streamed body's chunk, 1 to 16777216 (default 65536)\n"
     "  --targets FILE      every worker cycles through the requests of FILE (`METHOD URL [@BODYFILE]` per\n"
     "                      line) instead of --url's; --url is still checked\n"
+    "  --phases            record where each request's time went (connect, tls, send, wait, receive: sums\n"
+    "                      per worker over its successful requests)\n"
     "  -h, --help          show this help\n";
 
 namespace {
@@ -158,6 +161,11 @@ std::optional<harness::Options> harness::parse_args(int argc, char** argv) {
         if (arg == "--insecure") {  // a switch: no value
             if (inline_value) throw UsageError{"--insecure: takes no value"};
             o.insecure = true;
+            continue;
+        }
+        if (arg == "--phases") {  // a switch (raw/4)
+            if (inline_value) throw UsageError{"--phases: takes no value"};
+            o.phases = true;
             continue;
         }
         if (!takes_value(arg)) throw UsageError{arg + ": unknown flag"};

@@ -34,6 +34,7 @@ struct Options {
     bool download_stream = false;    // --download stream: the answer read in chunks of at most chunk_size
     std::size_t chunk_size = 65536;  // --chunk-size (body.hpp: kDefaultChunkSize)
     std::string targets;             // --targets FILE (empty: every request to --url)
+    bool phases = false;             // --phases: record where each request's time went (the driver's phases)
 
     bool open() const { return rate.has_value(); }
     bool upload() const { return method != "GET"; }

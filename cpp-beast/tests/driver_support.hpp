@@ -127,7 +127,7 @@ inline std::vector<value> workers_of(const Ran& r) {
     EXPECT_EQ(r.status, 0) << r.err;
     const value doc = parse(r.out);
     if (!doc.is_object()) return {};
-    EXPECT_EQ(text(doc.at("schema")), "clientbench.raw/3");
+    EXPECT_EQ(text(doc.at("schema")), "clientbench.raw/4");
     const auto& array = doc.at("workers").as_array();
     return std::vector<value>(array.begin(), array.end());
 }

@@ -1,5 +1,5 @@
 // What the harness records: HdrHistogram's buckets (harness/histogram.hpp), the upload body and its /upload
-// line (harness/upload.hpp), and the clientbench.raw/3 document of a closed loop, with fake clients.
+// line (harness/upload.hpp), and the clientbench.raw/4 document of a closed loop, with fake clients.
 #include "harness_support.hpp"
 #include "histogram.hpp"
 #include "upload.hpp"
@@ -102,7 +102,7 @@ TEST(Document, ClosedLoopSamples) {
     EXPECT_EQ(rc, 0);
     const value v = parse(doc);
     ASSERT_TRUE(v.is_object());
-    EXPECT_EQ(v.at("schema"), "clientbench.raw/3");
+    EXPECT_EQ(v.at("schema"), "clientbench.raw/4");
     EXPECT_NE(
         doc.find("\"workload\":{\"url\":\"http://127.0.0.1:9/\",\"workers\":2,\"requests\":4,\"duration_s\":null,"
                  "\"warmup\":0,\"timeout_s\":30.0,\"connection\":\"keep-alive\",\"loop\":\"closed\",\"rate\":null,"
