@@ -68,9 +68,10 @@ void stop_io() {
 
 // A finished operation, without any Python object in it.
 struct Outcome {
-    enum class Kind { status, length, body, response, stream, chunk } kind = Kind::status;
+    enum class Kind { status, length, phases, body, response, stream, chunk } kind = Kind::status;
     int status = 0;
     std::uint64_t bytes = 0;
+    std::optional<bc::Phases> phases;  // Kind::phases
     bc::Response response;
     std::unique_ptr<bc::AsyncResponseStream> stream;
     std::optional<std::string> chunk;
@@ -203,6 +204,7 @@ auto on_fetch(std::shared_ptr<Wakeup> w, std::uint64_t id, Outcome::Kind kind) {
         o.kind = kind;
         o.status = r.status;
         o.bytes = r.body_bytes;
+        o.phases = r.phases;
         o.error = e;
         w->push(id, std::move(o));
     };
@@ -240,6 +242,9 @@ void PyCompleter::drain() {
             switch (o.kind) {
                 case Outcome::Kind::status: value = py::int_(o.status); break;
                 case Outcome::Kind::length: value = py::make_tuple(o.status, o.bytes); break;
+                case Outcome::Kind::phases:
+                    value = py::make_tuple(o.status, o.bytes, phases_dict(o.phases.value_or(bc::Phases{}), false));
+                    break;
                 case Outcome::Kind::body: value = py::make_tuple(o.response.status, py::bytes(o.response.body)); break;
                 case Outcome::Kind::response: value = py::cast(to_python(std::move(o.response))); break;
                 case Outcome::Kind::stream: {
@@ -348,6 +353,16 @@ void register_aio(py::module_& m) {
             },
             py::arg("url"), py::arg("completer"), "Future of (status, body bytes).")
         .def(
+            "fetch_phases",
+            [](PyAsyncClient& self, const std::string& url, const py::object& completer) {
+                bc::AsyncClient& c = self.open();
+                return submit(completer, [&](std::shared_ptr<Wakeup> w, std::uint64_t id) {
+                    return c.get(url, on_fetch(std::move(w), id, Outcome::Kind::phases), true);
+                });
+            },
+            py::arg("url"), py::arg("completer"),
+            "Future of (status, body bytes, {phase: ns}): fetch_len(), with where the request's time went.")
+        .def(
             "fetch",
             [](PyAsyncClient& self, const std::string& url, const py::object& completer, const std::string& method,
                const py::object& body) {
@@ -433,7 +448,7 @@ void register_aio(py::module_& m) {
                    (c.closed.load() ? " closed>" : ">");
         });
 
-    register_loop_path(m);  // loop_get, loop_fetch_len, loop_fetch, abandon
+    register_loop_path(m);  // loop_get, loop_fetch_len, loop_fetch, loop_fetch_phases, abandon
     py::module_::import("atexit").attr("register")(py::cpp_function(&stop_io));
 }
 

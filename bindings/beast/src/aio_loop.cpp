@@ -346,9 +346,15 @@ void LoopPath::open(Origin& o, Op op) {
         }
         bc::AsyncClient* client = client_.load();
         if (client == nullptr) throw std::runtime_error("AsyncClient is closed");
-        op.connecting = client->connect(*op.req, [inbox = inbox_, id = op.id](int fd, std::exception_ptr e) {
-            inbox->push({id, fd, e});
-        });
+        if (op.want == Want::phases)
+            op.connecting = client->connect_recording(
+                *op.req, [inbox = inbox_, id = op.id](int fd, bc::Phases phases, std::exception_ptr e) {
+                    inbox->push({id, fd, e, phases});
+                });
+        else
+            op.connecting = client->connect(*op.req, [inbox = inbox_, id = op.id](int fd, std::exception_ptr e) {
+                inbox->push({id, fd, e, {}});
+            });
     } catch (...) {
         freed(o);
         return reject(op.future, std::current_exception());
@@ -367,6 +373,9 @@ void LoopPath::on_inbox() {
         Op op = std::move(it->second);
         connecting_.erase(it);
         op.connecting.reset();
+        op.connected.dns += done.phases.dns;  // a retry's second connection adds up
+        op.connected.connect += done.phases.connect;
+        op.connected.resolved = op.connected.resolved || done.phases.resolved;
         Origin& o = origin_of(op.req->url);
         if (done.error) {
             freed(o);
@@ -392,7 +401,7 @@ void LoopPath::run(const std::shared_ptr<Conn>& c, Op op) {
     c->op.emplace(std::move(op));
     busy_.push_back(c);
     const Op& o = *c->op;
-    step(c, c->lc->start(*o.req, o.body, o.want == Want::body, timeouts_, o.start, may_retry));
+    step(c, c->lc->start(*o.req, o.body, o.want == Want::body, timeouts_, o.start, may_retry, o.want == Want::phases));
 }
 
 void LoopPath::watch(const std::shared_ptr<Conn>& c) {
@@ -429,7 +438,7 @@ void LoopPath::step(const std::shared_ptr<Conn>& c, Step s) {
         case Step::done: {
             Op op = take_op(c);
             c->reused = true;
-            py::object value = result(*c->lc, op.want);
+            py::object value = result(*c->lc, op);
             release(c);
             return resolve(op.future, value);
         }

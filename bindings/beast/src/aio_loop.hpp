@@ -21,7 +21,7 @@ std::shared_ptr<LoopPath> make_loop_path(bc::AsyncClient& client, const ClientSe
 void close_loop_path(LoopPath& path);
 void detach_loop_path(LoopPath& path);
 
-// RawAsyncClient's methods loop_get, loop_fetch_len, loop_fetch, abandon and _loop_requests.
+// RawAsyncClient's methods loop_get, loop_fetch_len, loop_fetch, loop_fetch_phases, abandon and _loop_requests.
 void register_loop_path(py::module_& m);
 
 }  // namespace beast_py

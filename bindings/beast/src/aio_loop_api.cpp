@@ -1,6 +1,6 @@
-// RawAsyncClient's loop path methods (aio_loop.cpp says how the path works): loop_get, loop_fetch_len and
-// loop_fetch as CPython vectorcall methods (as fast.cpp's Client.get: no argument tuple, the URL read from the str
-// without a copy), abandon and _loop_requests; the module's set-up of the path.
+// RawAsyncClient's loop path methods (aio_loop.cpp says how the path works): loop_get, loop_fetch_len, loop_fetch
+// and loop_fetch_phases as CPython vectorcall methods (as fast.cpp's Client.get: no argument tuple, the URL read from
+// the str without a copy), abandon and _loop_requests; the module's set-up of the path.
 #include "aio_loop_path.hpp"
 
 namespace beast_py {
@@ -95,6 +95,9 @@ PyObject* loop_fetch_len(PyObject* self, PyObject* const* args, Py_ssize_t nargs
 PyObject* loop_fetch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     return submit("loop_fetch", Want::body, self, args, nargs);
 }
+PyObject* loop_fetch_phases(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    return submit("loop_fetch_phases", Want::phases, self, args, nargs);
+}
 
 PyMethodDef methods[] = {
     {"loop_get", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(loop_get)), METH_FASTCALL,
@@ -106,6 +109,9 @@ PyMethodDef methods[] = {
     {"loop_fetch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(loop_fetch)), METH_FASTCALL,
      "loop_fetch($self, url, method, body, /)\n--\n\n"
      "fetch(url, method=, body=) on the running loop's thread: a future of (status, body), or None."},
+    {"loop_fetch_phases", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(loop_fetch_phases)), METH_FASTCALL,
+     "loop_fetch_phases($self, url, /)\n--\n\n"
+     "fetch_phases(url) on the running loop's thread: a future of (status, body bytes, {phase: ns}), or None."},
 };
 
 }  // namespace

@@ -72,7 +72,7 @@ void call_quietly(PyObject* obj, PyObject* name, Args... args) {
     }
 }
 
-enum class Want { status, length, body };
+enum class Want { status, length, body, phases };
 
 struct Origin;
 
@@ -87,6 +87,7 @@ struct Op {
     Clock::time_point wait_until = never;  // waiting for a free connection (max_connections): until then
     int attempt = 0;
     bc::AsyncHandle connecting;  // the IoThread is opening its connection
+    bc::Phases connected;        // Want::phases: what opening its connection(s) took (dns, connect)
 };
 
 // A pooled connection.
@@ -118,6 +119,7 @@ struct Inbox {
         std::uint64_t op;
         int fd;
         std::exception_ptr error;
+        bc::Phases phases;  // connect_recording()'s (Want::phases)
     };
 
     Inbox() {
@@ -263,7 +265,7 @@ private:
 
     Op take_op(const std::shared_ptr<Conn>& c);
 
-    static py::object result(bc::LoopConnection& lc, Want want);
+    static py::object result(bc::LoopConnection& lc, const Op& op);
 
     // The future may have been cancelled meanwhile (its task then calls abandon(), too late to matter).
     static void resolve(const py::object& future, const py::object& value);

@@ -56,10 +56,19 @@ Op LoopPath::take_op(const std::shared_ptr<Conn>& c) {
     return op;
 }
 
-py::object LoopPath::result(bc::LoopConnection& lc, Want want) {
-    switch (want) {
+py::object LoopPath::result(bc::LoopConnection& lc, const Op& op) {
+    switch (op.want) {
         case Want::status: return py::int_(lc.status());
         case Want::length: return py::make_tuple(lc.status(), lc.body_bytes());
+        case Want::phases: {
+            // the exchange's phases (send, wait, receive) and, when this request opened its connection, the
+            // connecting's (on the IoThread: dns, connect)
+            bc::Phases p = lc.phases().value_or(bc::Phases{});
+            p.dns = op.connected.dns;
+            p.resolved = op.connected.resolved;
+            p.connect = op.connected.connect;
+            return py::make_tuple(lc.status(), lc.body_bytes(), phases_dict(p, false));
+        }
         case Want::body: break;
     }
     return py::make_tuple(lc.status(), py::bytes(lc.body()));

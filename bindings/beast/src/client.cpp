@@ -145,6 +145,7 @@ void register_client(py::module_& m) {
                 bc::Client& c = self.open();
                 Prepared p;
                 prepare(p, self.settings, method, url, params, headers, body, json, timeout, follow_redirects, true);
+                p.options.phases = false;  // a StreamResponse has none
                 std::unique_ptr<bc::ResponseStream> stream;
                 {
                     PyClient::Finish finish{self};

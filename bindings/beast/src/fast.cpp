@@ -1,6 +1,6 @@
-// Client.get() and Client.fetch_len(), the benchmark's calls, as CPython methods of the vectorcall convention
-// (METH_FASTCALL | METH_KEYWORDS) instead of pybind11-dispatched ones: no argument tuple, no overload
-// resolution or default-argument handling, the URL read from the str object without a copy, the result built
+// Client.get(), Client.fetch_len() and Client.fetch_phases(), the benchmark's calls, as CPython methods of the
+// vectorcall convention (METH_FASTCALL | METH_KEYWORDS) instead of pybind11-dispatched ones: no argument tuple, no
+// overload resolution or default-argument handling, the URL read from the str object without a copy, the result built
 // directly. That is most of what a call costs on top of the C++ client's get(). They do what every other
 // method does (client.cpp): the same PyClient, run_interruptible (the GIL released, Ctrl-C delivered), the
 // exceptions of the registered translators; arguments as pybind11 took them (url: str or bytes, positional
@@ -95,9 +95,13 @@ bool parse(const char* name, PyObject* const* args, Py_ssize_t nargs, PyObject* 
     return true;
 }
 
-// GET url, the whole body read: the status, or (status, body bytes). The arguments (a str's UTF-8 or a
-// bytes object) stay referenced by the caller for the whole call, also while the GIL is released.
-PyObject* fetch(const char* name, bool with_length, PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+// What a fetch returns: the status, (status, body bytes), or (status, body bytes, {phase: ns}).
+enum class Result { status, length, phases };
+
+// GET url, the whole body read: the status, (status, body bytes) or (status, body bytes, phases). The arguments
+// (a str's UTF-8 or a bytes object) stay referenced by the caller for the whole call, also while the GIL is
+// released.
+PyObject* fetch(const char* name, Result result, PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                 PyObject* kwnames) {
     try {
         PyClient* pc = client_of(self);
@@ -107,10 +111,12 @@ PyObject* fetch(const char* name, bool with_length, PyObject* self, PyObject* co
         bc::Client& c = pc->open();
         PyClient::Finish finish{*pc};
         std::size_t body_bytes = 0;  // this call's, whatever other threads sharing the client do
-        const int status =
-            run_interruptible(release_gil, [&](const bc::CancelCheck& check) { return c.get(url, body_bytes, check); });
-        if (!with_length) return PyLong_FromLong(status);
-        PyObject* out = PyTuple_New(2);
+        bc::Phases phases;
+        bc::Phases* recording = result == Result::phases ? &phases : nullptr;
+        const int status = run_interruptible(
+            release_gil, [&](const bc::CancelCheck& check) { return c.get(url, body_bytes, check, recording); });
+        if (result == Result::status) return PyLong_FromLong(status);
+        PyObject* out = PyTuple_New(result == Result::phases ? 3 : 2);
         PyObject* code = PyLong_FromLong(status);
         PyObject* bytes = PyLong_FromSize_t(body_bytes);
         if (out == nullptr || code == nullptr || bytes == nullptr) {
@@ -121,6 +127,14 @@ PyObject* fetch(const char* name, bool with_length, PyObject* self, PyObject* co
         }
         PyTuple_SET_ITEM(out, 0, code);
         PyTuple_SET_ITEM(out, 1, bytes);
+        if (result == Result::phases) {
+            try {
+                PyTuple_SET_ITEM(out, 2, phases_dict(phases, false).release().ptr());
+            } catch (...) {
+                Py_DECREF(out);
+                throw;
+            }
+        }
         return out;
     } catch (py::error_already_set& e) {  // e.g. KeyboardInterrupt from the cancel check
         e.restore();
@@ -136,11 +150,15 @@ PyObject* fetch(const char* name, bool with_length, PyObject* self, PyObject* co
 }
 
 PyObject* get(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    return fetch("get", false, self, args, nargs, kwnames);
+    return fetch("get", Result::status, self, args, nargs, kwnames);
 }
 
 PyObject* fetch_len(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    return fetch("fetch_len", true, self, args, nargs, kwnames);
+    return fetch("fetch_len", Result::length, self, args, nargs, kwnames);
+}
+
+PyObject* fetch_phases(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+    return fetch("fetch_phases", Result::phases, self, args, nargs, kwnames);
 }
 
 PyMethodDef methods[] = {
@@ -151,6 +169,11 @@ PyMethodDef methods[] = {
     {"fetch_len", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fetch_len)), METH_FASTCALL | METH_KEYWORDS,
      "fetch_len($self, /, url, *, release_gil=True)\n--\n\n"
      "GET url, read the whole body, return (status, body bytes)."},
+    {"fetch_phases", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fetch_phases)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "fetch_phases($self, /, url, *, release_gil=True)\n--\n\n"
+     "fetch_len(url), also returning where the request's time went: (status, body bytes, {phase: ns}), the\n"
+     "phases connect, tls, send, wait and receive (dns first when a host name was resolved) in nanoseconds."},
 };
 
 }  // namespace

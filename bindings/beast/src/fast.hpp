@@ -1,4 +1,4 @@
-// Client.get() and Client.fetch_len() as CPython vectorcall methods (fast.cpp).
+// Client.get(), Client.fetch_len() and Client.fetch_phases() as CPython vectorcall methods (fast.cpp).
 #pragma once
 
 #include <pybind11/pybind11.h>

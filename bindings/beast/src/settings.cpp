@@ -90,6 +90,7 @@ void prepare(Prepared& p, const ClientSettings& s, const std::string& method, co
     p.options.user_agent = s.user_agent;
     p.options.max_body_size = s.max_body_size;
     p.options.cookies = s.cookies;
+    p.options.phases = true;  // Response.phases: a few clock reads per request (stream() turns it off)
     if (p.body.streamed()) p.options.upload = p.body.source();
 }
 

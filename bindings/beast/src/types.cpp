@@ -29,8 +29,29 @@ void watch_forks() {
 }  // namespace
 
 PyResponse to_python(bc::Response&& r) {
-    return PyResponse{r.status, std::move(r.reason), std::move(r.url), py::cast(PyHeaders::from_bc(r.headers)),
-                      py::bytes(r.body.data(), r.body.size())};
+    return PyResponse{r.status,
+                      std::move(r.reason),
+                      std::move(r.url),
+                      py::cast(PyHeaders::from_bc(r.headers)),
+                      py::bytes(r.body.data(), r.body.size()),
+                      r.phases ? phases_dict(*r.phases, true) : py::dict()};
+}
+
+py::dict phases_dict(const bc::Phases& p, bool seconds) {
+    py::dict out;
+    const auto put = [&](const char* key, std::chrono::nanoseconds d) {
+        if (seconds)
+            out[key] = py::float_(std::chrono::duration<double>(d).count());
+        else
+            out[key] = py::int_(static_cast<long long>(d.count()));
+    };
+    if (p.resolved) put("dns", p.dns);
+    put("connect", p.connect);
+    put("tls", p.tls);
+    put("send", p.send);
+    put("wait", p.wait);
+    put("receive", p.receive);
+    return out;
 }
 
 // The charset parameter of a Content-Type ("utf-8" when there is none or Python does not know it).
@@ -144,6 +165,12 @@ void register_types(py::module_& m) {
             "a gzip / deflate body, Content-Encoding and Content-Length still describe the encoded body.")
         .def_property_readonly(
             "body", [](const PyResponse& r) { return r.body; }, "The whole body (decoded when it was compressed).")
+        .def_property_readonly(
+            "phases", [](const PyResponse& r) { return r.phases; },
+            "Where the request's time went, in seconds (as requests' Response.elapsed): {'connect', 'tls',\n"
+            "'send', 'wait', 'receive'} ('dns' first when a host name was resolved), measured by the C++\n"
+            "client; connect and tls are 0 on a re-used connection (tls also over http://), and the\n"
+            "exchanges of redirects add up.")
         .def(
             "text",
             [](const PyResponse& r) {

@@ -194,9 +194,14 @@ struct PyResponse {
     std::string url;
     py::object headers;  // a PyHeaders, the same object on every access
     py::bytes body;
+    py::object phases;  // a dict: phase -> seconds (empty when the path recorded none)
 };
 
 PyResponse to_python(bc::Response&& r);
+
+// Where a request's time went, as Python sees it: {"connect": ..., "tls": ..., "send": ..., "wait": ...,
+// "receive": ...} ("dns" first when a host name was resolved), in seconds (float) or nanoseconds (int).
+py::dict phases_dict(const bc::Phases& p, bool seconds);
 
 // The charset parameter of a Content-Type ("utf-8" when there is none or Python does not know it).
 std::string charset_of(const PyHeaders& h);

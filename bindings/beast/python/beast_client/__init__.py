@@ -47,7 +47,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ._aio import AsyncStreamResponse, BaseAsyncClient
+from ._aio import AsyncStreamResponse, BaseAsyncClient, _completer
 from ._core import (
     BodyTooLarge,
     Client,
@@ -118,6 +118,20 @@ class AsyncClient(BaseAsyncClient[AsyncStreamResponse]):
         future = raw.loop_fetch_len(url)
         if future is None:
             return await super().fetch_len(url)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            raw.abandon(future)
+            raise
+
+    async def fetch_phases(self, url: str) -> tuple[int, int, dict[str, int]]:
+        """`fetch_len(url)`, also returning where the request's time went: ``(status, body bytes, {phase: ns})``
+        (connect, tls, send, wait, receive; dns first when a host name was resolved). Over http:// on the loop's
+        thread, `wait` includes the loop's time to get round to the socket; connect is the I/O thread's."""
+        raw = self._raw
+        future = raw.loop_fetch_phases(url)
+        if future is None:
+            return await raw.fetch_phases(url, _completer())
         try:
             return await future
         except asyncio.CancelledError:
