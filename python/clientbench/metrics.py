@@ -271,14 +271,18 @@ PHASE_DNS = _phase("dns", "DNS", "resolving the host (ms)")
 PHASE_CONNECT = _phase("connect", "Connect", "TCP connect (ms)")
 PHASE_TLS = _phase("tls", "TLS", "TLS handshake (ms)")
 PHASE_CONNECT_TLS = _phase("connect+tls", "Conn+TLS", "TCP connect and TLS handshake (ms)")
+PHASE_DNS_CONNECT_TLS = _phase("dns+connect+tls", "DNS+Conn+TLS", "name, TCP connect and TLS handshake (ms)")
 PHASE_SEND = _phase("send", "Send", "request written (ms)")
 PHASE_WAIT = _phase("wait", "Wait", "written to the first response byte (ms)")
 PHASE_SEND_WAIT = _phase("send+wait", "Send+Wait", "request start to the response's head (ms)")
+# a QUIC connection made within the exchange (reqwest over HTTP/3): its handshake and the request in one figure
+PHASE_CONNECT_TO_WAIT = _phase("connect+tls+send+wait", "Conn..Wait", "connection made to the response's head (ms)")
+PHASE_DNS_TO_WAIT = _phase("dns+connect+tls+send+wait", "DNS..Wait", "name resolved to the response's head (ms)")
 PHASE_RECEIVE = _phase("receive", "Recv", "first response byte to the body's end (ms)")
 PHASE_OWN = _phase(OWN, "Own", "the client's own time: latency less its phases (ms)", gate="own", slug="own-ms",
                    title="the client's own time per request")  # fmt: skip
-PHASES = (PHASE_DNS, PHASE_CONNECT, PHASE_TLS, PHASE_CONNECT_TLS, PHASE_SEND, PHASE_WAIT, PHASE_SEND_WAIT,
-          PHASE_RECEIVE, PHASE_OWN)  # fmt: skip
+PHASES = (PHASE_DNS, PHASE_CONNECT, PHASE_TLS, PHASE_CONNECT_TLS, PHASE_DNS_CONNECT_TLS, PHASE_SEND, PHASE_WAIT,
+          PHASE_SEND_WAIT, PHASE_CONNECT_TO_WAIT, PHASE_DNS_TO_WAIT, PHASE_RECEIVE, PHASE_OWN)  # fmt: skip
 
 # `clientbench cost`'s counts per request (cost.json's rows), which repeat within 1%: the gate takes plain percentages
 INSTRUCTIONS = Metric("instructions_per_request", "instructions", gate="instructions", gate_unit="per request",

@@ -39,7 +39,7 @@ from . import harness
 from .harness import ssl_context, verify
 from .harness import version as installed_version
 from .harness.options import unsupported
-from .harness.phases import check_keys, phase, recording
+from .harness.phases import check_keys, phase, phases, recording
 
 __all__ = [
     "AsyncClient",
@@ -50,6 +50,7 @@ __all__ = [
     "http3",
     "installed_version",
     "phase",
+    "phases",
     "pool_size",
     "recording",
     "run",
@@ -110,11 +111,12 @@ class _Labels:
     http2: bool = False
     http3: bool = False
     streams: tuple[str, ...] = STREAMS
-    phases: tuple[str, ...] = ()
+    phases: tuple[str, ...] | Callable[[Options], tuple[str, ...]] = ()
     mode: ClassVar[str]
 
     def __post_init__(self) -> None:
-        check_keys(self.phases)
+        if not callable(self.phases):
+            check_keys(self.phases)
 
     def client_info(self) -> dict[str, Any]:
         version = self.version or installed_version(self.distribution or self.library) or "unknown"
@@ -163,8 +165,10 @@ class SyncClient(_Labels, Generic[C]):
     apart); while the harness records, `recording()` is true inside `request`, which then calls `phase(key, ns)`
     for each phase its library lets it see (from the library's hooks or timings). The harness sums them over the
     successful requests; the runner shows their means and the client's own time (the latency less the phases).
-    `phased`: another request function that the harness calls instead of `request` while it records (for a
-    library whose fast path cannot say its phases, e.g. the bindings' `fetch_len` and `fetch_phases`)."""
+    `phases` may be a function of the options that returns the keys (a library whose keys depend on the URL or the
+    protocol). `phased`: another request function that the harness calls instead of `request` for the requests
+    it records (one in SAMPLE_EVERY: harness/phases.py), for a library whose fast path cannot say its phases (the
+    bindings' `fetch_len`, and `fetch_phases` beside it); it hands them over at once with `phases({key: ns})`."""
 
     make_client: Callable[[Options], C]
     request: harness.SyncRequest[C]

@@ -23,7 +23,7 @@ import clientbench.cli as cli
 import pytest
 from clientbench import harness, sdk
 from clientbench.analysis.phases import reading
-from clientbench.harness.phases import check_keys
+from clientbench.harness.phases import SAMPLE_EVERY, check_keys
 from clientbench.model import Row
 from clientbench.schema import InvalidResult, validate_raw
 from clientbench.stats import aggregate, phase_means
@@ -75,20 +75,19 @@ def fake(fail_every: int = 0, mode: str = "sync") -> harness.SyncDriver[Any] | h
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("record", ["samples", "histogram"])
-def test_the_harness_sums_the_phases_of_the_successful_requests(mode: str, record: str) -> None:
-    args = ["--url", "http://127.0.0.1:1/", "--workers", "2", "--requests", "6", "--record", record]
+def test_the_harness_sums_the_phases_of_the_successful_requests_it_samples(mode: str, record: str) -> None:
+    """One request in SAMPLE_EVERY is recorded (0, 8, 16 of 17); every 3rd fails (2, 5, 8, ...): 0 and 16 count."""
+    assert SAMPLE_EVERY == 8
+    args = ["--url", "http://127.0.0.1:1/", "--workers", "2", "--requests", "17", "--record", record]
     doc = fake(3, mode).run(parse([*args, "--phases"]), INFO)
     validate_raw(doc)
     assert doc["client"]["phases"] == list(KEYS)
     for w in doc["workers"]:
-        assert w["failure_count"] == 2  # the 3rd and the 6th
-        ok = w["count"] - w["failure_count"]
+        assert w["failure_count"] == 5
         ph = w["phases"]
-        assert ph["count"] == ok and 0 < ph["latency_ns"]
-        # a worker's first request opens its connection; a failed one adds nothing
-        assert ph["sum_ns"] == {"connect+tls": ph["sum_ns"]["connect+tls"], "send": 2000 * ok, "wait": 3000 * ok,
-                                "receive": 4000 * ok}  # fmt: skip
-        assert ph["sum_ns"]["connect+tls"] == 1000  # the first request succeeded
+        assert ph["count"] == 2 and 0 < ph["latency_ns"]
+        # the first request opened the worker's connection; the failed 8th adds nothing
+        assert ph["sum_ns"] == {"connect+tls": 1000, "send": 4000, "wait": 6000, "receive": 8000}
     plain = fake(0, mode).run(parse(args), INFO)
     assert "phases" not in plain["client"] and all("phases" not in w for w in plain["workers"])
 
@@ -238,9 +237,10 @@ def secure(pki: tuple[Path, Path, Path]) -> Iterator[str]:
 
 
 def run_phases(tmp_path: Path, url: str, rows: str, *more: str) -> dict[str, dict[str, float]]:
-    """`clientbench run --target URL` of these rows, 2 workers x 4 requests: each row's phases (mean ms)."""
+    """`clientbench run --target URL` of these rows, 2 workers x 9 requests (the Python harness records 0 and 8 of each
+    worker: SAMPLE_EVERY): each row's phases (mean ms)."""
     out = tmp_path / "out"
-    argv = ["run", "--target", url, "-c", rows, "-w", "2", "-n", "4", "-r", "1", "--warmup", "1", "-o", str(out)]
+    argv = ["run", "--target", url, "-c", rows, "-w", "2", "-n", "9", "-r", "1", "--warmup", "1", "-o", str(out)]
     code = cli.main([*argv, *more])
     (folder,) = [p for p in out.iterdir() if p.is_dir() and not p.is_symlink()]
     found = json.loads((folder / "results.json").read_text())["rows"]

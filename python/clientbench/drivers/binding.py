@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import ipaddress
 import sys
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from .. import sdk
 from ..harness.options import Parser
@@ -115,6 +117,32 @@ async def stream_async(
         yield r.status, r.aiter_bytes() if chunk else awhole(r.aread)
 
 
+def _named(url: str) -> bool:
+    """The URL's host is a name (resolved: a dns phase), not an IP address."""
+    host = urlsplit(url).hostname or ""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return True
+    return False
+
+
+def phase_keys(binding: str) -> Callable[[sdk.Options], tuple[str, ...]]:
+    """The phases a binding's client records (docs/phases.md): Beast times its own steps (dns where it resolves a
+    name); reqwest's connector makes the TCP connection and its TLS in one call (with the name's resolution in it),
+    its send() resolves with the response's head, and over HTTP/3 its QUIC connection is made in the exchange."""
+
+    def keys(opts: sdk.Options) -> tuple[str, ...]:
+        named = _named(opts.url)
+        if binding == "beast":
+            return ("dns",) * named + ("connect", "tls", "send", "wait", "receive")
+        if opts.http == "3":
+            return ("dns+connect+tls+send+wait" if named else "connect+tls+send+wait", "receive")
+        return ("dns+connect+tls" if named else "connect+tls", "send+wait", "receive")
+
+    return keys
+
+
 def sync_plugin(binding: str, gil: str) -> sdk.SyncClient[Any]:
     mod: Any = importlib.import_module(MODULES[binding])
     release = gil == "released"
@@ -141,6 +169,12 @@ def sync_plugin(binding: str, gil: str) -> sdk.SyncClient[Any]:
         status, answer = client.fetch(url, method=method, body=body, release_gil=release)
         return status, answer
 
+    def phased(client: Any, url: str) -> tuple[int, int]:
+        """--phases: fetch_len's path, which also says how long each phase took."""
+        status, nbytes, phases = client.fetch_phases(url, release_gil=release)
+        sdk.phases(phases)
+        return status, nbytes
+
     info = library_info(mod, binding)
     return sdk.SyncClient(
         binding,
@@ -156,6 +190,8 @@ def sync_plugin(binding: str, gil: str) -> sdk.SyncClient[Any]:
         http3=can["http3"],
         protocol=protocol,
         stream=stream,
+        phases=phase_keys(binding),
+        phased=phased,
     )
 
 
@@ -186,6 +222,11 @@ def async_plugin(binding: str) -> sdk.AsyncClient[Any]:
         status, answer = await client.fetch(url, method=method, body=body)
         return status, answer
 
+    async def phased(client: Any, url: str) -> tuple[int, int]:
+        status, nbytes, phases = await client.fetch_phases(url)
+        sdk.phases(phases)
+        return status, nbytes
+
     info = library_info(mod, binding)
     return sdk.AsyncClient(
         binding,
@@ -201,6 +242,8 @@ def async_plugin(binding: str) -> sdk.AsyncClient[Any]:
         stream=stream_async,
         # beast's AsyncClient reads an iterable body whole first; reqwest's streams it
         streams=("upload", "download") if binding == "reqwest" else ("download",),
+        phases=phase_keys(binding),
+        phased=phased,
     )
 
 

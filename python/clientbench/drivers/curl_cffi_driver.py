@@ -51,7 +51,7 @@ def make_client(opts: sdk.Options) -> cr.Session[cr.Response]:
 
 def request(session: cr.Session[cr.Response], url: str) -> tuple[int, int]:
     r = session.get(url)
-    if r.infos:  # --phases
+    if r.infos and sdk.recording():  # --phases
         curl_info_phases(r.infos, INFOS)
     return r.status_code, len(r.content)
 
@@ -91,7 +91,7 @@ async def protocol_async(session: cr.AsyncSession[cr.Response], url: str) -> str
 
 async def request_async(session: cr.AsyncSession[cr.Response], url: str) -> tuple[int, int]:
     r = await session.get(url)
-    if r.infos:
+    if r.infos and sdk.recording():
         curl_info_phases(r.infos, INFOS)
     return r.status_code, len(r.content)
 

@@ -202,7 +202,6 @@ class AsyncFloor:
     conn: _Conn | None = None
     watchdog: asyncio.TimerHandle | None = None
     seen: int = -1  # the connection's progress at the watchdog's last round
-    phased: bool = False  # --phases: a GET times its phases (request_phased)
     gets: dict[str, bytes] = field(default_factory=dict)  # URL -> its GET's bytes, built once
     requests: dict[tuple[str, str, int, bool], bytes] = field(default_factory=dict)  # the others' heads
 
@@ -344,12 +343,12 @@ def make_client(opts: sdk.Options) -> AsyncFloor:
         raise ValueError(f"unsupported URL {opts.url!r}")
     tls = tls_context(opts.ca_file, bool(opts.insecure)) if u.scheme == "https" else None
     port = u.port or (443 if u.scheme == "https" else 80)
-    return AsyncFloor(u.hostname, port, tls, float(opts.timeout), phased=bool(getattr(opts, "phases", False)))
+    return AsyncFloor(u.hostname, port, tls, float(opts.timeout))
 
 
 async def request(floor: AsyncFloor, url: str) -> tuple[int, int]:
     """One GET: AsyncFloor.exchange() written out, the one coroutine between the harness and the future."""
-    if floor.phased:
+    if sdk.recording():
         return await request_phased(floor, url)
     head = floor.gets.get(url)
     if head is None:
@@ -394,6 +393,7 @@ async def request_phased(floor: AsyncFloor, url: str) -> tuple[int, int]:
         raise
     end = perf()
     first = conn.first or end
+    conn.stamp = False
     sdk.phase("send", sent - start)
     sdk.phase("wait", first - sent)
     sdk.phase("receive", end - first)

@@ -43,7 +43,6 @@ class Floor:
     requests: dict[str, bytes] = field(default_factory=dict)  # URL -> the request's bytes, built once
     piece: bytearray = field(default_factory=bytearray)  # a streamed download's C-byte buffer
     unread: int = 0  # the bytes of a streamed download's body not read yet
-    phased: bool = False  # --phases: a GET times its phases (exchange_phased)
 
     def connect(self) -> socket.socket:
         if self.sock is None:
@@ -259,11 +258,11 @@ def make_client(opts: sdk.Options) -> Floor:
         raise ValueError(f"unsupported URL {opts.url!r}")
     tls = tls_context(opts.ca_file, bool(opts.insecure)) if u.scheme == "https" else None
     port = u.port or (443 if u.scheme == "https" else 80)
-    return Floor(u.hostname, port, tls, float(opts.timeout), phased=bool(getattr(opts, "phases", False)))
+    return Floor(u.hostname, port, tls, float(opts.timeout))
 
 
 def request(floor: Floor, url: str) -> tuple[int, int]:
-    if floor.phased:
+    if sdk.recording():
         status, body = floor.exchange_phased(floor.request_bytes(url))
     else:
         status, body = floor.exchange(floor.request_bytes(url), b"", keep=True)

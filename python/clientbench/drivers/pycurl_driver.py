@@ -44,7 +44,6 @@ class Handle:
         self.method = "GET"  # upload()'s method, with its body
         self.multi: pycurl.CurlMulti | None = None  # streamed downloads' (made at the first)
         self.streamed = False  # whether stream() set the handle last
-        self.phased = False  # --phases: get() records libcurl's times of each transfer
         self.curl.setopt(pycurl.TIMEOUT_MS, int(timeout * 1000))
         self.curl.setopt(pycurl.NOSIGNAL, 1)
         self.curl.setopt(pycurl.TCP_NODELAY, 1)
@@ -63,7 +62,7 @@ class Handle:
         self.nbytes = 0
         self.curl.setopt(pycurl.URL, url)
         self.curl.perform()  # releases the GIL during the transfer
-        if self.phased:  # --phases: libcurl's own times of the transfer
+        if sdk.recording():  # --phases: libcurl's own times of the transfer
             curl_phases([self.curl.getinfo(getattr(pycurl, name)) for name in CURL_TIMES])
         return int(self.curl.getinfo(pycurl.RESPONSE_CODE)), self.nbytes
 
@@ -174,9 +173,7 @@ def make_client(opts: sdk.Options) -> Handle:
         version = pycurl.CURL_HTTP_VERSION_2TLS if https else pycurl.CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
     elif sdk.http3(opts):  # QUIC only (the PyPI wheel's libcurl has ngtcp2 and nghttp3): no fallback to TCP
         version = pycurl.CURL_HTTP_VERSION_3ONLY
-    handle = Handle(opts.timeout, opts.ca_file, opts.insecure, version)
-    handle.phased = bool(getattr(opts, "phases", False))
-    return handle
+    return Handle(opts.timeout, opts.ca_file, opts.insecure, version)
 
 
 SYNC = sdk.SyncClient(

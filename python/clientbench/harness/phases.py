@@ -5,7 +5,8 @@ client's own time of them)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import itertools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
@@ -13,11 +14,17 @@ from typing import Any, TypeVar
 #: where a library cannot tell them apart (connect+tls, send+wait)
 NAMES = ("dns", "connect", "tls", "send", "wait", "receive")
 
+
+#: the Python harness records the phases of one request in this many of each worker's (the first, then every 8th):
+#: asking a library for its phases costs a Python row thousands of instructions (a trace callback, a dict of
+#: timings), which the other requests do not pay; the means over 1 in 8 requests are the phases' means
+SAMPLE_EVERY = 8
+
 C = TypeVar("C")
 
-#: the current request's phases (a thread's, or a task's: asyncio gives each task its own context), None when the
-#: harness records none
-_current: ContextVar[dict[str, int] | None] = ContextVar("clientbench_phases", default=None)
+#: the worker's sums (a thread's, or a task's: asyncio gives each task its own context), None outside the harness's
+#: recording workers
+_current: ContextVar[Sums | None] = ContextVar("clientbench_phases", default=None)
 
 
 def valid_key(key: str) -> bool:
@@ -42,15 +49,28 @@ def check_keys(keys: Sequence[str]) -> tuple[str, ...]:
 
 def phase(key: str, ns: int) -> None:
     """Record that the current request spent `ns` nanoseconds in phase `key` (added to what it spent there
-    before). Nothing happens when the harness records no phases (no `--phases`)."""
-    current = _current.get()
-    if current is not None:
-        current[key] = current.get(key, 0) + ns
+    before). Nothing happens when the harness records none of this request's phases."""
+    sums = _current.get()
+    if sums is not None and sums.pending is not None:
+        sums.pending[key] = sums.pending.get(key, 0) + ns
+
+
+def phases(spent: Mapping[str, int]) -> None:
+    """Record the current request's phases at once: {key: ns} (a library that tells them all together)."""
+    sums = _current.get()
+    if sums is not None and sums.pending is not None:
+        sums.pending.update(spent)
 
 
 def recording() -> bool:
     """Whether the harness records the current request's phases (a plugin installs its library's hooks then)."""
-    return _current.get() is not None
+    sums = _current.get()
+    return sums is not None and sums.pending is not None
+
+
+def worker(sums: Sums) -> None:
+    """The current thread (or task) is the worker these sums are of."""
+    _current.set(sums)
 
 
 class Sums:
@@ -61,13 +81,13 @@ class Sums:
         self.count = 0
         self.latency_ns = 0
         self.sums = dict.fromkeys(keys, 0)
-        #: the phases of the request that ran last, until the worker records it
-        self.pending: dict[str, int] = {}
+        #: the phases of the request being recorded (None: this one is not)
+        self.pending: dict[str, int] | None = None
 
     def add(self, latency_ns: int) -> None:
-        """The request that ran last succeeded in `latency_ns`: its phases count (a request that recorded none, e.g.
-        an upload where the plugin times its GETs only, is left out)."""
-        pending, self.pending = self.pending, {}
+        """The request that ran last succeeded in `latency_ns`: its phases count, if they were recorded (a request
+        that recorded none, e.g. an upload where the plugin times its GETs only, is left out)."""
+        pending, self.pending = self.pending, None
         if not pending:
             return
         unknown = set(pending) - set(self.keys)
@@ -82,31 +102,32 @@ class Sums:
         return {"count": self.count, "latency_ns": self.latency_ns, "sum_ns": dict(self.sums)}
 
 
-def traced_sync(request: Callable[[C, str], tuple[int, int]], sums: Sums) -> Callable[[C, str], tuple[int, int]]:
-    """`request`, recording the phases its library reports into `sums.pending`."""
+def sampled_sync(
+    request: Callable[[C, str], tuple[int, int]], phased: Callable[[C, str], tuple[int, int]], sums: Sums
+) -> Callable[[C, str], tuple[int, int]]:
+    """`request`, but every SAMPLE_EVERY-th call (the first included) `phased`, its phases recorded into `sums`."""
+    calls = itertools.count()
 
     def call(client: C, url: str) -> tuple[int, int]:
-        current: dict[str, int] = {}
-        token = _current.set(current)
-        try:
+        if next(calls) % SAMPLE_EVERY:
             return request(client, url)
-        finally:
-            _current.reset(token)
-            sums.pending = current
+        sums.pending = {}
+        return phased(client, url)
 
     return call
 
 
-def traced_async(
-    request: Callable[[C, str], Awaitable[tuple[int, int]]], sums: Sums
+def sampled_async(
+    request: Callable[[C, str], Awaitable[tuple[int, int]]],
+    phased: Callable[[C, str], Awaitable[tuple[int, int]]],
+    sums: Sums,
 ) -> Callable[[C, str], Awaitable[tuple[int, int]]]:
-    async def call(client: C, url: str) -> tuple[int, int]:
-        current: dict[str, int] = {}
-        token = _current.set(current)
-        try:
-            return await request(client, url)
-        finally:
-            _current.reset(token)
-            sums.pending = current
+    calls = itertools.count()
+
+    def call(client: C, url: str) -> Awaitable[tuple[int, int]]:
+        if next(calls) % SAMPLE_EVERY:
+            return request(client, url)
+        sums.pending = {}
+        return phased(client, url)
 
     return call

@@ -78,6 +78,9 @@ class Worker:
             self.fail(index, f"status {status}", status)
         elif self.phases is not None:
             self.phases.add(end - start)
+            return
+        if self.phases is not None:  # a failed request's phases do not count
+            self.phases.pending = None
 
     def record_open(
         self,

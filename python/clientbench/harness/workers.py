@@ -25,7 +25,7 @@ from .forms import (
     SyncUpload,
 )
 from .info import GcCount, emit
-from .phases import Sums, traced_async, traced_sync
+from .phases import Sums, check_keys, sampled_async, sampled_sync, worker
 from .record import Worker
 from .schedule import NS, intended_ns, open_loop, open_loop_async, round_half_away
 
@@ -112,9 +112,16 @@ def _schedule(args: argparse.Namespace, index: int) -> Any:
     return intended_ns(index, args.workers, args.rate, args.arrival, args.seed)
 
 
-def _recorded(args: argparse.Namespace, keys: tuple[str, ...], workers: list[Worker], info: dict[str, Any]) -> bool:
+#: the phase keys a client records: fixed, or a function of the options (keys that depend on the URL or the protocol)
+Keys = tuple[str, ...] | Callable[[argparse.Namespace], tuple[str, ...]]
+
+
+def _recorded(args: argparse.Namespace, declared: Keys, workers: list[Worker], info: dict[str, Any]) -> bool:
     """With --phases and a client that sees some: every worker sums them, and the document names them."""
-    if not (keys and getattr(args, "phases", False)):
+    if not getattr(args, "phases", False):
+        return False
+    keys = check_keys(declared(args)) if callable(declared) else declared
+    if not keys:
         return False
     for w in workers:
         w.phases = Sums(keys)
@@ -134,7 +141,7 @@ class SyncDriver(Generic[C]):
     protocol: SyncProtocol[C] | None = None
     stream: SyncStream[C] | None = None  # the streamed form (forms.py), for --upload/--download stream
     streams: tuple[str, ...] = BOTH  # the directions it streams
-    phases: tuple[str, ...] = ()  # the phase keys its requests record (harness/phases.py), with --phases
+    phases: Keys = ()  # the phase keys its requests record (harness/phases.py), with --phases
     phased: SyncRequest[C] | None = None  # the request to make while phases are recorded (default: request)
 
     @staticmethod
@@ -165,11 +172,11 @@ class SyncDriver(Generic[C]):
     def run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
         is_open = args.rate is not None
         workers = [Worker(args.record == "histogram", is_open, args.timeout) for _ in range(args.workers)]
-        client_info = dict(client_info)
-        traced = _recorded(args, self.phases, workers, client_info)
-        request = self.phased if traced and self.phased is not None else self.request
-        forms = SyncForms(args, request, self.upload, self.stream, self.streams)
+        forms = SyncForms(args, self.request, self.upload, self.stream, self.streams)
         duration_ns = _duration_ns(args)
+        client_info = dict(client_info)
+        _recorded(args, self.phases, workers, client_info)
+        phased = self.phased or self.request
         # all workers ready (client built, warmed up) -> main takes t0 -> go: no loop starts before t0
         ready = threading.Barrier(args.workers + 1)
         go = threading.Event()
@@ -205,7 +212,9 @@ class SyncDriver(Generic[C]):
                 setup_errors.append(exc)
             request = forms.for_worker(index)  # the timed requests count from k = 0 again
             if w.phases is not None:
-                request = traced_sync(request, w.phases)
+                worker(w.phases)
+                if request is self.request:  # a GET (the phases of a GET are recorded, not of the other forms)
+                    request = sampled_sync(request, phased, w.phases)
             ready.wait()
             go.wait()
 
@@ -281,19 +290,20 @@ class AsyncDriver(Generic[C]):
     protocol: AsyncProtocol[C] | None = None
     stream: AsyncStream[C] | None = None
     streams: tuple[str, ...] = BOTH
-    phases: tuple[str, ...] = ()
+    phases: Keys = ()
     phased: AsyncRequest[C] | None = None
 
     async def _run(self, args: argparse.Namespace, client_info: dict[str, Any]) -> dict[str, Any]:
         is_open = args.rate is not None
         workers = [Worker(args.record == "histogram", is_open, args.timeout) for _ in range(args.workers)]
-        client_info = dict(client_info)
-        traced = _recorded(args, self.phases, workers, client_info)
-        request = self.phased if traced and self.phased is not None else self.request
-        forms = AsyncForms(args, request, self.upload, self.stream, self.streams)
+        forms = AsyncForms(args, self.request, self.upload, self.stream, self.streams)
         timed = [forms.for_worker(i) for i in range(args.workers)]  # each counts from k = 0 after its warm-up
-        if traced:
-            timed = [traced_async(request, w.phases) for request, w in zip(timed, workers, strict=True) if w.phases]
+        client_info = dict(client_info)
+        if _recorded(args, self.phases, workers, client_info):
+            phased = self.phased or self.request
+            for i, w in enumerate(workers):
+                if timed[i] is self.request and w.phases is not None:  # a GET
+                    timed[i] = sampled_async(timed[i], phased, w.phases)
         duration_ns = _duration_ns(args)
         clients: list[C | None] = []
         setup_error: BaseException | None = None
@@ -328,6 +338,8 @@ class AsyncDriver(Generic[C]):
             return await timed[index](client, args.url)
 
         async def work(w: Worker, index: int) -> None:
+            if w.phases is not None:  # (this task's context)
+                worker(w.phases)
             request = timed[index]
             w.loop_start = time.perf_counter_ns()
             for i in range(args.requests):
@@ -345,6 +357,8 @@ class AsyncDriver(Generic[C]):
             w.loop_end = time.perf_counter_ns()
 
         async def scheduled(w: Worker, index: int, t0: int) -> None:
+            if w.phases is not None:
+                worker(w.phases)
             await open_loop_async(w, lambda: send(index), _schedule(args, index), t0, args.requests, duration_ns)
 
         try:

@@ -15,9 +15,12 @@ COLOURS = {
     "connect": PALETTE[0],
     "tls": PALETTE[10],
     "connect+tls": PALETTE[0],
+    "dns+connect+tls": PALETTE[0],
     "send": PALETTE[2],
     "wait": PALETTE[7],
     "send+wait": PALETTE[17],
+    "connect+tls+send+wait": PALETTE[17],
+    "dns+connect+tls+send+wait": PALETTE[17],
     "receive": PALETTE[1],
     "own": PALETTE[3],
 }
