@@ -44,8 +44,13 @@ async def make_client(opts: sdk.Options) -> aiohttp.ClientSession:
         connector=aiohttp.TCPConnector(limit=sdk.pool_size(opts), ssl=sdk.ssl_context(opts)),
         timeout=aiohttp.ClientTimeout(total=opts.timeout),
         trust_env=False,
-        trace_configs=[_tracing()] if getattr(opts, "phases", False) else None,
     )
+
+
+#: the tracing a recorded request runs with: every signal a session is configured with costs each of its requests,
+#: so a session has it only while a request whose phases are recorded runs (one in SAMPLE_EVERY)
+TRACING = _tracing()
+TRACING.freeze()  # (as a session freezes the configs it is given)
 
 
 async def request(session: aiohttp.ClientSession, url: str) -> tuple[int, int]:
@@ -61,9 +66,13 @@ async def _traced(session: aiohttp.ClientSession, url: str) -> tuple[int, int]:
     the request sent), wait (to the response's head read: aiohttp signals the head parsed, not its first byte),
     receive (to the body read)."""
     marks: dict[str, int] = {}
-    async with session.get(url, trace_request_ctx=marks) as r:
-        body = await r.read()
-        end = time.perf_counter_ns()
+    session._trace_configs = [TRACING]  # aiohttp's own list (a shared session's other requests pass no marks)
+    try:
+        async with session.get(url, trace_request_ctx=marks) as r:
+            body = await r.read()
+            end = time.perf_counter_ns()
+    finally:
+        session._trace_configs = []
     if "connection_create_end" in marks:
         sdk.phase("connect+tls", marks["connection_create_end"] - marks["connection_create_start"])
     ready = marks.get("connection_create_end", marks.get("connection_reuseconn"))

@@ -25,7 +25,7 @@ from .forms import (
     SyncUpload,
 )
 from .info import GcCount, emit
-from .phases import Sums, check_keys, sampled_async, sampled_sync, worker
+from .phases import SAMPLE_EVERY, Sums, check_keys, sampled_async, sampled_sync, worker
 from .record import Worker
 from .schedule import NS, intended_ns, open_loop, open_loop_async, round_half_away
 
@@ -145,16 +145,23 @@ class SyncDriver(Generic[C]):
     phased: SyncRequest[C] | None = None  # the request to make while phases are recorded (default: request)
 
     @staticmethod
-    def _timed_loop(w: Worker, client: C, args: argparse.Namespace, request: SyncRequest[C]) -> None:
+    def _timed_loop(
+        w: Worker, client: C, args: argparse.Namespace, request: SyncRequest[C], phased: SyncRequest[C] | None = None
+    ) -> None:
         """The closed keep-alive hot loop: as little Python per request as possible (it runs under the GIL,
-        and every Python row shares it)."""
+        and every Python row shares it). With `phased` (--phases), request k goes through it when k is a multiple
+        of SAMPLE_EVERY, its phases recorded: the others pay one test of k."""
         perf, url, limit, phases = time.perf_counter_ns, args.url, w.limit_ns, w.phases
         starts, latencies = w.starts, w.latencies
         w.loop_start = perf()
         for i in range(args.requests):
+            call = request
+            if phased is not None and not i % SAMPLE_EVERY:
+                assert phases is not None
+                phases.pending, call = {}, phased
             start = perf()
             try:
-                status, nbytes = request(client, url)
+                status, nbytes = call(client, url)
             except Exception as exc:
                 w.record(i, start, perf(), None, getattr(exc, "nbytes", 0), exc)
                 continue
@@ -163,7 +170,7 @@ class SyncDriver(Generic[C]):
                 starts.append(start)
                 latencies.append(end - start)
                 w.nbytes += nbytes
-                if phases is not None:
+                if phases is not None and phases.pending is not None:
                     phases.add(end - start)
             else:
                 w.record(i, start, end, status, nbytes, None)
@@ -210,11 +217,13 @@ class SyncDriver(Generic[C]):
                             pass
             except BaseException as exc:  # still join the barrier so nobody waits forever
                 setup_errors.append(exc)
-            request = forms.for_worker(index)  # the timed requests count from k = 0 again
+            request = plain = forms.for_worker(index)  # the timed requests count from k = 0 again
+            # a GET's phases are recorded (not the other forms'), of one request in SAMPLE_EVERY
+            sampled = w.phases is not None and plain is self.request
             if w.phases is not None:
                 worker(w.phases)
-                if request is self.request:  # a GET (the phases of a GET are recorded, not of the other forms)
-                    request = sampled_sync(request, phased, w.phases)
+                if sampled:
+                    request = sampled_sync(plain, phased, w.phases)
             ready.wait()
             go.wait()
 
@@ -233,7 +242,7 @@ class SyncDriver(Generic[C]):
                 if is_open:
                     open_loop(w, send, _schedule(args, index), t0[0], args.requests, duration_ns)
                 elif client is not None and args.connection == "keep-alive":
-                    self._timed_loop(w, client, args, request)
+                    self._timed_loop(w, client, args, plain, phased if sampled else None)
                 else:
                     w.loop_start = time.perf_counter_ns()
                     for i in range(args.requests):
