@@ -90,13 +90,15 @@ class Sums:
         pending, self.pending = self.pending, None
         if not pending:
             return
-        unknown = set(pending) - set(self.keys)
-        if unknown:
-            raise RuntimeError(f"the plugin recorded phases {sorted(unknown)} it does not declare ({self.keys})")
+        sums = self.sums
+        try:
+            for key, ns in pending.items():
+                sums[key] += ns if ns > 0 else 0
+        except KeyError:
+            unknown = sorted(set(pending) - set(self.keys))
+            raise RuntimeError(f"the plugin recorded phases {unknown} it does not declare ({self.keys})") from None
         self.count += 1
         self.latency_ns += latency_ns
-        for key, ns in pending.items():
-            self.sums[key] += max(0, ns)
 
     def to_json(self) -> dict[str, Any]:
         return {"count": self.count, "latency_ns": self.latency_ns, "sum_ns": dict(self.sums)}
