@@ -172,7 +172,9 @@ impl Client {
                 if let Some(t) = left()? {
                     rb = rb.timeout(t);
                 }
-                let resp = rb.send().await.map_err(|e| self.shape().explain(classify(&e)));
+                let resp = crate::phases::exchange(&url, self.options.http3, rb.send())
+                    .await
+                    .map_err(|e| self.shape().explain(classify(&e)));
                 drop(first);
                 let mut resp = resp?;
                 if self.options.http3 {

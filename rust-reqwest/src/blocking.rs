@@ -153,6 +153,16 @@ impl BlockingClient {
         self.run_owned(async move { client.get(&url).await }, cancel)
     }
 
+    /// Blocking [`Client::get_phases`]: `(status, body bytes, phases)`.
+    pub fn get_phases<C: FnMut() -> bool>(
+        &self,
+        url: &str,
+        cancel: C,
+    ) -> Result<(u16, u64, crate::Phases), ClientError> {
+        let (client, url) = (self.client_arc(), url.to_owned());
+        self.run_owned(async move { client.get_phases(&url).await }, cancel)
+    }
+
     /// Blocking [`Client::send_body`].
     pub fn send_body<C: FnMut() -> bool>(
         &self,

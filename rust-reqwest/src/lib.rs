@@ -30,6 +30,7 @@ mod blocking;
 pub mod cookies;
 mod error;
 pub mod limit;
+pub mod phases;
 mod protocol;
 mod send;
 pub mod tls;
@@ -47,6 +48,7 @@ pub use reqwest;
 
 pub use blocking::BlockingClient;
 pub use error::{chain_text, classify, ClientError, ConnectionKind, FAILURE_CLASSES};
+pub use phases::Phases;
 use protocol::{version_code, version_of_code};
 pub use protocol::{version_name, Http2};
 pub(crate) use send::{request_builder, send_on, settle_idle_connections};
@@ -107,6 +109,11 @@ pub struct ClientOptions {
     /// `None` (the default): no bound, and the idle connections are all kept (until reqwest's idle
     /// timeout, 90 s), as a client shared by W threads needs W of them.
     pub max_connections: Option<usize>,
+    /// Time the connections the client opens ([`phases`]: a layer on reqwest's connector), so that a request
+    /// that records its phases ([`Client::get_phases`], [`phases::record`]) can tell its `connect+tls`. Off by
+    /// default: the connector is then reqwest's own, as without it; on, a connection opened for a request
+    /// that does not record costs one thread-local look-up more (no clock read).
+    pub phases: bool,
 }
 
 impl ClientOptions {
@@ -126,6 +133,7 @@ impl ClientOptions {
             http2: Http2::Off,
             http3: false,
             max_connections: None,
+            phases: false,
         }
     }
 }
@@ -191,6 +199,9 @@ fn builder_with(options: &ClientOptions, decompress: bool) -> Result<reqwest::Cl
         .zstd(decompress)
         .tls_backend_preconfigured(tls)
         .tls_info(options.tls_info);
+    if options.phases {
+        b = b.connector_layer(phases::ConnectTiming);
+    }
     b = match &options.proxy {
         ProxyConfig::None => b.no_proxy(),
         ProxyConfig::Env => b, // reqwest's default: the environment's proxies
@@ -440,6 +451,14 @@ impl Client {
                 Err(e) => return Err(classify(&e)),
             }
         }
+    }
+
+    /// [`Client::get`], recording the request's phases ([`phases`]): `(status, body bytes, phases)`. A connection
+    /// it opens is timed only if the client was built with [`ClientOptions::phases`] (else its time is in
+    /// `send_wait`).
+    pub async fn get_phases(&self, url: &str) -> Result<(u16, u64, Phases), ClientError> {
+        let (result, phases) = phases::record(self.get(url)).await;
+        result.map(|(status, n)| (status, n, phases))
     }
 
     /// The benchmark's upload: `method` with `body` (its bytes shared, not copied), reading (and counting)

@@ -67,7 +67,8 @@ async fn send_unlimited(
         None => Some(None),
         Some(total) => Some(Some(total.saturating_sub(started.elapsed()))).filter(|l| l != &Some(Duration::ZERO)),
     };
-    let mut sent = build(timeout).send().await;
+    let exchange = |rb: reqwest::RequestBuilder| crate::phases::exchange(&url, http3, rb.send());
+    let mut sent = exchange(build(timeout)).await;
     // HTTP/3: a request the server did not process (h3 refused it after the server's GOAWAY, the server
     // rejected it or closed the connection gracefully without answering it: error::is_unprocessed_h3) goes
     // again whatever its method. reqwest's pool hands a connection with a GOAWAY out until the server closes it
@@ -80,13 +81,13 @@ async fn send_unlimited(
         }
         let Some(l) = left().filter(|l| l.is_none_or(|l| l > GOAWAY_PAUSE)) else { break };
         tokio::time::sleep(GOAWAY_PAUSE).await;
-        sent = build(l.map(|l| l - GOAWAY_PAUSE)).send().await;
+        sent = exchange(build(l.map(|l| l - GOAWAY_PAUSE))).await;
     }
     match sent {
         Ok(resp) => Ok(resp),
         Err(e) if method.is_idempotent() && error::is_stale_connection(&e) => match left() {
             None => Err(classify(&e)),
-            Some(l) => build(l).send().await.map_err(|e| classify(&e)),
+            Some(l) => exchange(build(l)).await.map_err(|e| classify(&e)),
         },
         Err(e) => Err(classify(&e)),
     }

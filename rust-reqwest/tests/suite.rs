@@ -5,5 +5,6 @@ mod support;
 
 mod client;
 mod idle;
+mod phases;
 mod quic_endpoint;
 mod tls;

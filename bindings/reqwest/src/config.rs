@@ -222,6 +222,9 @@ impl ClientArgs<'_, '_> {
             http2,
             http3: self.http3,
             max_connections: max_connections(self.max_connections)?,
+            // the connections are timed for the requests that record their phases (Response.phases, fetch_phases);
+            // one opened for another (get, fetch_len, fetch) costs a thread-local look-up more, no clock read
+            phases: true,
         };
         let config = Config {
             settings: Settings { follow_redirects: self.follow_redirects, max_redirects },
