@@ -12,6 +12,7 @@ mod driver;
 mod http2;
 mod http3;
 mod open_loop;
+mod phases;
 mod streams;
 mod uploads;
 mod usage;

@@ -1,4 +1,4 @@
-//! The `clientbench.raw/3` document (docs/raw-format.md): what a run measured, printed as one JSON line.
+//! The `clientbench.raw/4` document (docs/raw-format.md): what a run measured, printed as one JSON line.
 
 use std::process::ExitCode;
 
@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::{Arrival, ClientInfo, Group, HttpVersion, Mode, Options};
 
 /// The `schema` of the document.
-pub const SCHEMA: &str = "clientbench.raw/3";
+pub const SCHEMA: &str = "clientbench.raw/4";
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -37,6 +37,10 @@ struct ClientJson {
     /// none); with `--http 2` or `3` always present, `null` when no request got a response.
     #[serde(skip_serializing_if = "Option::is_none")]
     protocol: Option<Option<&'static str>>,
+    /// With `--phases`: the keys of the phases the driver records, in the contract's order (absent without the
+    /// flag, and when the driver records none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    phases: Option<Vec<&'static str>>,
 }
 
 #[derive(Serialize)]
@@ -119,6 +123,23 @@ pub(crate) struct WorkerJson {
     pub(crate) bytes: u64,
     pub(crate) failure_count: u64,
     pub(crate) failures: Vec<Failure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) phases: Option<PhasesJson>,
+}
+
+/// `workers[i].phases`: `{"count": n, "latency_ns": L, "sum_ns": {"connect+tls": c, ...}}` over the worker's
+/// successful timed requests (every key of `client.phases` in `sum_ns`, in its order).
+#[derive(Serialize, Debug)]
+pub(crate) struct PhasesJson {
+    pub(crate) count: u64,
+    pub(crate) latency_ns: u64,
+    #[serde(serialize_with = "ordered_map")]
+    pub(crate) sum_ns: Vec<(&'static str, u64)>,
+}
+
+/// `(key, value)` pairs as a JSON object, in their order.
+fn ordered_map<S: serde::Serializer>(pairs: &[(&'static str, u64)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
 /// `workers[i].histograms` of `--record histogram`.
@@ -155,7 +176,7 @@ fn peak_rss_kib() -> Option<u64> {
 /// Print the document of a run (or the error that stopped it) and return the exit status:
 /// 0 when the document was printed, whatever the requests did; 1 on an internal error.
 pub fn finish(prog: &str, info: ClientInfo, mode: Mode, o: &Options, outcome: Result<Group, String>) -> ExitCode {
-    let Group { wall_ns, cpu_ns, records } = match outcome {
+    let Group { wall_ns, cpu_ns, records, phase_keys } = match outcome {
         Ok(v) => v,
         Err(e) => {
             eprintln!("{prog}: {e}");
@@ -176,6 +197,7 @@ pub fn finish(prog: &str, info: ClientInfo, mode: Mode, o: &Options, outcome: Re
                 (None, HttpVersion::Http2 | HttpVersion::Http3) => Some(None),
                 (None, HttpVersion::Http11) => None,
             },
+            phases: phase_keys,
         },
         workload: Workload::of(o),
         wall_ns,

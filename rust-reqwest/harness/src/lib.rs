@@ -1,7 +1,7 @@
 //! The clientbench driver harness for Rust clients (docs/raw-format.md), the counterpart of
 //! cpp-beast/harness/ and python/clientbench/harness.py: the contract's flags, W workers, the ready barrier
 //! then t0, the timed loop (closed, or open on a schedule), failure accounting and the
-//! `clientbench.raw/3` document. A driver supplies only how to make a worker's client, how to do one GET
+//! `clientbench.raw/4` document. A driver supplies only how to make a worker's client, how to do one GET
 //! and one POST/PUT with it ([`Driver`]); the binary picks the mode.
 //!
 //! * [`run_tasks`] (`async`): W tokio tasks on one multi-thread runtime.
@@ -26,7 +26,9 @@
 //! answer is counted, not compared). A GET whose answer is read whole is the driver's [`Driver::get`], the
 //! hot loop the benchmark measures, as it always was; everything else goes through [`Driver::send`]. With `--record histogram` the latencies of the
 //! successful requests go into HdrHistograms (3 significant digits) instead of per-request arrays
-//! ([`record`]).
+//! ([`record`]). With `--phases` (raw/4) the driver's [`Driver::get_phases`] / [`Driver::send_phases`] do the
+//! timed requests, and each worker sums the phases of its successful ones (`workers[i].phases`), under the keys
+//! the driver names ([`Driver::phase_keys`], `client.phases`); without it nothing of that runs.
 //!
 //! For `https://` URLs, `--ca-file` / `--insecure` reach every client through [`ClientOptions`] (made once,
 //! before any worker starts, by [`prepare`]: a CA file that cannot be used is bad usage), and the
@@ -68,7 +70,7 @@ mod usage;
 use std::future::Future;
 
 use clap::ValueEnum;
-use reqwest_bench::{ClientError, ClientOptions};
+use reqwest_bench::{ClientError, ClientOptions, Phases};
 
 pub use body::{Answer, Chunks, Outgoing};
 /// The chunk type of bodies.
@@ -108,6 +110,37 @@ pub trait Driver: Send + Sync + 'static {
         body: Outgoing,
         answer: &mut Answer<'_>,
     ) -> impl Future<Output = Result<u16, ClientError>> + Send;
+
+    /// With `--phases`: the keys of the phases this driver records for `plan`'s requests (`client.phases`, in the
+    /// contract's order: e.g. `connect+tls`, `send+wait`, `receive`). None (the default): it sees no phase, and
+    /// the document has no `phases` keys; [`Driver::get_phases`] and [`Driver::send_phases`] are then never called.
+    fn phase_keys(&self, _plan: &Plan) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    /// [`Driver::get`], recording the request's phases (each of its [`Phases::entries`] under one of
+    /// [`Driver::phase_keys`]). Called instead of `get` for the timed requests with `--phases`.
+    fn get_phases(
+        &self,
+        client: &Self::Client,
+        url: &str,
+    ) -> impl Future<Output = Result<(u16, u64, Phases), ClientError>> + Send {
+        let get = self.get(client, url);
+        async move { get.await.map(|(status, n)| (status, n, Phases::default())) }
+    }
+
+    /// [`Driver::send`], recording the request's phases (as [`Driver::get_phases`]).
+    fn send_phases(
+        &self,
+        client: &Self::Client,
+        method: Method,
+        url: &str,
+        body: Outgoing,
+        answer: &mut Answer<'_>,
+    ) -> impl Future<Output = Result<(u16, Phases), ClientError>> + Send {
+        let send = self.send(client, method, url, body, answer);
+        async move { send.await.map(|status| (status, Phases::default())) }
+    }
 
     /// The TLS version the client negotiated (`TLSv1.3`), if it can tell; reported as `client.tls`.
     fn tls_version(&self, _client: &Self::Client) -> Option<&'static str> {

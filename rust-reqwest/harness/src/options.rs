@@ -231,6 +231,9 @@ pub struct Options {
     /// A file of targets (`METHOD URL [@BODYFILE]` per line) every worker cycles through instead of --url
     #[arg(long, value_name = "FILE")]
     pub targets: Option<PathBuf>,
+    /// Record each timed request's phases (client.phases, workers[i].phases; raw/4)
+    #[arg(long)]
+    pub phases: bool,
 }
 
 /// What the workers run, made from [`Options`] once they are checked ([`Options::plan`]).
@@ -260,6 +263,10 @@ pub struct Plan {
     pub chunk_size: usize,
     /// `--targets`: worker w's request k goes to target (w + k) mod T (empty: every request to `url`).
     pub targets: Vec<Target>,
+    /// `--phases`: record each timed request's phases (if the driver can see some: [`crate::Driver::phase_keys`]).
+    pub phases: bool,
+    /// `--http 3`.
+    pub http3: bool,
 }
 
 impl Plan {
@@ -289,6 +296,12 @@ impl Plan {
             0 => None,
             t => Some(&self.targets[((u64::from(w) + k) % t) as usize]),
         }
+    }
+
+    /// Every URL a request goes to: `--url`, or the targets.
+    pub fn urls(&self) -> impl Iterator<Item = &str> {
+        let url = self.targets.is_empty().then_some(self.url.as_str());
+        url.into_iter().chain(self.targets.iter().map(|t| t.url.as_str()))
     }
 
     /// `--download stream`: the most a piece of the response is taken in.
@@ -350,6 +363,9 @@ impl Options {
             tls_info: self.is_https(),
             http2,
             http3: self.http == HttpVersion::Http3,
+            // the connections' timing layer only when the phases are recorded: without --phases the client is
+            // exactly what it was before the flag existed
+            phases: self.phases,
             ..ClientOptions::new(Duration::from_secs_f64(self.timeout))
         })
     }
@@ -457,6 +473,8 @@ impl Options {
             download: self.download,
             chunk_size,
             targets,
+            phases: self.phases,
+            http3: self.http == HttpVersion::Http3,
         })
     }
 }

@@ -142,6 +142,20 @@ fn streamed_bodies() {
     assert!(parse(&["--chunk-size", "10"]).unwrap().plan().is_ok());
 }
 
+/// `--phases` (raw/4): a switch, off by default; on, the plan records the phases and the clients time their
+/// connections, whatever else is asked.
+#[test]
+fn phases_is_a_switch() {
+    let o = parse(&[]).unwrap();
+    assert!(!o.phases && !o.plan().unwrap().phases && !o.client_options().unwrap().phases);
+    for more in [&[][..], &["--record", "histogram"], &["--http", "2", "--connection", "new"], &["--rate", "5"]] {
+        let o = parse(&[&["--phases"][..], more].concat()).unwrap();
+        assert!(o.phases && o.plan().unwrap().phases && o.client_options().unwrap().phases, "{more:?}");
+    }
+    assert_eq!(parse(&["--phases"]).unwrap().plan().unwrap().urls().collect::<Vec<_>>(), ["http://127.0.0.1:1/"]);
+    assert!(parse(&["--phases", "yes"]).is_err(), "it takes no value");
+}
+
 #[test]
 fn targets_replace_the_url() {
     let dir = std::env::temp_dir().join(format!("harness-options-{}", std::process::id()));
@@ -164,6 +178,8 @@ fn targets_replace_the_url() {
     assert!(matches!(plan.target_outgoing(b), Outgoing::Whole(w) if &w[..] == b"0123456789"));
     assert!(matches!(plan.target_outgoing(c), Outgoing::Whole(w) if w.is_empty()));
     assert!(parse(&[]).unwrap().plan().unwrap().target(0, 0).is_none());
+    // the URLs requests go to (the phases' keys are theirs): the targets', not --url's
+    assert_eq!(plan.urls().collect::<Vec<_>>(), ["http://h/a", "http://h/b", "http://h/c"]);
     for (args, flag) in [
         (&["--method", "POST"][..], "--method"),
         (&["--method", "GET"], "--method"),

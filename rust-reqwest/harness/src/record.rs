@@ -1,12 +1,13 @@
 //! What one worker measured: per request its times (or, with `--record histogram`, its latencies in
-//! HdrHistograms), the bytes, the failures (counted, the first [`MAX_FAILURES`] kept), and what made a
-//! request fail ([`Outcome`]; an upload's answer is checked by [`crate::body::Answer`]).
+//! HdrHistograms), the bytes, the failures (counted, the first [`MAX_FAILURES`] kept), what made a
+//! request fail ([`Outcome`]; an upload's answer is checked by [`crate::body::Answer`]), and with `--phases` the
+//! sums of the successful requests' phases ([`PhaseSums`]).
 
 use bytes::Bytes;
 use hdrhistogram::Histogram;
 use reqwest_bench::ClientError;
 
-use crate::document::{Failure, HistogramJson, Histograms, WorkerJson};
+use crate::document::{Failure, HistogramJson, Histograms, PhasesJson, WorkerJson};
 use crate::options::RecordMode;
 
 /// Failures kept per worker (the rest are only counted).
@@ -115,6 +116,57 @@ pub struct Record {
     pub(crate) tls_version: Option<&'static str>,
     /// The HTTP version of the worker's client's most recent response.
     pub(crate) protocol: Option<&'static str>,
+    /// With `--phases` (and a driver that records some): the sums of the successful requests' phases.
+    pub(crate) phases: Option<PhaseSums>,
+}
+
+/// `workers[i].phases`: the successful timed requests whose phases were recorded, the sum of their latencies
+/// (service times) and of each phase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseSums {
+    keys: Vec<&'static str>,
+    count: u64,
+    latency_ns: u64,
+    sums: Vec<u64>,
+}
+
+impl PhaseSums {
+    /// Nothing yet, under `keys` (`client.phases`).
+    pub fn new(keys: Vec<&'static str>) -> PhaseSums {
+        let sums = vec![0; keys.len()];
+        PhaseSums { keys, count: 0, latency_ns: 0, sums }
+    }
+
+    /// One successful request of service time `latency`, with its phases `(key, ns)`. A request with a phase
+    /// that is not one of the keys is left out (the contract's count is of the requests whose phases were
+    /// recorded): false. That is a bug of the driver's [`crate::Driver::phase_keys`] (a debug build panics).
+    pub fn add(&mut self, latency: u64, phases: impl IntoIterator<Item = (&'static str, u64)>) -> bool {
+        // checked whole before anything is added (no allocation: a request has a few phases)
+        let (mut found, mut n) = ([(0usize, 0u64); 8], 0);
+        for (key, ns) in phases {
+            let i = self.keys.iter().position(|k| *k == key);
+            let Some(i) = i.filter(|_| n < found.len()) else {
+                debug_assert!(false, "phase {key:?} is not one of the driver's keys {:?}", self.keys);
+                return false;
+            };
+            found[n] = (i, ns);
+            n += 1;
+        }
+        for &(i, ns) in &found[..n] {
+            self.sums[i] = self.sums[i].saturating_add(ns);
+        }
+        self.count += 1;
+        self.latency_ns = self.latency_ns.saturating_add(latency);
+        true
+    }
+
+    pub(crate) fn into_json(self) -> PhasesJson {
+        PhasesJson {
+            count: self.count,
+            latency_ns: self.latency_ns,
+            sum_ns: self.keys.into_iter().zip(self.sums).collect(),
+        }
+    }
 }
 
 impl Record {
@@ -144,6 +196,20 @@ impl Record {
             loop_end: 0,
             tls_version: None,
             protocol: None,
+            phases: None,
+        }
+    }
+
+    /// Sum the successful requests' phases under `keys` ([`Record::phases`]).
+    pub fn with_phases(mut self, keys: Vec<&'static str>) -> Self {
+        self.phases = Some(PhaseSums::new(keys));
+        self
+    }
+
+    /// A successful timed request's phases, of service time `latency` (with [`Record::with_phases`] only).
+    pub fn phases(&mut self, latency: u64, phases: impl IntoIterator<Item = (&'static str, u64)>) {
+        if let Some(sums) = &mut self.phases {
+            sums.add(latency, phases);
         }
     }
 
@@ -202,6 +268,7 @@ impl Record {
             bytes: self.bytes,
             failure_count: self.failure_count,
             failures: self.failures,
+            phases: self.phases.map(PhaseSums::into_json),
         }
     }
 }
@@ -311,6 +378,37 @@ mod tests {
         assert_eq!((json.failure_count, json.failures.len()), (2500, MAX_FAILURES));
         assert_eq!(json.failures.last().map(|f| f.index), Some(999));
         assert!(json.intended_ns.is_none() && json.histograms.is_none());
+    }
+
+    #[test]
+    fn phases_are_summed_under_every_key() {
+        let mut rec =
+            Record::new(RecordMode::Histogram, false, 0).with_phases(vec!["connect+tls", "send+wait", "receive"]);
+        rec.phases(100, [("connect+tls", 10), ("send+wait", 50), ("receive", 20)]);
+        rec.phases(60, [("send+wait", 40), ("receive", 5)]);
+        let json = rec.into_json().phases.expect("phases");
+        assert_eq!((json.count, json.latency_ns), (2, 160));
+        assert_eq!(json.sum_ns, [("connect+tls", 10), ("send+wait", 90), ("receive", 25)]);
+        // none: every key still there, 0
+        let none = Record::new(RecordMode::Samples, false, 0).with_phases(vec!["connect+tls", "receive"]);
+        let json = none.into_json().phases.expect("phases");
+        assert_eq!((json.count, json.latency_ns, json.sum_ns), (0, 0, vec![("connect+tls", 0), ("receive", 0)]));
+        assert!(Record::new(RecordMode::Samples, false, 0).into_json().phases.is_none());
+    }
+
+    #[test]
+    fn a_phase_without_its_key_leaves_the_request_out() {
+        let mut sums = PhaseSums::new(vec!["connect+tls", "receive"]);
+        assert!(sums.add(5, [("connect+tls", 1), ("receive", 2)]));
+        let unknown = std::panic::catch_unwind(move || {
+            let ok = sums.add(7, [("connect+tls", 1), ("connect", 1)]);
+            (ok, sums)
+        });
+        // a debug build says it is a bug; a release build leaves the request out, nothing of it added
+        assert_eq!(unknown.is_err(), cfg!(debug_assertions));
+        if let Ok((ok, sums)) = unknown {
+            assert_eq!((ok, sums.into_json().count), (false, 1));
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::{Arc, Barrier, OnceLock};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use reqwest_bench::{ClientError, ClientOptions};
+use reqwest_bench::{ClientError, ClientOptions, Phases};
 
 use crate::body::Answer;
 use crate::options::{ClientScope, Method, Plan, Transfer};
@@ -19,6 +19,13 @@ pub struct Group {
     pub(crate) wall_ns: u64,
     pub(crate) cpu_ns: Option<u64>,
     pub(crate) records: Vec<Record>,
+    /// With `--phases`, the driver's phase keys (`client.phases`; `None` without the flag or without keys).
+    pub(crate) phase_keys: Option<Vec<&'static str>>,
+}
+
+/// With `--phases`, the keys of the phases `driver` records for `plan` (`None`: not asked, or none).
+fn phase_keys<D: Driver>(driver: &D, plan: &Plan) -> Option<Vec<&'static str>> {
+    plan.phases.then(|| driver.phase_keys(plan)).filter(|keys| !keys.is_empty())
 }
 
 fn ns(d: Duration) -> u64 {
@@ -164,6 +171,71 @@ async fn request<D: Driver>(
     }
 }
 
+/// [`request`] recording its phases (`--phases`): the same requests through [`Driver::get_phases`] and
+/// [`Driver::send_phases`]; the phases are those of a request that got its answer (all 0 otherwise).
+async fn request_phases<D: Driver>(
+    driver: &D,
+    client: &Result<D::Client, ClientError>,
+    plan: &Plan,
+    w: u32,
+    k: u64,
+) -> (Outcome, Phases) {
+    let client = match client {
+        Ok(c) => c,
+        Err(e) => return (Outcome::Error(e.clone()), Phases::default()),
+    };
+    let whole_get = |method| method == Method::Get && plan.download == Transfer::Whole;
+    match plan.target(w, k) {
+        None if whole_get(plan.method) => get_phases(driver, client, &plan.url).await,
+        None => {
+            let answer = Answer::new(plan.expect.as_ref(), plan.piece());
+            send_phases(driver, client, plan.method, &plan.url, plan.outgoing(), answer).await
+        }
+        Some(t) if whole_get(t.method) && t.body.is_none() => get_phases(driver, client, &t.url).await,
+        Some(t) => {
+            let answer = Answer::new(None, plan.piece());
+            send_phases(driver, client, t.method, &t.url, plan.target_outgoing(t), answer).await
+        }
+    }
+}
+
+async fn get_phases<D: Driver>(driver: &D, client: &D::Client, url: &str) -> (Outcome, Phases) {
+    match driver.get_phases(client, url).await {
+        Ok((status, n, phases)) => (Outcome::of_get(Ok((status, n))), phases),
+        Err(e) => (Outcome::Error(e), Phases::default()),
+    }
+}
+
+async fn send_phases<D: Driver>(
+    driver: &D,
+    client: &D::Client,
+    method: Method,
+    url: &str,
+    body: crate::Outgoing,
+    mut answer: Answer<'_>,
+) -> (Outcome, Phases) {
+    match driver.send_phases(client, method, url, body, &mut answer).await {
+        Ok((status, phases)) => (answer.outcome(status), phases),
+        Err(e) => (Outcome::Error(e), Phases::default()),
+    }
+}
+
+/// A timed request: [`request`], or with `phased` (`--phases`) [`request_phases`].
+async fn attempt<D: Driver>(
+    driver: &D,
+    client: &Result<D::Client, ClientError>,
+    plan: &Plan,
+    w: u32,
+    k: u64,
+    phased: bool,
+) -> (Outcome, Option<Phases>) {
+    if !phased {
+        return (request(driver, client, plan, w, k).await, None);
+    }
+    let (outcome, phases) = request_phases(driver, client, plan, w, k).await;
+    (outcome, Some(phases))
+}
+
 /// One worker, in both modes: its client (or the shared one), K warm-up requests (closed loop), the gate,
 /// the timed loop.
 async fn worker<D: Driver, G: Gate>(
@@ -212,24 +284,35 @@ pub(crate) async fn timed<D: Driver, C: Clock>(
     clock: &C,
 ) -> Record {
     let new_client = plan.connection == Connection::New;
+    let keys = phase_keys(driver, plan);
+    let phased = keys.is_some();
+    let with_phases = |rec: Record| match &keys {
+        Some(k) => rec.with_phases(k.clone()),
+        None => rec,
+    };
     let Some(open) = plan.open else {
         let Limit::Requests(n) = plan.limit else { unreachable!("--duration needs --rate (checked by Options::plan)") };
-        let mut rec = Record::new(plan.record, false, n as usize);
+        let mut rec = with_phases(Record::new(plan.record, false, n as usize));
         rec.loop_start = clock.now();
         for k in 0..u64::from(n) {
             let start = clock.now();
             if new_client {
                 *client = Held::Own(driver.make_client(co)); // drops the previous client and its connection
             }
-            let outcome = request(driver, client.get(), plan, w, k).await;
+            // with --phases, the request's phases count when it succeeded
+            let (outcome, phases) = attempt(driver, client.get(), plan, w, k, phased).await;
             let end = clock.now();
-            rec.record(k, None, start, end, outcome.within(end.saturating_sub(start), plan.timeout_ns));
+            let outcome = outcome.within(end.saturating_sub(start), plan.timeout_ns);
+            if let (Some(p), Outcome::Ok { .. }) = (phases, &outcome) {
+                rec.phases(end.saturating_sub(start), p.entries());
+            }
+            rec.record(k, None, start, end, outcome);
         }
         rec.loop_end = clock.now();
         return rec;
     };
     let mut pacer = Pacer::new(Schedule::new(&open, plan.workers, w), plan.limit);
-    let mut rec = Record::new(plan.record, true, pacer.expected(&open, plan.workers));
+    let mut rec = with_phases(Record::new(plan.record, true, pacer.expected(&open, plan.workers)));
     rec.loop_start = clock.now();
     while let Some(intended) = pacer.next_intended() {
         clock.sleep_until(intended).await;
@@ -241,10 +324,13 @@ pub(crate) async fn timed<D: Driver, C: Clock>(
             *client = Held::Own(driver.make_client(co));
         }
         let k = pacer.sent() - 1; // admitted: counted
-        let outcome = request(driver, client.get(), plan, w, k).await;
+        let (outcome, phases) = attempt(driver, client.get(), plan, w, k, phased).await;
         let end = clock.now();
         pacer.finished(end);
         let outcome = outcome.within(end.saturating_sub(start), plan.timeout_ns);
+        if let (Some(p), Outcome::Ok { .. }) = (phases, &outcome) {
+            rec.phases(end.saturating_sub(start), p.entries());
+        }
         rec.record(k, Some(intended), start, end, outcome);
     }
     rec.loop_end = clock.now();
@@ -310,7 +396,7 @@ pub fn run_threads<D: Driver>(driver: D, plan: &Plan, co: &ClientOptions) -> Res
         records.push(h.join().map_err(|_| "a worker thread panicked".to_string())?);
     }
     let wall = ns(t0.elapsed());
-    Ok(Group { wall_ns: wall, cpu_ns: cpu_since(cpu0), records })
+    Ok(Group { wall_ns: wall, cpu_ns: cpu_since(cpu0), records, phase_keys: phase_keys(&*driver, plan) })
 }
 
 /// `async`: W tokio tasks on one multi-thread runtime, each running [`worker`] with its own client (made
@@ -344,7 +430,7 @@ pub fn run_tasks<D: Driver>(driver: D, plan: &Plan, co: &ClientOptions) -> Resul
             records.push(h.await.map_err(|e| format!("worker task failed: {e}"))?);
         }
         let wall = ns(t0.elapsed());
-        Ok(Group { wall_ns: wall, cpu_ns: cpu_since(cpu0), records })
+        Ok(Group { wall_ns: wall, cpu_ns: cpu_since(cpu0), records, phase_keys: phase_keys(&*driver, plan) })
     })
 }
 

@@ -434,3 +434,82 @@ fn unsupported_is_exit_status_3() {
     assert_eq!(crate::unsupported(&NoH2, &asked), Err(std::process::ExitCode::from(crate::EXIT_UNSUPPORTED)));
     assert_eq!(crate::unsupported(&NoH2, &parse(&[]).unwrap().o), Ok(()));
 }
+
+/// `--phases`: each worker sums the phases of its successful timed requests (not the warm-up's, not a failure's:
+/// a 500, a timeout, an upload's wrong answer) under the driver's keys, samples or histograms, in both modes;
+/// without the flag, or with a driver that records none, there are none.
+#[test]
+fn phases_are_summed_over_the_successful_requests() {
+    const KEYS: [&str; 3] = ["connect+tls", "send+wait", "receive"];
+    fn phases() -> Phases {
+        Phases { connect: 1, send_wait: 10, receive: 100, ..Phases::default() }
+    }
+    struct Phased(Fake);
+    impl Driver for Phased {
+        type Client = FakeClient;
+        fn make_client(&self, o: &ClientOptions) -> Result<FakeClient, ClientError> {
+            self.0.make_client(o)
+        }
+        fn get(&self, c: &FakeClient, url: &str) -> impl Future<Output = Result<(u16, u64), ClientError>> + Send {
+            self.0.get(c, url)
+        }
+        fn send(
+            &self,
+            c: &FakeClient,
+            m: Method,
+            url: &str,
+            body: Outgoing,
+            answer: &mut Answer<'_>,
+        ) -> impl Future<Output = Result<u16, ClientError>> + Send {
+            self.0.send(c, m, url, body, answer)
+        }
+        fn phase_keys(&self, _plan: &Plan) -> Vec<&'static str> {
+            KEYS.to_vec()
+        }
+        async fn get_phases(&self, c: &FakeClient, _url: &str) -> Result<(u16, u64, Phases), ClientError> {
+            tokio::task::yield_now().await;
+            answer_of(c).map(|(s, n)| (s, n, phases()))
+        }
+        async fn send_phases(
+            &self,
+            c: &FakeClient,
+            m: Method,
+            _url: &str,
+            body: Outgoing,
+            answer: &mut Answer<'_>,
+        ) -> Result<(u16, Phases), ClientError> {
+            send_answer(c, m, body, answer).map(|s| (s, phases()))
+        }
+    }
+    let runs: [&[&str]; 3] = [
+        &["--requests", "20"],
+        &["--requests", "20", "--record", "histogram"],
+        &["--method", "POST", "--body-size", "3", "--requests", "6"],
+    ];
+    for args in runs {
+        let with = plan(&[&["--workers", "2", "--warmup", "2", "--phases"][..], args].concat());
+        let groups =
+            [run_threads(Phased(fake()), &with, &co()).unwrap(), run_tasks(Phased(fake()), &with, &co()).unwrap()];
+        for group in groups {
+            assert_eq!(group.phase_keys.as_deref(), Some(&KEYS[..]), "{args:?}");
+            for r in group.records {
+                let json = r.into_json();
+                let ok = json.count - json.failure_count;
+                assert!(ok > 0 && json.failure_count > 0, "{args:?}: both kinds");
+                let p = json.phases.expect("phases");
+                assert_eq!(p.count, ok, "{args:?}");
+                assert_eq!(p.sum_ns, [("connect+tls", ok), ("send+wait", 10 * ok), ("receive", 100 * ok)], "{args:?}");
+                if let Some(latencies) = json.latencies_ns {
+                    let failed: std::collections::HashSet<u32> = json.failures.iter().map(|f| f.index).collect();
+                    let of_ok = latencies.iter().enumerate().filter(|(k, _)| !failed.contains(&(*k as u32)));
+                    assert_eq!(p.latency_ns, of_ok.map(|(_, l)| l).sum::<u64>(), "{args:?}");
+                }
+            }
+        }
+        let without = plan(&[&["--workers", "2", "--warmup", "2"][..], args].concat());
+        let group = run_threads(Phased(fake()), &without, &co()).unwrap();
+        assert!(group.phase_keys.is_none() && group.records.into_iter().all(|r| r.into_json().phases.is_none()));
+    }
+    let group = run_tasks(AsyncFake(fake()), &plan(&["--phases"]), &co()).unwrap();
+    assert!(group.phase_keys.is_none() && group.records.into_iter().all(|r| r.into_json().phases.is_none()));
+}

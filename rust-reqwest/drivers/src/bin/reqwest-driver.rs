@@ -15,18 +15,24 @@
 //! handed to the harness as reqwest yields them, never kept). `--mode sync` runs the same future on the
 //! blocking client's own runtime: reqwest-bench's `BlockingClient` is the async client on a private
 //! current-thread runtime, not `reqwest::blocking`, so both modes stream through the same calls.
+//! `--phases`: the clients time their connections (reqwest-bench's `ClientOptions::phases`) and every timed
+//! request records its phases (reqwest-bench's `phases`): `connect+tls`, `send+wait`, `receive` (`dns+connect+tls`
+//! when the host is a name; over HTTP/3 `connect+tls+send+wait` and `receive`: the QUIC handshake is inside the
+//! exchange), in both modes ([`phase_keys`]).
 
 use std::future::Future;
 use std::process::ExitCode;
 
 use clap::Parser;
 use reqwest_bench::api::{Body, Request};
+use reqwest_bench::phases::{self, Layout, Phases};
 use reqwest_bench::reqwest::header::HeaderMap;
 use reqwest_bench::reqwest::Method as HttpMethod;
+use reqwest_bench::reqwest::Url;
 use reqwest_bench::{classify, parse_url, BlockingClient, Client, ClientError, ClientOptions, REQWEST_VERSION};
-use reqwest_harness::{self as harness, Answer, ClientInfo, Driver, Method, Mode, Outgoing};
+use reqwest_harness::{self as harness, Answer, ClientInfo, Driver, Method, Mode, Outgoing, Plan};
 
-/// Benchmark driver for the reqwest HTTP client (prints one clientbench.raw/3 JSON document).
+/// Benchmark driver for the reqwest HTTP client (prints one clientbench.raw/4 JSON document).
 #[derive(Parser, Debug)]
 #[command(name = "reqwest-driver", version)]
 struct Args {
@@ -60,6 +66,29 @@ impl Driver for Tasks {
         answer: &mut Answer<'_>,
     ) -> impl Future<Output = Result<u16, ClientError>> + Send {
         transfer(client, method, url, body, answer)
+    }
+
+    fn phase_keys(&self, plan: &Plan) -> Vec<&'static str> {
+        phase_keys(plan)
+    }
+
+    fn get_phases(
+        &self,
+        client: &Client,
+        url: &str,
+    ) -> impl Future<Output = Result<(u16, u64, Phases), ClientError>> + Send {
+        client.get_phases(url)
+    }
+
+    fn send_phases(
+        &self,
+        client: &Client,
+        method: Method,
+        url: &str,
+        body: Outgoing,
+        answer: &mut Answer<'_>,
+    ) -> impl Future<Output = Result<(u16, Phases), ClientError>> + Send {
+        transfer_phases(client, method, url, body, answer)
     }
 
     fn tls_version(&self, client: &Client) -> Option<&'static str> {
@@ -113,6 +142,25 @@ async fn transfer(
     Ok(status)
 }
 
+/// [`transfer`], recording its phases (`receive` ends when the last chunk has been handed to `answer`, which
+/// counts it and checks an upload's answer as it goes).
+async fn transfer_phases(
+    client: &Client,
+    method: Method,
+    url: &str,
+    body: Outgoing,
+    answer: &mut Answer<'_>,
+) -> Result<(u16, Phases), ClientError> {
+    let (result, phases) = phases::record(transfer(client, method, url, body, answer)).await;
+    result.map(|status| (status, phases))
+}
+
+/// The phase keys of `plan`'s requests, both modes: those of each URL's [`Layout`] (a name's resolution is in
+/// the connection's time: `dns+connect+tls`; HTTP/3's handshake in the exchange's: `connect+tls+send+wait`).
+fn phase_keys(plan: &Plan) -> Vec<&'static str> {
+    Layout::union(plan.urls().filter_map(|u| Url::parse(u).ok()).map(|u| Layout::of(&u, plan.http3)))
+}
+
 /// `--mode sync`: the blocking client (its own current-thread runtime), one per thread.
 struct Threads;
 
@@ -136,6 +184,29 @@ impl Driver for Threads {
         answer: &mut Answer<'_>,
     ) -> impl Future<Output = Result<u16, ClientError>> + Send {
         std::future::ready(client.run(transfer(client.client(), method, url, body, answer), || false))
+    }
+
+    fn phase_keys(&self, plan: &Plan) -> Vec<&'static str> {
+        phase_keys(plan)
+    }
+
+    fn get_phases(
+        &self,
+        client: &BlockingClient,
+        url: &str,
+    ) -> impl Future<Output = Result<(u16, u64, Phases), ClientError>> + Send {
+        std::future::ready(client.get_phases(url, || false))
+    }
+
+    fn send_phases(
+        &self,
+        client: &BlockingClient,
+        method: Method,
+        url: &str,
+        body: Outgoing,
+        answer: &mut Answer<'_>,
+    ) -> impl Future<Output = Result<(u16, Phases), ClientError>> + Send {
+        std::future::ready(client.run(transfer_phases(client.client(), method, url, body, answer), || false))
     }
 
     fn tls_version(&self, client: &BlockingClient) -> Option<&'static str> {

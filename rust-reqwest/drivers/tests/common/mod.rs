@@ -1,5 +1,5 @@
 //! What the driver's contract tests share: the benchmark server (clientbench-server's router, served in
-//! this process on 127.0.0.1), a bounded run of the driver, and the checks every clientbench.raw/3
+//! this process on 127.0.0.1), a bounded run of the driver, and the checks every clientbench.raw/4
 //! document must pass (docs/raw-format.md).
 
 // Each test crate that includes this module uses only part of it.
@@ -198,9 +198,9 @@ pub fn array(w: &Value, key: &str) -> Option<Vec<u64>> {
     w.get(key).map(u64s)
 }
 
-/// What docs/raw-format.md says of every clientbench.raw/3 document.
+/// What docs/raw-format.md says of every clientbench.raw/4 document.
 pub fn check(doc: &Value) {
-    assert_eq!(doc["schema"], "clientbench.raw/3");
+    assert_eq!(doc["schema"], "clientbench.raw/4");
     let wl = &doc["workload"];
     for key in [
         "url",
@@ -266,6 +266,7 @@ pub fn check(doc: &Value) {
             assert!(f["index"].as_u64().unwrap() < count);
             assert!(!f["reason"].as_str().unwrap().is_empty());
         }
+        check_phases(doc, w);
         if histogram {
             for key in ["start_ns", "latencies_ns", "intended_ns"] {
                 assert!(w.get(key).is_none(), "no {key} with --record histogram");
@@ -300,6 +301,34 @@ pub fn check(doc: &Value) {
                 None => assert!(!open, "an open loop has intended_ns"),
             }
         }
+    }
+}
+
+/// A worker's `phases` (raw/4): there when `client.phases` is (with `--phases`), under exactly its keys, of at
+/// most its successful requests, whose latencies (all of them, when every request succeeded and the samples are
+/// kept) they sum, and the phases fit in those latencies.
+fn check_phases(doc: &Value, w: &Value) {
+    let Some(keys) = doc["client"].get("phases") else {
+        assert!(w.get("phases").is_none(), "no workers[i].phases without client.phases: {w}");
+        return;
+    };
+    let keys: Vec<&str> =
+        keys.as_array().expect("client.phases is a list").iter().map(|k| k.as_str().unwrap()).collect();
+    assert!(!keys.is_empty(), "client.phases is written only when the driver records some");
+    let p = &w["phases"];
+    let sums = p["sum_ns"].as_object().expect("sum_ns");
+    // (serde_json's map is sorted: the order the driver wrote is not seen here)
+    let (mut got, mut want) = (sums.keys().map(String::as_str).collect::<Vec<_>>(), keys.clone());
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "sum_ns has every key of client.phases, and no other");
+    let successes = w["count"].as_u64().unwrap() - w["failure_count"].as_u64().unwrap();
+    let (n, latency) = (p["count"].as_u64().unwrap(), p["latency_ns"].as_u64().unwrap());
+    assert!(n <= successes, "{p}");
+    let phases: u64 = sums.values().map(|v| v.as_u64().expect("ns")).sum();
+    assert!(phases <= latency, "the phases fit in the requests' latencies: {p}");
+    if let (0, Some(latencies)) = (w["failure_count"].as_u64().unwrap(), array(w, "latencies_ns")) {
+        assert_eq!((n, latency), (latencies.len() as u64, latencies.iter().sum::<u64>()), "{p}");
     }
 }
 
