@@ -34,7 +34,7 @@ use crate::config::{client_pymethods, tls_info_dict, ClientClass, Config};
 use crate::errors::to_py_err;
 use crate::fork::{self, ForkLocal};
 use crate::request::{lean_body, next_chunk, open_streamed, prepare, read_whole, RequestArgs};
-use crate::response::{Headers, Response};
+use crate::response::{phases_ns, Headers, Response};
 
 /// The runtime of one process (fork generation).
 struct ProcessRuntime {
@@ -99,8 +99,9 @@ const TIMER_FLOOR: std::time::Duration = std::time::Duration::from_secs(1);
 pub(crate) enum Outcome {
     Status(u16),
     Len(u16, u64),
+    Phases(u16, u64, reqwest_bench::Phases),
     Body(u16, bytes::Bytes),
-    Response(Head, bytes::Bytes),
+    Response(Head, bytes::Bytes, reqwest_bench::Phases),
     Stream(Head, reqwest_bench::reqwest::Response),
     Chunk(Option<bytes::Bytes>),
     /// A `RawUpload` chunk queued (`true`), or the request no longer reads its body.
@@ -230,8 +231,11 @@ impl Completer {
             let value: PyResult<Bound<'_, PyAny>> = match outcome {
                 Ok(Outcome::Status(s)) => s.into_bound_py_any(py),
                 Ok(Outcome::Len(s, n)) => (s, n).into_bound_py_any(py),
+                Ok(Outcome::Phases(s, n, p)) => phases_ns(py, &p).and_then(|d| (s, n, d).into_bound_py_any(py)),
                 Ok(Outcome::Body(s, b)) => (s, PyBytes::new(py, &b)).into_bound_py_any(py),
-                Ok(Outcome::Response(head, body)) => Bound::new(py, Response::new(head, body)).map(Bound::into_any),
+                Ok(Outcome::Response(head, body, phases)) => {
+                    Bound::new(py, Response::new(head, body, phases)).map(Bound::into_any)
+                }
                 Ok(Outcome::Stream(head, resp)) => Bound::new(py, RawStream::new(head, resp)).map(Bound::into_any),
                 Ok(Outcome::Chunk(Some(c))) => Ok(PyBytes::new(py, &c).into_any()),
                 Ok(Outcome::Chunk(None)) => Ok(py.None().into_bound(py)),
@@ -366,6 +370,12 @@ client_pymethods! {
             spawn(completer, async move { client.get(&url).await.map(|(s, n)| Outcome::Len(s, n)) })
         }
 
+        /// Future of `(status, body bytes, {phase key: ns})` (see `Client.fetch_phases`).
+        fn fetch_phases<'py>(&self, url: String, completer: &Bound<'py, Completer>) -> PyResult<Bound<'py, PyAny>> {
+            let client = self.handle()?;
+            spawn(completer, async move { client.get_phases(&url).await.map(|(s, n, p)| Outcome::Phases(s, n, p)) })
+        }
+
         /// Future of `(status, body)`: `method` with `body` (bytes-like) if any, the whole body read (see
         /// `Client.fetch`).
         #[pyo3(signature = (url, completer, *, method = "GET", body = None))]
@@ -407,8 +417,8 @@ client_pymethods! {
             let (req, _) = prepare(py, method, url, &args, self.config.settings, false)?;
             let client = self.handle()?;
             spawn(completer, async move {
-                let (head, body) = read_whole(&client, req).await?;
-                Ok(Outcome::Response(head, body))
+                let (head, body, phases) = read_whole(&client, req).await?;
+                Ok(Outcome::Response(head, body, phases))
             })
         }
 

@@ -17,7 +17,7 @@ use crate::config::{client_pymethods, tls_info_dict, ClientClass, Config};
 use crate::errors::to_py_err;
 use crate::fork::ForkLocal;
 use crate::request::{lean_body, open_streamed, prepare, read_whole, request_error, RequestArgs};
-use crate::response::Response;
+use crate::response::{phases_ns, Response};
 use crate::stream::StreamResponse;
 
 /// Poll Python's signal handlers from a thread that released the GIL (every 50 ms while waiting).
@@ -159,6 +159,20 @@ client_pymethods! {
             Ok((status, n))
         }
 
+        /// `fetch_len` recording the request's phases: `(status, body bytes, {phase key: ns})` (the keys of
+        /// `Response.phases`), the GIL released (or held) as `fetch_len` does.
+        #[pyo3(signature = (url, *, release_gil = true))]
+        fn fetch_phases<'py>(
+            &self,
+            py: Python<'py>,
+            url: &str,
+            release_gil: bool,
+        ) -> PyResult<(u16, u64, Bound<'py, PyDict>)> {
+            let (status, n, phases) = self.call(py, release_gil, |c, cancel| c.get_phases(url, cancel))?;
+            self.last_body_bytes.store(n, Ordering::Relaxed);
+            Ok((status, n, phases_ns(py, &phases)?))
+        }
+
         /// `method` `url` exactly as given, with `body` (bytes-like, sent with Content-Length) if any; read the
         /// whole body and return `(status, body)`. The benchmark path of uploads: no redirects, no decoding,
         /// no default headers.
@@ -199,7 +213,7 @@ client_pymethods! {
         ) -> PyResult<Response> {
             let args = RequestArgs { params, headers, body, json, timeout, follow_redirects };
             let (req, slot) = prepare(py, method, url, &args, self.config.settings, true)?;
-            let (head, body) = self.call_with(
+            let (head, body, phases) = self.call_with(
                 py,
                 release_gil,
                 |c, cancel| {
@@ -209,7 +223,7 @@ client_pymethods! {
                 |e| request_error(e, &slot),
             )?;
             self.last_body_bytes.store(body.len() as u64, Ordering::Relaxed);
-            Ok(Response::new(head, body))
+            Ok(Response::new(head, body, phases))
         }
 
         /// Like `request`, but the body is read as it arrives: a `StreamResponse` (a context manager) whose
@@ -244,7 +258,8 @@ client_pymethods! {
             Ok(StreamResponse::new(head, resp, client))
         }
 
-        /// Body bytes read by the last completed `get` / `fetch_len` / `fetch` / `request` (0 before the first).
+        /// Body bytes read by the last completed `get` / `fetch_len` / `fetch_phases` / `fetch` / `request` (0 before
+        /// the first).
         #[getter]
         fn last_body_bytes(&self) -> u64 {
             self.last_body_bytes.load(Ordering::Relaxed)

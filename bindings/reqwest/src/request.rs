@@ -14,7 +14,7 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use reqwest_bench::api::{self, Head};
-use reqwest_bench::{reqwest, ClientError};
+use reqwest_bench::{reqwest, ClientError, Phases};
 
 use crate::config::{seconds, Settings};
 use crate::errors::to_py_err;
@@ -271,11 +271,16 @@ pub(crate) fn request_error(e: ClientError, slot: &UploadError) -> PyErr {
 pub(crate) async fn read_whole(
     client: &reqwest_bench::Client,
     req: api::Request,
-) -> Result<(Head, Bytes), ClientError> {
-    let resp = client.open(req).await?;
-    let head = Head::of(&resp);
-    let body = api::read_body(resp, client.options().max_body_size).await?;
-    Ok((head, body))
+) -> Result<(Head, Bytes, Phases), ClientError> {
+    // the phases of every request(): `Response.phases` (a few clock reads; the benchmark's get/fetch_len do not)
+    let (result, phases) = reqwest_bench::phases::record(async {
+        let resp = client.open(req).await?;
+        let head = Head::of(&resp);
+        let body = api::read_body(resp, client.options().max_body_size).await?;
+        Ok::<_, ClientError>((head, body))
+    })
+    .await;
+    result.map(|(head, body)| (head, body, phases))
 }
 
 /// `stream(...)`'s: the final response's head, its body still to read ([`next_chunk`]).

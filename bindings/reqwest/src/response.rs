@@ -7,9 +7,10 @@ use bytes::Bytes;
 use pyo3::exceptions::{PyKeyError, PyLookupError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3::IntoPyObjectExt;
 use reqwest_bench::api::Head;
+use reqwest_bench::Phases;
 
 use crate::request::extract_header_pairs;
 
@@ -179,11 +180,22 @@ pub(crate) struct Response {
     headers_obj: PyOnceLock<Py<Headers>>,
     body_bytes: Bytes,
     body_obj: PyOnceLock<Py<PyBytes>>,
+    phases: Phases,
+}
+
+/// `{phase key: ns}` of `phases`, in the contract's order (`fetch_phases`).
+pub(crate) fn phases_ns<'py>(py: Python<'py>, phases: &Phases) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (key, ns) in phases.entries() {
+        dict.set_item(key, ns)?;
+    }
+    Ok(dict)
 }
 
 impl Response {
-    pub(crate) fn new(head: Head, body: Bytes) -> Self {
+    pub(crate) fn new(head: Head, body: Bytes, phases: Phases) -> Self {
         Response {
+            phases,
             status: head.status,
             url: head.url,
             reason: head.reason,
@@ -220,6 +232,21 @@ impl Response {
     #[getter]
     fn body(&self, py: Python<'_>) -> Py<PyBytes> {
         self.body_obj.get_or_init(py, || PyBytes::new(py, &self.body_bytes).unbind()).clone_ref(py)
+    }
+
+    /// The phases of the exchange that made this response, in seconds, by key in the contract's order:
+    /// `connect+tls` (TCP connect and TLS handshake of a connection the request opened: 0 on a reused one;
+    /// `dns+connect+tls` when the host is a name, whose resolution is in it), `send+wait` (the request handed to
+    /// reqwest until the response head, without that connection), `receive` (the head to the body's end); over
+    /// HTTP/3 `connect+tls+send+wait` (the QUIC handshake is inside the exchange) and `receive`. After redirects,
+    /// every hop's connections and exchanges are summed, and `receive` is the final body's.
+    #[getter]
+    fn phases<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        for (key, ns) in self.phases.entries() {
+            dict.set_item(key, ns as f64 / 1e9)?;
+        }
+        Ok(dict)
     }
 
     /// The body as text: the Content-Type's charset (UTF-8 when none or unknown), errors replaced.

@@ -21,6 +21,8 @@ prior knowledge: ``https://`` URLs only (an ``http://`` one -> ValueError, a red
 never with http2 (ValueError); ``Response.http_version`` says which one answered.
 `request`/`stream` follow redirects, decompress gzip/deflate/br/zstd, send default headers and a
 User-Agent; `get`/`fetch_len`/`fetch` are the benchmark's lean path: a plain request, none of that.
+``Response.phases`` tells where a response's time went (connect+tls, send+wait, receive, in seconds), and
+``fetch_phases`` is `fetch_len` with them (in ns).
 
 ``verify`` (both clients), as requests' ``verify=``: True checks ``https://`` servers against the system's
 roots, a path (str or os.PathLike) against only the CA certificates in that PEM file, False not at all
@@ -111,6 +113,11 @@ class AsyncClient(BaseAsyncClient[AsyncStreamResponse]):
     """
 
     _response = AsyncStreamResponse
+
+    async def fetch_phases(self, url: str) -> tuple[int, int, dict[str, int]]:
+        """`fetch_len` with the request's phases: ``(status, body bytes, {phase key: ns})`` (the keys of
+        `Response.phases`)."""
+        return await self._raw.fetch_phases(url, _completer())
 
     # request and stream: a body that is an iterable, an async iterable or a file is streamed (chunked), read on the
     # loop's thread (_upload.py), where the shared layer reads it whole

@@ -122,6 +122,10 @@ class Response:
         """The body decoded with the Content-Type's charset (UTF-8 by default), errors replaced."""
     def json(self) -> Any:
         """json.loads(body)."""
+    @property
+    def phases(self) -> dict[str, float]:
+        """The exchange's phases in seconds: connect+tls (dns+connect+tls for a host name; 0 on a reused
+        connection), send+wait, receive; over HTTP/3 connect+tls+send+wait and receive."""
 
 @final
 class _BytesIterator:
@@ -184,6 +188,8 @@ class Client:
         """GET url, read the whole body, return the status (body size: last_body_bytes)."""
     def fetch_len(self, url: str, *, release_gil: bool = True) -> tuple[int, int]:
         """GET url, read the whole body, return (status, body bytes)."""
+    def fetch_phases(self, url: str, *, release_gil: bool = True) -> tuple[int, int, dict[str, int]]:
+        """fetch_len, with the request's phases: (status, body bytes, {phase key: ns}) (keys: Response.phases)."""
     def fetch(
         self, url: str, *, method: str = "GET", body: Buffer | None = None, release_gil: bool = True
     ) -> tuple[int, bytes]:
@@ -280,6 +286,7 @@ class RawAsyncClient:
     ) -> RawAsyncClient: ...
     def get(self, url: str, completer: Completer) -> Awaitable[int]: ...
     def fetch_len(self, url: str, completer: Completer) -> Awaitable[tuple[int, int]]: ...
+    def fetch_phases(self, url: str, completer: Completer) -> Awaitable[tuple[int, int, dict[str, int]]]: ...
     def fetch(
         self, url: str, completer: Completer, *, method: str = "GET", body: Buffer | None = None
     ) -> Awaitable[tuple[int, bytes]]: ...
