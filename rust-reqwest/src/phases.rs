@@ -83,10 +83,11 @@ impl Layout {
         }
     }
 
-    /// The keys of requests of any of `layouts`, each once, in the contract's order ([`ALL_KEYS`]).
-    pub fn union(layouts: impl IntoIterator<Item = Layout>) -> Vec<&'static str> {
-        let layouts: Vec<Layout> = layouts.into_iter().collect();
-        ALL_KEYS.iter().copied().filter(|k| layouts.iter().any(|l| l.keys().contains(k))).collect()
+    /// The layout whose keys hold the phases of requests of any of `layouts`: a run that resolves a name for some of
+    /// its URLs and not for others says `dns+connect+tls` for all (the key of a phase appears once in a document:
+    /// docs/raw-format.md). `None` for no layout at all.
+    pub fn covering(layouts: impl IntoIterator<Item = Layout>) -> Option<Layout> {
+        layouts.into_iter().reduce(|a, b| Layout { dns: a.dns || b.dns, quic: a.quic || b.quic })
     }
 }
 
@@ -105,6 +106,18 @@ pub struct Phases {
 }
 
 impl Phases {
+    /// The same times under `layout`'s keys, when they hold them ([`Layout::covering`]: a connection's time of a
+    /// request to an address under `dns+connect+tls`, its name resolution being none); else unchanged (a resolution's
+    /// time is never put under a key without `dns`, nor a QUIC handshake under one without `send+wait`).
+    pub fn within(self, layout: Layout) -> Phases {
+        let covers = (layout.dns || !self.layout.dns) && layout.quic == self.layout.quic;
+        if covers {
+            Phases { layout, ..self }
+        } else {
+            self
+        }
+    }
+
     /// `(key, ns)` in the contract's order: `[connect+tls, send+wait, receive]` (`dns+` first when the host is a
     /// name), or over HTTP/3 `[connect+tls+send+wait, receive]`.
     pub fn entries(&self) -> impl Iterator<Item = (&'static str, u64)> {
@@ -231,13 +244,18 @@ mod tests {
         assert_eq!(Layout::of(&url("http://[::1]:1/"), false), Layout { dns: false, quic: false });
         assert_eq!(Layout::of(&url("https://localhost:1/"), false).keys()[0], "dns+connect+tls");
         assert_eq!(Layout::of(&url("https://127.0.0.1:1/"), true).keys(), ["connect+tls+send+wait", "receive"]);
-        let both = Layout::union([Layout { dns: true, quic: false }, Layout::default(), Layout::default()]);
-        assert_eq!(both, ["dns+connect+tls", "connect+tls", "send+wait", "receive"]);
-        assert!(Layout::union([]).is_empty());
+        let named = Layout { dns: true, quic: false };
+        assert_eq!(Layout::covering([Layout::default(), named, Layout::default()]), Some(named));
+        assert_eq!(Layout::covering([]), None);
         let p = Phases { connect: 3, send_wait: 5, receive: 7, layout: Layout::default() };
         assert_eq!(p.entries().collect::<Vec<_>>(), [("connect+tls", 3), ("send+wait", 5), ("receive", 7)]);
         let q = Phases { layout: Layout { dns: false, quic: true }, ..p };
         assert_eq!(q.entries().collect::<Vec<_>>(), [("connect+tls+send+wait", 8), ("receive", 7)]);
+        // an address's request in a run that also resolves names: under dns+connect+tls; never the other way
+        assert_eq!(p.within(named).entries().next(), Some(("dns+connect+tls", 3)));
+        let resolved = Phases { layout: named, ..p };
+        assert_eq!(resolved.within(Layout::default()), resolved);
+        assert_eq!(q.within(Layout::default()), q);
     }
 
     /// A connector that takes its time.

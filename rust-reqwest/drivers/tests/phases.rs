@@ -142,3 +142,22 @@ fn http3_merges_the_handshake_into_the_exchange() {
         assert!(n == 8 && first > 0, "{mode}: {}", doc["workers"]);
     }
 }
+
+/// Targets by address and by name: one key for the connection's time, `dns+connect+tls` (a key names a phase once),
+/// under which every request's phases are summed.
+#[test]
+fn targets_by_address_and_by_name_share_the_keys() {
+    let base = server();
+    let file = std::env::temp_dir().join(format!("reqwest-driver-phases-targets-{}", std::process::id()));
+    std::fs::write(&file, format!("GET {base}/\nGET {}/\n", base.replace("127.0.0.1", "localhost"))).unwrap();
+    for mode in ["async", "sync"] {
+        let targets = file.to_str().unwrap();
+        let args =
+            ["--url", &base, "--targets", targets, "--workers", "2", "--requests", "6", "--phases", "--mode", mode];
+        let doc = document(&args);
+        assert_eq!(doc["client"]["phases"], json!(["dns+connect+tls", "send+wait", "receive"]), "{mode}");
+        let (_, n) = phase_total(&doc, "send+wait");
+        assert_eq!(n, 12, "{mode}: every request's phases are summed");
+    }
+    std::fs::remove_file(&file).unwrap();
+}

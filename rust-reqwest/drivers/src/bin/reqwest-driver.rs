@@ -43,8 +43,9 @@ struct Args {
     mode: Mode,
 }
 
-/// `--mode async`: the async client, on the harness's tokio runtime.
-struct Tasks;
+/// `--mode async`: the async client, on the harness's tokio runtime; with `--phases` their keys are the run's
+/// [`Layout`]'s.
+struct Tasks(Layout);
 
 impl Driver for Tasks {
     type Client = Client;
@@ -77,7 +78,8 @@ impl Driver for Tasks {
         client: &Client,
         url: &str,
     ) -> impl Future<Output = Result<(u16, u64, Phases), ClientError>> + Send {
-        client.get_phases(url)
+        let (get, layout) = (client.get_phases(url), self.0);
+        async move { get.await.map(|(status, n, phases)| (status, n, phases.within(layout))) }
     }
 
     fn send_phases(
@@ -88,7 +90,7 @@ impl Driver for Tasks {
         body: Outgoing,
         answer: &mut Answer<'_>,
     ) -> impl Future<Output = Result<(u16, Phases), ClientError>> + Send {
-        transfer_phases(client, method, url, body, answer)
+        transfer_phases(client, method, url, body, answer, self.0)
     }
 
     fn tls_version(&self, client: &Client) -> Option<&'static str> {
@@ -142,27 +144,34 @@ async fn transfer(
     Ok(status)
 }
 
-/// [`transfer`], recording its phases (`receive` ends when the last chunk has been handed to `answer`, which
-/// counts it and checks an upload's answer as it goes).
+/// [`transfer`], recording its phases, under the run's `layout` (`receive` ends when the last chunk has been
+/// handed to `answer`, which counts it and checks an upload's answer as it goes).
 async fn transfer_phases(
     client: &Client,
     method: Method,
     url: &str,
     body: Outgoing,
     answer: &mut Answer<'_>,
+    layout: Layout,
 ) -> Result<(u16, Phases), ClientError> {
     let (result, phases) = phases::record(transfer(client, method, url, body, answer)).await;
-    result.map(|status| (status, phases))
+    result.map(|status| (status, phases.within(layout)))
 }
 
-/// The phase keys of `plan`'s requests, both modes: those of each URL's [`Layout`] (a name's resolution is in
-/// the connection's time: `dns+connect+tls`; HTTP/3's handshake in the exchange's: `connect+tls+send+wait`).
+/// The [`Layout`] of `plan`'s requests, both modes: the one covering every URL's (a name's resolution is in the
+/// connection's time: `dns+connect+tls`, for every request when some URLs are names; HTTP/3's handshake in the
+/// exchange's: `connect+tls+send+wait`).
+fn layout(plan: &Plan) -> Option<Layout> {
+    Layout::covering(plan.urls().filter_map(|u| Url::parse(u).ok()).map(|u| Layout::of(&u, plan.http3)))
+}
+
 fn phase_keys(plan: &Plan) -> Vec<&'static str> {
-    Layout::union(plan.urls().filter_map(|u| Url::parse(u).ok()).map(|u| Layout::of(&u, plan.http3)))
+    layout(plan).map_or_else(Vec::new, |l| l.keys().to_vec())
 }
 
-/// `--mode sync`: the blocking client (its own current-thread runtime), one per thread.
-struct Threads;
+/// `--mode sync`: the blocking client (its own current-thread runtime), one per thread; with `--phases` their keys
+/// are the run's [`Layout`]'s.
+struct Threads(Layout);
 
 impl Driver for Threads {
     type Client = BlockingClient;
@@ -195,7 +204,8 @@ impl Driver for Threads {
         client: &BlockingClient,
         url: &str,
     ) -> impl Future<Output = Result<(u16, u64, Phases), ClientError>> + Send {
-        std::future::ready(client.get_phases(url, || false))
+        let got = client.get_phases(url, || false);
+        std::future::ready(got.map(|(status, n, phases)| (status, n, phases.within(self.0))))
     }
 
     fn send_phases(
@@ -206,7 +216,8 @@ impl Driver for Threads {
         body: Outgoing,
         answer: &mut Answer<'_>,
     ) -> impl Future<Output = Result<(u16, Phases), ClientError>> + Send {
-        std::future::ready(client.run(transfer_phases(client.client(), method, url, body, answer), || false))
+        let send = transfer_phases(client.client(), method, url, body, answer, self.0);
+        std::future::ready(client.run(send, || false))
     }
 
     fn tls_version(&self, client: &BlockingClient) -> Option<&'static str> {
@@ -231,10 +242,12 @@ fn main() -> ExitCode {
     };
     let outcome = match args.mode {
         Mode::Async => {
-            harness::unsupported(&Tasks, &args.contract).map(|()| harness::run_tasks(Tasks, &plan, &options))
+            let tasks = Tasks(layout(&plan).unwrap_or_default());
+            harness::unsupported(&tasks, &args.contract).map(|()| harness::run_tasks(tasks, &plan, &options))
         }
         Mode::Sync => {
-            harness::unsupported(&Threads, &args.contract).map(|()| harness::run_threads(Threads, &plan, &options))
+            let threads = Threads(layout(&plan).unwrap_or_default());
+            harness::unsupported(&threads, &args.contract).map(|()| harness::run_threads(threads, &plan, &options))
         }
     };
     let outcome = match outcome {
