@@ -469,8 +469,17 @@ ALLOWED = {
 }
 #: reqwest's own members (HTTP/2: the version a response came with; beast_client speaks HTTP/1.1 only)
 REQWEST_ONLY = {("Response", "http_version"), ("StreamResponse", "http_version"), ("RawStream", "http_version")}
-#: beast's RawAsyncClient has a loop path too (its AsyncClient's get, fetch_len and fetch on the loop's own thread)
-BEAST_ONLY = {"_connections_opened", "loop_get", "loop_fetch_len", "loop_fetch", "abandon", "_loop_requests"}
+#: beast's RawAsyncClient has a loop path too (its AsyncClient's get, fetch_len, fetch_phases and fetch on the
+#: loop's own thread)
+BEAST_ONLY = {
+    "_connections_opened",
+    "loop_get",
+    "loop_fetch_len",
+    "loop_fetch_phases",
+    "loop_fetch",
+    "abandon",
+    "_loop_requests",
+}
 #: reqwest's constructor options after beast's: http2 and http3
 REQWEST_INIT = ", http2: Literal[False, 'alpn', 'prior_knowledge']=False, http3: bool=False"
 MAX_CONNECTIONS = ", max_connections: int | None=None"
