@@ -312,6 +312,7 @@ def test_a_real_run_writes_every_file_and_a_valid_results_json(tmp_path):
         "download": "whole",
         "chunk_size": 65536,
         "targets": None,
+        "phases": True,
     }
     assert [r["client"]["name"] for r in results["rows"]] == ["cpp-beast", "py-requests"]
     assert all(r["status"] == "ok" and len(r["runs"]) == 2 for r in results["rows"])
@@ -401,7 +402,7 @@ def test_an_open_loop_run_and_a_rate_sweep_through_the_command_line(tmp_path, mo
     assert (wl["loop"], wl["rate"], wl["duration_s"], wl["requests"], wl["repeat"]) == ("open", 1000, 0.5, None, 2)
     command = results["rows"][0]["runs"][0]["command"]
     flags = ["--duration", "0.5", "--warmup", "0", "--timeout", "30", "--rate", "1000", "--arrival", "uniform"]
-    assert command[command.index("--duration") :] == [*flags, "--seed", "1"]
+    assert command[command.index("--duration") :] == [*flags, "--seed", "1", "--phases"]
     table = (tmp_path / "run" / "latest" / "table.md").read_text()
     assert "| Offered(req/s) | Achieved(req/s) |" in table and "| no | ok |" in table
     argv = ["sweep", "rate", "--rates", "1000,8000", "--slo", "5", *base, "--out", str(tmp_path / "sweep")]

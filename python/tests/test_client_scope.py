@@ -232,7 +232,7 @@ def test_shared_clients_open_at_most_w_connections(tmp_path):
         assert r["status"] == "ok" and run["stats"]["errors"] == 0, name
         assert 1 <= run["server_counts"]["connections"] <= 4, name
         assert r["client"]["protocol"] == "HTTP/1.1"
-        assert run["command"][-2:] == ["--client-scope", "shared"]
+        assert run["command"][-3:] == ["--client-scope", "shared", "--phases"]
     header = next(ln for ln in (tmp_path / "latest" / "table.md").read_text().splitlines() if "| Language" in ln)
     assert "Protocol" in header and "Conns" in header
 

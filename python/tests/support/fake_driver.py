@@ -5,7 +5,7 @@ By default it takes the contract's flags (docs/raw-format.md) and answers every 
 exit with status 3 and `boom` on stderr instead, when it runs as repeat I: the runner gives repeat i the
 PYTHONHASHSEED i. `--crash-always` crashes every time.
 
-With `--synthetic` it runs nothing at all: it computes the `clientbench.raw/3` document of W simulated
+With `--synthetic` it runs nothing at all: it computes the `clientbench.raw/4` document of W simulated
 workers whose every request takes `--service-us` (times a lognormal factor with `--spread`; and
 `--stall-ms` every `--stall-every`-th request of a worker), on the open loop's schedule when given `--rate`
 (docs/raw-format.md: a request starts at its intended time, or late, when the previous one ends), and
@@ -125,6 +125,7 @@ def synthetic_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", default="GET")
     p.add_argument("--body-size", type=int, default=0)
     p.add_argument("--record", default="samples")
+    p.add_argument("--phases", action="store_true", help="accepted (raw/4): a simulated client records no phase")
     p.add_argument("--service-us", type=float, default=100.0)
     p.add_argument("--stall-every", type=int, default=0)
     p.add_argument("--stall-ms", type=float, default=0.0)
@@ -144,7 +145,7 @@ def document(args: argparse.Namespace) -> dict[str, Any]:
     workers = [simulate(args, w) for w in range(args.workers)]
     open_loop = args.rate is not None
     doc = {
-        "schema": "clientbench.raw/3",
+        "schema": "clientbench.raw/4",
         "client": {"language": "Python", "library": "fake", "library_version": "0", "mode": "sync", "gil": None},
         "workload": {
             "url": args.url,
