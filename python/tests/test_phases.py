@@ -170,9 +170,11 @@ X_MS, Y_MS = 40.0, 25.0
 BODY = b"p" * 2000
 #: every shipped row that records phases (docs/phases.md's table), in each of its modes
 ROWS = (
-    "cpp-beast,cpp-floor,rust-reqwest,rust-reqwest-sync,py-floor,py-floor-async,py-pycurl,py-curl_cffi-sync,"
-    "py-curl_cffi-async,py-httpx-sync,py-httpx-async,py-httpx2-sync,py-aiohttp,py-beast-held,py-beast-released,"
-    "py-beast-async,py-reqwest-held,py-reqwest-released,py-reqwest-async"
+    "cpp-beast,cpp-beast-serial,cpp-floor,rust-reqwest,rust-reqwest-sync,py-floor,py-floor-async,py-floor-uvloop,"
+    "py-pycurl,py-curl_cffi-sync,py-curl_cffi-async,py-curl_cffi-uvloop,py-curl_cffi-rloop,py-httpx-sync,"
+    "py-httpx-async,py-httpx-uvloop,py-httpx2-sync,py-httpx2-async,py-httpx2-uvloop,py-aiohttp,py-aiohttp-uvloop,"
+    "py-beast-held,py-beast-released,py-beast-async,py-beast-uvloop,py-reqwest-held,py-reqwest-released,"
+    "py-reqwest-async,py-reqwest-uvloop"
 )
 #: the rows curl -w is compared with
 NATIVE = ("cpp-beast", "rust-reqwest")
