@@ -15,7 +15,6 @@ import os
 import re
 import shlex
 import shutil
-import statistics
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -117,7 +116,7 @@ def test_a_sleep_at_import_shows_in_that_row_import_only(tmp_path, monkeypatch, 
 def test_the_import_figure_agrees_with_importtime_and_the_whole_life_with_hyperfine(tmp_path, server):
     """py-requests's import of requests against python -X importtime's cumulative figure for it, in the same process
     (the command's -X importtime run: within 2% + 0.5 ms, both time one import). A row's Exit (its process's life,
-    as the command times it) against hyperfine's runs of the same command line, taken in turns (the medians of 6
+    as the command times it) against hyperfine's runs of the same command line, taken in turns (the quickest of 6
     each within 35% + 5 ms: the shared machine's load moves every figure by tens of percent within seconds; taking
     turns puts the same load on both sides).
 
@@ -152,7 +151,9 @@ def test_the_import_figure_agrees_with_importtime_and_the_whole_life_with_hyperf
                 check=True,
             )
             hyperfine += [t * 1000 for t in json.loads(report.read_text())["results"][0]["times"]]
-        a, b = statistics.median(exits), statistics.median(hyperfine)
+        # the least disturbed run of each side (a burst of load beside them moved the medians apart by 47% and 77%
+        # in two whole make test runs, with minimums 440/339 and 214/185 ms)
+        a, b = min(exits), min(hyperfine)
         assert abs(a - b) <= 0.35 * b + 5.0, (name, exits, hyperfine)
 
 
