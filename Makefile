@@ -17,7 +17,8 @@ CARGO       ?= cargo
 CMAKE       ?= cmake
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # apt-get install waits for another apt or dpkg run (another clone's set-up, unattended upgrades) instead of
-# failing (apt-get update does not: it fails at once when another holds the lists)
+# failing (apt-get update does not: it fails at once when another holds the lists, so this project's own apt runs
+# take turns through scripts/apt-locked)
 APT_WAIT    := -o DPkg::Lock::Timeout=600
 ARGS        ?=
 STEP        := scripts/step
@@ -112,9 +113,10 @@ sanitize: system-deps compiler-cache  ## cpp-beast under ASan + UBSan (+ LSan): 
 # (pytest-xdist), and the aarch64 wheels build in the background (from the start of the set-up on when their
 # cache is cold); scripts/run-tests.sh lists what runs, in order.
 PYTEST_WORKERS ?= 4
-# What `make run` builds, and what the tests add. Rust is built by `cargo test --no-run` alone: the tests enable
-# tokio's test-util, so a `cargo build` first would compile tokio and all that sits on it a second time, and
-# the binaries the suites then run would be the test build's anyway (cargo puts them in target/release).
+# What `make run` builds, and what the tests add. Rust is built by `cargo test --no-run` alone: the binaries the
+# suites run are the test build's (cargo puts them in target/release). The tests, the venv's reqwest binding and
+# the native executables give the crates they share the same features (bindings/tests/test_features.py), so
+# whichever builds first compiles tokio, hyper, h2, quinn and reqwest for the others.
 TEST_SETUP := system-deps venv rust-tests cpp bindings peers freethreaded wheels-x86_64 sdists native-wheel-x86_64 \
               clientbench-dist wheelhouse toxiproxy inferno examples test-deps quic-server
 
@@ -126,8 +128,7 @@ test-setup: $(TEST_SETUP)  ## what `make test` sets up before its suites
 # The runner's suite alone: what it runs (the server, the native drivers, both bindings, the peers, the
 # free-threaded interpreters with the x86-64 binding wheels they install, toxiproxy, the example drivers, the test
 # tools), without the aarch64 wheels, clientbench's own distributions and the sdists.
-# Rust as `make test` builds it (rust-tests, not rust: the two builds' features differ, so alternating them
-# would compile tokio and all on it once more, then relink at every switch).
+# Rust as `make test` builds it (rust-tests: the suites run the test build's binaries).
 test-python: system-deps venv rust-tests cpp bindings peers freethreaded toxiproxy examples test-deps quic-server  ## the runner's tests alone (python/tests), with the set-up they need
 	$(VPY) -m pytest -q -rfEs -n $(PYTEST_WORKERS) --durations=10 python/tests
 
@@ -200,7 +201,7 @@ system-deps:  ## Boost headers, OpenSSL, libbrotli and libzstd (br/zstd in beast
 	[ -e /usr/include/zstd.h ] || missing="$$missing libzstd-dev"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages:$$missing"; \
-	  $(STEP) system-deps bash -c '$(SUDO) apt-get update -qq && \
+	  $(STEP) system-deps scripts/apt-locked bash -c '$(SUDO) apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get $(APT_WAIT) install -y -qq '"$$missing"; \
 	fi
 
@@ -225,7 +226,7 @@ test-deps:  ## nginx-light, curl, openssl, chromium, valgrind, strace, linux-per
 	  echo "installing test tools:$$missing (services stay stopped)"; \
 	  policy=""; [ -e /usr/sbin/policy-rc.d ] || policy=/usr/sbin/policy-rc.d; \
 	  if [ -n "$$policy" ]; then printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee $$policy >/dev/null; $(SUDO) chmod +x $$policy; fi; \
-	  $(STEP) test-deps bash -c '$(SUDO) apt-get update -qq && \
+	  $(STEP) test-deps scripts/apt-locked bash -c '$(SUDO) apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get $(APT_WAIT) install -y -qq '"$$missing"; status=$$?; \
 	  [ -z "$$policy" ] || $(SUDO) rm -f $$policy; \
 	  exit $$status; \

@@ -237,12 +237,16 @@ if [ -n "$missing" ]; then
         if [ -t 0 ]; then SUDO=sudo; else SUDO="sudo -n"; fi
     fi
     log "deps: apt-get install$missing"
+    # this project's apt runs take turns (scripts/apt-locked): lint's set-up may be installing beside this one
+    exec 6>"$CLIENTBENCH_APT_LOCK"
+    flock -w 1800 6 || die "another set-up step held $CLIENTBENCH_APT_LOCK for 30 min"
     timeout 600 $SUDO apt-get -q update > "$LOGS/deps-update.log" 2>&1 \
         || die "apt-get update failed (see $LOGS/deps-update.log)"
     # shellcheck disable=SC2086
     timeout 1800 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
         -o DPkg::Lock::Timeout=600 $missing > "$LOGS/deps-install.log" 2>&1 \
         || die "apt-get install$missing failed: $(grep -m1 '^E: ' "$LOGS/deps-install.log" || tail -1 "$LOGS/deps-install.log") (see $LOGS/deps-install.log)"
+    exec 6>&-
 fi
 
 # ---- two builds from the same tree, same flags but --disable-gil --------------------------------------

@@ -88,21 +88,44 @@ build_rust() {
     cp "$TOOLCHAIN_SCRATCH/cargo-target-$SCRATCH/$triple/release/"{clientbench-server,reqwest-driver,reqwest-soak,udp-relay} "$out/"
 }
 
-# ARCH OUT: the C++ drivers and probe into OUT
+# ARCH: GNU binutils' strip for that architecture (Debian's binutils-aarch64-linux-gnu for aarch64, installed when
+# missing, as root or with sudo)
+strip_tool() {
+    case "$1" in
+    x86_64) STRIP=strip ;;
+    *)
+        STRIP=$1-linux-gnu-strip
+        if ! command -v "$STRIP" >/dev/null; then
+            log "installing binutils-$1-linux-gnu (its strip)"
+            "$ROOT/scripts/apt-locked" $([ "$(id -u)" = 0 ] || echo sudo) env DEBIAN_FRONTEND=noninteractive sh -c \
+                "apt-get update -qq && apt-get -o DPkg::Lock::Timeout=600 install -y -qq binutils-$1-linux-gnu" \
+                > "$LOGS/apt-binutils-$1.log" 2>&1 \
+                || die "cannot install binutils-$1-linux-gnu (see $LOGS/apt-binutils-$1.log)"
+        fi ;;
+    esac
+    command -v "$STRIP" >/dev/null || die "$STRIP is not on PATH"
+}
+
+# ARCH OUT: the C++ drivers and probe into OUT, stripped after the link: linked with -s, they would have zig build
+# a stripped libc++ for them alone (zig builds its libc++ once per architecture and way of linking, a minute on 2
+# cores each; the beast wheel's links, plain and -flto, made the two this one reuses)
 build_cpp() {
-    local arch=$1 out=$2 dir=$W/cmake-$1 cross=()
+    local arch=$1 out=$2 dir=$W/cmake-$1 cross=() exe
     [ "$arch" = x86_64 ] || cross=(-DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR="$arch")
+    strip_tool "$arch"
     log "c++: $arch; log: $LOGS/cpp-$arch.log"
     {
         cmake -S "$ROOT/cpp-beast" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${cross[@]}" \
-            -DCMAKE_CXX_COMPILER="$ZBIN/zc++-$arch" -DCMAKE_EXE_LINKER_FLAGS=-s \
+            -DCMAKE_CXX_COMPILER="$ZBIN/zc++-$arch" -DCMAKE_EXE_LINKER_FLAGS= \
             -DBEAST_CLIENT_BUILD_DRIVER=ON -DBEAST_CLIENT_BUILD_TESTS=OFF \
             -DOPENSSL_ROOT_DIR="${SSL_PREFIX[$arch]}" -DOPENSSL_USE_STATIC_LIBS=ON \
             -DBEAST_CLIENT_CODECS_ROOT="${CODECS_PREFIX[$arch]}" -DBEAST_CLIENT_CODECS_STATIC=ON \
             -DBoost_NO_BOOST_CMAKE=ON -DBoost_INCLUDE_DIR="$BOOST_INCLUDE" \
             && cmake --build "$dir" --target beast-driver floor-driver beast-soak
     } > "$LOGS/cpp-$arch.log" 2>&1 || die "the C++ build for $arch failed (see $LOGS/cpp-$arch.log)"
-    cp "$dir/"{beast-driver,floor-driver,beast-soak} "$out/"
+    for exe in beast-driver floor-driver beast-soak; do
+        "$STRIP" --strip-all -o "$out/$exe" "$dir/$exe" || die "$STRIP could not strip $dir/$exe"
+    done
 }
 
 # ARCH OUT LICENSES: toxiproxy-server into OUT and its license into LICENSES, built once per version,

@@ -11,3 +11,6 @@ export CLIENTBENCH_CACHE=${CLIENTBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cl
 strict() {
     [ "${CI:-}" = true ] || [ "${CLIENTBENCH_STRICT:-}" = 1 ]
 }
+
+# the lock this project's own apt runs take turns with (scripts/apt-locked says why)
+export CLIENTBENCH_APT_LOCK=${CLIENTBENCH_APT_LOCK:-${TMPDIR:-/tmp}/clientbench-apt.lock}

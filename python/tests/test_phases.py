@@ -2,7 +2,8 @@
 http.server, subclassed to wait X ms before it sends the response's head and Y ms between the head and the body.
 Every row that records phases shows its wait (or send+wait) at X and its receive at Y (`near`: tight below, looser
 above, as load only delays); over TLS with a connection per request, the C++ and Rust rows' connect, TLS and wait lie
-within what curl -w saw on the same server just before and just after them. The rows run as users run them, `clientbench run --target`."""
+within what curl -w saw on the same server just before and just after them. The rows run as users run them,
+`clientbench run --target`."""
 
 from __future__ import annotations
 
@@ -355,4 +356,5 @@ def test_curl_agrees_with_the_native_rows_over_tls_on_new_connections(
             assert 0 < ph["connect+tls"] <= opening * 1.5 + 1.0, (name, ph, curls)
         else:  # Beast's OpenSSL handshake, as curl's
             assert agrees(ph["connect"], "connect") and agrees(ph["tls"], "tls"), (name, ph, curls)
-        assert near(_one(ph, "wait") or 0.0, TLS_WAIT_MS) and agrees(_one(ph, "wait") or 0.0, "wait"), (name, ph, curls)
+        wait = _one(ph, "wait") or 0.0
+        assert near(wait, TLS_WAIT_MS) and agrees(wait, "wait"), (name, ph, curls)
