@@ -14,3 +14,20 @@ strict() {
 
 # the lock this project's own apt runs take turns with (scripts/apt-locked says why)
 export CLIENTBENCH_APT_LOCK=${CLIENTBENCH_APT_LOCK:-${TMPDIR:-/tmp}/clientbench-apt.lock}
+
+# lowest PID: gives the session PID leads (a background build started with `setsid`, so that one kill stops all of
+# it) the lowest priority. With the kernel's autogroups (CONFIG_SCHED_AUTOGROUP, on in Debian's kernels and most
+# others) a new session is a scheduling group of its own, which gets as much CPU as the group that started it
+# whatever its processes' nice values (those only rank threads within a group: sched(7)); /proc/PID/autogroup sets
+# the group's own. Waits (up to 2 s) for the child to have made its session: written earlier, the value would go
+# to the parent's group.
+lowest() {
+    local pid=$1 i
+    for i in $(seq 200); do
+        if [ "$(ps -o sid= -p "$pid" 2>/dev/null | tr -d ' ')" = "$pid" ]; then
+            [ ! -w "/proc/$pid/autogroup" ] || echo 19 > "/proc/$pid/autogroup" 2>/dev/null || true
+            return 0
+        fi
+        sleep 0.01
+    done
+}

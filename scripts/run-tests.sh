@@ -102,6 +102,7 @@ start_background() {
     setsid nice -n 19 "$STEP" wheels-aarch64 "$MAKE" --no-print-directory "${AARCH64_TARGETS[@]}" \
         > "$AARCH64_LOG" 2>&1 < /dev/null &
     BG=$!
+    lowest "$BG"  # nice 19 alone would rank it only within its own session (scripts/common.sh)
 }
 # From a cold per-user cache the aarch64 wheels take about 14 min on 2 cores (their static OpenSSL, zig's libc++
 # for arm64, every crate), and clientbench-native's up to 20 more (the server's and the drivers' crates, the C++
@@ -118,6 +119,7 @@ CPYTHON_LOG=build/cpython-background.log
 mkdir -p build
 setsid nice -n 19 scripts/build-cpython.sh > "$CPYTHON_LOG" 2>&1 < /dev/null &
 CPYTHON_BG=$!
+lowest "$CPYTHON_BG"
 # -k: every set-up step that can be made is, so that the suites run as far as they can and say what is missing
 run test-setup "$MAKE" --no-print-directory -k test-setup
 # done by now (the set-up waited for it); its failure, if any, is the freethreaded step's to report
