@@ -462,8 +462,11 @@ INFERNO     := $(CACHE)/inferno-$(INFERNO_VERSION)/bin
 
 # (phony: checking the cache and linking again is instant, and follows a version change or a removed link)
 inferno: | compiler-cache  ## inferno (pinned) from crates.io into the cache, for clientbench profile's flame graphs
-	@[ -x $(INFERNO)/inferno-flamegraph ] && [ -x $(INFERNO)/inferno-collapse-perf ] || \
-	  $(STEP) inferno $(CARGO) install inferno --version $(INFERNO_VERSION) --locked --root $(dir $(INFERNO))
+	@mkdir -p $(CACHE)
+	@# one install at a time (scripts/prebuild may be running it in the background), in a build folder of its own
+	@# (cargo's shared build-dir lock would make the set-up's builds wait for it)
+	@flock $(CACHE)/.inferno.lock sh -c '[ -x $(INFERNO)/inferno-flamegraph ] && [ -x $(INFERNO)/inferno-collapse-perf ] || \
+	  $(STEP) inferno env -u CARGO_BUILD_BUILD_DIR $(CARGO) install inferno --version $(INFERNO_VERSION) --locked --root $(dir $(INFERNO))'
 	@mkdir -p build/bin && ln -sfn $(INFERNO)/inferno-collapse-perf build/bin/inferno-collapse-perf && \
 	  ln -sfn $(INFERNO)/inferno-flamegraph build/bin/inferno-flamegraph && build/bin/inferno-flamegraph --help >/dev/null
 

@@ -99,7 +99,11 @@ start_background() {
     # nice 19: the build takes only the CPU that the set-up and the suites leave idle (their single-core
     # stretches: configure scripts, links, pip; the suites' waits on sockets) instead of half of it, so it slows
     # neither their critical path nor their timings (docs/testing.md)
-    setsid nice -n 19 "$STEP" wheels-aarch64 "$MAKE" --no-print-directory "${AARCH64_TARGETS[@]}" \
+    # without the compiler cache: its server (a session of its own, at the normal priority) would run the
+    # build's compiles beside the set-up's at the same priority; no aarch64 object is an x86-64 one anyway, and
+    # the wheels themselves come from the build cache when their sources did not change
+    env -u CMAKE_C_COMPILER_LAUNCHER -u CMAKE_CXX_COMPILER_LAUNCHER \
+        setsid nice -n 19 "$STEP" wheels-aarch64 "$MAKE" --no-print-directory COMPILER_CACHE=off "${AARCH64_TARGETS[@]}" \
         > "$AARCH64_LOG" 2>&1 < /dev/null &
     BG=$!
     lowest "$BG"  # nice 19 alone would rank it only within its own session (scripts/common.sh)
@@ -112,12 +116,12 @@ start_background() {
 if ! compgen -G "$CLIENTBENCH_CACHE/openssl-*-aarch64-*/lib/libssl.a" > /dev/null; then
     start_background
 fi
-# The two CPythons of `make freethreaded` (scripts/build-cpython.sh: about 7 min of both cores from a cold cache)
-# build in the background from here, at nice 19 too: they take the CPU the steps before `freethreaded` leave idle.
-# The set-up's step waits for them (the script's lock) and finds them built; with them cached this ends at once.
-CPYTHON_LOG=build/cpython-background.log
+# The two CPythons of `make freethreaded` (about 7 min of both cores from a cold cache) and inferno build in the
+# background from here (scripts/prebuild), at the lowest priority too: they take the CPU the steps before theirs
+# leave idle. The set-up's steps wait for them (their locks) and find them built; with both cached this ends at once.
+CPYTHON_LOG=build/prebuild.log
 mkdir -p build
-setsid nice -n 19 scripts/build-cpython.sh > "$CPYTHON_LOG" 2>&1 < /dev/null &
+setsid nice -n 19 scripts/prebuild > "$CPYTHON_LOG" 2>&1 < /dev/null &
 CPYTHON_BG=$!
 lowest "$CPYTHON_BG"
 # -k: every set-up step that can be made is, so that the suites run as far as they can and say what is missing
