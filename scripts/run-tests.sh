@@ -66,11 +66,11 @@ run() {
 }
 
 BG=""
-CPYTHON_BG=""
+PREBUILD_BG=""
 stop_background() {
     # setsid made each build a process group of its own: stop all of it (make, cargo, zig, rustc; make, cc1)
     [ -z "$BG" ] || kill -TERM -- "-$BG" 2>/dev/null || true
-    [ -z "$CPYTHON_BG" ] || kill -TERM -- "-$CPYTHON_BG" 2>/dev/null || true
+    [ -z "$PREBUILD_BG" ] || kill -TERM -- "-$PREBUILD_BG" 2>/dev/null || true
 }
 # The compiler cache's server runs every compile it is sent at its own priority, so one that the background build
 # (nice 19, below) happened to start would run the set-up's C and C++ compiles at nice 19 too. It is restarted here
@@ -119,16 +119,16 @@ fi
 # The two CPythons of `make freethreaded` (about 7 min of both cores from a cold cache) and inferno build in the
 # background from here (scripts/prebuild), at the lowest priority too: they take the CPU the steps before theirs
 # leave idle. The set-up's steps wait for them (their locks) and find them built; with both cached this ends at once.
-CPYTHON_LOG=build/prebuild.log
+PREBUILD_LOG=build/prebuild.log
 mkdir -p build
-setsid nice -n 19 scripts/prebuild > "$CPYTHON_LOG" 2>&1 < /dev/null &
-CPYTHON_BG=$!
-lowest "$CPYTHON_BG"
+setsid nice -n 19 scripts/prebuild > "$PREBUILD_LOG" 2>&1 < /dev/null &
+PREBUILD_BG=$!
+lowest "$PREBUILD_BG"
 # -k: every set-up step that can be made is, so that the suites run as far as they can and say what is missing
 run test-setup "$MAKE" --no-print-directory -k test-setup
 # done by now (the set-up waited for it); its failure, if any, is the freethreaded step's to report
-wait "$CPYTHON_BG" 2>/dev/null || true
-CPYTHON_BG=""
+wait "$PREBUILD_BG" 2>/dev/null || true
+PREBUILD_BG=""
 [ -n "$BG" ] || start_background
 # --no-fail-fast: a failing test binary does not keep the other crates' tests from running and reporting
 run cargo-test "$CARGO" test --release --workspace --no-fail-fast
