@@ -31,3 +31,14 @@ lowest() {
         sleep 0.01
     done
 }
+
+# background LOG COMMAND...: COMMAND in the background, in a session of its own (one `kill -- -PID` stops all of
+# it), at the lowest priority (nice 19 and `lowest`), its output in LOG; its PID in BACKGROUND_PID (this shell's
+# child: `wait` works on it)
+background() {
+    local log=$1
+    shift
+    setsid nice -n 19 "$@" > "$log" 2>&1 < /dev/null &
+    BACKGROUND_PID=$!
+    lowest "$BACKGROUND_PID"
+}

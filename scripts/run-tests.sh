@@ -101,10 +101,8 @@ start_background() {
     # neither their critical path nor their timings (docs/testing.md)
     # (its C and C++ compiles go through the compiler cache's server, at that server's priority: without it, the
     # native wheel's C++ compiled the Beast library again, and a cold CI took 51.5 min against 50.0)
-    setsid nice -n 19 "$STEP" wheels-aarch64 "$MAKE" --no-print-directory "${AARCH64_TARGETS[@]}" \
-        > "$AARCH64_LOG" 2>&1 < /dev/null &
-    BG=$!
-    lowest "$BG"  # nice 19 alone would rank it only within its own session (scripts/common.sh)
+    background "$AARCH64_LOG" "$STEP" wheels-aarch64 "$MAKE" --no-print-directory "${AARCH64_TARGETS[@]}"
+    BG=$BACKGROUND_PID
 }
 # From a cold per-user cache the aarch64 wheels take about 14 min on 2 cores (their static OpenSSL, zig's libc++
 # for arm64, every crate), and clientbench-native's up to 20 more (the server's and the drivers' crates, the C++
@@ -119,9 +117,8 @@ fi
 # leave idle. The set-up's steps wait for them (their locks) and find them built; with both cached this ends at once.
 PREBUILD_LOG=build/prebuild.log
 mkdir -p build
-setsid nice -n 19 scripts/prebuild > "$PREBUILD_LOG" 2>&1 < /dev/null &
-PREBUILD_BG=$!
-lowest "$PREBUILD_BG"
+background "$PREBUILD_LOG" scripts/prebuild
+PREBUILD_BG=$BACKGROUND_PID
 # -k: every set-up step that can be made is, so that the suites run as far as they can and say what is missing
 run test-setup "$MAKE" --no-print-directory -k test-setup
 # done by now (the set-up waited for it); its failure, if any, is the freethreaded step's to report
