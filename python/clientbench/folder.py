@@ -163,6 +163,7 @@ def _gil(path: Path, title: str, top: Results, counts: dict[str, int]) -> Part:
         at_rtt_h3=rtt_h3.rows if rtt_h3 is not None else [],
         interpreters=index.get("interpreters") or _interpreters(top.rows),
         pauses=index.get("pauses") or {},
+        progress=index.get("progress") or {},
         open_points=[(float(v), r.rows) for v, r in points],
         open_workload=points[0][1].workload if points else None,
         slo_ms=index.get("slo_ms", 10.0),

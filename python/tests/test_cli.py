@@ -385,6 +385,12 @@ def test_gil_report_end_to_end(tmp_path):
         assert run["server_counts"]["h3_requests"] > 0 and run["server_counts"]["connections"] == 0
     assert "- **reqwest** at rtt 1 ms over HTTP/3: GIL held Bench" in report
     assert "at rtt 1 ms over HTTP/3 (rtt 1 ms (the UDP relay))" in report
+    # a Python thread beside the calls (probes/progress.py), in gil.json and in the reading
+    progress = json.loads((run_dir / "gil.json").read_text())["progress"]
+    assert (progress["workers"], progress["seconds"], progress["repeat"]) == (3, 0.5, 1)
+    for lib in ("beast", "reqwest"):
+        assert progress[lib]["held"]["requests_per_s"] > 0 and progress[lib]["released"]["requests_per_s"] > 0
+        assert f"- **{lib}, a Python thread beside the calls**: a thread that sleeps 1 ms" in report
 
 
 @pytest.mark.slow

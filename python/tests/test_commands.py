@@ -57,6 +57,36 @@ def test_a_peer_that_crashes_in_one_repeat_keeps_its_row(tmp_path):
     assert [r["status"] for r in peer["runs"]] == ["ok", "failed", "ok"]
     assert peer["aggregate"]["repeats"] == 2 and peer["aggregate"]["median"]["requests"] == 2 * 2 * 3
     assert "crashed 1/3" in (run_dir / "table.md").read_text()
+    # reading.md: the generated reading under the line that says which run, commit and machine it comes from
+    reading = (run_dir / "reading.md").read_text().splitlines()
+    assert reading[0].startswith("Measured by `clientbench run` at commit ") and "usable cores" in reading[0]
+    assert "## Reading (generated from the figures below)" in reading
+
+
+def test_the_provenance_line_names_the_commit_and_machine_and_says_what_it_does_not_know():
+    from clientbench.report.parts import provenance
+
+    env = {
+        "git": {"commit": "0123456789abcdef", "dirty": True},
+        "cpu": {"model": "Some CPU", "usable_cores": 2},
+        "memory_gib": 23.5,
+        "os": "Debian GNU/Linux 12 (bookworm)",
+        "kernel": "6.1.0",
+        "python": {"implementation": "CPython", "version": "3.11.7"},
+        "load_average": [0.4, 0.5, 0.6],
+    }
+    doc = results([row("x")])
+    doc.environment, doc.command, doc.created = env, ["clientbench", "run", "-r", "3"], "2026-11-29T12:00:00+00:00"
+    assert provenance(doc) == (
+        "Measured by `clientbench run -r 3` at commit 0123456 (with local changes) on 2026-11-29: Some CPU (2 usable "
+        "cores), 23.5 GiB, Debian GNU/Linux 12 (bookworm), kernel 6.1.0; CPython 3.11.7; load average 0.40 when it "
+        "started."
+    )
+    doc.environment = {}
+    assert provenance(doc) == (
+        "Measured by `clientbench run -r 3` at an unknown commit on 2026-11-29: an unknown CPU (? usable "
+        "cores); an unknown Python."
+    )
 
 
 @pytest.mark.slow

@@ -357,6 +357,39 @@ def _at(points: rates.Points, name: str, rate: float) -> Row | None:
     return next((r for p, rows in points if p == rate for r in rows if r.client.name == name), None)
 
 
+def progress_reading(progress: Mapping[str, Any]) -> list[str]:
+    """Per binding, how a Python thread that sleeps 1 ms in a loop fared beside the W workers (probes/progress.py),
+    GIL held and released, against itself alone; nothing when the probe did not run."""
+    out: list[str] = []
+    workers = progress.get("workers")
+    for lib, _, _, _ in BINDINGS:
+        p = progress.get(lib)
+        if not p or workers is None:
+            continue
+        alone, held, released = p["alone"], p["held"], p["released"]
+        base = alone["beats_per_s"] or 1.0
+        line = (
+            f"- **{lib}, a Python thread beside the calls**: a thread that sleeps 1 ms in a loop woke late by a "
+            f"median of {held['late_p50_ms']:.2f} ms (P99 {held['late_p99_ms']:.2f} ms) beside the {workers} workers' "
+            f"calls with the GIL held, {released['late_p50_ms']:.2f} ms (P99 {released['late_p99_ms']:.2f} ms) with "
+            f"it released and {alone['late_p50_ms']:.2f} ms alone, and made {held['beats_per_s'] / base:.0%} and "
+            f"{released['beats_per_s'] / base:.0%} of the beats it makes alone, while the workers made "
+            f"{held['requests_per_s']:,.0f} and {released['requests_per_s']:,.0f} requests/s"
+        )
+        kept_out = (
+            held["late_p50_ms"] >= 2 * released["late_p50_ms"] and held["beats_per_s"] <= 0.5 * released["beats_per_s"]
+        )
+        if kept_out:
+            line += (
+                ". Holding the GIL kept the rest of the program waiting for the interpreter's switch interval, "
+                "however fast the machine answered."
+            )
+        else:
+            line += ": in this run holding the GIL did not keep it waiting."
+        out.append(line)
+    return out
+
+
 @dataclass(frozen=True)
 class GilFigures:
     """What `clientbench gil` measured, as the report needs it."""
@@ -379,6 +412,8 @@ class GilFigures:
     interpreters: Sequence[str | None] = (None,)
     #: gc_pause's line (probes/gc_pause.py) per free-threaded interpreter's label
     pauses: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: probes/progress.py's line: a Python thread beside the bindings' calls, held and released ({}: not run)
+    progress: Mapping[str, Any] = field(default_factory=dict)
     #: the open-loop phase: (rate, rows) of the bindings' rate ladder; empty: the phase did not run
     open_points: rates.Points = ()
     open_workload: Workload | None = None  # the ladder's workload (its rate is each point's)
@@ -405,4 +440,5 @@ def readings(f: GilFigures) -> tuple[list[str], list[str], list[str]]:
         if f.compares_interpreters
         else []
     )
-    return reading(f.serial, f.parallel, workers) + async_reading(f.parallel, workers), at_rtt, interpreters
+    parallel = reading(f.serial, f.parallel, workers) + progress_reading(f.progress)
+    return parallel + async_reading(f.parallel, workers), at_rtt, interpreters

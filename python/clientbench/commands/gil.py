@@ -209,6 +209,33 @@ def measure_pauses(testbed: Testbed, interpreters: Sequence[Interpreter | None])
     return out
 
 
+def measure_progress(testbed: Testbed, workload: Workload) -> dict[str, Any]:
+    """progress (probes/progress.py) under the runner's Python: a Python thread that sleeps 1 ms in a loop beside
+    W workers making `GET` requests through each binding, GIL held and released, 0.5 s per case and repeat; {} when
+    the workload is not a plain keep-alive HTTP/1.1 GET (the probe sends nothing else) or the probe failed (said on
+    the terminal)."""
+    import sys
+
+    from ..execution.children import child_preexec
+
+    if workload.method != "GET" or workload.connection == "new" or workload.http != "1.1" or workload.targets:
+        return {}
+    endpoint = testbed.server_endpoint
+    cmd = [
+        sys.executable, "-m", "clientbench.probes.progress", "--url", endpoint.url + workload.path,
+        "--workers", str(workload.workers), "--seconds", "0.5", "--repeat", str(workload.repeat),
+        *endpoint.driver_flags(),
+    ]  # fmt: skip
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, preexec_fn=child_preexec)
+        if done.returncode == 0:
+            return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+        testbed.console.print(f"progress probe failed: {done.stderr.strip()[-300:]}")
+    except (subprocess.TimeoutExpired, ValueError, IndexError) as exc:
+        testbed.console.print(f"progress probe failed: {exc}")
+    return {}
+
+
 def phases(
     workload: Workload,
     options: Options,
@@ -350,6 +377,7 @@ def gil_report(
     done: PointLog[str] = PointLog(write_phase)
     open_points: PointLog[float] = PointLog(write_rate)
     pauses: dict[str, dict[str, Any]] = {}
+    progress: dict[str, Any] = {}
     started = False
     try:
         with testbed:
@@ -381,6 +409,8 @@ def gil_report(
                     groups=[(held, released) for _, held, released, _ in BINDINGS],
                 )
             pauses = measure_pauses(testbed, interpreters) if len(interpreters) > 1 else {}
+            testbed.console.print("[bold]a Python thread beside the calls[/]: the bindings held and released")
+            progress = measure_progress(testbed, workload)
     finally:
         if started:
             if not any(key == "" for key, _ in done.measured):  # the report's folder always has its results.json
@@ -410,6 +440,7 @@ def gil_report(
         at_rtt_h3=done.rows("rtt-h3"),
         interpreters=[i.label if i else None for i in interpreters],
         pauses=pauses,
+        progress=progress,
         open_points=open_points.measured,
         open_workload=open_wl,
         slo_ms=slo_ms,

@@ -14,7 +14,7 @@ from ..model import Results, Row
 from ..report import Report
 from ..report.export import FILES, export
 from ..report.export.plots import standard_figures
-from ..report.parts import run_part
+from ..report.parts import reading_report, run_part
 from ..report.table import run_table
 
 
@@ -28,12 +28,14 @@ def write_run(
     html: bool = True,
     exports: Sequence[str] = (),
 ) -> None:
-    """table.md, table.csv, results.json and the plots of one set of rows into out_dir, and (unless a command that
-    writes more writes its own at its end, the GIL report) report.html of the run."""
+    """table.md, table.csv, results.json, the plots and reading.md (the generated reading, under the line naming
+    the commit and machine) of one set of rows into out_dir, and (unless a command that writes more writes its own
+    at its end, the GIL report) report.html of the run."""
     figures = standard_figures(rows, subtitle, timeline_rows) if rows else []
     report = Report("table", [run_table(rows)], results=results, figures=figures)
     report.parts = [run_part(out_dir, out_dir.name, results)]
     export(report, out_dir, (*FILES, "plots", *exports, *(("html",) if html else ())))
+    export(reading_report(results), out_dir, ("markdown",))
 
 
 def show(rows: Sequence[Row], title: str) -> None:

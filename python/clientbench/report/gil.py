@@ -3,14 +3,15 @@ figures), the tables of every phase and the timelines."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..analysis import rates as rate_reading
-from ..analysis.gil import GilFigures, open_loop_reading, readings, shared_reading
+from ..analysis.gil import BINDINGS, GilFigures, open_loop_reading, readings, shared_reading
 from ..schema import GIL_ID
 from ..workload import number
 from . import rates
-from .base import Block, Heading, Image, Report, Text
+from .base import Block, Column, Heading, Image, Report, Table, Text
 from .table import run_table
 
 #: the round-trip phase's timeline, under rtt/plots/
@@ -33,6 +34,18 @@ def document(f: GilFigures) -> Report:
         Heading("Reading (generated from the figures below)", 2),
         Text(text),
     ]
+    if table := progress_table(f.progress):
+        blocks += [
+            Heading("A Python thread beside the calls", 2),
+            Text(
+                [
+                    f"A thread that sleeps 1 ms in a loop, beside {f.progress['workers']} workers making requests "
+                    f"through each binding for {number(f.progress['seconds'])} s, then alone for as long; each figure "
+                    f"the median of {f.progress['repeat']} (probes/progress.py)."
+                ]
+            ),
+            table,
+        ]
     if f.rtt_network is not None:
         blocks += [Heading(f"At a {f.rtt_ms} ms round trip (generated from the figures below)", 2), Text(rtt_text)]
     if f.open_points:
@@ -117,6 +130,21 @@ def document(f: GilFigures) -> Report:
     return Report("gil", blocks)
 
 
+def progress_table(progress: Mapping[str, Any]) -> Table | None:
+    """The heartbeat's figures per binding and case (alone, GIL held, GIL released); None: the probe did not run."""
+    body = [
+        [lib, case, f"{c['late_p50_ms']:.2f}", f"{c['late_p99_ms']:.2f}", f"{c['beats_per_s']:.0f}",
+         f"{c['requests_per_s']:.0f}" if case != "alone" else "-"]
+        for lib, _, _, _ in BINDINGS
+        if (p := progress.get(lib))
+        for case, c in ((case, p[case]) for case in ("alone", "held", "released"))
+    ]  # fmt: skip
+    if not body:
+        return None
+    labels = ("Binding", "Beside", "Late P50(ms)", "Late P99(ms)", "Beats/s", "Workers' req/s")
+    return Table([Column(label, numeric=i > 1) for i, label in enumerate(labels)], body, styles=[None] * len(body))
+
+
 def gil_index(f: GilFigures) -> dict[str, Any]:
     """gil.json: what the reading needs besides the phases' results.json (folder.py reads it back)."""
     return {
@@ -126,5 +154,6 @@ def gil_index(f: GilFigures) -> dict[str, Any]:
         "rtt_ms": f.rtt_ms if f.rtt_network is not None else 0,
         "interpreters": list(f.interpreters),
         "pauses": {k: dict(v) for k, v in f.pauses.items()},
+        "progress": dict(f.progress),
         "slo_ms": f.slo_ms,
     }

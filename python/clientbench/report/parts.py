@@ -94,6 +94,38 @@ def reading(results: Results) -> list[Block]:
     return [Heading(f"Reading ({GENERATED} below)", 2), Text(lines)] if lines else []
 
 
+def provenance(results: Results) -> str:
+    """Which run the figures come from: the command, the commit, the machine, the interpreter, the day and the
+    load when it started (the figures move with the machine: a reading quoted elsewhere names its own)."""
+    env = results.environment
+    git, cpu, py = env.get("git") or {}, env.get("cpu") or {}, env.get("python") or {}
+    commit = f"commit {str(git['commit'])[:7]}" if git.get("commit") else "an unknown commit"
+    if git.get("dirty"):
+        commit += " (with local changes)"
+    machine = ", ".join(
+        part
+        for part in (
+            f"{cpu.get('model') or 'an unknown CPU'} ({cpu.get('usable_cores', '?')} usable cores)",
+            f"{env['memory_gib']:g} GiB" if env.get("memory_gib") else "",
+            str(env.get("os") or ""),
+            f"kernel {env['kernel']}" if env.get("kernel") else "",
+        )
+        if part
+    )
+    load = env.get("load_average") or []
+    loaded = f"; load average {load[0]:.2f} when it started" if load else ""
+    interp = " ".join(str(py[k]) for k in ("implementation", "version") if py.get(k)) or "an unknown Python"
+    return (
+        f"Measured by `{' '.join(results.command)}` at {commit} on {results.created[:10]}: {machine}; {interp}{loaded}."
+    )
+
+
+def reading_report(results: Results) -> Report:
+    """reading.md: the run's reading under the line that says where its figures come from."""
+    blocks = reading(results)
+    return Report("reading", [Text([provenance(results)]), *blocks] if blocks else [])
+
+
 def describe(results: Results) -> str:
     return ", ".join(f"{k} {v}" for k, v in results.workload.to_json().items() if v is not None)
 
