@@ -175,13 +175,13 @@ def test_compare_needs_enough_repeats_for_a_verdict(tmp_path, capsys):
 def test_compare_reads_results_1(tmp_path, capsys):
     from support import REPO
 
-    reference = REPO / "results" / "reference" / "run"
+    reference = REPO / "results" / "reference" / "run-e13771f"  # a clientbench.results/1 document
     assert compare(reference, reference / "results.json") == 0
     out = capsys.readouterr().out
     assert "0 row(s) changed" in out and "largest difference of median Bench: 0.0%" in out
 
 
-@pytest.mark.parametrize("reference", ["run", "freethreaded"])  # results/1, results/2
+@pytest.mark.parametrize("reference", ["run-e13771f", "freethreaded"])  # results/1, results/2
 def test_compare_works_across_results_versions(tmp_path, capsys, reference):
     from clientbench.model import SCHEMA_ID, Results
     from support import REPO

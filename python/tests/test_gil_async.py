@@ -90,7 +90,7 @@ def test_a_failed_unsupported_or_missing_async_row_is_named_and_no_figure_is_mad
         "- **beast, asyncio** (beast_client's AsyncClient, 4 tasks on one event loop): on asyncio Bench 10.00 ms, "
         "50.0 us CPU per request; on uvloop `py-beast-uvloop` did not run."
     ]
-    # a folder from before the async rows (results/reference/gil): nothing said about them
+    # a folder from before the async rows (an older GIL report): nothing said about them
     assert async_reading(beast_rows()[:2] + reqwest_rows()[:2], workers=4) == []
 
 

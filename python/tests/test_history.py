@@ -18,8 +18,8 @@ REFERENCE = REPO / "results" / "reference"
 def test_history_of_runs_in_the_order_they_were_made(tmp_path, capsys):
     runs = tmp_path / "runs"
     runs.mkdir()
-    shutil.copytree(REFERENCE / "run", runs / "b-newer")
-    shutil.copytree(REFERENCE / "run", runs / "a-older")
+    shutil.copytree(REFERENCE / "run-e13771f", runs / "b-newer")
+    shutil.copytree(REFERENCE / "run-e13771f", runs / "a-older")
     doc = json.loads((runs / "a-older" / "results.json").read_text())
     doc["created"] = "2020-01-01T00:00:00+00:00"
     for r in doc["rows"]:  # the older run: every row twice as slow

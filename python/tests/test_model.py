@@ -16,7 +16,7 @@ from clientbench.workload import Workload
 from support import REPO
 from support.rows import client, crashed_run, good_run, make_row, raw, results, row
 
-REFERENCE_RUN = REPO / "results" / "reference" / "run"  # written by clientbench.results/1
+REFERENCE_RUN = REPO / "results" / "reference" / "run-e13771f"  # written by clientbench.results/1
 
 
 # -- a row over its repeats ----------------------------------------------------------------------
@@ -175,7 +175,7 @@ def test_reading_a_results_1_document():
     cpp = res.rows[0]
     assert cpp.client == Client(name="cpp-beast", language="C++", library="beast", mode="sync")
     assert cpp.info["library_version"] == "1.81.0"
-    assert cpp.aggregate.repeats == 10 and round(cpp.aggregate.median.bench_ms, 2) == 16.94  # the README's table
+    assert cpp.aggregate.repeats == 10 and round(cpp.aggregate.median.bench_ms, 2) == 16.94  # its table.md
     # and it is written back as a valid document of the current version
     again = res.to_json()
     validate_results(again)
