@@ -449,9 +449,15 @@ def test_a_runs_reading_names_each_modes_fastest_and_cheapest_row_from_the_figur
         "- **Python, async on uvloop**, 1 row: Python aiohttp+uvloop (async), Bench 60.00 ms (3.00x C++ beast (sync), "
         "the fastest native row).",
     ]
+    # then, per Python mode with both, our bindings against the cheapest peer (neither the held row nor a floor)
+    assert lines[4] == (
+        "- **Our bindings against the best peer, Python, sync threads**: Python beast (sync, GIL released) 14.0 us "
+        "of client CPU per request; the cheapest peer, Python requests (sync), 300.0 us (ours 0.05x of it). Python "
+        "beast (sync, GIL released) is the cheapest Python row here (held rows and floors aside)."
+    )
     # then the GIL reading of the binding whose held and released rows both ran (analysis/gil.py's)
-    assert len(lines) == 5 and lines[4].startswith("- **beast, GIL held**: Bench 40.00 ms vs LMean")
-    assert "Released, the binding's Bench is 1.10x that of the same client used natively" in lines[4]
+    assert len(lines) == 6 and lines[5].startswith("- **beast, GIL held**: Bench 40.00 ms vs LMean")
+    assert "Released, the binding's Bench is 1.10x that of the same client used natively" in lines[5]
     # other figures, other sentences: the released row now slower than the held one
     slower = modes.reading(_modes_rows(45.0), workers=2)
     assert slower[2].startswith(
@@ -459,6 +465,31 @@ def test_a_runs_reading_names_each_modes_fastest_and_cheapest_row_from_the_figur
     )
     assert "It spends the least client CPU per request: 9.0 us." in slower[2]
     assert modes.reading([make_row("crash")], workers=2) == []
+
+
+def test_our_bindings_are_read_against_the_cheapest_peer_of_each_mode_and_a_cheaper_peer_is_named():
+    rows = [
+        _relabelled(row("py-reqwest-released", "released", (30.0,)), library="reqwest", cpu_us=40.0),
+        _relabelled(row("py-beast-released", "released", (25.0,)), library="beast", cpu_us=20.0),
+        _relabelled(row("py-pycurl", None, (28.0,)), library="pycurl", cpu_us=30.0, optional=True),
+        _relabelled(row("py-floor", None, (10.0,)), library="raw socket", cpu_us=5.0, floor=True),
+        _relabelled(row("py-reqwest-uvloop", None, (30.0,)), library="reqwest+uvloop", mode="async", cpu_us=35.0),
+        _relabelled(row("py-ry-uvloop", None, (30.0,)), library="ry+uvloop", mode="async", cpu_us=33.0, optional=True),
+        _relabelled(row("py-aiohttp", None, (90.0,)), library="aiohttp", mode="async", cpu_us=90.0),  # no binding
+        _relabelled(row("py-beast-held@3.13", "held", (25.0,)), library="beast", cpu_us=1.0, interpreter="3.13"),
+    ]
+    threads, uvloop = modes.against_peers(rows)
+    assert threads == (
+        "- **Our bindings against the best peer, Python, sync threads**: Python reqwest (sync, GIL released) 40.0 us, "
+        "Python beast (sync, GIL released) 20.0 us of client CPU per request; the cheapest peer, Python pycurl (sync), "
+        "30.0 us (ours 1.33x and 0.67x of it). Python beast (sync, GIL released) is the cheapest Python row here "
+        "(held rows and floors aside)."
+    )
+    assert uvloop.endswith(
+        "the cheapest peer, Python ry+uvloop (async), 33.0 us (ours 1.06x of it). The cheapest Python row here (held "
+        "rows and floors aside) is a peer's: Python ry+uvloop (async)."
+    )
+    assert modes.against_peers(rows[:2]) == []  # no peer: nothing to say
 
 
 def test_each_row_has_a_mode_and_the_modes_are_read_per_interpreter():

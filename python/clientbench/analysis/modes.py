@@ -171,9 +171,58 @@ def reading(rows: Sequence[Row], workers: int) -> list[str]:
             who = "It spends" if cpu.label == best.label else f"{cpu.label} spends"
             text += f" {who} the least client CPU per request: {cpu.value:.1f} us."
         out.append(text)
+    out += against_peers(rows)
     if field == "bench_ms":  # the GIL reading reads a closed loop's Bench and LMean
         out += _gil(rows, workers)
     return out + phases.reading(rows)
+
+
+#: our bindings' client libraries (a row's library before any "+loop")
+OURS = frozenset(lib for lib, _, _, _ in gil.BINDINGS)
+
+
+def ours(client: Client) -> bool:
+    """A row of one of our bindings, as an application would use it (not with the GIL held: that row is the
+    demonstration), under the runner's Python."""
+    return (
+        client.language == "Python"
+        and client.library.partition("+")[0] in OURS
+        and client.gil != "held"
+        and client.interpreter is None
+    )
+
+
+def against_peers(rows: Sequence[Row]) -> list[str]:
+    """Per Python mode that has both, our bindings' client CPU per request against the cheapest peer's (a Python
+    row that is neither ours nor a floor), and whether one of ours is the cheapest Python row of the mode."""
+    out = []
+    modes = [m for m in by_mode(rows) if m.mode not in (NATIVE, FLOOR, SERIAL) and m.interpreter is None]
+    for m in modes:
+        members = [r for r in rows if mode(r.client) == m.mode and r.client.interpreter is None]
+        mine = [(r.client.label, v) for r in members if ours(r.client) and (v := _value(r, "cpu_us_per_req"))]
+        peers = sorted(
+            ((r.client.label, v) for r in members
+             if not ours(r.client) and not r.client.floor and r.client.gil != "held"
+             and (v := _value(r, "cpu_us_per_req"))),
+            key=lambda x: x[1],
+        )  # fmt: skip
+        if not mine or not peers:
+            continue
+        best, best_cpu = peers[0]
+        text = (
+            f"- **Our bindings against the best peer, {m.title}**: "
+            + ", ".join(f"{label} {cpu:.1f} us" for label, cpu in mine)
+            + f" of client CPU per request; the cheapest peer, {best}, {best_cpu:.1f} us (ours "
+            + " and ".join(_times(cpu, best_cpu) for _, cpu in mine)
+            + " of it)."
+        )
+        cheapest, cheapest_cpu = min(mine, key=lambda x: x[1])
+        if cheapest_cpu <= best_cpu:
+            text += f" {cheapest} is the cheapest Python row here (held rows and floors aside)."
+        else:
+            text += f" The cheapest Python row here (held rows and floors aside) is a peer's: {best}."
+        out.append(text)
+    return out
 
 
 def _gil(rows: Sequence[Row], workers: int) -> list[str]:
