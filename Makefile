@@ -61,7 +61,7 @@ REQWEST_SRC := $(shell find rust-reqwest/src bindings/reqwest bindings/common -t
                  -o -name '*.py' -o -name '*.pyi' \) -not -path '*/tests/*' 2>/dev/null) \
                rust-reqwest/Cargo.toml rust-reqwest/build.rs Cargo.toml Cargo.lock
 
-.PHONY: help run run-all stability stability-pin gil sweep soak sanitize test test-setup test-python check bench-gate bench-gate-update lint actionlint build system-deps test-deps venv peers \
+.PHONY: help run run-all bindings-vs-peers stability stability-pin gil sweep soak sanitize test test-setup test-python check bench-gate bench-gate-update lint actionlint build system-deps test-deps venv peers \
         rust rust-tests cpp \
         http3 quic-server bindings wheels wheels-x86_64 wheels-aarch64 sdists toxiproxy oha inferno examples freethreaded compiler-cache stop-compiler-cache clean clean-cache \
         dist native-wheels native-wheel-x86_64 native-wheel-aarch64 clientbench-dist wheelhouse
@@ -74,6 +74,9 @@ run: build bindings  ## set up everything, run the benchmark, print the table (A
 
 run-all: build bindings peers  ## every row: the default set, peers from PyPI, more native rows, the floor
 	$(VPY) -m clientbench run --all $(ARGS)
+
+bindings-vs-peers: build bindings peers  ## our bindings against the best Python peers, mode by mode: five runs of every row (docs/bindings.md)
+	scripts/bindings-vs-peers $(OUT)
 
 stability: build bindings  ## two consecutive runs, compared: how far each row's median Bench moves between them
 	$(VPY) -m clientbench run $(ARGS) --out results
