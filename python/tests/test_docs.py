@@ -245,6 +245,50 @@ def test_async_cost_targets_are_the_reference() -> None:
     assert [line for line in lines[start:end] if "→" in line] == expected
 
 
+#: issue 43's CPU targets: (row, its reference row, at most this ratio); the reference "peers" is the cheapest peer
+#: row of the row's own mode (asyncio: a Python async row on asyncio's loop that is neither ours nor a floor)
+CPU_TARGETS = (
+    ("py-beast-async", "py-floor-async", 1.1),
+    ("py-beast-uvloop", "py-floor-uvloop", 1.1),
+    ("py-beast-async", "cpp-beast", 1.3),
+    ("py-reqwest-released", "rust-reqwest", 1.2),
+    ("py-reqwest-async", "rust-reqwest", 1.2),
+    ("py-reqwest-async", "peers", 1.0),
+)
+
+
+def test_the_cpu_targets_are_the_run_alls() -> None:
+    """docs/cost.md's CPU targets, recomputed from one `clientbench run --all` (results/reference/bindings-vs-peers/
+    modes): each row's CPU per request against its reference row's."""
+    doc = json.loads((REFERENCE / "bindings-vs-peers" / "modes" / "results.json").read_text())
+    rows = {r["client"]["name"]: r for r in doc["rows"]}
+
+    def cpu(name: str) -> float:
+        return float(rows[name]["aggregate"]["median"]["cpu_us_per_req"])
+
+    peers = [
+        name
+        for name, r in rows.items()
+        if r["client"]["language"] == "Python" and r["client"]["mode"] == "async" and "+" not in r["client"]["library"]
+        and r["client"]["library"] not in ("beast", "reqwest") and not r["client"]["floor"] and r["status"] == "ok"
+    ]  # fmt: skip
+    cheapest = min(peers, key=cpu)
+    expected = []
+    for row, of, most in CPU_TARGETS:
+        ref = cheapest if of == "peers" else of
+        ratio = cpu(row) / cpu(ref)
+        against = f"the cheapest peer's asyncio row, {ref}" if of == "peers" else ref
+        expected.append(
+            f"- {row} against {against}, CPU per request: {cpu(row):.1f} / {cpu(ref):.1f} = {ratio:.2f}x; "
+            f"target {'below' if most == 1.0 else 'at most'} {most:g}x: "
+            f"{'met' if (ratio < most if most == 1.0 else round(ratio, 2) <= most) else 'not met'}."
+        )
+    lines = (REPO / "docs" / "cost.md").read_text().splitlines()
+    start = lines.index("### The CPU targets, in one run of every row")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("#")), len(lines))
+    assert [line for line in lines[start:end] if " = " in line and line.startswith("- ")] == expected
+
+
 def test_readme_is_a_front_door() -> None:
     lines = README.read_text().splitlines()
     assert len(lines) <= 150
