@@ -112,7 +112,7 @@ def test_the_command_line_exits_1_on_a_regression_and_names_it(tmp_path, capsys,
     monkeypatch.setenv("COLUMNS", "200")
     run = REFERENCE / "run"
     assert cli.main(["compare", str(run), str(run), "--fail-on", "bench=5%,p99=10%"]) == 0
-    assert "the gate passed: 18 check(s)" in capsys.readouterr().out
+    assert "the gate passed: 20 check(s)" in capsys.readouterr().out  # 10 rows x bench, p99
     doc = json.loads((run / "results.json").read_text())
     for r in doc["rows"]:  # one row 3x slower in every repeat
         if r["client"]["name"] == "py-requests":
@@ -122,7 +122,7 @@ def test_the_command_line_exits_1_on_a_regression_and_names_it(tmp_path, capsys,
     (tmp_path / "b" / "results.json").write_text(json.dumps(doc))
     assert cli.main(["compare", str(run), str(tmp_path / "b"), "--fail-on", "bench=10%"]) == 1
     out = capsys.readouterr().out
-    assert "the gate failed: 1 of 9 check(s)" in out and "- py-requests: bench worse by +" in out
+    assert "the gate failed: 1 of 10 check(s)" in out and "- py-requests: bench worse by +" in out
     assert cli.main(["compare", str(run), str(tmp_path / "b"), "--fail-on", "bench=10%", "--rows", "cpp-*"]) == 0
     capsys.readouterr()
     cost_a, cost_b = REFERENCE / "cost" / "before", REFERENCE / "cost" / "after"

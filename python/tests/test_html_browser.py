@@ -64,9 +64,9 @@ def test_the_run_page_shows_every_row_and_chart_and_sorts_by_a_click(browser, tm
     v = _open(browser, REFERENCE / "run", tmp_path / "report.html")
     doc = json.loads((REFERENCE / "run" / "results.json").read_text())
     table = v.page.locator("#part0 table.sortable").first
-    assert table.locator("tbody tr").count() == len(doc["rows"]) == 9
+    assert table.locator("tbody tr").count() == len(doc["rows"]) == 10
     charts = _every_chart_drew(v)
-    assert [c["id"] for c in charts] == ["part0-0-bench", "part0-0-cpu", "part0-0-cdf"]
+    assert [c["id"] for c in charts] == ["part0-0-bench", "part0-0-cpu", "part0-0-cdf", "part0-0-phases"]
     before = _column(v, table, "Bench(ms)")
     table.locator("thead th", has_text="Bench(ms)").click()
     ascending = _column(v, table, "Bench(ms)")
@@ -84,15 +84,15 @@ def test_the_run_page_shows_every_row_and_chart_and_sorts_by_a_click(browser, tm
 def test_the_latency_legend_toggles_rows(browser, tmp_path):
     v = _open(browser, REFERENCE / "run", tmp_path / "report.html")
     visible = "() => document.getElementById('part0-0-cdf').data.map(t => t.visible === undefined ? true : t.visible)"
-    assert v.page.evaluate(visible) == [True] * 9
+    assert v.page.evaluate(visible) == [True] * 10
     v.page.locator("button[data-hide='part0-0-cdf']").click()
-    assert v.page.evaluate(visible) == ["legendonly"] * 9
+    assert v.page.evaluate(visible) == ["legendonly"] * 10
     v.page.locator("#part0-0-cdf g.legend rect.legendtoggle").nth(2).click()
     # plotly waits out its double-click interval before it toggles
     v.page.wait_for_function(f"() => ({visible})()[2] === true", timeout=5000)
-    assert v.page.evaluate(visible) == ["legendonly"] * 2 + [True] + ["legendonly"] * 6
+    assert v.page.evaluate(visible) == ["legendonly"] * 2 + [True] + ["legendonly"] * 7
     v.page.locator("button[data-show='part0-0-cdf']").click()
-    assert v.page.evaluate(visible) == [True] * 9
+    assert v.page.evaluate(visible) == [True] * 10
 
 
 def test_a_page_of_many_rows_reads_from_the_top_and_draws_the_other_rows_on_a_click(browser, tmp_path):
@@ -167,7 +167,7 @@ def test_the_compare_page_marks_the_rows_beyond_the_noise(browser, tmp_path):
     v = _open(browser, REFERENCE / "run", tmp_path / "compare.html", compare=tmp_path / "b")
     _every_chart_drew(v)
     rows = v.page.locator("#compare tbody tr")
-    assert rows.count() == 9
+    assert rows.count() == 10
     assert v.page.locator("#compare tr.slower").all_inner_texts()[0].startswith("C++ beast (sync)")
     assert v.page.locator("#compare tr.faster").count() == 0
 
