@@ -116,9 +116,9 @@ def test_a_sleep_at_import_shows_in_that_row_import_only(tmp_path, monkeypatch, 
 def test_the_import_figure_agrees_with_importtime_and_the_whole_life_with_hyperfine(tmp_path, server):
     """py-requests's import of requests against python -X importtime's cumulative figure for it, in the same process
     (the command's -X importtime run: within 2% + 0.5 ms, both time one import). A row's Exit (its process's life,
-    as the command times it) against hyperfine's runs of the same command line, taken in turns (the quickest of 6
-    each within 35% + 5 ms: the shared machine's load moves every figure by tens of percent within seconds; taking
-    turns puts the same load on both sides).
+    as the command times it) against hyperfine's runs of the same command line, taken in turns (the quickest of
+    each side within 35% + 5 ms, after 3 to 10 turns of 2 runs each: the shared machine's load moves every figure by
+    tens of percent within seconds; taking turns puts the same load on both sides).
 
     Across processes, importtime is no reference on a busy machine: a process that writes to its stderr pipe as it
     imports (-X importtime, -v) is scheduled differently from one that does not. With another test's cold starts
@@ -141,8 +141,12 @@ def test_the_import_figure_agrees_with_importtime_and_the_whole_life_with_hyperf
     assert read is not None and read.import_ms == pytest.approx(int(line) / 1000)
     for name in ("py-requests", "cpp-beast"):
         argv = _row(doc, name)["command"]
-        exits, hyperfine = [], []
-        for _ in range(3):
+        exits: list[float] = []
+        hyperfine: list[float] = []
+        # turns until the least disturbed run of each side agrees, at least 3 and at most 10: a burst of load beside
+        # them moved the medians apart by 47% and 77% in two whole make test runs (minimums 440/339 and 214/185 ms),
+        # and once the quickest of 6 each (384/211 ms); a figure that is off by a constant never agrees
+        for turn in range(10):
             exits += [spawn(argv, os.environ, 60, None).total_ms for _ in range(2)]
             report = tmp_path / f"{name}.hyperfine.json"
             subprocess.run(
@@ -151,9 +155,9 @@ def test_the_import_figure_agrees_with_importtime_and_the_whole_life_with_hyperf
                 check=True,
             )
             hyperfine += [t * 1000 for t in json.loads(report.read_text())["results"][0]["times"]]
-        # the least disturbed run of each side (a burst of load beside them moved the medians apart by 47% and 77%
-        # in two whole make test runs, with minimums 440/339 and 214/185 ms)
-        a, b = min(exits), min(hyperfine)
+            a, b = min(exits), min(hyperfine)
+            if turn >= 2 and abs(a - b) <= 0.35 * b + 5.0:
+                break
         assert abs(a - b) <= 0.35 * b + 5.0, (name, exits, hyperfine)
 
 
