@@ -6,7 +6,8 @@ One source for both: this file is bindings/common/_aio.py, and each binding's pa
 (beast_client/_aio.py, reqwest_client/_aio.py), which scikit-build-core and maturin follow: both wheels and both
 sdists carry it as a file (bindings/tests/test_wheels.py checks they carry the same bytes). `from ._core import`
 is each package's own extension. What differs between the bindings stays in their `__init__.py`: the
-AsyncClient's docstring and `tls_info` (its type differs), and reqwest's `http_version` of a streamed response.
+AsyncClient's docstring and `tls_info` (its type differs), reqwest's `http_version` of a streamed response, and
+Beast's loop path (get, fetch_len, fetch over http:// on the loop's own thread).
 """
 
 from __future__ import annotations
@@ -18,16 +19,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ._core import Completer, Headers, RawAsyncClient, RawStream, Response
+from ._core import Completer, Headers, RawAsyncClient, RawStream, RawUpload, Response
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer, Self, Unpack
 
-    from ._core import _Body, _ClientOptions, _HeadersArg, _Params
+    from ._core import _AsyncBody, _ClientOptions, _HeadersArg, _Params
 
 #: one Completer per event loop: its pipe is registered with loop.add_reader, and its drain() resolves the
 #: loop's futures on the loop's own thread (no thread of the extension's ever touches Python)
 _completers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Completer] = weakref.WeakKeyDictionary()
+
+T = TypeVar("T")
 
 
 def _completer() -> Completer:
@@ -40,11 +43,12 @@ def _completer() -> Completer:
     return c
 
 
-def _buffered(body: Any) -> Any:
-    """AsyncClient's body: a bytes-like object as it is; an iterable of chunks or a file read here, whole (the
-    async client does not stream uploads: its requests run on threads that never call Python)."""
+def _upload(body: Any) -> tuple[Any, Any]:
+    """AsyncClient's body and what feeds it: a bytes-like object as it is (nothing feeds it); an iterable of chunks,
+    an async iterable of chunks or a binary file: a `RawUpload` that `_feed` fills from it on the loop's thread (the
+    requests run on threads that never call Python)."""
     if body is None or isinstance(body, (bytes, bytearray, memoryview)):
-        return body
+        return body, None
     if isinstance(body, str):
         raise TypeError("body must be bytes-like, not str (encode it first)")
     try:
@@ -52,16 +56,80 @@ def _buffered(body: Any) -> Any:
     except TypeError:
         pass
     else:
-        return body
-    if hasattr(body, "read"):
-        return body.read()
+        return body, None
+    if hasattr(body, "read") or hasattr(body, "__aiter__"):
+        return RawUpload(), body
     try:
-        chunks = iter(body)
+        return RawUpload(), iter(body)
     except TypeError:
         raise TypeError(
-            f"body must be bytes-like, an iterable of bytes-like chunks or a binary file, not {type(body).__name__}"
+            "body must be bytes-like, an iterable or async iterable of bytes-like chunks or a binary file, "
+            f"not {type(body).__name__}"
         ) from None
-    return b"".join(chunks)
+
+
+async def _feed(upload: RawUpload, source: Any) -> None:
+    """Send `source`'s chunks (a file read 64 KiB at a time, as `Client` reads one) into `upload` until it ends or the
+    request stops reading; what the source raises fails the request, and is raised here."""
+    completer = _completer()
+
+    async def chunks() -> AsyncIterator[Any]:
+        if hasattr(source, "__aiter__"):
+            async for chunk in source:
+                yield chunk
+        elif hasattr(source, "read"):
+            while chunk := source.read(65536):  # b"" at the end; None (a non-blocking file with nothing now) too
+                yield chunk
+        else:
+            for chunk in source:
+                yield chunk
+
+    try:
+        async for chunk in chunks():
+            queued = upload.send(chunk, completer)
+            if not (queued if isinstance(queued, bool) else await queued):
+                return  # the request no longer reads its body
+    except BaseException as exc:
+        upload.fail(str(exc) or type(exc).__name__)
+        raise
+    upload.finish()
+
+
+#: the feeders of streamed uploads still running (asyncio keeps only weak references to tasks)
+_feeders: set[asyncio.Task[None]] = set()
+
+
+def _start_feeding(upload: RawUpload, source: Any) -> asyncio.Task[None]:
+    feeder = asyncio.ensure_future(_feed(upload, source))
+    _feeders.add(feeder)
+    feeder.add_done_callback(_fed)
+    return feeder
+
+
+def _fed(feeder: asyncio.Task[None]) -> None:
+    _feeders.discard(feeder)
+    if not feeder.cancelled():
+        # retrieved: the request it failed raises it (`_sent`), or its error once the response has come
+        feeder.exception()
+
+
+async def _sent(pending: Awaitable[T], feeder: asyncio.Task[None] | None, *, stop: bool = True) -> T:
+    """`pending`'s result; when it fails because the upload's source raised, the source's exception. `stop`: the
+    feeder is cancelled once the result is in (a whole response: its body was sent), else it goes on (a streamed
+    response, whose request body may still be on its way)."""
+    if feeder is None:
+        return await pending
+    try:
+        result = await pending
+    except BaseException:
+        raised = feeder.exception() if feeder.done() and not feeder.cancelled() else None
+        if raised is not None:
+            raise raised from None
+        feeder.cancel()
+        raise
+    if stop:
+        feeder.cancel()
+    return result
 
 
 class AsyncStreamResponse:
@@ -185,6 +253,8 @@ class BaseAsyncClient(Generic[R]):
         (the lean benchmark path: no redirects, no decoding, no default headers)."""
         return await self._raw.fetch(url, _completer(), method=method, body=body)
 
+    # request and stream: a body that is an iterable, an async iterable or a file is streamed (chunked): read on the
+    # loop's thread by a feeder task (_feed) into a RawUpload, which the request takes its chunks from
     async def request(
         self,
         method: str,
@@ -192,23 +262,25 @@ class BaseAsyncClient(Generic[R]):
         *,
         params: _Params | None = None,
         headers: _HeadersArg | None = None,
-        body: _Body | None = None,
+        body: _AsyncBody | None = None,
         json: Any = None,
         timeout: float | None = None,
         follow_redirects: bool | None = None,
     ) -> Response:
-        """As `Client.request`; an iterable or file body is read whole first (no streamed upload here)."""
-        return await self._raw.request(
+        """As `Client.request`; an iterable, async iterable or file body is streamed (chunked), read on the loop."""
+        raw, source = _upload(body)
+        pending = self._raw.request(
             method,
             url,
             _completer(),
             params=params,
             headers=headers,
-            body=_buffered(body),
+            body=raw,
             json=json,
             timeout=timeout,
             follow_redirects=follow_redirects,
         )
+        return await _sent(pending, None if source is None else _start_feeding(raw, source))
 
     def stream(
         self,
@@ -217,25 +289,27 @@ class BaseAsyncClient(Generic[R]):
         *,
         params: _Params | None = None,
         headers: _HeadersArg | None = None,
-        body: _Body | None = None,
+        body: _AsyncBody | None = None,
         json: Any = None,
         timeout: float | None = None,
         follow_redirects: bool | None = None,
     ) -> _StreamContext[R]:
         """``async with client.stream("GET", url) as r: async for chunk in r.aiter_bytes(): ...``"""
 
-        def opening() -> Awaitable[RawStream]:
-            return self._raw.stream(
+        async def opening() -> RawStream:
+            raw, source = _upload(body)
+            pending: Awaitable[RawStream] = self._raw.stream(
                 method,
                 url,
                 _completer(),
                 params=params,
                 headers=headers,
-                body=_buffered(body),
+                body=raw,
                 json=json,
                 timeout=timeout,
                 follow_redirects=follow_redirects,
             )
+            return await _sent(pending, None if source is None else _start_feeding(raw, source), stop=False)
 
         return _StreamContext(opening, self._response)
 

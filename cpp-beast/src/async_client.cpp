@@ -192,10 +192,15 @@ std::shared_ptr<Exchange> plain_exchange(const std::shared_ptr<AsyncClient::Impl
 // send()'s and stream()'s: the plan, its first hop's request made now (a bad header fails here)
 std::shared_ptr<Exchange> planned_exchange(const std::shared_ptr<AsyncClient::Impl>& impl, Exchange::Kind kind,
                                            std::string_view method, std::string_view url, Headers headers,
-                                           std::string body, const RequestOptions& o) {
-    if (o.upload) throw std::invalid_argument("an AsyncClient request has no streamed body (RequestOptions::upload)");
+                                           std::string body, const RequestOptions& o,
+                                           std::shared_ptr<AsyncBodySource> upload) {
+    if (o.upload)
+        throw std::invalid_argument(
+            "an AsyncClient request streams its body from an AsyncBodySource, not "
+            "RequestOptions::upload");
     auto x = std::make_shared<Exchange>(impl, kind);
-    x->plan.emplace(std::string(method), url, std::move(headers), body, o);
+    x->plan.emplace(std::string(method), url, std::move(headers), body, o, bool(upload));
+    x->upload = std::move(upload);
     x->wire = x->plan->wire(impl->proxies);
     x->prewired = true;
     x->total_override = o.timeout;
@@ -226,9 +231,10 @@ AsyncHandle AsyncClient::request(std::string_view method, std::string_view url, 
 }
 
 AsyncHandle AsyncClient::send(std::string_view method, std::string_view url, Headers headers, std::string body,
-                              const RequestOptions& options, ResponseCallback done) {
-    auto x =
-        planned_exchange(impl_, Exchange::Kind::response, method, url, std::move(headers), std::move(body), options);
+                              const RequestOptions& options, ResponseCallback done,
+                              std::shared_ptr<AsyncBodySource> upload) {
+    auto x = planned_exchange(impl_, Exchange::Kind::response, method, url, std::move(headers), std::move(body),
+                              options, std::move(upload));
     x->spec.body_limit = request_body_limit;
     if (options.max_body_size) x->spec.kept_limit = std::min(request_body_limit, *options.max_body_size);
     x->record_phases = options.phases;
@@ -238,8 +244,10 @@ AsyncHandle AsyncClient::send(std::string_view method, std::string_view url, Hea
 }
 
 AsyncHandle AsyncClient::stream(std::string_view method, std::string_view url, Headers headers, std::string body,
-                                const RequestOptions& options, StreamCallback done) {
-    auto x = planned_exchange(impl_, Exchange::Kind::stream, method, url, std::move(headers), std::move(body), options);
+                                const RequestOptions& options, StreamCallback done,
+                                std::shared_ptr<AsyncBodySource> upload) {
+    auto x = planned_exchange(impl_, Exchange::Kind::stream, method, url, std::move(headers), std::move(body), options,
+                              std::move(upload));
     x->spec.chunk_limit = 64 * 1024;  // pieces of about this much, decoded
     x->on_stream = std::move(done);
     x->start();

@@ -324,20 +324,29 @@ void Exchange::write() {
         d_.mark = Clock::now();
         first_read_ = true;
     }
+    const bool streamed = upload && plan && plan->streamed();
     with_stream([&](auto& s) {
-        net::async_write(s, net::buffer(wire.bytes), [x = self()](const beast::error_code& e, std::size_t sent) {
-            x->busy_ = false;
-            if (x->stopped()) return;
-            if (x->d_.phases) x->d_.add_phase(&Phases::send);
-            if (e && sent == 0 && x->reused_ && x->attempt_ == 0 && is_stale_connection(e))
-                return x->retry();  // found closed before a byte went out: it cannot have reached the server
-            // the server closed or reset the connection: its answer may have come first (as the Client's)
-            if (e && !is_stale_connection(e)) return x->fail_ec(e, Phase::write, x->where);
-            x->write_error_ = e;
-            x->conn_->broken = bool(e);
-            x->read();
-        });
+        net::async_write(s, net::buffer(wire.bytes),
+                         [x = self(), streamed](const beast::error_code& e, std::size_t sent) {
+                             x->busy_ = false;
+                             if (x->stopped()) return;
+                             if (streamed && !e) return x->pull();  // the head went out: the body's pieces follow
+                             x->wrote(e, sent);
+                         });
     });
+}
+
+// The request is written (or its write failed after `sent` bytes).
+void Exchange::wrote(const beast::error_code& e, std::size_t sent) {
+    if (d_.phases) d_.add_phase(&Phases::send);
+    if (e && sent == 0 && reused_ && attempt_ == 0 && !pulled_ && is_stale_connection(e))
+        return retry();  // found closed before a byte went out: it cannot have reached the server
+    end_upload();
+    // the server closed or reset the connection: its answer may have come first (as the Client's)
+    if (e && !is_stale_connection(e)) return fail_ec(e, Phase::write, where);
+    write_error_ = e;
+    conn_->broken = bool(e);
+    read();
 }
 
 void Exchange::read() {
@@ -414,14 +423,8 @@ void Exchange::on_read(beast::error_code ec) {
     }
     if (ec) {
         if (write_error_ && !interim_ && !parser.got_some()) return write_failed();
-        if (reused_ && attempt_ == 0 && !interim_ && !parser.got_some() && is_stale_connection(ec)) {
-            if (wire.idempotent) return retry();
-            drop_conn();
-            return finish_error(std::make_exception_ptr(
-                ConnectionError("connection to " + where + " closed by the server before a response was received (" +
-                                    wire.method + " is not idempotent: not re-sent, the server may have received it)",
-                                ConnectionError::Kind::reset)));
-        }
+        if (reused_ && attempt_ == 0 && !interim_ && !parser.got_some() && is_stale_connection(ec))
+            return closed_under("before a response was received");
         return read_failed(ec);
     }
     if (closed) drop_conn();
@@ -490,21 +493,26 @@ void Exchange::on_rest(beast::error_code ec, bool redirect) {
     release_conn();
     interim_ = false;
     attempt_ = 0;
+    pulled_ = false;  // the next hop sends no streamed body (a 307 / 308 to one is not followed)
     hop();
 }
 
 // No answer came after a write the server cut short: what the failed write means.
 void Exchange::write_failed() {
     const beast::error_code e = write_error_;
-    if (reused_ && attempt_ == 0) {
-        if (wire.idempotent) return retry();
-        drop_conn();
-        return finish_error(std::make_exception_ptr(
-            ConnectionError("connection to " + where + " closed by the server as the request was sent (" + wire.method +
-                                " is not idempotent: not re-sent, the server may have received it)",
-                            ConnectionError::Kind::reset)));
-    }
+    if (reused_ && attempt_ == 0) return closed_under("as the request was sent");
     fail_ec(e, Phase::write, where);
+}
+
+// A kept-alive connection the server closed under the request: sent again on a new one when that is safe.
+void Exchange::closed_under(const char* when) {
+    if (wire.idempotent && !pulled_) return retry();
+    drop_conn();
+    const std::string why = pulled_ ? "its body was streamed" : wire.method + " is not idempotent";
+    finish_error(
+        std::make_exception_ptr(ConnectionError("connection to " + where + " closed by the server " + when + " (" +
+                                                    why + ": not re-sent, the server may have received it)",
+                                                ConnectionError::Kind::reset)));
 }
 
 void Exchange::retry() {
@@ -518,6 +526,7 @@ void Exchange::retry() {
 // ---- the end ---------------------------------------------------------------------------------------------
 
 void Exchange::finish_ok() {
+    end_upload();
     release_conn();
     state_ = State::finished;
     ++timer_gen_;
@@ -540,6 +549,7 @@ void Exchange::finish_ok() {
 void Exchange::finish_error(std::exception_ptr e) {
     if (state_ == State::finished) return;
     if (state_ == State::streaming) return stream_fail(e);
+    end_upload();
     drop_conn();
     state_ = State::finished;
     ++timer_gen_;

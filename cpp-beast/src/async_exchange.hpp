@@ -45,6 +45,7 @@ public:
     ReadSpec spec;
     std::optional<std::chrono::nanoseconds> total_override;
     bool prewired = false;  // `wire` is already the first hop's (made by the caller, which so checked it)
+    std::shared_ptr<AsyncBodySource> upload;  // send() / stream(): the streamed body (while plan->streamed())
     FetchCallback on_fetch;
     ResponseCallback on_response;
     StreamCallback on_stream;
@@ -86,6 +87,10 @@ private:
     void connected();
     void hand_over();
     void write();
+    void wrote(const beast::error_code& e, std::size_t sent);
+    void pull();
+    void on_upload_pieces(std::vector<std::string> pieces, std::exception_ptr e);
+    void end_upload();
     void read();
     void read_message();
     void on_read(beast::error_code ec);
@@ -94,6 +99,7 @@ private:
     void on_rest(beast::error_code ec, bool redirect);
     void retry();
     void write_failed();
+    void closed_under(const char* when);
 
     void finish_ok();
     void finish_error(std::exception_ptr e);
@@ -138,9 +144,12 @@ private:
     bool waiting_ = false;           // in the origin's queue
     bool handing_ = false;           // the pool posted a resume()
     beast::error_code write_error_;  // the server cut the request short: its answer may still be read
-    Phases recorded_;                // record_phases: where the request's time went (d_.phases points here)
-    bool first_read_ = false;        // recording: the response's first read is still to come (it ends `wait`)
-    std::exception_ptr abort_;       // why it is abandoned (cancel(), a timeout); the pending operation ends first
+    bool pulled_ = false;            // a piece of the streamed body was taken: it cannot be sent again
+    std::string upload_size_;        // the chunk being written: its size line, then its pieces
+    std::vector<std::string> upload_pieces_;
+    Phases recorded_;           // record_phases: where the request's time went (d_.phases points here)
+    bool first_read_ = false;   // recording: the response's first read is still to come (it ends `wait`)
+    std::exception_ptr abort_;  // why it is abandoned (cancel(), a timeout); the pending operation ends first
     // streaming
     ChunkCallback on_chunk_;
     bool stream_closed_ = false;

@@ -136,8 +136,12 @@ std::string chunk_frame(std::string_view data) {
 }
 
 RequestPlan::RequestPlan(std::string method, std::string_view url, Headers headers, std::string_view body,
-                         const RequestOptions& o)
-    : method_(std::move(method)), headers_(std::move(headers)), body_(body), upload_(bool(o.upload)), o_(o) {
+                         const RequestOptions& o, bool streamed)
+    : method_(std::move(method)),
+      headers_(std::move(headers)),
+      body_(body),
+      upload_(bool(o.upload) || streamed),
+      o_(o) {
     reject_control_characters(url);
     if (upload_ && !body.empty()) throw std::invalid_argument("a request has a body or an upload, not both");
     if (o_.decompress && !find_header(headers_, "accept-encoding"))

@@ -38,9 +38,10 @@ class RequestPlan {
 public:
     // Checks and prepares the request: InvalidUrl for a control character in `url` (before anything is sent),
     // std::invalid_argument for a bad method or header; the Accept-Encoding (o.decompress) and User-Agent
-    // defaults added. The body is o.upload when set (streamed: `body` must be empty).
+    // defaults added. The body is o.upload when set, or with `streamed` an AsyncBodySource the caller holds
+    // (either way `body` must be empty).
     RequestPlan(std::string method, std::string_view url, Headers headers, std::string_view body,
-                const RequestOptions& o);
+                const RequestOptions& o, bool streamed = false);
 
     const std::string& url() const noexcept { return current_; }  // this hop's URL (encoded)
     const Url& target() const noexcept { return u_; }
@@ -48,6 +49,8 @@ public:
     // This hop's request (with the jar's cookies for it), and its body source when it is streamed.
     Wire wire(const Proxies& proxies) const;
     const BodySource* upload() const noexcept { return upload_ ? &o_.upload : nullptr; }
+    // This hop's body is streamed (a redirect to a GET ends that).
+    bool streamed() const noexcept { return upload_; }
     const RequestOptions& options() const noexcept { return o_; }
 
     // After a hop's response head: stores its cookies; true when the response is a redirect to follow, the plan

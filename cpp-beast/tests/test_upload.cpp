@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -218,4 +221,171 @@ TEST(Upload, APostOnAConnectionTheServerClosedGoesOutOnceOnANewOne) {
         for (const auto& q : server.requests()) posts += q.rfind("POST /post ", 0) == 0;
         EXPECT_EQ(posts, 1) << reset;
     }
+}
+
+// ---- AsyncClient: the body from an AsyncBodySource -----------------------------------------------------------
+
+namespace {
+
+using beast_client::AsyncBodySource;
+using beast_client::PiecesCallback;
+
+// Gives its answers one by one, each from a thread of its own (as a Python event loop answers the IoThread), or holds
+// the request's callback (`hold`) and gives nothing; counts its calls and closes.
+class Pieces : public AsyncBodySource {
+public:
+    // each element: the pieces of one answer to next()
+    explicit Pieces(std::vector<std::vector<std::string>> pieces, bool hold = false)
+        : pieces_(std::move(pieces)), hold_(hold) {}
+    ~Pieces() override {
+        for (auto& t : threads_) t.join();
+    }
+    void next(PiecesCallback done) override {
+        ++calls;
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (hold_) {
+            held_ = std::move(done);
+            return;
+        }
+        std::vector<std::string> given;  // none: the end
+        if (next_ < pieces_.size()) given = pieces_[next_++];
+        threads_.emplace_back([done = std::move(done), given] { done(given, nullptr); });
+    }
+    void close() noexcept override {
+        ++closes;
+        std::lock_guard<std::mutex> lock(mutex_);
+        held_ = nullptr;
+    }
+    bool holding() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return bool(held_);
+    }
+    std::atomic<int> calls{0};
+    std::atomic<int> closes{0};
+
+private:
+    std::mutex mutex_;
+    std::vector<std::vector<std::string>> pieces_;
+    std::size_t next_ = 0;
+    bool hold_;
+    PiecesCallback held_;
+    std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+TEST(AsyncUpload, PiecesGoChunkedAsTheSourceGivesThem) {
+    std::vector<std::string> heads;
+    TestServer server(echo_chunked(&heads));
+    beast_client::IoThread io;
+    beast_client::AsyncClient c(io, Timeouts{5s, {}, {}}, {});
+    using Answers = std::vector<std::vector<std::string>>;
+    auto source = std::make_shared<Pieces>(Answers{{"first "}, {""}, {std::string(100000, 'x'), "", " last"}});
+    Result<beast_client::Response> r;
+    c.send("PUT", server.url("/up"), {{"Content-Type", "text/plain"}}, {}, RequestOptions{}, r.callback(), source);
+    EXPECT_EQ(r.get().body, "first " + std::string(100000, 'x') + " last");
+    EXPECT_EQ(source->calls, 4);  // three answers (one of them empty) and the end
+    EXPECT_EQ(source->closes, 1);
+    ASSERT_EQ(heads.size(), 1u);
+    EXPECT_NE(heads[0].find("\r\nTransfer-Encoding: chunked\r\n"), std::string::npos) << heads[0];
+    EXPECT_EQ(heads[0].find("Content-Length"), std::string::npos) << heads[0];
+    // an empty body is the last chunk alone; a stream's request body goes the same way, on the same connection
+    Result<std::unique_ptr<beast_client::AsyncResponseStream>> s;
+    c.stream("POST", server.url("/up"), {}, {}, RequestOptions{}, s.callback(), std::make_shared<Pieces>(Answers{}));
+    auto stream = s.get();
+    ASSERT_TRUE(stream);
+    EXPECT_EQ(read_all(*stream), "");
+    Result<beast_client::Response> again;
+    c.send("POST", server.url("/up"), {}, {}, RequestOptions{}, again.callback(),
+           std::make_shared<Pieces>(Answers{{"a"}, {"b"}}));
+    EXPECT_EQ(again.get().body, "ab");
+    EXPECT_EQ(server.accepts(), 1);
+    EXPECT_THROW(c.send("POST", server.url("/up"), {}, "and a body", RequestOptions{}, again.callback(), source),
+                 std::invalid_argument);
+}
+
+TEST(AsyncUpload, ASourceThatFailsEndsTheRequestWithItsError) {
+    TestServer server(echo_chunked());
+    beast_client::IoThread io;
+    beast_client::AsyncClient c(io, Timeouts{5s, {}, {}}, {});
+    struct Failing : AsyncBodySource {
+        void next(PiecesCallback done) override {
+            if (++calls == 1) return done({"first"}, nullptr);
+            done({}, std::make_exception_ptr(std::domain_error("the source failed")));
+        }
+        void close() noexcept override { ++closes; }
+        int calls = 0;
+        int closes = 0;
+    };
+    auto source = std::make_shared<Failing>();
+    Result<beast_client::Response> r;
+    c.send("POST", server.url("/up"), {}, {}, RequestOptions{}, r.callback(), source);
+    EXPECT_THROW(r.get(), std::domain_error);
+    EXPECT_EQ(r.calls(), 1);
+    Result<beast_client::Response> ok;  // half a body went out: that connection was closed
+    c.send("POST", server.url("/up"), {}, {}, RequestOptions{}, ok.callback(),
+           std::make_shared<Pieces>(std::vector<std::vector<std::string>>{{"ok"}}));
+    EXPECT_EQ(ok.get().body, "ok");
+    EXPECT_EQ(server.accepts(), 2);
+    EXPECT_EQ(source->closes, 1);
+}
+
+// A source that never answers: cancel() and the total timeout end the request, the source is closed (its held
+// callback dropped), the connection too.
+TEST(AsyncUpload, CancelAndTheTimeoutEndARequestWaitingForItsSource) {
+    TestServer server(echo_chunked());
+    beast_client::IoThread io;
+    beast_client::AsyncClient c(io, Timeouts{300ms, {}, {}}, {});
+    auto waiting = std::make_shared<Pieces>(std::vector<std::vector<std::string>>{}, true);
+    Result<beast_client::Response> cancelled;
+    auto op = c.send("POST", server.url("/up"), {}, {}, RequestOptions{}, cancelled.callback(), waiting);
+    for (int i = 0; i < 500 && !waiting->holding(); ++i) std::this_thread::sleep_for(1ms);
+    ASSERT_TRUE(waiting->holding());
+    op->cancel();
+    EXPECT_THROW(cancelled.get(), beast_client::Cancelled);
+    EXPECT_EQ(waiting->closes, 1);
+    EXPECT_FALSE(waiting->holding());
+    auto slow = std::make_shared<Pieces>(std::vector<std::vector<std::string>>{}, true);
+    Result<beast_client::Response> timed_out;
+    c.send("POST", server.url("/up"), {}, {}, RequestOptions{}, timed_out.callback(), slow);
+    EXPECT_THROW(timed_out.get(), beast_client::TimeoutError);
+    EXPECT_EQ(slow->closes, 1);
+    EXPECT_EQ(server.accepts(), 2);  // each half-sent request's connection closed
+}
+
+TEST(AsyncUpload, A307IsReturnedA303IsFollowedWithoutTheBodyAndNothingIsSentTwice) {
+    TestServer server([](Conn& c) {
+        std::string head;
+        while (c.read_request(&head)) {
+            std::string wire;
+            if (head.find("Transfer-Encoding: chunked") != std::string::npos && !read_chunks(c, wire)) return;
+            const auto sp = head.find(' ');
+            const std::string path = head.substr(sp + 1, head.find(' ', sp + 1) - sp - 1);
+            if (path == "/307" || path == "/303")
+                c.write("HTTP/1.1 " + path.substr(1) + " Moved\r\nLocation: /final\r\nContent-Length: 0\r\n\r\n");
+            else if (path == "/drop")
+                return c.close();  // the request taken on a kept-alive connection, unanswered
+            else
+                c.write("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(head.find("\r\n")) + "\r\n\r\n" +
+                        head.substr(0, head.find("\r\n")));
+        }
+    });
+    beast_client::IoThread io;
+    beast_client::AsyncClient c(io, Timeouts{5s, {}, {}}, {});
+    auto body = [] { return std::make_shared<Pieces>(std::vector<std::vector<std::string>>{{"body"}}); };
+    Result<beast_client::Response> r307, r303, dropped;
+    c.send("POST", server.url("/307"), {}, {}, RequestOptions{}, r307.callback(), body());
+    EXPECT_EQ(r307.get().status, 307);
+    c.send("POST", server.url("/303"), {}, {}, RequestOptions{}, r303.callback(), body());
+    EXPECT_EQ(r303.get().body, "GET /final HTTP/1.1");
+    c.send("PUT", server.url("/drop"), {}, {}, RequestOptions{}, dropped.callback(), body());
+    try {
+        dropped.get();
+        ADD_FAILURE() << "no error";
+    } catch (const beast_client::ConnectionError& e) {
+        EXPECT_NE(std::string(e.what()).find("its body was streamed"), std::string::npos) << e.what();
+    }
+    int puts = 0;
+    for (const auto& q : server.requests()) puts += q.rfind("PUT /drop ", 0) == 0;
+    EXPECT_EQ(puts, 1);
 }

@@ -68,7 +68,7 @@ void stop_io() {
 
 // A finished operation, without any Python object in it.
 struct Outcome {
-    enum class Kind { status, length, phases, body, response, stream, chunk } kind = Kind::status;
+    enum class Kind { status, length, phases, body, response, stream, chunk, flag } kind = Kind::status;
     int status = 0;
     std::uint64_t bytes = 0;
     std::optional<bc::Phases> phases;  // Kind::phases
@@ -255,6 +255,7 @@ void PyCompleter::drain() {
                     break;
                 }
                 case Outcome::Kind::chunk: value = o.chunk ? py::object(py::bytes(*o.chunk)) : py::none(); break;
+                case Outcome::Kind::flag: value = py::bool_(o.status != 0); break;
             }
             fut.attr("set_result")(value);
         } catch (py::error_already_set& e) {  // converting failed (memory): the future says so, the others go on
@@ -264,6 +265,17 @@ void PyCompleter::drain() {
 }
 
 }  // namespace
+
+std::pair<py::object, std::function<void(bool)>> flag_future(const py::object& completer) {
+    PyCompleter& c = completer.cast<PyCompleter&>();
+    auto [id, fut] = c.add();
+    return {fut, [w = c.wakeup, id = id](bool value) {
+                Outcome o;
+                o.kind = Outcome::Kind::flag;
+                o.status = value ? 1 : 0;
+                w->push(id, std::move(o));
+            }};
+}
 
 void register_aio(py::module_& m) {
     py::class_<PyCompleter>(m, "Completer", py::is_final(),
@@ -386,25 +398,29 @@ void register_aio(py::module_& m) {
                const py::object& params, const py::object& headers, const py::object& body, const py::object& json,
                const py::object& timeout, const py::object& follow_redirects) {
                 bc::AsyncClient& c = self.open();
+                auto upload = take_upload(body, json);
                 Prepared p;
-                prepare(p, self.settings, method, url, params, headers, body, json, timeout, follow_redirects, false);
+                prepare(p, self.settings, method, url, params, headers, upload ? py::none() : body, json, timeout,
+                        follow_redirects, false);
                 return submit(completer, [&](std::shared_ptr<Wakeup> w, std::uint64_t id) {
                     return c.send(p.method, p.url, std::move(p.headers), std::string(p.body.data()), p.options,
-                                  on_response(std::move(w), id, Outcome::Kind::response));
+                                  on_response(std::move(w), id, Outcome::Kind::response), upload);
                 });
             },
             py::arg("method"), py::arg("url"), py::arg("completer"), py::kw_only(), py::arg("params") = py::none(),
             py::arg("headers") = py::none(), py::arg("body") = py::none(), py::arg("json") = py::none(),
             py::arg("timeout") = py::none(), py::arg("follow_redirects") = py::none(),
-            "Future of a Response (see Client.request; an iterable or file body is read whole first).")
+            "Future of a Response (see Client.request; a RawUpload body is streamed, chunked).")
         .def(
             "stream",
             [](PyAsyncClient& self, const std::string& method, const std::string& url, const py::object& completer,
                const py::object& params, const py::object& headers, const py::object& body, const py::object& json,
                const py::object& timeout, const py::object& follow_redirects) {
                 bc::AsyncClient& c = self.open();
+                auto upload = take_upload(body, json);
                 Prepared p;
-                prepare(p, self.settings, method, url, params, headers, body, json, timeout, follow_redirects, false);
+                prepare(p, self.settings, method, url, params, headers, upload ? py::none() : body, json, timeout,
+                        follow_redirects, false);
                 return submit(completer, [&](std::shared_ptr<Wakeup> w, std::uint64_t id) {
                     return c.stream(
                         p.method, p.url, std::move(p.headers), std::string(p.body.data()), p.options,
@@ -414,7 +430,8 @@ void register_aio(py::module_& m) {
                             o.stream = std::move(s);
                             o.error = e;
                             w->push(id, std::move(o));
-                        });
+                        },
+                        upload);
                 });
             },
             py::arg("method"), py::arg("url"), py::arg("completer"), py::kw_only(), py::arg("params") = py::none(),
@@ -449,6 +466,7 @@ void register_aio(py::module_& m) {
         });
 
     register_loop_path(m);  // loop_get, loop_fetch_len, loop_fetch, loop_fetch_phases, abandon
+    register_upload(m);     // RawUpload: a request's streamed body
     py::module_::import("atexit").attr("register")(py::cpp_function(&stop_io));
 }
 

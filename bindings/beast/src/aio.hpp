@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,15 @@ bc::IoThread& io_thread();
 
 // The Python exception an operation's error stands for (errors.cpp's translators).
 py::object exception_object(std::exception_ptr e);
+
+// A future of `completer`'s loop (registered with it, as a request's) and what resolves it with a bool from any
+// thread, once (RawUpload.send()'s wait for room).
+std::pair<py::object, std::function<void(bool)>> flag_future(const py::object& completer);
+
+// upload.cpp: RawUpload, and the streamed body a request's `body` stands for when it is one (taken: a second
+// request with the same RawUpload is a TypeError; with `json` too, a TypeError); null for any other body.
+void register_upload(pybind11::module_& m);
+std::shared_ptr<bc::AsyncBodySource> take_upload(const py::object& body, const py::object& json);
 
 // RawAsyncClient: the C++ AsyncClient (its operations on the IoThread) and its loop path.
 struct PyAsyncClient {

@@ -8,9 +8,9 @@
 // timeout and what is left of its total timeout), the idle check before re-use and the one retry of an
 // idempotent request on a kept-alive connection the server closed, redirects, decoding, cookies, max_body_size,
 // proxies and TLS session resumption (RequestOptions, ProxyConfig). The timeouts are timers instead of poll
-// slices. What differs: a request body is bytes (no BodySource: reading one would block the IoThread), and
-// there is no CancelCheck: AsyncOperation::cancel() abandons an operation from any thread, closing its
-// connection.
+// slices. What differs: a streamed request body is an AsyncBodySource (a BodySource would block the IoThread
+// while it reads), and there is no CancelCheck: AsyncOperation::cancel() abandons an operation from any thread,
+// closing its connection.
 //
 // The pool, the connections and every operation live on the IoThread; the methods below only check their
 // arguments (throwing at once: InvalidUrl, std::invalid_argument) and hand the operation over, so they may be
@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace beast_client {
 
@@ -78,6 +79,30 @@ using ResponseCallback = std::function<void(Response, std::exception_ptr)>;
 using StreamCallback = std::function<void(std::unique_ptr<AsyncResponseStream>, std::exception_ptr)>;
 /// The next piece of a stream's body, or nullopt at its end.
 using ChunkCallback = std::function<void(std::optional<std::string>, std::exception_ptr)>;
+
+/// An AsyncBodySource's next pieces, written as one chunk of the body (empty pieces are skipped; none at all is
+/// the body's end), or the error that ends the request.
+using PiecesCallback = std::function<void(std::vector<std::string>, std::exception_ptr)>;
+
+/// send()'s or stream()'s body read piece by piece while it is sent (Transfer-Encoding: chunked), as
+/// RequestOptions::upload is for Client: never sent twice (a 307 / 308 answer is returned, not followed; a
+/// kept-alive connection found closed once a piece was taken is a ConnectionError). The exchange calls next() on
+/// the IoThread, one call at a time, once the previous pieces have been written; `done` may be called from any
+/// thread, once: with the pieces that are ready (one chunk on the wire, as many pieces as there are: no copy to
+/// join them), none at the end, or an error, which ends the request (its connection closed) as its error.
+/// close() is called once, on the IoThread, when the request no longer reads the source (its body was sent, or it
+/// failed or was cancelled first): a `done` still held is then dropped uncalled. The total timeout runs while the
+/// source is waited for.
+class AsyncBodySource {
+public:
+    virtual ~AsyncBodySource() = default;
+    virtual void next(PiecesCallback done) = 0;
+    virtual void close() noexcept = 0;
+    /// The pieces of the last next() once they are written (IoThread): a source may keep their buffers for the
+    /// pieces to come (memory already touched, no allocation); by default they are freed.
+    virtual void recycle(std::vector<std::string> written) noexcept { (void)written; }
+};
+
 /// A connected socket (which the callee owns), or -1 and the error.
 using SocketCallback = std::function<void(int, std::exception_ptr)>;
 /// The same, with the time its connecting took (Phases: dns and connect; the rest 0).
@@ -102,12 +127,15 @@ public:
     AsyncHandle request(std::string_view method, std::string_view url, const Headers& headers, std::string body,
                         ResponseCallback done);
     /// Client::send(): the application's request (redirects, decoding, ... as `options` say, Response::phases
-    /// with options.phases; options.upload must be empty: std::invalid_argument).
+    /// with options.phases; options.upload must be empty: std::invalid_argument). With `upload`, the body is
+    /// streamed from it (`body` must be empty: std::invalid_argument).
     AsyncHandle send(std::string_view method, std::string_view url, Headers headers, std::string body,
-                     const RequestOptions& options, ResponseCallback done);
+                     const RequestOptions& options, ResponseCallback done,
+                     std::shared_ptr<AsyncBodySource> upload = nullptr);
     /// Client::stream(): as send(), done once the final response's head is read (it records no phases).
     AsyncHandle stream(std::string_view method, std::string_view url, Headers headers, std::string body,
-                       const RequestOptions& options, StreamCallback done);
+                       const RequestOptions& options, StreamCallback done,
+                       std::shared_ptr<AsyncBodySource> upload = nullptr);
 
     /// get()'s request to `url` (`method` GET, no body), or request()'s without headers (`method`, a body of
     /// `body_length` bytes), as a LoopConnection sends it (beast_client/loop_connection.hpp: on the caller's own

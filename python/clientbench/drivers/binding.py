@@ -10,9 +10,8 @@ threads run one at a time), `beast_async` and `reqwest_async` (W tasks on one ev
 
 Streamed bodies (--upload/--download stream) go through the application API, `Client.stream(method, url,
 body=...)`: the body an iterator of chunks (sent chunked), the response read by `iter_bytes()` in the pieces the
-binding receives (it takes no chunk size); `stream()` releases the GIL while it waits, whatever `--gil` says. Beast's
-AsyncClient reads an iterable body whole before it sends it: its rows stream downloads only; reqwest's streams the
-harness's async iterator of chunks.
+binding receives (it takes no chunk size); `stream()` releases the GIL while it waits, whatever `--gil` says. Both
+AsyncClients stream the harness's async iterator of chunks.
 
 `--http 3`: the reqwest binding's `http3=True` (QUIC with prior knowledge, docs/binding-api.md); beast_client
 speaks HTTP/1.1 only, so its rows say unsupported for `--http 2` and `3`.
@@ -240,8 +239,6 @@ def async_plugin(binding: str) -> sdk.AsyncClient[Any]:
         http3=can["http3"],
         protocol=protocol,
         stream=stream_async,
-        # beast's AsyncClient reads an iterable body whole first; reqwest's streams it
-        streams=("upload", "download") if binding == "reqwest" else ("download",),
         phases=phase_keys(binding),
         phased=phased,
     )

@@ -18,7 +18,6 @@ UNSTREAMED: dict[tuple[str, str], dict[str, str]] = {
     ("httpr", "async"): {"upload": _BYTES_ONLY},
     # rnet 2.4.2 sends 180224 of 1048576 bytes of an async generator body, and no error
     ("rnet", "async"): {"upload": "its async client sends an async generator body in part"},
-    ("beast", "async"): {"upload": "our binding's AsyncClient reads an iterable body whole before it sends it"},
 }
 
 

@@ -1,6 +1,16 @@
 import asyncio
 import os
-from collections.abc import Awaitable, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
+from collections.abc import (
+    AsyncIterable,
+    Awaitable,
+    ItemsView,
+    Iterable,
+    Iterator,
+    KeysView,
+    Mapping,
+    Sequence,
+    ValuesView,
+)
 from types import TracebackType
 from typing import IO, Any, Protocol, TypedDict, final
 
@@ -29,6 +39,8 @@ _ParamValue = str | int | float | None
 _Params = Mapping[str, _ParamValue | Sequence[_ParamValue]] | Sequence[tuple[str, _ParamValue]]
 _HeadersArg = Mapping[str, str] | Sequence[tuple[str, str]]
 _Body = Buffer | Iterable[Buffer] | _SupportsRead | IO[bytes]
+#: AsyncClient's body: Client's, or an async iterable of chunks
+_AsyncBody = _Body | AsyncIterable[Buffer]
 
 class _ClientOptions(TypedDict, total=False):
     """The constructor's keyword-only options (their defaults: Client's signature), taken as **options by
@@ -244,6 +256,14 @@ class RawStream:
     def close(self) -> None: ...
 
 @final
+class RawUpload:
+    """Internal: an AsyncClient request's streamed body, fed chunk by chunk from the loop's thread."""
+    def __init__(self) -> None: ...
+    def send(self, chunk: Buffer, completer: Completer) -> bool | Awaitable[bool]: ...
+    def finish(self) -> None: ...
+    def fail(self, message: str) -> None: ...
+
+@final
 class RawAsyncClient:
     """Internal: methods return futures of the running loop. Use beast_client.AsyncClient."""
     def __init__(
@@ -286,7 +306,7 @@ class RawAsyncClient:
         *,
         params: _Params | None = None,
         headers: _HeadersArg | None = None,
-        body: Buffer | None = None,
+        body: Buffer | RawUpload | None = None,
         json: Any = None,
         timeout: float | None = None,
         follow_redirects: bool | None = None,
@@ -299,7 +319,7 @@ class RawAsyncClient:
         *,
         params: _Params | None = None,
         headers: _HeadersArg | None = None,
-        body: Buffer | None = None,
+        body: Buffer | RawUpload | None = None,
         json: Any = None,
         timeout: float | None = None,
         follow_redirects: bool | None = None,

@@ -52,11 +52,10 @@ first request there, never using the parent's.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
 
 from . import _aio
-from ._aio import BaseAsyncClient, _completer, _StreamContext
+from ._aio import BaseAsyncClient, _completer
 from ._core import (
     BodyTooLarge,
     Client,
@@ -69,10 +68,6 @@ from ._core import (
     __version__,
     reqwest_version,
 )
-from ._upload import _sent, _start_feeding, _upload
-
-if TYPE_CHECKING:
-    from ._core import RawStream, _AsyncBody, _HeadersArg, _Params
 
 Mapping.register(Headers)
 
@@ -118,66 +113,6 @@ class AsyncClient(BaseAsyncClient[AsyncStreamResponse]):
         """`fetch_len` with the request's phases: ``(status, body bytes, {phase key: ns})`` (the keys of
         `Response.phases`)."""
         return await self._raw.fetch_phases(url, _completer())
-
-    # request and stream: a body that is an iterable, an async iterable or a file is streamed (chunked), read on the
-    # loop's thread (_upload.py), where the shared layer reads it whole
-    async def request(
-        self,
-        method: str,
-        url: str,
-        *,
-        params: _Params | None = None,
-        headers: _HeadersArg | None = None,
-        body: _AsyncBody | None = None,
-        json: Any = None,
-        timeout: float | None = None,
-        follow_redirects: bool | None = None,
-    ) -> Response:
-        """As `Client.request`; an iterable, async iterable or file body is streamed (chunked), read on the loop."""
-        raw, source = _upload(body)
-        pending = self._raw.request(
-            method,
-            url,
-            _completer(),
-            params=params,
-            headers=headers,
-            body=raw,
-            json=json,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-        )
-        return await _sent(pending, None if source is None else _start_feeding(raw, source))
-
-    def stream(
-        self,
-        method: str,
-        url: str,
-        *,
-        params: _Params | None = None,
-        headers: _HeadersArg | None = None,
-        body: _AsyncBody | None = None,
-        json: Any = None,
-        timeout: float | None = None,
-        follow_redirects: bool | None = None,
-    ) -> _StreamContext[AsyncStreamResponse]:
-        """``async with client.stream("GET", url) as r: async for chunk in r.aiter_bytes(): ...``"""
-
-        async def opening() -> RawStream:
-            raw, source = _upload(body)
-            pending: Awaitable[RawStream] = self._raw.stream(
-                method,
-                url,
-                _completer(),
-                params=params,
-                headers=headers,
-                body=raw,
-                json=json,
-                timeout=timeout,
-                follow_redirects=follow_redirects,
-            )
-            return await _sent(pending, None if source is None else _start_feeding(raw, source), stop=False)
-
-        return _StreamContext(opening, self._response)
 
     @property
     def tls_info(self) -> dict[str, str | None] | None:
