@@ -15,6 +15,9 @@ from pathlib import Path
 
 import beast_client
 import pytest
+from support.timing import about, retimed, timed
+
+pytestmark = retimed  # a timed check that misses runs the test again (support/timing.py)
 
 T = 10.0
 X = 0.080  # s before the head
@@ -85,16 +88,12 @@ def tls(dual_pki: tuple[Path, Path, Path]) -> Iterator[tuple[Server, Path]]:
     s.close()
 
 
-def about(measured_s: float, expected_s: float) -> bool:
-    """Within the contract's bound: 10 % + 1 ms."""
-    return abs(measured_s - expected_s) <= 0.1 * expected_s + 0.001
-
-
 def check_delays(phases: dict[str, float], scale: float) -> None:
     """`phases` in seconds * scale (1e9: nanoseconds) shows the server's delays."""
-    assert about(phases["wait"] / scale, X), phases
-    assert about(phases["receive"] / scale, Y), phases
-    assert 0 < phases["send"] / scale < 0.005, phases
+    about(phases["wait"] / scale, X, "wait", phases)
+    about(phases["receive"] / scale, Y, "receive", phases)
+    assert phases["send"] > 0, phases
+    timed(phases["send"] / scale < 0.005, "send", phases)
 
 
 @pytest.mark.parametrize("release_gil", [True, False])
@@ -187,4 +186,4 @@ def test_async_fetch_phases_on_the_io_thread(tls: tuple[Server, Path]) -> None:
     assert second["connect"] == 0 and second["tls"] == 0
     for phases in (first, second):
         check_delays({k: float(v) for k, v in phases.items()}, 1e9)
-    assert about(response_wait, X)
+    about(response_wait, X, "wait")

@@ -293,17 +293,30 @@ def _one(phases: dict[str, float], *names: str) -> float | None:
 @pytest.mark.long(40)
 @pytest.mark.timeout(600)
 def test_every_row_that_records_phases_sees_the_servers_wait_and_trickle(tmp_path: Path, plain: str) -> None:
-    phases = run_phases(tmp_path, plain + "/", ROWS)
-    assert set(phases) == set(ROWS.split(","))
-    wrong = {}
-    for name, ph in phases.items():
-        assert ph is not None, f"{name} recorded no phases"
-        wait, receive = _one(ph, "wait"), _one(ph, "receive")
-        assert wait is not None and receive is not None, (name, ph)
-        if not (near(wait, X_MS) and near(receive, Y_MS)):
-            wrong[name] = ph
-        assert ph["own"] > -1.0, (name, ph)  # the phases lie within the request (clocks read apart: a little)
-    assert wrong == {}, f"wait should be {X_MS} ms and receive {Y_MS} ms (10% + 1 ms below, a third + 2 ms above)"
+    # a row whose phases miss the bounds is run again, up to 3 more times, alone with the others that missed: beside
+    # the suites a sleep ends late (CI saw a 40 ms trickle read as 59 ms while the aarch64 wheels built), never
+    # early, and a phase that holds its neighbour's time misses on every try
+    wrong: dict[str, list[dict[str, float]]] = {}
+    rows = ROWS
+    for attempt in range(4):
+        phases = run_phases(tmp_path / str(attempt), plain + "/", rows)
+        assert set(phases) == set(rows.split(","))
+        for name, ph in phases.items():
+            assert ph is not None, f"{name} recorded no phases"
+            wait, receive = _one(ph, "wait"), _one(ph, "receive")
+            assert wait is not None and receive is not None, (name, ph)
+            assert ph["own"] > -1.0, (name, ph)  # the phases lie within the request (clocks read apart: a little)
+            if near(wait, X_MS) and near(receive, Y_MS):
+                wrong.pop(name, None)
+            else:
+                wrong.setdefault(name, []).append(ph)
+        if not wrong:
+            return
+        rows = ",".join(wrong)
+    pytest.fail(
+        f"wait should be {X_MS} ms and receive {Y_MS} ms (10% + 1 ms below, a third + 2 ms above) in one of "
+        f"4 runs: {wrong}"
+    )
 
 
 def curl_times(url: str, ca: Path, n: int = 6) -> list[dict[str, float]]:

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use reqwest_bench::phases::Layout;
 use reqwest_bench::{BlockingClient, Client, ClientOptions, Phases};
+use support::timing::{attempts, Misses};
 use support::{read_request, server_config, tls_server, Ca, Tls, IO_LIMIT};
 
 const HEAD_MS: u64 = 100;
@@ -35,15 +36,9 @@ fn slow(r: &mut BufReader<Tls>) {
     }
 }
 
-/// `ns` is `ms` within 10% + 1 ms.
-fn near(ns: u64, ms: u64) -> bool {
-    let (actual, expected) = (ns as f64 / 1e6, ms as f64);
-    (actual - expected).abs() <= expected * 0.1 + 1.0
-}
-
-fn check(p: &Phases, new_connection: bool, what: &str) {
-    assert!(near(p.send_wait, HEAD_MS), "{what}: send+wait {p:?}");
-    assert!(near(p.receive, BODY_MS), "{what}: receive {p:?}");
+fn check(m: &mut Misses, p: &Phases, new_connection: bool, what: &str) {
+    m.about(p.send_wait as f64, HEAD_MS as f64, format_args!("{what}: send+wait {p:?}"));
+    m.about(p.receive as f64, BODY_MS as f64, format_args!("{what}: receive {p:?}"));
     assert_eq!(p.connect > 0, new_connection, "{what}: connect+tls {p:?}");
 }
 
@@ -53,47 +48,51 @@ fn options(ca: &Ca) -> ClientOptions {
 
 #[test]
 fn blocking_client_phases_follow_the_servers_delays() {
-    let ca = Ca::new("phases-blocking");
-    let (port, seen) =
-        tls_server(server_config(ca.leaf(&["localhost", "127.0.0.1"], false), &[&rustls::version::TLS13]), 4, slow);
-    let c = BlockingClient::with_options(&options(&ca)).unwrap();
-    let url = format!("https://127.0.0.1:{port}/");
-    for (i, new_connection) in [true, false, false].into_iter().enumerate() {
-        let (status, n, p) = c.get_phases(&url, || false).unwrap();
-        assert_eq!((status, n), (200, BODY.len() as u64));
-        check(&p, new_connection, &format!("request {i}"));
-        assert_eq!(p.layout, Layout::default());
-        let keys: Vec<_> = p.entries().map(|(k, _)| k).collect();
-        assert_eq!(keys, ["connect+tls", "send+wait", "receive"]);
-    }
-    assert_eq!(seen.connections.load(std::sync::atomic::Ordering::SeqCst), 1);
-    // by name: its resolution is in the connection's time
-    let (_, _, p) = c.get_phases(&format!("https://localhost:{port}/"), || false).unwrap();
-    check(&p, true, "localhost");
-    assert_eq!(p.entries().next().map(|(k, _)| k), Some("dns+connect+tls"));
-    // the plain get records nothing and still works on the pool
-    assert_eq!(c.get(&url, || false).unwrap(), (200, BODY.len() as u64));
+    attempts(|m| {
+        let ca = Ca::new("phases-blocking");
+        let (port, seen) =
+            tls_server(server_config(ca.leaf(&["localhost", "127.0.0.1"], false), &[&rustls::version::TLS13]), 4, slow);
+        let c = BlockingClient::with_options(&options(&ca)).unwrap();
+        let url = format!("https://127.0.0.1:{port}/");
+        for (i, new_connection) in [true, false, false].into_iter().enumerate() {
+            let (status, n, p) = c.get_phases(&url, || false).unwrap();
+            assert_eq!((status, n), (200, BODY.len() as u64));
+            check(m, &p, new_connection, &format!("request {i}"));
+            assert_eq!(p.layout, Layout::default());
+            let keys: Vec<_> = p.entries().map(|(k, _)| k).collect();
+            assert_eq!(keys, ["connect+tls", "send+wait", "receive"]);
+        }
+        assert_eq!(seen.connections.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // by name: its resolution is in the connection's time
+        let (_, _, p) = c.get_phases(&format!("https://localhost:{port}/"), || false).unwrap();
+        check(m, &p, true, "localhost");
+        assert_eq!(p.entries().next().map(|(k, _)| k), Some("dns+connect+tls"));
+        // the plain get records nothing and still works on the pool
+        assert_eq!(c.get(&url, || false).unwrap(), (200, BODY.len() as u64));
+    });
 }
 
 #[test]
 fn async_client_phases_follow_the_servers_delays() {
-    let ca = Ca::new("phases-async");
-    let (port, _) = tls_server(server_config(ca.leaf(&["127.0.0.1"], false), &[&rustls::version::TLS13]), 4, slow);
-    // (current-thread: on a multi-thread runtime the next request may start before the connection is back in
-    // the pool, and open another one)
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let url = format!("https://127.0.0.1:{port}/");
-    rt.block_on(async {
-        let c = Client::with_options(&options(&ca)).unwrap();
-        let (_, _, first) = c.get_phases(&url).await.unwrap();
-        check(&first, true, "first");
-        let (_, _, second) = c.get_phases(&url).await.unwrap();
-        check(&second, false, "second");
-        // the whole exchange and body, phases and all, within what the caller measured
-        let started = std::time::Instant::now();
-        let (_, _, third) = c.get_phases(&url).await.unwrap();
-        let took = started.elapsed().as_nanos() as u64;
-        assert!(third.connect + third.send_wait + third.receive <= took, "{third:?} in {took} ns");
+    attempts(|m| {
+        let ca = Ca::new("phases-async");
+        let (port, _) = tls_server(server_config(ca.leaf(&["127.0.0.1"], false), &[&rustls::version::TLS13]), 4, slow);
+        // (current-thread: on a multi-thread runtime the next request may start before the connection is back in
+        // the pool, and open another one)
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let url = format!("https://127.0.0.1:{port}/");
+        rt.block_on(async {
+            let c = Client::with_options(&options(&ca)).unwrap();
+            let (_, _, first) = c.get_phases(&url).await.unwrap();
+            check(m, &first, true, "first");
+            let (_, _, second) = c.get_phases(&url).await.unwrap();
+            check(m, &second, false, "second");
+            // the whole exchange and body, phases and all, within what the caller measured
+            let started = std::time::Instant::now();
+            let (_, _, third) = c.get_phases(&url).await.unwrap();
+            let took = started.elapsed().as_nanos() as u64;
+            assert!(third.connect + third.send_wait + third.receive <= took, "{third:?} in {took} ns");
+        });
     });
 }
 
@@ -101,10 +100,13 @@ fn async_client_phases_follow_the_servers_delays() {
 /// is inside `send_wait`, which the contract's driver never reports that way: it sets the option with --phases).
 #[test]
 fn without_the_option_connections_are_not_timed() {
-    let ca = Ca::new("phases-off");
-    let (port, _) = tls_server(server_config(ca.leaf(&["127.0.0.1"], false), &[&rustls::version::TLS13]), 2, slow);
-    let c = BlockingClient::with_options(&ClientOptions { phases: false, ..options(&ca) }).unwrap();
-    let (_, _, p) = c.get_phases(&format!("https://127.0.0.1:{port}/"), || false).unwrap();
-    assert_eq!(p.connect, 0);
-    assert!(p.send_wait >= HEAD_MS * 1_000_000 && near(p.receive, BODY_MS), "{p:?}");
+    attempts(|m| {
+        let ca = Ca::new("phases-off");
+        let (port, _) = tls_server(server_config(ca.leaf(&["127.0.0.1"], false), &[&rustls::version::TLS13]), 2, slow);
+        let c = BlockingClient::with_options(&ClientOptions { phases: false, ..options(&ca) }).unwrap();
+        let (_, _, p) = c.get_phases(&format!("https://127.0.0.1:{port}/"), || false).unwrap();
+        assert_eq!(p.connect, 0);
+        assert!(p.send_wait >= HEAD_MS * 1_000_000, "{p:?}");
+        m.about(p.receive as f64, BODY_MS as f64, format_args!("receive {p:?}"));
+    });
 }

@@ -6,6 +6,8 @@
 // Each test crate that includes this module uses only part of it.
 #![allow(dead_code)]
 
+pub mod timing;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
