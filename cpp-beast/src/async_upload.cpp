@@ -7,7 +7,6 @@
 
 #include <boost/asio/write.hpp>
 
-#include <cstdio>
 #include <utility>
 #include <vector>
 
@@ -35,9 +34,7 @@ void Exchange::on_upload_pieces(std::vector<std::string> pieces, std::exception_
     for (const auto& p : pieces) size += p.size();
     if (!last && size == 0) return pull();
     upload_pieces_ = std::move(pieces);
-    char line[32];
-    std::snprintf(line, sizeof line, "%zx\r\n", size);
-    upload_size_ = line;  // the last chunk: "0\r\n" and the final CRLF
+    upload_size_ = chunk_size_line(size);  // the last chunk: "0\r\n" and the final CRLF
     std::vector<net::const_buffer> frame;
     frame.reserve(upload_pieces_.size() + 2);
     frame.push_back(net::buffer(upload_size_));

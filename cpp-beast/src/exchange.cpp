@@ -69,8 +69,9 @@ void Client::Impl::finished(Connection& c, const ResponseReader& parser) {
 namespace {
 
 // The request on the wire: its head (and body), or its head and a streamed body's pieces as the source gives them,
-// the first with the head (one write for a small body), then the last chunk. Stops at the first write error.
-// Returns the bytes of the first write that the kernel (or the TLS layer) took.
+// each between its chunk's size line and CRLF in one gathering write (the piece is not copied again), the first
+// with the head (one write for a small body), then the last chunk. Stops at the first write error. Returns the
+// bytes of the first write that the kernel (or the TLS layer) took.
 template <class Io>
 std::size_t send_request(Io& io, const Wire& req, const BodySource* upload, beast::error_code& ec) {
     if (!upload) return io.write(req.bytes, ec);
@@ -83,10 +84,12 @@ std::size_t send_request(Io& io, const Wire& req, const BodySource* upload, beas
         }
     };
     bool more = next();
-    const std::size_t sent = io.write(req.bytes + chunk_frame(more ? std::string_view(piece) : std::string_view()), ec);
+    std::string size = chunk_size_line(more ? piece.size() : 0);  // 0: the last chunk, "0\r\n" and the final CRLF
+    const std::size_t sent = io.write({req.bytes, size, piece, "\r\n"}, ec);
     while (!ec && more) {
         more = next();
-        io.write(chunk_frame(more ? std::string_view(piece) : std::string_view()), ec);
+        size = chunk_size_line(more ? piece.size() : 0);
+        io.write({size, piece, "\r\n"}, ec);
     }
     return sent;
 }

@@ -13,13 +13,22 @@
 
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
+#include <initializer_list>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace beast_client {
+
+// What a gathering write takes: a streamed body's chunk (its size line, the piece, CRLF), the first with the head.
+constexpr std::size_t kMostParts = 4;
+using Parts = std::initializer_list<std::string_view>;
 
 // Plain http on a blocking socket: one send() and one recv() per request when the response is small, no
 // io_context round and no poll. The socket's own timeouts (SO_SNDTIMEO / SO_RCVTIMEO, at most the poll
@@ -51,13 +60,42 @@ public:
         while (sent < data.size()) {
             arm(SO_SNDTIMEO, c_.send_slice, Phase::write, waited);
             const auto n = ::send(fd_, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-            if (n >= 0) {
-                sent += static_cast<std::size_t>(n);
-            } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-                waited = true;  // a slice passed without room in the socket's buffer, or a signal came
-            } else {
-                ec.assign(errno, beast::system_category());
-                return sent;
+            if (!progress(n, sent, waited, ec)) return sent;
+        }
+        return sent;
+    }
+
+    // The parts, in order, as one gathering write (a streamed body's piece between its chunk's size line and CRLF,
+    // without copying it into one string); as write(data) otherwise.
+    std::size_t write(const Parts& parts, beast::error_code& ec) {
+        ec = {};
+        if (parts.size() > kMostParts) throw std::logic_error("a gathering write of more parts than kMostParts");
+        std::array<iovec, kMostParts> iov{};
+        std::size_t count = 0;
+        std::size_t total = 0;
+        for (const std::string_view p : parts) {
+            if (p.empty()) continue;
+            iov[count++] = iovec{const_cast<char*>(p.data()), p.size()};
+            total += p.size();
+        }
+        std::size_t sent = 0;
+        std::size_t first = 0;  // the first part not yet sent whole
+        bool waited = false;
+        while (sent < total) {
+            arm(SO_SNDTIMEO, c_.send_slice, Phase::write, waited);
+            msghdr m{};
+            m.msg_iov = iov.data() + first;
+            m.msg_iovlen = count - first;
+            const auto n = ::sendmsg(fd_, &m, MSG_NOSIGNAL);
+            const std::size_t before = sent;
+            if (!progress(n, sent, waited, ec)) return sent;
+            for (std::size_t left = sent - before; left > 0;) {
+                if (left < iov[first].iov_len) {
+                    iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+                    iov[first].iov_len -= left;
+                    break;
+                }
+                left -= iov[first++].iov_len;
             }
         }
         return sent;
@@ -111,6 +149,19 @@ public:
     }
 
 private:
+    // After a send: true to go on (n bytes more sent, or a slice without room, or a signal), false with `ec` set.
+    static bool progress(ssize_t n, std::size_t& sent, bool& waited, beast::error_code& ec) {
+        if (n >= 0) {
+            sent += static_cast<std::size_t>(n);
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+            waited = true;  // a slice passed without room in the socket's buffer, or a signal came
+        } else {
+            ec.assign(errno, beast::system_category());
+            return false;
+        }
+        return true;
+    }
+
     // Before a blocking call: the deadline, then (after a slice that passed without progress) the cancel
     // check, then the socket timeout for the next slice. Throws as wait() does, the connection closed.
     void arm(int option, std::chrono::microseconds& current, Phase phase, bool waited) {
@@ -167,6 +218,22 @@ public:
         bool done = false;
         std::size_t sent = 0;  // bytes handed to the TLS layer
         net::async_write(*c_.tls, net::buffer(data), [&](const beast::error_code& e, std::size_t n) {
+            ec = e;
+            sent = n;
+            done = true;
+        });
+        impl_.wait(done, d_, cancel_, Phase::write, true, where_, c_);
+        return sent;
+    }
+
+    std::size_t write(const Parts& parts, beast::error_code& ec) {
+        if (parts.size() > kMostParts) throw std::logic_error("a gathering write of more parts than kMostParts");
+        std::array<net::const_buffer, kMostParts> buffers{};
+        std::size_t count = 0;
+        for (const std::string_view p : parts) buffers[count++] = net::buffer(p.data(), p.size());
+        bool done = false;
+        std::size_t sent = 0;
+        net::async_write(*c_.tls, buffers, [&](const beast::error_code& e, std::size_t n) {
             ec = e;
             sent = n;
             done = true;

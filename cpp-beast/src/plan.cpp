@@ -125,14 +125,10 @@ Wire make_request_head(std::string_view method, const Url& u, std::uint64_t body
     return serialized(req, u.target);
 }
 
-std::string chunk_frame(std::string_view data) {
-    if (data.empty()) return "0\r\n\r\n";  // the last chunk, and no trailer
-    char size[32];
-    std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-    std::string out;
-    out.reserve(data.size() + 32);
-    out.append(size).append(data.data(), data.size()).append("\r\n");
-    return out;
+std::string chunk_size_line(std::size_t size) {
+    char line[32];
+    std::snprintf(line, sizeof line, "%zx\r\n", size);
+    return line;
 }
 
 RequestPlan::RequestPlan(std::string method, std::string_view url, Headers headers, std::string_view body,

@@ -22,7 +22,7 @@ struct Wire {
 
 // The request as sent: method, target, the caller's headers (checked), Host and User-Agent unless given, the
 // body with Content-Length, or (`chunked`) Transfer-Encoding: chunked and no body yet (the pieces follow, framed
-// by chunk_frame()). Through an http:// `proxy`: the target in absolute form and the proxy's
+// by chunk_size_line()). Through an http:// `proxy`: the target in absolute form and the proxy's
 // Proxy-Authorization. Throws std::invalid_argument for a method or header that is not valid HTTP.
 Wire make_request(std::string_view method, const Url& u, const Headers& headers, std::string_view body,
                   bool chunked = false, const ProxyServer* proxy = nullptr);
@@ -31,8 +31,8 @@ Wire make_request(std::string_view method, const Url& u, const Headers& headers,
 // caller's or a proxy: what AsyncClient::request() sends before its body, for a LoopConnection.
 Wire make_request_head(std::string_view method, const Url& u, std::uint64_t body_length);
 
-// One piece of a chunked body on the wire ("<hex size>\r\n<data>\r\n"); the last one, empty data: "0\r\n\r\n".
-std::string chunk_frame(std::string_view data);
+// A chunk's size line in a chunked body ("<hex size>\r\n"), before its data and CRLF; the last chunk's is "0\r\n".
+std::string chunk_size_line(std::size_t size);
 
 class RequestPlan {
 public:

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -94,6 +95,30 @@ TEST(Upload, PiecesGoChunkedAsTheSourceGivesThem) {
     EXPECT_EQ(server.accepts(), 1);
     o.upload = pieces_of({"a"});
     EXPECT_THROW(c.send("POST", server.url("/up"), {}, "and a body", o), std::invalid_argument);
+}
+
+// Pieces far larger than the socket's buffer, to a server that waits before it reads: each chunk's gathering write
+// (size line, piece, CRLF) is taken a part at a time, across the send timeout's slices, and arrives whole and in order.
+TEST(Upload, LargePiecesTakenInPartsArriveWhole) {
+    TestServer server([](Conn& c) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        echo_chunked()(c);
+    });
+    std::vector<std::string> pieces;
+    std::string all;
+    for (const std::size_t size : {std::size_t{3}, std::size_t{3} << 20, std::size_t{17}, std::size_t{1} << 20}) {
+        std::string p(size, '\0');
+        for (std::size_t i = 0; i < size; ++i) p[i] = static_cast<char>('a' + (i + all.size()) % 23);
+        all += p;
+        pieces.push_back(std::move(p));
+    }
+    Client c(Timeouts{10s, {}, {}}, {});
+    RequestOptions o;
+    o.upload = pieces_of(pieces);
+    const auto r = c.send("POST", server.url("/up"), {}, {}, o);
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body.size(), all.size());
+    EXPECT_TRUE(r.body == all);
 }
 
 TEST(Upload, ASourceThatThrowsEndsTheRequestWithItsException) {
