@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -250,10 +251,13 @@ TEST(FailureReason, TlsErrorKeepsItsClass) {
 
 namespace {
 
-// Records the options it was created with; reports a TLS version when asked to.
+// Records the options it was created with; reports a TLS version when asked to. Each worker makes its client on its
+// own thread: the record is locked (two workers' push_back at once lost an allocation under LeakSanitizer).
 class OptionsClient final : public harness::Client {
 public:
     OptionsClient(const harness::ClientOptions& o, std::vector<harness::ClientOptions>* seen, bool tls) : tls_(tls) {
+        static std::mutex m;
+        const std::lock_guard<std::mutex> lock(m);
         seen->push_back(o);
     }
     harness::Fetch get(const std::string&) override { return {200, 1}; }
