@@ -412,6 +412,22 @@ def test_a_streamed_body_is_read_as_it_is_sent(client: Any, server: Server) -> N
     assert seen == [0, 1, 2]
 
 
+def test_a_streamed_body_may_use_one_buffer_again(client: Any, server: Server) -> None:
+    """A piece is sent from its own buffer, not a copy: the next is asked for only once it was written, so a
+    generator that fills one bytearray again for every piece (as readinto does) sends each as it was."""
+    size, count = 100_000, 30  # 3 MB: more than the socket buffers hold
+
+    def refilled() -> Iterator[bytearray]:
+        buf = bytearray(size)
+        for i in range(count):
+            buf[:] = bytes([65 + i % 26]) * size
+            yield buf
+
+    r = client.request("POST", server.url + "/echo", body=refilled())
+    assert r.status == 200
+    assert r.body == b"".join(bytes([65 + i % 26]) * size for i in range(count))
+
+
 def test_a_307_to_a_streamed_body_is_returned(client: Any, server: Server) -> None:
     """A streamed body cannot be sent twice: the 307/308 is the answer; a 303 is followed (as a GET without
     body); a bytes body is sent again to the 307's Location."""

@@ -63,12 +63,7 @@ private:
         options.decompress = false;
         options.phases = phases != nullptr;
         if (stream_up) {  // sent with Transfer-Encoding: chunked, each chunk taken as the client writes
-            options.upload = [&chunks = body.chunks](std::string& chunk) {
-                std::string_view piece;
-                if (!chunks.next(piece)) return false;
-                chunk.assign(piece.data(), piece.size());  // the library's chunk buffer (re-used: no allocation)
-                return true;
-            };
+            options.upload = [&chunks = body.chunks](std::string_view& piece) { return chunks.next(piece); };
         }
         if (answer.piece() == 0) {  // a streamed upload read whole
             const beast_client::Response r = client_.send(method, url, {}, {}, options);

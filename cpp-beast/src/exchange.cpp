@@ -69,16 +69,16 @@ void Client::Impl::finished(Connection& c, const ResponseReader& parser) {
 namespace {
 
 // The request on the wire: its head (and body), or its head and a streamed body's pieces as the source gives them,
-// each between its chunk's size line and CRLF in one gathering write (the piece is not copied again), the first
+// each between its chunk's size line and CRLF in one gathering write (the piece is not copied), the first
 // with the head (one write for a small body), then the last chunk. Stops at the first write error. Returns the
 // bytes of the first write that the kernel (or the TLS layer) took.
 template <class Io>
 std::size_t send_request(Io& io, const Wire& req, const BodySource* upload, beast::error_code& ec) {
     if (!upload) return io.write(req.bytes, ec);
-    std::string piece;
+    std::string_view piece;  // the source's bytes, valid until its next call
     const auto next = [&] {  // an exception ends the request: roundtrip() closes the connection
         for (;;) {
-            piece.clear();
+            piece = {};
             if (!(*upload)(piece)) return false;
             if (!piece.empty()) return true;
         }

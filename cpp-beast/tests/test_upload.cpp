@@ -29,10 +29,10 @@ namespace {
 // A source giving `pieces` one by one (an empty one among them is skipped), counting its calls.
 BodySource pieces_of(std::vector<std::string> pieces, int* calls = nullptr) {
     auto next = std::make_shared<std::size_t>(0);
-    return [pieces, next, calls](std::string& chunk) {
+    return [pieces, next, calls](std::string_view& piece) {
         if (calls) ++*calls;
         if (*next == pieces.size()) return false;
-        chunk = pieces[(*next)++];
+        piece = pieces[(*next)++];  // the source's copy of the list holds it
         return true;
     };
 }
@@ -126,9 +126,9 @@ TEST(Upload, ASourceThatThrowsEndsTheRequestWithItsException) {
     Client c(Timeouts{5s, {}, {}}, {});
     RequestOptions o;
     int calls = 0;
-    o.upload = [&calls](std::string& chunk) -> bool {
+    o.upload = [&calls](std::string_view& piece) -> bool {
         if (++calls == 1) {
-            chunk = "first";
+            piece = "first";
             return true;
         }
         throw std::domain_error("the source failed");
@@ -198,9 +198,9 @@ TEST(Upload, TheAnswerToABodyTheServerDidNotReadIsTheResponse) {
     RequestOptions o;
     const std::string piece(64 * 1024, 'x');
     int left = 256;  // 16 MiB: far more than the socket buffers hold
-    o.upload = [&](std::string& chunk) {
+    o.upload = [&](std::string_view& next) {
         if (left-- == 0) return false;
-        chunk = piece;
+        next = piece;
         return true;
     };
     const auto r = c.send("POST", server.url("/up"), {}, {}, o);

@@ -194,8 +194,9 @@ void Body::set(const py::object& body, bool stream) {
 }
 
 bc::BodySource Body::source() {
-    return [this](std::string& piece) -> bool {
+    return [this](std::string_view& piece) -> bool {
         py::gil_scoped_acquire gil;  // the request runs without it
+        drop_piece();                // the request has written the last one
         py::object next;
         if (file_) {
             next = file_.attr("read")(64 * 1024);
@@ -210,10 +211,10 @@ bc::BodySource Body::source() {
         const char* what = file_ ? "body.read()" : "each chunk of body";
         if (py::isinstance<py::str>(next) || !PyObject_CheckBuffer(next.ptr()))
             throw py::type_error(std::string(what) + " must be bytes-like, not " + Py_TYPE(next.ptr())->tp_name);
-        Py_buffer v;
-        if (PyObject_GetBuffer(next.ptr(), &v, PyBUF_SIMPLE) != 0) throw py::error_already_set();
-        piece.assign(static_cast<const char*>(v.buf), static_cast<std::size_t>(v.len));
-        PyBuffer_Release(&v);
+        if (PyObject_GetBuffer(next.ptr(), &piece_view_, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+        has_piece_ = true;
+        piece_ = std::move(next);
+        piece = {static_cast<const char*>(piece_view_.buf), static_cast<std::size_t>(piece_view_.len)};
         return !(file_ && piece.empty());  // a file's end: read() gave nothing
     };
 }

@@ -74,8 +74,9 @@ public:
     Body() = default;
     Body(const Body&) = delete;
     Body& operator=(const Body&) = delete;
-    ~Body() {
+    ~Body() {  // with the GIL, as every Body is
         if (has_view_) PyBuffer_Release(&view_);
+        drop_piece();
     }
 
     void set(const py::object& body, bool stream = false);
@@ -89,13 +90,19 @@ public:
 
     // Whether the body is read as it is sent (an iterable or a file, with `stream`).
     bool streamed() const { return streamed_; }
-    // Its pieces: each read with the GIL taken (the iterator's next item, or file.read() of up to 64 KiB); what
-    // the iterable or the file raises ends the request and is raised as itself, as is a TypeError for a piece
-    // that is not bytes-like. The Body must outlive the request.
+    // Its pieces: each read with the GIL taken (the iterator's next item, or file.read() of up to 64 KiB) and
+    // given to the request as a view of the object's buffer, held until the next is asked for; what the iterable
+    // or the file raises ends the request and is raised as itself, as is a TypeError for a piece that is not
+    // bytes-like. The Body must outlive the request.
     bc::BodySource source();
 
 private:
     void append(const py::object& chunk, const char* what);
+    void drop_piece() {  // with the GIL
+        if (has_piece_) PyBuffer_Release(&piece_view_);
+        has_piece_ = false;
+        piece_ = py::object();
+    }
 
     Py_buffer view_{};
     bool has_view_ = false;
@@ -103,6 +110,9 @@ private:
     bool streamed_ = false;
     py::object iterator_;  // streamed: the iterable's iterator, or
     py::object file_;      // the file
+    py::object piece_;     // the piece the request is writing, and its buffer
+    Py_buffer piece_view_{};
+    bool has_piece_ = false;
 };
 
 // header bytes are decoded as Latin-1 (never fails), as http.client does

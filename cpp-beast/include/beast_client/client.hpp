@@ -87,10 +87,11 @@ class CookieJar;  // beast_client/cookies.hpp
 /// An exception thrown by the callback also aborts the request and is propagated unchanged.
 using CancelCheck = std::function<bool()>;
 
-/// A request body read piece by piece while it is sent (Transfer-Encoding: chunked): each call replaces `chunk`
-/// with the next piece (empty pieces are skipped) and returns true, or returns false at the end. An exception it
+/// A request body read piece by piece while it is sent (Transfer-Encoding: chunked): each call sets `piece` to the
+/// next piece (empty pieces are skipped) and returns true, or returns false at the end. The piece is written as it
+/// is, not copied: its bytes must stay valid until the source's next call (or the request's end). An exception it
 /// throws ends the request (its connection is closed) and is propagated unchanged.
-using BodySource = std::function<bool(std::string& chunk)>;
+using BodySource = std::function<bool(std::string_view& piece)>;
 
 /// Where a request's time went (docs/raw-format.md, "Phases"): durations on the monotonic clock of the steps the
 /// library itself takes, recorded only when asked (a Phases* to get() / request(), RequestOptions::phases for
