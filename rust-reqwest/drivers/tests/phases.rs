@@ -85,41 +85,17 @@ fn send_wait_and_receive_follow_the_servers_delays() {
     attempts(|m| {
         let base = server();
         for mode in ["async", "sync"] {
-            let url = format!("{base}/delay/100");
-            let doc = document(&[
-                "--url",
-                &url,
-                "--workers",
-                "1",
-                "--requests",
-                "5",
-                "--warmup",
-                "1",
-                "--phases",
-                "--mode",
-                mode,
-            ]);
-            let (wait, n) = phase_total(&doc, "send+wait");
-            assert_eq!(n, 5, "{mode}");
-            m.about(wait as f64 / n as f64, 100.0, format_args!("{mode}: send+wait"));
+            // 5 timed requests on the warm-up's connection: the sum of `key` over them
+            let mean = |path: &str, key: &str| {
+                let url = format!("{base}{path}");
+                let args = ["--url", &url, "--workers", "1", "--requests", "5", "--warmup", "1", "--phases"];
+                let (sum, n) = phase_total(&document(&[&args[..], &["--mode", mode]].concat()), key);
+                assert_eq!(n, 5, "{mode} {path}");
+                sum as f64 / n as f64
+            };
+            m.about(mean("/delay/100", "send+wait"), 100.0, format_args!("{mode}: send+wait"));
             // one piece: the body is one write, 60 ms after the head
-            let url = format!("{base}/drip?bytes=1&duration_ms=60");
-            let doc = document(&[
-                "--url",
-                &url,
-                "--workers",
-                "1",
-                "--requests",
-                "5",
-                "--warmup",
-                "1",
-                "--phases",
-                "--mode",
-                mode,
-            ]);
-            let (receive, n) = phase_total(&doc, "receive");
-            assert_eq!(n, 5, "{mode}");
-            m.about(receive as f64 / n as f64, 60.0, format_args!("{mode}: receive"));
+            m.about(mean("/drip?bytes=1&duration_ms=60", "receive"), 60.0, format_args!("{mode}: receive"));
             let by_name = base.replace("127.0.0.1", "localhost");
             let doc = document(&["--url", &by_name, "--requests", "2", "--workers", "1", "--phases", "--mode", mode]);
             assert_eq!(doc["client"]["phases"], json!(["dns+connect+tls", "send+wait", "receive"]), "{mode}");
