@@ -214,17 +214,7 @@ public:
     AsyncIo(Impl& impl, Connection& c, Deadline& d, const CancelCheck& cancel, const std::string& where)
         : impl_(impl), c_(c), d_(d), cancel_(cancel), where_(where) {}
 
-    std::size_t write(const std::string& data, beast::error_code& ec) {
-        bool done = false;
-        std::size_t sent = 0;  // bytes handed to the TLS layer
-        net::async_write(*c_.tls, net::buffer(data), [&](const beast::error_code& e, std::size_t n) {
-            ec = e;
-            sent = n;
-            done = true;
-        });
-        impl_.wait(done, d_, cancel_, Phase::write, true, where_, c_);
-        return sent;
-    }
+    std::size_t write(const std::string& data, beast::error_code& ec) { return write({data}, ec); }
 
     std::size_t write(const Parts& parts, beast::error_code& ec) {
         if (parts.size() > kMostParts) throw std::logic_error("a gathering write of more parts than kMostParts");
