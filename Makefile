@@ -272,8 +272,8 @@ rust: compiler-cache  ## cargo release build: the axum server, the reqwest drive
 	$(STEP) rust $(CARGO) build --release --workspace --exclude reqwest-client
 
 cpp: system-deps compiler-cache  ## CMake release build of the Beast client, drivers, probe and tests
-	@[ -f $(CPP_BUILD)/CMakeCache.txt ] || \
-	  $(CMAKE) -S cpp-beast -B $(CPP_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	@grep -q '^BEAST_CLIENT_WERROR:BOOL=ON' $(CPP_BUILD)/CMakeCache.txt 2>/dev/null || \
+	  $(CMAKE) -S cpp-beast -B $(CPP_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DBEAST_CLIENT_WERROR=ON
 	$(STEP) cpp $(CMAKE) --build $(CPP_BUILD)
 
 bindings: $(STAMPS)/beast-client $(STAMPS)/reqwest-client  ## pip install both bindings into .venv (PEP 517)

@@ -82,6 +82,7 @@ build_wheel() {
         -C cmake.define.BEAST_CLIENT_PROBE_CA_BUNDLES=ON \
         -C cmake.define.BEAST_CLIENT_CODECS_ROOT="${CODECS_PREFIX[$arch]}" \
         -C cmake.define.BEAST_CLIENT_CODECS_STATIC=ON \
+        -C cmake.define.BEAST_CLIENT_WERROR=ON \
         "$@" > "$LOGS/wheel-$name.log" 2>&1 || die "the $tag $arch wheel build failed (see $LOGS/wheel-$name.log)"
     whl=$(ls "$RAW/$name"/beast_client-*.whl)
     auditwheel_repair "$arch" "$whl" "$REPAIRED" "$LOGS/auditwheel-$name.log"

@@ -62,7 +62,7 @@ command -v python3 >/dev/null || die "python3 is needed to read the drivers' JSO
 
 # ---- 1. configure and build ------------------------------------------------------------------------
 say "configuring $BUILD (ASan + UBSan, RelWithDebInfo)"
-cmake -S cpp-beast -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBEAST_CLIENT_SANITIZE=ON >/dev/null
+cmake -S cpp-beast -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBEAST_CLIENT_SANITIZE=ON -DBEAST_CLIENT_WERROR=ON >/dev/null
 say "building (library, beast-driver, floor-driver, beast-soak, beast_client_tests)"
 cmake --build "$BUILD"
 rm -rf "$LOGS"

@@ -214,7 +214,9 @@ public:
     AsyncIo(Impl& impl, Connection& c, Deadline& d, const CancelCheck& cancel, const std::string& where)
         : impl_(impl), c_(c), d_(d), cancel_(cancel), where_(where) {}
 
-    std::size_t write(const std::string& data, beast::error_code& ec) { return write({data}, ec); }
+    std::size_t write(const std::string& data, beast::error_code& ec) {
+        return write(Parts{std::string_view(data)}, ec);
+    }
 
     std::size_t write(const Parts& parts, beast::error_code& ec) {
         if (parts.size() > kMostParts) throw std::logic_error("a gathering write of more parts than kMostParts");

@@ -100,7 +100,7 @@ void LoopPath::close() {
         if (!loop_ || interpreter_finalizing()) return;
         try {  // the loop's thread does it (at once, if the loop runs; a closed loop refuses: nothing to do)
             call_method(loop_.ptr(), names->call_soon_threadsafe,
-                        make_hook(Hook{Hook::Kind::wake, weak_from_this(), {}, {}}).ptr());
+                        make_hook(Hook{Hook::Kind::wake, weak_from_this(), {}, {}, {}}).ptr());
         } catch (py::error_already_set&) {
         }
     }
@@ -113,8 +113,7 @@ void LoopPath::detach() {
     if (client_.exchange(nullptr) == nullptr) return;
     if (!mine() && loop_ && !interpreter_finalizing()) {
         try {
-            Hook h{Hook::Kind::cleanup, weak_from_this(), {}, {}};
-            h.keep = shared_from_this();
+            Hook h{Hook::Kind::cleanup, weak_from_this(), {}, {}, shared_from_this()};
             call_method(loop_.ptr(), names->call_soon_threadsafe, make_hook(std::move(h)).ptr());
             return;
         } catch (py::error_already_set&) {  // the loop is closed: nothing of it runs any more
@@ -340,7 +339,7 @@ void LoopPath::open(Origin& o, Op op) {
     try {
         if (!inbox_) inbox_ = std::make_shared<Inbox>();
         if (!inbox_watched_) {
-            if (!inbox_hook_) inbox_hook_ = make_hook(Hook{Hook::Kind::inbox, weak_from_this(), {}, inbox_});
+            if (!inbox_hook_) inbox_hook_ = make_hook(Hook{Hook::Kind::inbox, weak_from_this(), {}, inbox_, {}});
             call_method(loop_.ptr(), names->add_reader, py::int_(inbox_->fds[0]).ptr(), inbox_hook_.ptr());
             inbox_watched_ = true;
         }
@@ -407,8 +406,8 @@ void LoopPath::run(const std::shared_ptr<Conn>& c, Op op) {
 void LoopPath::watch(const std::shared_ptr<Conn>& c) {
     if (c->watched.ptr() == loop_.ptr()) return;
     if (!c->on_read) {
-        c->on_read = make_hook(Hook{Hook::Kind::read, weak_from_this(), c, {}});
-        c->on_write = make_hook(Hook{Hook::Kind::write, weak_from_this(), c, {}});
+        c->on_read = make_hook(Hook{Hook::Kind::read, weak_from_this(), c, {}, {}});
+        c->on_write = make_hook(Hook{Hook::Kind::write, weak_from_this(), c, {}, {}});
     }
     call_method(loop_.ptr(), names->add_reader, py::int_(c->lc->fd()).ptr(), c->on_read.ptr());
     c->watched = loop_;

@@ -165,7 +165,7 @@ void LoopPath::close_idle() {
 void LoopPath::arm(Clock::time_point at) {
     if (at == never || at >= armed_ || !loop_) return;
     if (timer_) call_quietly(timer_.ptr(), names->cancel);
-    if (!timer_hook_) timer_hook_ = make_hook(Hook{Hook::Kind::timer, weak_from_this(), {}, {}});
+    if (!timer_hook_) timer_hook_ = make_hook(Hook{Hook::Kind::timer, weak_from_this(), {}, {}, {}});
     const double delay = std::max(0.0, std::chrono::duration<double>(at - Clock::now()).count()) + 0.001;
     try {
         timer_ = call_method(loop_.ptr(), names->call_later, py::float_(delay).ptr(), timer_hook_.ptr());

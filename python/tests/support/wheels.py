@@ -90,7 +90,7 @@ def check_in_venv(
         [*python, "-c", CHECK, module, server.url, tls_server.url, tls_server.ca_file],
         capture_output=True, text=True, timeout=timeout, env=dict(env),
     )  # fmt: skip
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 0, f"exit {out.returncode}: {out.stderr}"  # a signal leaves stderr empty
     return out.stdout.split()
 
 
