@@ -43,6 +43,17 @@ def _completer() -> Completer:
     return c
 
 
+async def _result(completer: Completer, future: Awaitable[T]) -> T:
+    """`future`'s result (a future of `completer`'s). When the task awaiting it is cancelled, the extension abandons
+    its request (stops it, closes its connection): asked here rather than by a done callback on every future, which
+    would cost each request a callback the loop schedules and runs."""
+    try:
+        return await future
+    except asyncio.CancelledError:
+        completer.abandon(future)
+        raise
+
+
 def _upload(body: Any) -> tuple[Any, Any]:
     """AsyncClient's body and what feeds it: a bytes-like object as it is (nothing feeds it); an iterable of chunks,
     an async iterable of chunks or a binary file: a `RawUpload` that `_feed` fills from it on the loop's thread (the
@@ -87,7 +98,7 @@ async def _feed(upload: RawUpload, source: Any) -> None:
     try:
         async for chunk in chunks():
             queued = upload.send(chunk, completer)
-            if not (queued if isinstance(queued, bool) else await queued):
+            if not (queued if isinstance(queued, bool) else await _result(completer, queued)):
                 return  # the request no longer reads its body
     except BaseException as exc:
         upload.fail(str(exc) or type(exc).__name__)
@@ -113,14 +124,20 @@ def _fed(feeder: asyncio.Task[None]) -> None:
         feeder.exception()
 
 
-async def _sent(pending: Awaitable[T], feeder: asyncio.Task[None] | None, *, stop: bool = True) -> T:
-    """`pending`'s result; when it fails because the upload's source raised, the source's exception. `stop`: the
-    feeder is cancelled once the result is in (a whole response: its body was sent), else it goes on (a streamed
-    response, whose request body may still be on its way)."""
+async def _sent(
+    completer: Completer,
+    pending: Awaitable[T],
+    feeder: asyncio.Task[None] | None,
+    *,
+    stop: bool = True,
+) -> T:
+    """`pending`'s result (a future of `completer`'s); when it fails because the upload's source raised, the source's
+    exception. `stop`: the feeder is cancelled once the result is in (a whole response: its body was sent), else it
+    goes on (a streamed response, whose request body may still be on its way)."""
     if feeder is None:
-        return await pending
+        return await _result(completer, pending)
     try:
-        result = await pending
+        result = await _result(completer, pending)
     except BaseException:
         raised = feeder.exception() if feeder.done() and not feeder.cancelled() else None
         if raised is not None:
@@ -163,7 +180,8 @@ class AsyncStreamResponse:
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         """The body's chunks as they arrive (decoded when the client decompresses)."""
         while not self._closed:
-            chunk = await self._raw.next_chunk(_completer())
+            completer = _completer()
+            chunk = await _result(completer, self._raw.next_chunk(completer))
             if chunk is None:
                 return
             yield chunk
@@ -185,7 +203,10 @@ class AsyncStreamResponse:
         return self
 
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> bool:
         self.close()
         return False
@@ -217,7 +238,10 @@ class _StreamContext(Generic[R]):
         return await self._open()
 
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> bool:
         if self._response is not None:
             self._response.close()
@@ -240,18 +264,37 @@ class BaseAsyncClient(Generic[R]):
         # src/config.rs); their types are _core.pyi's _ClientOptions
         self._raw = RawAsyncClient(timeout, verify, **options)
 
+    # get, fetch_len and fetch: _result's work written out (a coroutine less per request)
     async def get(self, url: str) -> int:
         """GET `url`, read the whole body, return the status (the lean benchmark path)."""
-        return await self._raw.get(url, _completer())
+        completer = _completer()
+        future = self._raw.get(url, completer)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            completer.abandon(future)
+            raise
 
     async def fetch_len(self, url: str) -> tuple[int, int]:
         """GET `url`, read the whole body, return ``(status, body bytes)``."""
-        return await self._raw.fetch_len(url, _completer())
+        completer = _completer()
+        future = self._raw.fetch_len(url, completer)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            completer.abandon(future)
+            raise
 
     async def fetch(self, url: str, *, method: str = "GET", body: Buffer | None = None) -> tuple[int, bytes]:
         """`method` `url` with `body` (bytes-like) if any, read the whole body, return ``(status, body)``
         (the lean benchmark path: no redirects, no decoding, no default headers)."""
-        return await self._raw.fetch(url, _completer(), method=method, body=body)
+        completer = _completer()
+        future = self._raw.fetch(url, completer, method=method, body=body)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            completer.abandon(future)
+            raise
 
     # request and stream: a body that is an iterable, an async iterable or a file is streamed (chunked): read on the
     # loop's thread by a feeder task (_feed) into a RawUpload, which the request takes its chunks from
@@ -269,10 +312,11 @@ class BaseAsyncClient(Generic[R]):
     ) -> Response:
         """As `Client.request`; an iterable, async iterable or file body is streamed (chunked), read on the loop."""
         raw, source = _upload(body)
+        completer = _completer()
         pending = self._raw.request(
             method,
             url,
-            _completer(),
+            completer,
             params=params,
             headers=headers,
             body=raw,
@@ -280,7 +324,7 @@ class BaseAsyncClient(Generic[R]):
             timeout=timeout,
             follow_redirects=follow_redirects,
         )
-        return await _sent(pending, None if source is None else _start_feeding(raw, source))
+        return await _sent(completer, pending, None if source is None else _start_feeding(raw, source))
 
     def stream(
         self,
@@ -298,10 +342,11 @@ class BaseAsyncClient(Generic[R]):
 
         async def opening() -> RawStream:
             raw, source = _upload(body)
+            completer = _completer()
             pending: Awaitable[RawStream] = self._raw.stream(
                 method,
                 url,
-                _completer(),
+                completer,
                 params=params,
                 headers=headers,
                 body=raw,
@@ -309,7 +354,12 @@ class BaseAsyncClient(Generic[R]):
                 timeout=timeout,
                 follow_redirects=follow_redirects,
             )
-            return await _sent(pending, None if source is None else _start_feeding(raw, source), stop=False)
+            return await _sent(
+                completer,
+                pending,
+                None if source is None else _start_feeding(raw, source),
+                stop=False,
+            )
 
         return _StreamContext(opening, self._response)
 
@@ -342,7 +392,10 @@ class BaseAsyncClient(Generic[R]):
         return self
 
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> bool:
         self.close()
         return False

@@ -538,7 +538,8 @@ def test_stub_signatures_match() -> None:
     for cls in shared:
         names_b = {m for c, m in beast if c == cls}
         names_r = {m for c, m in reqwest if c == cls and (c, m) not in REQWEST_ONLY}
-        assert names_b - BEAST_ONLY == names_r, cls
+        only = BEAST_ONLY - {"abandon"} if cls == "Completer" else BEAST_ONLY  # both Completers have abandon()
+        assert names_b - only == names_r, cls
     for key in sorted(beast.keys() & reqwest.keys()):
         if key[0] in shared and key not in ALLOWED:
             assert beast[key] == reqwest[key], key

@@ -212,7 +212,8 @@ def test_a_cancelled_task_abandons_its_request_and_closes_its_connection(
     mod: ModuleType, raw_server: Callable[[Handler], RawServer], loop: str
 ) -> None:
     """task.cancel() and asyncio.wait_for's timeout cancel the request: its connection is closed (the server
-    sees it go), and the client goes on."""
+    sees it go), and the client goes on. Both ways a request can take: `get` (beast: on the loop's thread) and
+    `request` (on the extension's I/O thread, abandoned through the Completer)."""
     dropped = threading.Semaphore(0)
 
     def silent(conn: Conn) -> None:
@@ -232,13 +233,15 @@ def test_a_cancelled_task_abandons_its_request_and_closes_its_connection(
             await task
         with pytest.raises(asyncio.TimeoutError):  # wait_for's, long before the client's 30 s
             await asyncio.wait_for(a.get(url + "/silent"), 0.1)
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(a.request("GET", url + "/silent"), 0.1)
         assert await a.get(url + "/ok") == 200
         a.close()
 
     srv = raw_server(silent)
     run_on(loop, main(srv.url))
-    assert srv.accepted == 3
-    for _ in range(2):
+    assert srv.accepted == 4
+    for _ in range(3):
         assert dropped.acquire(timeout=5), "a cancelled request's connection was not closed"
 
 

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <mutex>
@@ -130,8 +131,13 @@ struct PyAsyncStream;
 
 struct PyCompleter {
     std::shared_ptr<Wakeup> wakeup = std::make_shared<Wakeup>();
+    // A request's future and, once started, its operation (what abandon() cancels).
+    struct Pending {
+        py::object future;
+        bc::AsyncHandle op;
+    };
     std::mutex mutex;  // the futures: a free-threaded CPython may register and drain on two threads
-    std::unordered_map<std::uint64_t, py::object> pending;
+    std::unordered_map<std::uint64_t, Pending> pending;
     std::uint64_t next_id = 0;
 
     // A future of the running loop, registered under a fresh id.
@@ -144,7 +150,7 @@ struct PyCompleter {
         py::object fut = loop_of().attr("create_future")();
         std::lock_guard<std::mutex> lock(mutex);
         const std::uint64_t id = next_id++;
-        pending.emplace(id, fut);
+        pending.emplace(id, Pending{fut, {}});
         return {id, fut};
     }
 
@@ -152,9 +158,25 @@ struct PyCompleter {
         std::lock_guard<std::mutex> lock(mutex);
         const auto it = pending.find(id);
         if (it == pending.end()) return py::object();
-        py::object fut = std::move(it->second);
+        py::object fut = std::move(it->second.future);
         pending.erase(it);
         return fut;
+    }
+
+    // The task awaiting `future` was cancelled (the shared layer calls this): its operation is cancelled, its
+    // connection closed. False when the request had already ended.
+    bool abandon(const py::object& future) {
+        bc::AsyncHandle op;
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            const auto it = std::find_if(pending.begin(), pending.end(),
+                                         [&](const auto& entry) { return entry.second.future.is(future); });
+            if (it == pending.end()) return false;
+            op = std::move(it->second.op);
+            pending.erase(it);
+        }
+        if (op) op->cancel();
+        return true;
     }
 
     void drain();
@@ -175,8 +197,9 @@ struct PyAsyncStream {
     bool stale() const { return generation != fork_generation(); }
 };
 
-// Registers a future with `completer_obj`, starts the operation (start(wakeup, id) -> its handle) and makes a
-// cancelled future cancel it.
+// Registers a future with `completer_obj` and starts the operation (start(wakeup, id) -> its handle), which the
+// Completer's abandon() cancels: the task awaiting the future calls it when cancelled (a done callback on every
+// future would cost each request a callback the loop schedules and runs).
 template <class Start>
 py::object submit(const py::object& completer_obj, Start&& start) {
     PyCompleter& c = completer_obj.cast<PyCompleter&>();
@@ -188,12 +211,11 @@ py::object submit(const py::object& completer_obj, Start&& start) {
         c.forget(id);
         throw;
     }
-    fut.attr("add_done_callback")(py::cpp_function([op, completer_obj, id = id](const py::object& f) {
-        if (f.attr("cancelled")().cast<bool>()) {
-            op->cancel();
-            (void)completer_obj.cast<PyCompleter&>().forget(id);
-        }
-    }));
+    {
+        std::lock_guard<std::mutex> lock(c.mutex);
+        const auto it = c.pending.find(id);
+        if (it != c.pending.end()) it->second.op = std::move(op);  // else drained already (a free-threaded loop)
+    }
     return fut;
 }
 
@@ -285,6 +307,8 @@ void register_aio(py::module_& m) {
             "fileno", [](const PyCompleter& c) { return c.wakeup->fds[0]; },
             "The descriptor to register with loop.add_reader.")
         .def("drain", &PyCompleter::drain, "Resolve every finished request's future (the add_reader callback).")
+        .def("abandon", &PyCompleter::abandon, py::arg("future"),
+             "The task awaiting `future` was cancelled: its request is cancelled. False when it had ended.")
         .def("__repr__", [](PyCompleter& c) {
             std::lock_guard<std::mutex> lock(c.mutex);
             return "<beast_client._core.Completer fd=" + std::to_string(c.wakeup->fds[0]) +

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use pyo3::exceptions::PyRuntimeError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyWeakrefReference};
@@ -148,11 +149,14 @@ fn set_nonblocking_cloexec(fd: RawFd) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A request's future and, once spawned, its task (what `Completer.abandon` aborts).
+type Pending = (Py<PyAny>, Option<tokio::task::AbortHandle>);
+
 /// Resolves the asyncio futures of one event loop (see the module docs). Internal.
 #[pyclass(module = "reqwest_client._core", name = "Completer", frozen)]
 pub(crate) struct Completer {
     shared: Arc<Shared>,
-    pending: Mutex<HashMap<u64, Py<PyAny>>>,
+    pending: Mutex<HashMap<u64, Pending>>,
     next_id: AtomicU64,
     /// Its loop, once known ([`Completer::event_loop`]).
     event_loop: PyOnceLock<Py<PyWeakrefReference>>,
@@ -162,9 +166,9 @@ impl Completer {
     /// A new asyncio future on the running loop, registered under a fresh id.
     fn register<'py>(slf: &Bound<'py, Self>) -> PyResult<(u64, Bound<'py, PyAny>)> {
         let me = slf.get();
-        let fut = me.event_loop(slf.py())?.call_method0("create_future")?;
+        let fut = me.event_loop(slf.py())?.call_method0(intern!(slf.py(), "create_future"))?;
         let id = me.next_id.fetch_add(1, Ordering::Relaxed);
-        me.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id, fut.clone().unbind());
+        me.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id, (fut.clone().unbind(), None));
         Ok((id, fut))
     }
 
@@ -182,7 +186,7 @@ impl Completer {
     }
 
     fn forget(&self, id: u64) -> Option<Py<PyAny>> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id)
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id).map(|(fut, _)| fut)
     }
 }
 
@@ -225,7 +229,7 @@ impl Completer {
         for (id, outcome) in done {
             let Some(fut) = self.forget(id) else { continue }; // cancelled meanwhile
             let fut = fut.bind(py);
-            if fut.call_method0("done")?.is_truthy()? {
+            if fut.call_method0(intern!(py, "done"))?.is_truthy()? {
                 continue;
             }
             let value: PyResult<Bound<'_, PyAny>> = match outcome {
@@ -243,11 +247,24 @@ impl Completer {
                 Err(e) => Err(to_py_err(e)),
             };
             match value {
-                Ok(v) => fut.call_method1("set_result", (v,))?,
-                Err(e) => fut.call_method1("set_exception", (e.into_value(py),))?,
+                Ok(v) => fut.call_method1(intern!(py, "set_result"), (v,))?,
+                Err(e) => fut.call_method1(intern!(py, "set_exception"), (e.into_value(py),))?,
             };
         }
         Ok(())
+    }
+
+    /// The task awaiting `future` (one of this completer's) was cancelled: its request's task is aborted (its
+    /// connection closed). False when the request had already ended.
+    fn abandon(&self, future: &Bound<'_, PyAny>) -> bool {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(id) = pending.iter().find(|(_, (fut, _))| fut.as_ptr() == future.as_ptr()).map(|(id, _)| *id) else {
+            return false;
+        };
+        if let Some((_, Some(abort))) = pending.remove(&id) {
+            abort.abort();
+        }
+        true
     }
 
     fn __repr__(&self) -> String {
@@ -256,26 +273,9 @@ impl Completer {
     }
 }
 
-/// `add_done_callback` of each request's future: a cancelled future aborts its tokio task.
-#[pyclass(module = "reqwest_client._core", name = "_AbortOnCancel", frozen)]
-struct AbortOnCancel {
-    completer: Py<Completer>,
-    id: u64,
-    abort: tokio::task::AbortHandle,
-}
-
-#[pymethods]
-impl AbortOnCancel {
-    fn __call__(&self, py: Python<'_>, fut: &Bound<'_, PyAny>) -> PyResult<()> {
-        if fut.call_method0("cancelled")?.is_truthy()? {
-            self.abort.abort();
-            drop(self.completer.bind(py).get().forget(self.id));
-        }
-        Ok(())
-    }
-}
-
-/// Spawn `work` on the runtime; its outcome resolves the returned asyncio future.
+/// Spawn `work` on the runtime; its outcome resolves the returned asyncio future. A task that stops awaiting the
+/// future (cancelled) calls `Completer.abandon(future)`, which aborts `work` (python/reqwest_client/_aio.py): a done
+/// callback on every future would cost each request a callback the loop schedules and runs.
 pub(crate) fn spawn<'py, F>(completer: &Bound<'py, Completer>, work: F) -> PyResult<Bound<'py, PyAny>>
 where
     F: std::future::Future<Output = Result<Outcome, ClientError>> + Send + 'static,
@@ -284,11 +284,9 @@ where
     let (id, fut) = Completer::register(completer)?;
     let shared = completer.get().shared.clone();
     let handle = rt.spawn(async move { shared.push(id, work.await) });
-    let callback = AbortOnCancel { completer: completer.clone().unbind(), id, abort: handle.abort_handle() };
-    if let Err(e) = fut.call_method1("add_done_callback", (callback,)) {
-        handle.abort();
-        completer.get().forget(id);
-        return Err(e);
+    // the loop's thread (with the GIL) drains results, so the entry is still there
+    if let Some(entry) = completer.get().pending.lock().unwrap_or_else(|e| e.into_inner()).get_mut(&id) {
+        entry.1 = Some(handle.abort_handle());
     }
     Ok(fut)
 }

@@ -47,7 +47,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ._aio import AsyncStreamResponse, BaseAsyncClient, _completer
+from ._aio import AsyncStreamResponse, BaseAsyncClient, _completer, _result
 from ._core import (
     BodyTooLarge,
     Client,
@@ -131,7 +131,8 @@ class AsyncClient(BaseAsyncClient[AsyncStreamResponse]):
         raw = self._raw
         future = raw.loop_fetch_phases(url)
         if future is None:
-            return await raw.fetch_phases(url, _completer())
+            completer = _completer()
+            return await _result(completer, raw.fetch_phases(url, completer))
         try:
             return await future
         except asyncio.CancelledError:

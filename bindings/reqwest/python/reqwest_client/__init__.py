@@ -55,7 +55,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from . import _aio
-from ._aio import BaseAsyncClient, _completer
+from ._aio import BaseAsyncClient, _completer, _result
 from ._core import (
     BodyTooLarge,
     Client,
@@ -112,7 +112,8 @@ class AsyncClient(BaseAsyncClient[AsyncStreamResponse]):
     async def fetch_phases(self, url: str) -> tuple[int, int, dict[str, int]]:
         """`fetch_len` with the request's phases: ``(status, body bytes, {phase key: ns})`` (the keys of
         `Response.phases`)."""
-        return await self._raw.fetch_phases(url, _completer())
+        completer = _completer()
+        return await _result(completer, self._raw.fetch_phases(url, completer))
 
     @property
     def tls_info(self) -> dict[str, str | None] | None:
