@@ -76,6 +76,8 @@ def _conns(folder: Path) -> list[str]:
     return [ln.strip("|").split("|")[column].strip() for ln in lines[2:]]
 
 
+# every HTTP/3 row, each a new interpreter: beside the suites and the aarch64 build, 5-10 s a row (over 120 s in all)
+@pytest.mark.timeout(600)
 @pytest.mark.long(90)
 def test_every_http3_row_measures_a_server_that_listens_on_udp_only(quic_only: QuicServer, tmp_path: Path) -> None:
     with socket.socket() as tcp:  # nothing on the TCP side of the port: the rows can only have gone over QUIC

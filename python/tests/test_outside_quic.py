@@ -79,6 +79,8 @@ def test_an_outside_client_gets_right_answers_from_our_server(tls_server: Server
     assert after is not None and after["h3_requests"] - before["h3_requests"] == 5
 
 
+# every HTTP/3 row, each a new interpreter: beside the suites and the aarch64 build, 5-10 s a row (over 120 s in all)
+@pytest.mark.timeout(600)
 def test_the_http3_rows_get_http3_from_an_outside_server(outside: QuicServer, tmp_path: Path) -> None:
     code = cli.main(["run", "--target", outside.url + "/", "--ca-file", str(outside.ca_file), "--http", "3",
                      "-c", ",".join(H3_ROWS), "-w", "2", "-n", "20", "--warmup", "2", "-r", "1",
