@@ -138,7 +138,10 @@ def test_aarch64_wheel_is_manylinux_and_works_under_qemu(
     site = py.parent.parent / "lib" / "python3.11" / "site-packages"
     assert (site / module).is_dir(), sorted(p.name for p in site.iterdir())
 
-    words = check_in_venv(arm64.command(py), module, arm64.env(tmp_path), server, tls_server, EMULATED_TIMEOUT)
+    # under qemu an https request took over 5 s once (the reqwest wheel, in a whole make test): 60 s for each
+    words = check_in_venv(
+        arm64.command(py), module, arm64.env(tmp_path), server, tls_server, EMULATED_TIMEOUT, client_timeout=60
+    )
     assert words == ["200", "wheel", "200", "rejected", "gil-on"]
 
 
